@@ -1,0 +1,84 @@
+/* odb_backend.h - compute backends as ops tables, and buffers they own. */
+#ifndef ODB_BACKEND_H
+#define ODB_BACKEND_H
+
+#include <stddef.h>
+#include "odb_status.h"
+
+typedef struct odb_ctx odb_ctx;
+typedef struct odb_backend odb_backend;
+
+/* What a backend says about the device behind it (GPU name, memory, ...). */
+typedef struct odb_device_info {
+  char name[128];        /* "cpu" or the GPU's product name */
+  int cc_major, cc_minor; /* compute capability, 0 for the CPU */
+  int sm_count;          /* streaming multiprocessors, 0 for the CPU */
+  size_t mem_bytes;      /* device memory, 0 where not known */
+  int runtime_version;   /* CUDA runtime version (e.g. 13000), 0 otherwise */
+  int driver_version;    /* CUDA driver version, 0 otherwise */
+  double clock_mhz;      /* SM clock, 0 where not known */
+  double mem_clock_mhz;  /* memory clock, 0 where not known */
+  int mem_bus_bits;      /* memory bus width, 0 where not known */
+} odb_device_info;
+
+/*
+** The ops table of a backend (SUNDIALS/ggml style). Required ops must be
+** set; optional ops may be NULL and then get the default named beside them.
+** All pointers given to ops are the backend's own memory unless the name
+** says "host".
+*/
+typedef struct odb_backend_ops {
+  const char *name;                     /* "cpu", "cuda" */
+  /* required */
+  odb_status (*alloc)(odb_backend *b, size_t bytes, void **ptr);
+  void (*free)(odb_backend *b, void *ptr);
+  odb_status (*to_device)(odb_backend *b, void *dst, const void *host_src,
+                          size_t bytes);
+  odb_status (*to_host)(odb_backend *b, void *host_dst, const void *src,
+                        size_t bytes);
+  odb_status (*query)(odb_backend *b, odb_device_info *info);
+  /* optional */
+  odb_status (*copy)(odb_backend *b, void *dst, const void *src,
+                     size_t bytes);     /* NULL: through a host bounce buffer */
+  odb_status (*sync)(odb_backend *b);   /* NULL: nothing to wait for */
+  /* y[i] += a * x[i] for i < n, doubles in backend memory (a smoke kernel
+     that every backend test compares with the CPU). NULL: unsupported. */
+  odb_status (*axpy)(odb_backend *b, size_t n, double a, const double *x,
+                     double *y);
+  void (*destroy)(odb_backend *b);      /* NULL: nothing to free */
+} odb_backend_ops;
+
+struct odb_backend {
+  const odb_backend_ops *ops;
+  void *impl;        /* backend-private state */
+  odb_ctx *ctx;      /* the context the backend is registered in */
+  int host_memory;   /* 1 when buffers are plain host memory */
+};
+
+/* A block of memory owned by a backend. */
+typedef struct odb_buffer {
+  odb_backend *backend;
+  void *data;
+  size_t bytes;
+} odb_buffer;
+
+/* The always-present CPU backend (statically allocated ops, new impl). */
+odb_status odb_backend_cpu_create(odb_ctx *ctx, odb_backend **out);
+/* Calls ops->destroy and frees the struct; NULL is allowed. */
+void odb_backend_destroy(odb_backend *b);
+
+/* Generic wrappers that apply the defaults of optional ops. */
+odb_status odb_backend_copy(odb_backend *b, void *dst, const void *src,
+                            size_t bytes);
+odb_status odb_backend_sync(odb_backend *b);
+odb_status odb_backend_query(odb_backend *b, odb_device_info *info);
+
+/* Buffers: created zeroed? No: contents are undefined after create. */
+odb_status odb_buffer_create(odb_backend *b, size_t bytes, odb_buffer **out);
+void odb_buffer_destroy(odb_buffer *buf);
+odb_status odb_buffer_write(odb_buffer *buf, size_t offset, const void *src,
+                            size_t bytes);
+odb_status odb_buffer_read(const odb_buffer *buf, size_t offset, void *dst,
+                           size_t bytes);
+
+#endif

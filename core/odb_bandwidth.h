@@ -1,0 +1,40 @@
+/* odb_bandwidth.h - measured memory bandwidth of this machine (the floor). */
+#ifndef ODB_BANDWIDTH_H
+#define ODB_BANDWIDTH_H
+
+#include "odb_status.h"
+#include "odb_topo.h"
+
+/*
+** Bandwidths in bytes per second, measured on arrays of at least 4x the
+** last-level cache: read (sum of an array), copy (counting read + write
+** bytes), for one thread and for all cores.
+*/
+typedef struct odb_bandwidth {
+  double read_1t, copy_1t;   /* one thread */
+  double read_all, copy_all; /* one thread per core */
+  int threads_all;
+  double array_bytes;        /* size of each array used */
+  char measured_at[32];      /* ISO-8601 UTC */
+  int from_cache;            /* 1 when read from the cache file */
+} odb_bandwidth;
+
+/* Measures now (takes a few seconds). */
+odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw);
+/*
+** Returns the cached figures for this machine (cache file keyed by host name,
+** CPU model and core count under $XDG_CACHE_HOME/odebench or
+** ~/.cache/odebench), measuring and storing them when absent or when
+** remeasure is set.
+*/
+odb_status odb_bandwidth_get(const odb_topo *t, int remeasure,
+                             odb_bandwidth *bw);
+/*
+** Seconds a single-thread variant needs at least to read rbytes and write
+** wbytes: rbytes/read_1t + wbytes/write_1t, where the write bandwidth is
+** derived from copy_1t = 2/(1/read + 1/write).
+*/
+double odb_bandwidth_floor_seconds(const odb_bandwidth *bw, double rbytes,
+                                   double wbytes);
+
+#endif

@@ -1,0 +1,51 @@
+/* odb_event.h - fixed-size progress records in a ring buffer. */
+#ifndef ODB_EVENT_H
+#define ODB_EVENT_H
+
+#include <stdint.h>
+#include "odb_status.h"
+
+typedef enum odb_event_kind {
+  ODB_EV_LOG = 0,     /* text: a log line at level */
+  ODB_EV_SOLVE_BEGIN, /* name: problem/method/variant, value: n */
+  ODB_EV_STEP,        /* t, h, err, step, accepted, rejected */
+  ODB_EV_SOLVE_END,   /* like STEP, value: seconds, value2: GB/s */
+  ODB_EV_METRIC,      /* name, value: a metric published by a scenario */
+  ODB_EV_TUNE_EVAL,   /* name: configuration, value: median, value2: spread */
+  ODB_EV_TUNE_BEST    /* name: configuration, value: median */
+} odb_event_kind;
+
+typedef enum odb_log_level {
+  ODB_LOG_ERROR = 0, ODB_LOG_WARN, ODB_LOG_INFO, ODB_LOG_DEBUG
+} odb_log_level;
+
+typedef struct odb_event {
+  uint64_t seq;      /* set by the ring: 1, 2, 3, ... */
+  double wall;       /* seconds since the ring was created, set by the ring */
+  int kind;          /* odb_event_kind */
+  int level;         /* odb_log_level for ODB_EV_LOG */
+  double t, h, err;
+  long step, accepted, rejected;
+  double value, value2;
+  char name[48];
+  char text[128];
+} odb_event;
+
+typedef struct odb_event_ring odb_event_ring;
+
+/* capacity: number of records kept (rounded up to a power of two). */
+odb_status odb_event_ring_create(unsigned capacity, odb_event_ring **out);
+void odb_event_ring_destroy(odb_event_ring *r);
+/* Thread-safe; overwrites the oldest record when full. */
+void odb_event_push(odb_event_ring *r, const odb_event *ev);
+/*
+** Copies up to max records with seq > *cursor into out, oldest first, and
+** advances *cursor. Returns the number copied; *dropped (if not NULL) gets
+** the number of records the reader missed because they were overwritten.
+*/
+int odb_event_poll(odb_event_ring *r, uint64_t *cursor, odb_event *out,
+                   int max, uint64_t *dropped);
+/* Sequence number of the newest record (0 when empty). */
+uint64_t odb_event_last_seq(odb_event_ring *r);
+
+#endif

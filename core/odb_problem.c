@@ -1,0 +1,70 @@
+/* odb_problem.c - the registry of initial value problems. */
+#include "odebench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every built-in problem kind; a new problem adds one line here. */
+static const odb_problem_type *const problem_types[] = {
+  &odb_problem_bruss2d,
+};
+#define NTYPES ((int)(sizeof problem_types / sizeof problem_types[0]))
+
+int odb_problem_type_count(void) { return NTYPES; }
+
+const odb_problem_type *odb_problem_type_at(int i) {
+  return i >= 0 && i < NTYPES ? problem_types[i] : NULL;
+}
+
+const odb_problem_type *odb_problem_type_find(const char *name) {
+  for (int i = 0; name && i < NTYPES; ++i)
+    if (strcmp(problem_types[i]->name, name) == 0) return problem_types[i];
+  return NULL;
+}
+
+/* Fails with a message that lists the valid problem names. */
+static odb_status unknown_problem(const char *name) {
+  char list[256] = "";
+  for (int i = 0; i < NTYPES; ++i) {
+    size_t l = strlen(list);
+    snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "",
+             problem_types[i]->name);
+  }
+  return ODB_FAIL(ODB_ERR_NAME, "unknown problem '%s' (valid: %s)",
+                  name ? name : "(null)", list);
+}
+
+odb_status odb_problem_create(const char *name, const odb_param_value *given,
+                              int ngiven, odb_problem **out) {
+  const odb_problem_type *type = odb_problem_type_find(name);
+  char what[80];
+  odb_problem *p;
+  odb_status st;
+  *out = NULL;
+  if (!type) return unknown_problem(name);
+  p = calloc(1, sizeof *p);
+  if (!p) return ODB_FAIL(ODB_ERR_NOMEM, "problem");
+  p->type = type;
+  snprintf(what, sizeof what, "problem '%s'", type->name);
+  st = odb_param_resolve(what, type->params, type->nparams, given, ngiven,
+                         p->param);
+  if (st == ODB_OK) st = type->setup(p);
+  if (st != ODB_OK) {
+    odb_problem_destroy(p);
+    return st;
+  }
+  *out = p;
+  return ODB_OK;
+}
+
+void odb_problem_destroy(odb_problem *p) {
+  if (!p) return;
+  free(p->data);
+  free(p);
+}
+
+void odb_problem_rhs_full(const odb_problem *p, double t, const double *y,
+                          double *f) {
+  p->rhs(p, t, y, 0, f, 0, p->n);
+}

@@ -1,0 +1,63 @@
+/* odb_problem.h - registered initial value problems y' = f(t, y). */
+#ifndef ODB_PROBLEM_H
+#define ODB_PROBLEM_H
+
+#include "odb_param.h"
+
+typedef struct odb_problem odb_problem;
+
+/*
+** Evaluates f_j(t, y) for components j in [j0, j1) into f[j - j0].
+** y holds the argument vector from component yoff on: y[k] is component
+** yoff + k, and it is valid for every component in
+** [max(0, j0 - d), min(n, j1 + d)), d the access distance. This lets a
+** fused variant pass a small window instead of the whole vector.
+*/
+typedef void (*odb_rhs_fn)(const odb_problem *p, double t, const double *y,
+                           long yoff, double *f, long j0, long j1);
+
+struct odb_problem {
+  const struct odb_problem_type *type;
+  long n;                 /* system size */
+  long d;                 /* access distance; n means unlimited */
+  double t0, t1;          /* the problem's usual interval */
+  double flops_per_comp;  /* flops of one f_j, for GFLOP/s figures */
+  odb_rhs_fn rhs;
+  void (*initial)(const odb_problem *p, double *y0);   /* y0[0..n) */
+  const char *gpu_source; /* CUDA C of f_j for runtime compilation, or NULL */
+  double param[8];        /* resolved parameter values, in decl order */
+  void *data;             /* problem-private data, freed with free() */
+  char label[96];         /* "bruss2d(N=128)" */
+};
+
+/* A problem kind in the registry. */
+typedef struct odb_problem_type {
+  const char *name;
+  const char *doc;
+  const odb_param_decl *params;
+  int nparams;
+  /* fills p from the resolved parameter values (p->param is already set) */
+  odb_status (*setup)(odb_problem *p);
+} odb_problem_type;
+
+/* Registry: the built-in problems. */
+int odb_problem_type_count(void);
+const odb_problem_type *odb_problem_type_at(int i);
+const odb_problem_type *odb_problem_type_find(const char *name);
+
+/*
+** Creates a problem by name with the given parameter values. Unknown names
+** fail with ODB_ERR_NAME and a message listing the valid names; bad
+** parameters fail with ODB_ERR_ARG.
+*/
+odb_status odb_problem_create(const char *name, const odb_param_value *given,
+                              int ngiven, odb_problem **out);
+void odb_problem_destroy(odb_problem *p);
+/* Evaluates f over all components: y and f are full vectors of length n. */
+void odb_problem_rhs_full(const odb_problem *p, double t, const double *y,
+                          double *f);
+
+/* The built-in problem kinds (one file each under core/problems/). */
+extern const odb_problem_type odb_problem_bruss2d;
+
+#endif

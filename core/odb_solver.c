@@ -1,0 +1,413 @@
+/* odb_solver.c - the step driver: step-size control, integration, stats. */
+#include "odebench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Seconds on the monotonic clock. */
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Fills the defaults of every zero option. */
+static void opts_defaults(odb_solver_opts *o) {
+  if (o->rtol <= 0) o->rtol = 1e-6;
+  if (o->atol <= 0) o->atol = 1e-6;
+  if (o->safety <= 0) o->safety = 0.9;
+  if (o->fac_min <= 0) o->fac_min = 0.2;
+  if (o->fac_max <= 0) o->fac_max = 5.0;
+  if (o->max_steps <= 0) o->max_steps = 100000000L;
+}
+
+/* Checks option values a user may get wrong. */
+static odb_status opts_check(const odb_solver_opts *o) {
+  if (!(o->safety > 0 && o->safety <= 1))
+    return ODB_FAIL(ODB_ERR_ARG, "safety must be in (0, 1], got %g", o->safety);
+  if (!(o->fac_min > 0 && o->fac_min < 1))
+    return ODB_FAIL(ODB_ERR_ARG, "fac_min must be in (0, 1), got %g",
+                    o->fac_min);
+  if (!(o->fac_max > 1))
+    return ODB_FAIL(ODB_ERR_ARG, "fac_max must be greater than 1, got %g",
+                    o->fac_max);
+  if (o->h_fixed < 0 || o->h0 < 0 || o->hmin < 0 || o->block < 0)
+    return ODB_FAIL(ODB_ERR_ARG, "h, h0, hmin and block must not be negative");
+  if (!isfinite(o->rtol) || !isfinite(o->atol))
+    return ODB_FAIL(ODB_ERR_ARG, "tolerances must be finite");
+  return ODB_OK;
+}
+
+/* Lists valid variant names into buf ("auto, fused, plain"). */
+static void variant_names(char *buf, size_t len) {
+  snprintf(buf, len, "auto");
+  for (int i = 0; i < odb_variant_count(); ++i) {
+    size_t l = strlen(buf);
+    snprintf(buf + l, len - l, ", %s", odb_variant_at(i)->name);
+  }
+}
+
+/* Resolves a variant name (NULL/"auto": first applicable for the backend). */
+static odb_status pick_variant(const odb_problem *p, const odb_method *m,
+                               const odb_backend *b, const char *name,
+                               const odb_variant **out) {
+  char why[256] = "", names[256];
+  if (!name || strcmp(name, "auto") == 0) {
+    for (int i = 0; i < odb_variant_count(); ++i) {
+      const odb_variant *v = odb_variant_at(i);
+      if (strcmp(v->backend, b->ops->name) == 0 &&
+          v->applies(p, m, why, sizeof why)) {
+        *out = v;
+        return ODB_OK;
+      }
+    }
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "no variant on backend '%s' applies "
+                    "to %s with %s", b->ops->name, p->label, m->name);
+  }
+  *out = odb_variant_find(name);
+  if (!*out) {
+    variant_names(names, sizeof names);
+    return ODB_FAIL(ODB_ERR_NAME, "unknown variant '%s' (valid: %s)", name,
+                    names);
+  }
+  if (strcmp((*out)->backend, b->ops->name) != 0)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "variant '%s' runs on backend '%s', "
+                    "not '%s'", name, (*out)->backend, b->ops->name);
+  if (!(*out)->applies(p, m, why, sizeof why))
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "variant '%s' does not apply: %s",
+                    name, why);
+  return ODB_OK;
+}
+
+/* Allocates y, ynew and the s stage vectors on the host (64-byte aligned). */
+static odb_status alloc_vectors(odb_solver *s) {
+  int S = s->method->s;
+  size_t bytes = (size_t)s->n * sizeof(double);
+  s->F = calloc((size_t)S, sizeof *s->F);
+  if (!s->F) return ODB_FAIL(ODB_ERR_NOMEM, "stage table");
+  if (posix_memalign((void **)&s->y, 64, bytes)) s->y = NULL;
+  if (posix_memalign((void **)&s->ynew, 64, bytes)) s->ynew = NULL;
+  for (int i = 0; i < S; ++i)
+    if (posix_memalign((void **)&s->F[i], 64, bytes)) s->F[i] = NULL;
+  if (!s->y || !s->ynew) goto nomem;
+  for (int i = 0; i < S; ++i)
+    if (!s->F[i]) goto nomem;
+  return ODB_OK;
+nomem:
+  return ODB_FAIL(ODB_ERR_NOMEM, "solver vectors: %d x %zu bytes", S + 2,
+                  bytes);
+}
+
+odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
+                             const odb_method *m, odb_backend *b,
+                             const char *variant, const odb_solver_opts *o,
+                             odb_solver **out) {
+  odb_solver *s;
+  odb_status st;
+  *out = NULL;
+  if (!p || !m || !b) return ODB_FAIL(ODB_ERR_ARG, "solver needs a problem, "
+                                      "a method and a backend");
+  s = calloc(1, sizeof *s);
+  if (!s) return ODB_FAIL(ODB_ERR_NOMEM, "solver");
+  s->ctx = ctx;
+  s->problem = p;
+  s->method = m;
+  s->backend = b;
+  s->n = p->n;
+  if (o) s->opts = *o;
+  opts_defaults(&s->opts);
+  st = opts_check(&s->opts);
+  if (st == ODB_OK) st = pick_variant(p, m, b, variant, &s->variant);
+  if (st == ODB_OK) st = alloc_vectors(s);
+  if (st == ODB_OK) st = s->variant->init(s);
+  if (st != ODB_OK) {
+    odb_solver_destroy(s);
+    return st;
+  }
+  odb_solver_reset(s, p->t0);
+  *out = s;
+  return ODB_OK;
+}
+
+void odb_solver_destroy(odb_solver *s) {
+  if (!s) return;
+  if (s->variant && s->variant->fini) s->variant->fini(s);
+  if (s->F)
+    for (int i = 0; i < s->method->s; ++i) free(s->F[i]);
+  free(s->F);
+  free(s->y);
+  free(s->ynew);
+  free(s);
+}
+
+void odb_solver_set_state(odb_solver *s, double t, const double *y) {
+  if (y != s->y) memcpy(s->y, y, (size_t)s->n * sizeof(double));
+  s->t = t;
+  s->fsal_ready = 0;
+  s->h_next = 0;
+}
+
+void odb_solver_reset(odb_solver *s, double t0) {
+  s->problem->initial(s->problem, s->y);
+  s->t = t0;
+  s->fsal_ready = 0;
+  s->h_next = 0;
+}
+
+double odb_err_norm(const double *e, const double *y, const double *ynew,
+                    long n, double atol, double rtol) {
+  double sum = 0;
+  for (long i = 0; i < n; ++i) {
+    double a = fabs(y[i]), b = fabs(ynew[i]);
+    double r = e[i] / (atol + rtol * (a > b ? a : b));
+    sum += r * r;
+  }
+  return n > 0 ? sqrt(sum / (double)n) : 0.0;
+}
+
+/* Weighted RMS norm of v with sk = atol + rtol |y| (initial step guess). */
+static double wnorm(const double *v, const double *y, long n, double atol,
+                    double rtol) {
+  return odb_err_norm(v, y, y, n, atol, rtol);
+}
+
+/*
+** First step size after Hairer, Norsett & Wanner I, II.4: from |y0|, |f0|
+** and a difference quotient of f. Leaves f(t, y) in F[0] (fsal_ready), and
+** uses ynew and F[1] as scratch.
+*/
+static double initial_step(odb_solver *s, double span) {
+  const odb_problem *p = s->problem;
+  const odb_solver_opts *o = &s->opts;
+  long n = s->n;
+  int q = odb_method_err_order(s->method);
+  double d0, d1, d2, h0, h1;
+  p->rhs(p, s->t, s->y, 0, s->F[0], 0, n);
+  s->fsal_ready = 1;
+  s->stats.nfev++;
+  d0 = wnorm(s->y, s->y, n, o->atol, o->rtol);
+  d1 = wnorm(s->F[0], s->y, n, o->atol, o->rtol);
+  h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+  if (h0 > span) h0 = span;
+  for (long i = 0; i < n; ++i) s->ynew[i] = s->y[i] + h0 * s->F[0][i];
+  p->rhs(p, s->t + h0, s->ynew, 0, s->F[1], 0, n);
+  s->stats.nfev++;
+  for (long i = 0; i < n; ++i) s->ynew[i] = s->F[1][i] - s->F[0][i];
+  d2 = wnorm(s->ynew, s->y, n, o->atol, o->rtol) / h0;
+  if (d1 > d2) d2 = d1;
+  h1 = d2 <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / d2, 1.0 / (q + 1));
+  return fmin(fmin(100 * h0, h1), span);
+}
+
+/* Flops of one attempted step: RHS, linear combinations, estimate, norm. */
+static double step_flops(const odb_solver *s, int stage0) {
+  const odb_method *m = s->method;
+  double n = (double)s->n, f = 0;
+  for (int l = stage0 ? 0 : 1; l < m->s; ++l) {
+    int nnz = 0;
+    for (int i = 0; i < l; ++i) nnz += m->A[l * m->s + i] != 0.0;
+    f += n * (s->problem->flops_per_comp + (l ? 2.0 * nnz + 1.0 : 0.0));
+  }
+  f += n * 2.0 * m->s;
+  if (m->bhat) f += n * (2.0 * m->s + 6.0);
+  return f;
+}
+
+/* Runs one attempt and books its figures into the running totals. */
+static odb_status attempt(odb_solver *s, double h, double *err) {
+  double r, w;
+  int stage0 = !s->fsal_ready;
+  odb_status st = s->variant->attempt(s, h, err);
+  if (st != ODB_OK) return st;
+  s->variant->traffic(s, stage0, &r, &w);
+  s->stats.rbytes += r;
+  s->stats.wbytes += w;
+  s->stats.flops += step_flops(s, stage0);
+  s->stats.nfev += s->method->s - (stage0 ? 0 : 1);
+  s->stats.steps++;
+  return ODB_OK;
+}
+
+/* Makes ynew the current state at t + h and keeps F[0] = f(t, y) valid. */
+static void accept(odb_solver *s, double h) {
+  double *tmp = s->y;
+  s->y = s->ynew;
+  s->ynew = tmp;
+  s->t += h;
+  if (s->method->fsal) {
+    double *f0 = s->F[0];
+    s->F[0] = s->F[s->method->s - 1];
+    s->F[s->method->s - 1] = f0;
+    s->fsal_ready = 1;
+  } else {
+    s->fsal_ready = 0;
+  }
+  s->stats.accepted++;
+}
+
+/* Step-size factor from the weighted error (standard I controller). */
+static double step_factor(const odb_solver *s, double err, double fac_max) {
+  int q = odb_method_err_order(s->method);
+  double fac;
+  if (!(err > 0)) return fac_max;
+  fac = s->opts.safety * pow(err, -1.0 / (q + 1));
+  return fmin(fac_max, fmax(s->opts.fac_min, fac));
+}
+
+/* Publishes a progress event for the current state. */
+static void publish(odb_solver *s, int kind, const odb_solve_stats *st,
+                    double value, double value2) {
+  odb_event ev;
+  if (!s->ctx) return;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = kind;
+  ev.t = s->t;
+  ev.h = st->h;
+  ev.err = st->err_last;
+  ev.step = st->steps;
+  ev.accepted = st->accepted;
+  ev.rejected = st->rejected;
+  ev.value = value;
+  ev.value2 = value2;
+  snprintf(ev.name, sizeof ev.name, "%s/%s/%s", s->problem->type->name,
+           s->method->name, s->variant->name);
+  odb_ctx_publish(s->ctx, &ev);
+}
+
+/*
+** One adaptive step from (t, y): attempts with the proposed h (capped at
+** hmax_left) until one is accepted. Rejections shrink h; after a rejection
+** the next factor is capped at 1. Non-finite errors count as rejections.
+*/
+static odb_status adaptive_step(odb_solver *s, double hmax_left,
+                                double hmin) {
+  double fac_max = s->opts.fac_max;
+  if (!s->method->bhat)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "method '%s' has no error estimate: "
+                    "give a fixed step h", s->method->name);
+  if (s->h_next <= 0) s->h_next = initial_step(s, hmax_left);
+  for (;;) {
+    double h = fmin(s->h_next, hmax_left), err;
+    if (h < hmin)
+      return ODB_FAIL(ODB_ERR_STEP_SIZE, "step size %g below hmin %g at t = "
+                      "%.17g", h, hmin, s->t);
+    ODB_TRY(attempt(s, h, &err));
+    s->stats.h = h;
+    s->stats.err_last = err;
+    if (isfinite(err) && err <= 1.0) {
+      accept(s, h);
+      s->h_next = h * step_factor(s, err, fac_max);
+      return ODB_OK;
+    }
+    s->stats.rejected++;
+    s->h_next = h * (isfinite(err) ? step_factor(s, err, 1.0)
+                                   : s->opts.fac_min);
+    fac_max = 1.0;
+  }
+}
+
+/* One fixed step of h; the state must stay finite. */
+static odb_status fixed_step(odb_solver *s, double h) {
+  double err;
+  ODB_TRY(attempt(s, h, &err));
+  s->stats.h = h;
+  s->stats.err_last = err;
+  if (!isfinite(s->ynew[0]) || !isfinite(s->ynew[s->n - 1]) ||
+      (s->method->bhat && !isfinite(err)))
+    return ODB_FAIL(ODB_ERR_NONFINITE, "solution became non-finite at t = "
+                    "%.17g with h = %g", s->t, h);
+  accept(s, h);
+  return ODB_OK;
+}
+
+odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info) {
+  odb_solve_stats before = s->stats;
+  odb_status st;
+  double t0 = now();
+  if (h < 0 || !isfinite(h))
+    return ODB_FAIL(ODB_ERR_ARG, "step size must be positive, got %g", h);
+  if (h > 0)
+    st = fixed_step(s, h);
+  else
+    st = adaptive_step(s, 1e300, s->opts.hmin > 0 ? s->opts.hmin : 1e-300);
+  s->stats.seconds += now() - t0;
+  s->stats.t = s->t;
+  s->stats.status = st;
+  if (info) {
+    *info = s->stats;
+    info->steps -= before.steps;
+    info->accepted -= before.accepted;
+    info->rejected -= before.rejected;
+    info->nfev -= before.nfev;
+    info->seconds -= before.seconds;
+    info->rbytes -= before.rbytes;
+    info->wbytes -= before.wbytes;
+    info->flops -= before.flops;
+  }
+  return st;
+}
+
+/* Difference of the running totals, the figures of one integrate call. */
+static void stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
+                        odb_solve_stats *d) {
+  *d = *b;
+  d->steps = b->steps - a->steps;
+  d->accepted = b->accepted - a->accepted;
+  d->rejected = b->rejected - a->rejected;
+  d->nfev = b->nfev - a->nfev;
+  d->rbytes = b->rbytes - a->rbytes;
+  d->wbytes = b->wbytes - a->wbytes;
+  d->flops = b->flops - a->flops;
+}
+
+odb_status odb_solver_integrate(odb_solver *s, double t1,
+                                odb_solve_stats *stats) {
+  odb_solve_stats start = s->stats, cur;
+  odb_status st = ODB_OK;
+  double span = t1 - s->t, hmin, t0 = now(), last_pub = t0;
+  double fixed = s->opts.h_fixed;
+  if (!(span > 0) || !isfinite(t1))
+    return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
+                    "time (%g)", t1, s->t);
+  hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
+  publish(s, ODB_EV_SOLVE_BEGIN, &s->stats, (double)s->n, 0);
+  while (s->t < t1) {
+    double left = t1 - s->t;
+    if (s->stats.steps - start.steps >= s->opts.max_steps) {
+      st = ODB_FAIL(ODB_ERR_MAX_STEPS, "%ld steps reached at t = %.17g",
+                    s->opts.max_steps, s->t);
+      break;
+    }
+    if (fixed > 0) {
+      /* the last step lands on t1; a sliver below 1e-12 h merges into it */
+      double h = left < fixed * (1 + 1e-12) ? left : fixed;
+      st = fixed_step(s, h);
+      if (st == ODB_OK && left < fixed * (1 + 1e-12)) s->t = t1;
+    } else {
+      st = adaptive_step(s, left, hmin);
+      if (st == ODB_OK && t1 - s->t < 1e-14 * fmax(fabs(t1), span)) s->t = t1;
+    }
+    if (st != ODB_OK) break;
+    if (odb_ctx_stop_requested(s->ctx)) {
+      st = ODB_FAIL(ODB_INTERRUPTED, "interrupted at t = %.17g", s->t);
+      break;
+    }
+    if (s->ctx && now() - last_pub > 0.05) {
+      last_pub = now();
+      stats_delta(&start, &s->stats, &cur);
+      publish(s, ODB_EV_STEP, &cur, 0, 0);
+    }
+  }
+  s->stats.seconds += now() - t0;
+  s->stats.t = s->t;
+  s->stats.status = st;
+  stats_delta(&start, &s->stats, stats);
+  stats->seconds = now() - t0;
+  publish(s, ODB_EV_SOLVE_END, stats, stats->seconds,
+          stats->seconds > 0 ? (stats->rbytes + stats->wbytes) /
+                               stats->seconds * 1e-9 : 0);
+  return st;
+}

@@ -1,0 +1,134 @@
+/* odb_solver.h - problem + method + backend + variant: stepping and integration. */
+#ifndef ODB_SOLVER_H
+#define ODB_SOLVER_H
+
+#include "odb_backend.h"
+#include "odb_method.h"
+#include "odb_problem.h"
+
+typedef struct odb_solver odb_solver;
+typedef struct odb_variant odb_variant;
+
+/* Options of a solver. Zero means "the default" for every number. */
+typedef struct odb_solver_opts {
+  double rtol, atol;     /* default 1e-6 both */
+  double safety;         /* default 0.9 */
+  double fac_min;        /* smallest step ratio, default 0.2 */
+  double fac_max;        /* largest step ratio, default 5 */
+  double h0;             /* first step; 0: chosen by Hairer's algorithm */
+  double h_fixed;        /* > 0: fixed-step integration with this h */
+  double hmin;           /* smallest step before ODB_ERR_STEP_SIZE; default
+                            1e-14 * |t1 - t0| */
+  long max_steps;        /* attempted steps per integrate; default 10^8 */
+  long block;            /* block size of blocked variants; 0: variant's own */
+} odb_solver_opts;
+
+/* Figures of one integrate call (or of the steps since the last reset). */
+typedef struct odb_solve_stats {
+  long steps;            /* attempted steps */
+  long accepted, rejected;
+  long nfev;             /* full RHS evaluations (stage sweeps) */
+  double seconds;        /* wall time of the stepping, setup excluded */
+  double rbytes, wbytes; /* bytes the variant must read / write, summed */
+  double flops;          /* flops of RHS and linear combinations, summed */
+  double t, h;           /* time reached, last step size used */
+  double err_last;       /* last weighted error norm (0 for fixed steps) */
+  odb_status status;     /* ODB_OK, ODB_INTERRUPTED, ODB_ERR_STEP_SIZE, ... */
+} odb_solve_stats;
+
+/*
+** A CPU implementation variant of an explicit RK step. Variants are
+** registered by name; every variant computes the same arithmetic (up to
+** rounding order), so the driver may switch between them at any step.
+*/
+struct odb_variant {
+  const char *name;
+  const char *doc;
+  const char *backend;   /* backend name the variant runs on */
+  /* 1 when the variant applies; otherwise writes the reason into why */
+  int (*applies)(const odb_problem *p, const odb_method *m, char *why,
+                 size_t nwhy);
+  odb_status (*init)(odb_solver *s);   /* allocate workspace */
+  void (*fini)(odb_solver *s);
+  /*
+  ** One step of size h from (s->t, s->y): writes s->ynew and, for methods
+  ** with bhat, the weighted RMS error norm into *err (0 otherwise). Uses and
+  ** maintains s->F[0] under FSAL (s->fsal_ready). Never changes s->y.
+  */
+  odb_status (*attempt)(odb_solver *s, double h, double *err);
+  /*
+  ** Bytes one attempted step must read and write between memory and core,
+  ** counting each vector once per sweep that needs it. stage0 says whether
+  ** the step evaluates stage 0 (not when F[0] is reused). attempt() adds
+  ** these to s->stats itself.
+  */
+  void (*traffic)(const odb_solver *s, int stage0, double *rbytes,
+                  double *wbytes);
+};
+
+struct odb_solver {
+  odb_ctx *ctx;
+  const odb_problem *problem;
+  const odb_method *method;
+  odb_backend *backend;
+  const odb_variant *variant;
+  odb_solver_opts opts;
+  long n;
+  double t;              /* time of y */
+  double h_next;         /* proposed next step (0: not yet chosen) */
+  double *y, *ynew;      /* current and candidate solution (host for cpu) */
+  double **F;            /* s stage vectors */
+  double *work;          /* variant scratch (window buffers), may be NULL */
+  void *vdata;           /* variant-private data (freed by fini) */
+  size_t work_len;
+  int fsal_ready;        /* F[0] holds f(t, y) */
+  long block;            /* effective block size for blocked variants */
+  odb_solve_stats stats; /* running totals since create */
+};
+
+/* Variant registry. */
+int odb_variant_count(void);
+const odb_variant *odb_variant_at(int i);
+const odb_variant *odb_variant_find(const char *name);
+extern const odb_variant odb_variant_plain;
+extern const odb_variant odb_variant_fused;
+
+/*
+** Creates a solver. variant may be NULL or "auto" (the fastest applicable
+** CPU variant). Fails with ODB_ERR_NAME listing valid names, or
+** ODB_ERR_UNSUPPORTED saying why a variant does not apply. The state is the
+** problem's initial value at the problem's t0.
+*/
+odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
+                             const odb_method *m, odb_backend *b,
+                             const char *variant, const odb_solver_opts *o,
+                             odb_solver **out);
+void odb_solver_destroy(odb_solver *s);
+
+/* Sets the state (y has n components) and forgets FSAL data and h_next. */
+void odb_solver_set_state(odb_solver *s, double t, const double *y);
+/* Resets to the problem's initial value at time t0. */
+void odb_solver_reset(odb_solver *s, double t0);
+
+/*
+** One step. h > 0: a step of exactly h, always accepted (fixed step).
+** h == 0: one adaptive step: retries rejected attempts with smaller h until
+** one is accepted (or hmin/max steps is hit). info receives the step's
+** figures (t after the step, h used, err). 
+*/
+odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info);
+
+/*
+** Integrates from the current state to t1 (> s->t), adaptive unless
+** opts.h_fixed > 0 (then the last step is shortened to hit t1). stats gets
+** the figures of this call only. Checks the context's stop flag after every
+** step and returns ODB_INTERRUPTED (with stats filled) when it is set.
+*/
+odb_status odb_solver_integrate(odb_solver *s, double t1,
+                                odb_solve_stats *stats);
+
+/* Weighted RMS norm of e with sk = atol + rtol * max(|y|, |ynew|). */
+double odb_err_norm(const double *e, const double *y, const double *ynew,
+                    long n, double atol, double rtol);
+
+#endif

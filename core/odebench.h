@@ -1,0 +1,27 @@
+/* odebench.h - the public C interface of libodebench (no Lua, CUDA or curses). */
+#ifndef ODEBENCH_H
+#define ODEBENCH_H
+
+#include "odb_status.h"
+#include "odb_rng.h"
+#include "odb_event.h"
+#include "odb_topo.h"
+#include "odb_backend.h"
+#include "odb_ctx.h"
+#include "odb_param.h"
+#include "odb_problem.h"
+#include "odb_method.h"
+#include "odb_solver.h"
+#include "odb_json.h"
+#include "odb_results.h"
+#include "odb_sha256.h"
+#include "odb_bandwidth.h"
+
+/* Version of the library, e.g. "0.1.0". */
+const char *odb_version(void);
+/* Git revision the library was built from ("unknown" outside a checkout). */
+const char *odb_revision(void);
+/* Compiler id and version the library was built with. */
+const char *odb_compiler(void);
+
+#endif

@@ -1,0 +1,187 @@
+/* erk_fused.c - variant "fused": each stage's linear combination fused
+   into the RHS sweep through a sliding window; the new solution and the
+   error estimate fused into the last sweep. */
+#include "erk_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+** For stage l the sweep walks the components in blocks [j0, j1) of B. f on
+** a block needs the argument Y_l on [j0 - d, j1 + d), so the window buffer W
+** (2d + 4B doubles, cache resident) holds Y_l there: each block computes
+** only the components the previous one did not, from y and the F_i. Y_l never goes to memory. The last stage also writes the new
+** solution and adds the block's share of the error norm while the block's
+** F values are still in cache; for non-FSAL methods F_{s-1} lives only in
+** the block buffer fb.
+** Assumes a limited access distance d < n and an even block size, so block
+** edges fall between grid points.
+*/
+#define WIN_BLOCKS 4
+
+typedef struct fused_data {
+  erk_plan plan;
+  long B, d;
+  double *W;      /* window buffer, wcap = 2d + WIN_BLOCKS * B */
+  long wcap;
+  double *fb;     /* last stage's F block (non-FSAL), B */
+  double *eb;     /* error estimate block, B */
+} fused_data;
+
+static int fused_applies(const odb_problem *p, const odb_method *m, char *why,
+                         size_t nwhy) {
+  if (m->kind != ODB_METHOD_ERK || m->s < 2) {
+    snprintf(why, nwhy, "fused needs an explicit RK method with 2 or more "
+             "stages");
+    return 0;
+  }
+  if (p->d >= p->n) {
+    snprintf(why, nwhy, "fused needs a limited access distance (d < n); "
+             "%s has d = n = %ld", p->label, p->n);
+    return 0;
+  }
+  return 1;
+}
+
+/* Default block: 4096 components (tuned on BRUSS2D); always even. */
+static long fused_block(const odb_solver *s, long d) {
+  long B = s->opts.block > 0 ? s->opts.block : 4096;
+  (void)d;
+  if (B > s->n) B = s->n;
+  if (B & 1) ++B;
+  return B < 2 ? 2 : B;
+}
+
+static void *alloc_doubles(long n) {
+  void *p = NULL;
+  return posix_memalign(&p, 64, (size_t)(n > 0 ? n : 1) * sizeof(double))
+         ? NULL : p;
+}
+
+static void fused_fini(odb_solver *s) {
+  fused_data *fd = s->vdata;
+  if (!fd) return;
+  free(fd->W);
+  free(fd->fb);
+  free(fd->eb);
+  free(fd);
+  s->vdata = NULL;
+}
+
+static odb_status fused_init(odb_solver *s) {
+  fused_data *fd = calloc(1, sizeof *fd);
+  if (!fd) return ODB_FAIL(ODB_ERR_NOMEM, "fused: data");
+  s->vdata = fd;
+  ODB_TRY(erk_plan_make(s->method, &fd->plan));
+  fd->d = s->problem->d;
+  fd->B = fused_block(s, fd->d);
+  s->block = fd->B;
+  fd->wcap = 2 * fd->d + WIN_BLOCKS * fd->B;
+  fd->W = alloc_doubles(fd->wcap);
+  fd->fb = alloc_doubles(fd->B);
+  fd->eb = alloc_doubles(fd->B);
+  if (!fd->W || !fd->fb || !fd->eb)
+    return ODB_FAIL(ODB_ERR_NOMEM, "fused: window of %ld doubles", fd->wcap);
+  return ODB_OK;
+}
+
+/* New solution and error-norm share of block [j0, j0+len) of the last stage. */
+static void finish_block(odb_solver *s, fused_data *fd, const double *Wj,
+                         long j0, long len, double h, double *acc) {
+  const odb_method *m = s->method;
+  const double *Fp[ERK_MAX_STAGES];
+  for (int i = 0; i < m->s - 1; ++i) Fp[i] = s->F[i] + j0;
+  Fp[m->s - 1] = m->fsal ? s->F[m->s - 1] + j0 : fd->fb;
+  if (m->fsal)   /* Y_{s-1} = y + h sum b_i F_i is the new solution */
+    memcpy(s->ynew + j0, Wj, (size_t)len * sizeof(double));
+  else
+    erk_lc(s->ynew + j0, s->y + j0, Fp, &fd->plan.b, h, len);
+  if (fd->plan.e.n > 0) {
+    erk_lc(fd->eb, NULL, Fp, &fd->plan.e, h, len);
+    erk_norm_acc(fd->eb, s->y + j0, s->ynew + j0, len, s->opts.atol,
+                 s->opts.rtol, acc);
+  }
+}
+
+/*
+** One stage sweep (l >= 1) with the sliding window. W holds Y_l for the
+** components [wbase, whi); the window only moves (the shared 2d components
+** to the front of W) when the next block would run past W's end, so the
+** move costs 2d per WIN_BLOCKS blocks.
+*/
+static void stage_sweep(odb_solver *s, fused_data *fd, int l, double h,
+                        double *acc) {
+  const odb_problem *p = s->problem;
+  const odb_method *m = s->method;
+  const double *Fp[ERK_MAX_STAGES];
+  int last = l == m->s - 1;
+  long n = s->n, d = fd->d, B = fd->B, wbase = 0, whi = 0;
+  double tl = s->t + m->c[l] * h;
+  for (long j0 = 0; j0 < n; j0 += B) {
+    long j1 = j0 + B < n ? j0 + B : n;
+    long nlo = j0 - d > 0 ? j0 - d : 0, nhi = j1 + d < n ? j1 + d : n, a;
+    double *dst;
+    if (nhi - wbase > fd->wcap) {
+      memmove(fd->W, fd->W + (nlo - wbase), (size_t)(whi - nlo) * sizeof(double));
+      wbase = nlo;
+    }
+    a = whi > nlo ? whi : nlo;
+    for (int i = 0; i < l; ++i) Fp[i] = s->F[i] + a;
+    erk_lc(fd->W + (a - wbase), s->y + a, Fp, &fd->plan.a[l], h, nhi - a);
+    whi = nhi;
+    dst = last && !m->fsal ? fd->fb : s->F[l] + j0;
+    p->rhs(p, tl, fd->W, wbase, dst, j0, j1);
+    if (last) finish_block(s, fd, fd->W + (j0 - wbase), j0, j1 - j0, h, acc);
+  }
+}
+
+static odb_status fused_attempt(odb_solver *s, double h, double *err) {
+  fused_data *fd = s->vdata;
+  const odb_problem *p = s->problem;
+  double acc = 0.0;
+  if (!s->fsal_ready) p->rhs(p, s->t, s->y, 0, s->F[0], 0, s->n);
+  for (int l = 1; l < s->method->s; ++l) stage_sweep(s, fd, l, h, &acc);
+  *err = fd->plan.e.n > 0 ? __builtin_sqrt(acc / (double)s->n) : 0.0;
+  return ODB_OK;
+}
+
+/*
+** Stage l in 1..s-2 reads y and the F_i with a_li != 0 and writes F_l. The
+** last sweep reads y and every F_i (i < s-1) that its argument, the new
+** solution or the estimate needs, and writes ynew (and F_{s-1} under FSAL).
+*/
+static void fused_traffic(const odb_solver *s, int stage0, double *r,
+                          double *w) {
+  const fused_data *fd = s->vdata;
+  const erk_plan *pl = &fd->plan;
+  int S = pl->s, need[ERK_MAX_STAGES] = {0}, nneed = 0;
+  double v = (double)s->n * sizeof(double), rd = 0, wr = 0;
+  if (stage0) { rd += v; wr += v; }
+  for (int l = 1; l < S - 1; ++l) {
+    rd += v * (1 + pl->a[l].n);
+    wr += v;
+  }
+  for (int q = 0; q < pl->a[S - 1].n; ++q) need[pl->a[S - 1].idx[q]] = 1;
+  if (!s->method->fsal)
+    for (int q = 0; q < pl->b.n; ++q) need[pl->b.idx[q]] = 1;
+  for (int q = 0; q < pl->e.n; ++q) need[pl->e.idx[q]] = 1;
+  for (int i = 0; i < S - 1; ++i) nneed += need[i];
+  rd += v * (1 + nneed);
+  wr += v * (s->method->fsal ? 2 : 1);
+  *r = rd;
+  *w = wr;
+}
+
+const odb_variant odb_variant_fused = {
+  .name = "fused",
+  .doc = "each stage's linear combination fused into the RHS sweep (sliding "
+         "window of 2d + 4 blocks), new solution and error estimate fused into "
+         "the last sweep; parameter block",
+  .backend = "cpu",
+  .applies = fused_applies,
+  .init = fused_init,
+  .fini = fused_fini,
+  .attempt = fused_attempt,
+  .traffic = fused_traffic,
+};

@@ -1,0 +1,223 @@
+/* cuda_backend.cu - the "cuda" backend: device memory, copies, axpy. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime.h>
+
+#include "odb_cuda_check.h"
+#include "cuda_backend.h"
+
+/* Backend-private state: the device and what launches need to know. */
+typedef struct odb_cuda {
+  int device;
+  int sm_count;
+} odb_cuda;
+
+enum { AXPY_THREADS = 256, AXPY_BLOCKS_PER_SM = 32 };
+
+/*
+** y[i] += a * x[i] over a grid-stride loop, so any grid size covers any n.
+** x may equal y (each element is read before it is written by one thread).
+*/
+static __global__ void axpy_kernel(size_t n, double a, const double *x,
+                                   double *y) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    y[i] += a * x[i];
+}
+
+/*
+** Makes the backend's device current for the calling thread (engine
+** threads other than the one that created the backend start on device 0).
+*/
+static odb_status cuda_use(odb_backend *b) {
+  const odb_cuda *cu = (const odb_cuda *)b->impl;
+  ODB_CUDA_CHECK(cudaSetDevice(cu->device));
+  return ODB_OK;
+}
+
+/* Out of memory maps to ODB_ERR_NOMEM; the message gives the request. */
+static odb_status cuda_alloc(odb_backend *b, size_t bytes, void **ptr) {
+  cudaError_t err;
+  char call[64];
+  *ptr = NULL;
+  ODB_TRY(cuda_use(b));
+  err = cudaMalloc(ptr, bytes ? bytes : 1);
+  if (err == cudaSuccess) return ODB_OK;
+  *ptr = NULL;
+  snprintf(call, sizeof call, "cudaMalloc(%zu bytes)", bytes);
+  return odb_cuda_fail(err, call, __FILE__, __LINE__);
+}
+
+/* Errors cannot be returned here; a sticky error shows at the next call. */
+static void cuda_free(odb_backend *b, void *ptr) {
+  if (!ptr) return;
+  if (cuda_use(b) != ODB_OK) return;
+  if (cudaFree(ptr) != cudaSuccess) (void)cudaGetLastError();
+}
+
+/* Synchronous with respect to the host (pageable host memory). */
+static odb_status cuda_to_device(odb_backend *b, void *dst,
+                                 const void *host_src, size_t bytes) {
+  if (bytes == 0) return ODB_OK;
+  ODB_TRY(cuda_use(b));
+  ODB_CUDA_CHECK(cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice));
+  return ODB_OK;
+}
+
+/* Waits for earlier work on the default stream, so results are complete. */
+static odb_status cuda_to_host(odb_backend *b, void *host_dst,
+                               const void *src, size_t bytes) {
+  if (bytes == 0) return ODB_OK;
+  ODB_TRY(cuda_use(b));
+  ODB_CUDA_CHECK(cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost));
+  return ODB_OK;
+}
+
+/* Device to device; may return before the copy is done (see sync). */
+static odb_status cuda_copy(odb_backend *b, void *dst, const void *src,
+                            size_t bytes) {
+  if (bytes == 0) return ODB_OK;
+  ODB_TRY(cuda_use(b));
+  ODB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+  return ODB_OK;
+}
+
+/*
+** Waits for all work on the device. A launch error not yet seen is
+** reported first; errors raised while kernels ran come from the wait.
+*/
+static odb_status cuda_sync(odb_backend *b) {
+  ODB_TRY(cuda_use(b));
+  ODB_CUDA_CHECK(cudaGetLastError());
+  ODB_CUDA_CHECK(cudaDeviceSynchronize());
+  return ODB_OK;
+}
+
+/*
+** One device attribute, 0 where this device or runtime does not report it
+** (CUDA 13 dropped the clock fields from cudaDeviceProp; the attributes
+** remain).
+*/
+static int cuda_attr(enum cudaDeviceAttr attr, int device) {
+  int v = 0;
+  if (cudaDeviceGetAttribute(&v, attr, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return v;
+}
+
+/* info arrives zeroed (odb_backend_query); only known fields are set. */
+static odb_status cuda_query(odb_backend *b, odb_device_info *info) {
+  const odb_cuda *cu = (const odb_cuda *)b->impl;
+  cudaDeviceProp p;
+  ODB_CUDA_CHECK(cudaGetDeviceProperties(&p, cu->device));
+  snprintf(info->name, sizeof info->name, "%.*s", (int)sizeof info->name - 1,
+           p.name);
+  info->cc_major = p.major;
+  info->cc_minor = p.minor;
+  info->sm_count = p.multiProcessorCount;
+  info->mem_bytes = p.totalGlobalMem;
+  info->mem_bus_bits = p.memoryBusWidth;
+  ODB_CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+  ODB_CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
+  info->clock_mhz = cuda_attr(cudaDevAttrClockRate, cu->device) / 1000.0;
+  info->mem_clock_mhz =
+    cuda_attr(cudaDevAttrMemoryClockRate, cu->device) / 1000.0;
+  return ODB_OK;
+}
+
+/*
+** Launches axpy on the default stream and returns without waiting; the
+** launch itself is checked, errors while it runs show at sync or to_host.
+*/
+static odb_status cuda_axpy(odb_backend *b, size_t n, double a,
+                            const double *x, double *y) {
+  const odb_cuda *cu = (const odb_cuda *)b->impl;
+  size_t blocks = (n + AXPY_THREADS - 1) / AXPY_THREADS;
+  size_t max_blocks = (size_t)cu->sm_count * AXPY_BLOCKS_PER_SM;
+  if (n == 0) return ODB_OK;
+  if (max_blocks > 0 && blocks > max_blocks) blocks = max_blocks;
+  ODB_TRY(cuda_use(b));
+  axpy_kernel<<<(unsigned)blocks, AXPY_THREADS>>>(n, a, x, y);
+  ODB_CUDA_CHECK(cudaGetLastError());
+  return ODB_OK;
+}
+
+/* Frees only the private state; buffers must have been destroyed before. */
+static void cuda_destroy(odb_backend *b) {
+  free(b->impl);
+  b->impl = NULL;
+}
+
+/* In the field order of odb_backend_ops (C++ has no designated fields). */
+static const odb_backend_ops cuda_ops = {
+  "cuda",          /* name */
+  cuda_alloc,      /* alloc */
+  cuda_free,       /* free */
+  cuda_to_device,  /* to_device */
+  cuda_to_host,    /* to_host */
+  cuda_query,      /* query */
+  cuda_copy,       /* copy */
+  cuda_sync,       /* sync */
+  cuda_axpy,       /* axpy */
+  cuda_destroy,    /* destroy */
+};
+
+/* Assumes why has room for len > 0 bytes. */
+extern "C" int odb_cuda_device_count(char *why, size_t len) {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    snprintf(why, len, "cudaGetDeviceCount: %s", cudaGetErrorString(err));
+    return 0;
+  }
+  if (n <= 0) snprintf(why, len, "cudaGetDeviceCount: 0 devices");
+  else snprintf(why, len, "%d device%s", n, n == 1 ? "" : "s");
+  return n > 0 ? n : 0;
+}
+
+/*
+** Selects the device and reads its SM count (for launch sizes); this also
+** creates the device's primary context, so later calls do not pay for it.
+*/
+extern "C" odb_status odb_cuda_backend_create(odb_ctx *ctx, int device,
+                                              odb_backend **out) {
+  odb_backend *b = NULL;
+  odb_cuda *cu = NULL;
+  int sms = 0;
+  odb_status st;
+  *out = NULL;
+  b = (odb_backend *)calloc(1, sizeof *b);
+  cu = (odb_cuda *)calloc(1, sizeof *cu);
+  if (!b || !cu) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "cuda backend state");
+    goto fail;
+  }
+  cu->device = device;
+  b->ops = &cuda_ops;
+  b->impl = cu;
+  b->ctx = ctx;
+  b->host_memory = 0;
+  st = cuda_use(b);
+  if (st != ODB_OK) goto fail;
+  {
+    cudaError_t err =
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (err != cudaSuccess) {
+      st = odb_cuda_fail(err, "cudaDeviceGetAttribute(MultiProcessorCount)",
+                         __FILE__, __LINE__);
+      goto fail;
+    }
+  }
+  cu->sm_count = sms;
+  *out = b;
+  return ODB_OK;
+fail:
+  free(cu);
+  free(b);
+  return st;
+}

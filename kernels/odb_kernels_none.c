@@ -1,0 +1,11 @@
+/* odb_kernels_none.c - kernels/ of a build without CUDA: registers nothing. */
+#include "odb_kernels.h"
+
+/* Leaves a note so that --list and info can say why "cuda" is missing. */
+odb_status odb_kernels_register(odb_ctx *ctx) {
+  odb_ctx_note_backend(ctx, "cuda: not built (configure with -Dcuda=enabled "
+                       "and nvcc available)");
+  return ODB_OK;
+}
+
+int odb_kernels_have_cuda(void) { return 0; }

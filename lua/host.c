@@ -1,0 +1,659 @@
+/* host.c - the odebench program: runs a Lua scenario against the engine. */
+#include "odb_lua.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lualib.h"
+
+#include "odb_config.h"
+#include "odb_kernels.h"
+#include "odb_ui.h"
+
+#define PROG "odebench"
+
+/* Exit statuses. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPT = 130 };
+
+typedef enum host_mode { MODE_RUN, MODE_LIST, MODE_INFO, MODE_VERSION,
+                         MODE_HELP } host_mode;
+
+/* The command line, parsed. */
+typedef struct host_opts {
+  host_mode mode;
+  const char *scenario;
+  const char **sets;
+  int nsets;
+  const char *outdir;
+  int ui;                /* odb_ui_kind as given (AUTO resolved later) */
+  int quiet;
+  int have_seed;
+  uint64_t seed;
+  int remeasure;
+  char **script_args;    /* after "--" */
+  int nscript_args;
+} host_opts;
+
+/* Everything a run needs inside the protected setup call. */
+typedef struct host_run {
+  const host_opts *o;
+  int argc;
+  char **argv;
+  const char *outdir;
+  const char *chunk;     /* the scenario's bytes */
+  size_t len;
+  char sha[65];
+  odbL_state *S;
+} host_run;
+
+/* {====== messages */
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: " PROG " SCENARIO.lua [options] [-- args...]\n"
+"       " PROG " --list | info [--remeasure] | --version | --help\n"
+"\n"
+"Runs a Lua scenario against the odebench engine and writes results.json and\n"
+"results.csv into the output directory.\n"
+"\n"
+"options:\n"
+"  --set KEY=VALUE  override ob.param(\"KEY\", default) (repeatable); the value\n"
+"                   takes the type of the default\n"
+"  --out DIR        output directory (default runs/<date>-<time>-<scenario>)\n"
+"  --ui MODE        auto, plain or none (default auto); plain prints a few\n"
+"                   progress lines a second on stderr, none only errors and\n"
+"                   the final line; auto means plain for now, on a terminal\n"
+"                   or not\n"
+"  --quiet, -q      no ob.report tables and no final \"results in\" line\n"
+"  --seed N         seed of ob.random and of randomized tuners (default 42)\n"
+"  --               the arguments after it go to the scenario (arg[1], ...)\n"
+"\n"
+"commands:\n"
+"  --list           problems, methods, variants and backends\n"
+"  info             CPU, caches, NUMA, GPU and memory bandwidth of this machine\n"
+"                   (--remeasure measures the bandwidth again)\n"
+"  --version        version, revision and compiler\n"
+"  --help, -h       this text\n"
+"\n"
+"exit status: 0 ok, 1 failure, 2 bad input or scenario error, 130 interrupted\n"
+"(Ctrl-C: the results finished so far are written; a second Ctrl-C kills)\n");
+}
+
+/* Prints "odebench: <message>" to stderr (lua.c's l_message). */
+static void message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void message(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", PROG);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+}
+
+/* Prints the error object at the top of L, assumed to be a string or
+   something msghandler turned into one (lua.c's report). */
+static void report(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  message("%s", msg ? msg : "(error object is not a string)");
+  lua_pop(L, 1);
+}
+
+/* }====== */
+
+/* {====== command line */
+
+/* Takes the value of an option: "--opt=value" or the next argument. */
+static const char *option_value(int argc, char **argv, int *i,
+                                const char *name) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (a[n] == '=') return a + n + 1;
+  if (*i + 1 >= argc) {
+    message("option '%s' needs a value (try '" PROG " --help')", name);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+/* 1 when a is the option name, alone or as "name=value". */
+static int is_opt(const char *a, const char *name) {
+  size_t n = strlen(name);
+  return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
+}
+
+/* Parses a non-negative decimal integer fully. */
+static int parse_u64(const char *s, uint64_t *out) {
+  char *end;
+  unsigned long long v;
+  if (!*s || *s == '-' || *s == '+') return 0;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (*end != '\0' || errno != 0) return 0;
+  *out = (uint64_t)v;
+  return 1;
+}
+
+/* Checks and stores one --set item. Returns 0 (after a message) if bad. */
+static int add_set(host_opts *o, const char *v) {
+  const char *eq = strchr(v, '=');
+  if (!eq || eq == v) {
+    message("--set expects KEY=VALUE, got '%s'", v);
+    return 0;
+  }
+  o->sets[o->nsets++] = v;
+  return 1;
+}
+
+/* One named option at argv[*i]; returns 0 after a message on bad input. */
+static int parse_option(host_opts *o, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *v;
+  if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) o->mode = MODE_HELP;
+  else if (strcmp(a, "--version") == 0) o->mode = MODE_VERSION;
+  else if (strcmp(a, "--list") == 0) o->mode = MODE_LIST;
+  else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) o->quiet = 1;
+  else if (strcmp(a, "--remeasure") == 0) o->remeasure = 1;
+  else if (is_opt(a, "--set")) {
+    if (!(v = option_value(argc, argv, i, "--set")) || !add_set(o, v)) return 0;
+  } else if (is_opt(a, "--out")) {
+    if (!(v = option_value(argc, argv, i, "--out"))) return 0;
+    if (!*v) {
+      message("--out needs a directory name");
+      return 0;
+    }
+    o->outdir = v;
+  } else if (is_opt(a, "--ui")) {
+    if (!(v = option_value(argc, argv, i, "--ui"))) return 0;
+    if ((o->ui = odb_ui_parse(v)) < 0) {
+      message("bad --ui value '%s' (allowed: %s)", v, ODB_UI_CHOICES);
+      return 0;
+    }
+  } else if (is_opt(a, "--seed")) {
+    if (!(v = option_value(argc, argv, i, "--seed"))) return 0;
+    if (!parse_u64(v, &o->seed)) {
+      message("bad --seed value '%s' (non-negative integer expected)", v);
+      return 0;
+    }
+    o->have_seed = 1;
+  } else {
+    message("unknown option '%s' (try '" PROG " --help')", a);
+    return 0;
+  }
+  return 1;
+}
+
+/*
+** Options may come before or after the scenario; the first positional
+** argument is the scenario (or the command "info"), everything after "--"
+** belongs to the scenario. Returns 0 after a message on bad input.
+*/
+static int parse_args(host_opts *o, int argc, char **argv) {
+  memset(o, 0, sizeof *o);
+  o->ui = ODB_UI_AUTO;
+  o->seed = 42;
+  o->sets = calloc((size_t)argc + 1, sizeof *o->sets);
+  if (!o->sets) {
+    message("out of memory");
+    return 0;
+  }
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      o->script_args = argv + i + 1;
+      o->nscript_args = argc - i - 1;
+      break;
+    }
+    if (a[0] == '-' && a[1] != '\0') {
+      if (!parse_option(o, argc, argv, &i)) return 0;
+    } else if (!o->scenario && o->mode == MODE_RUN && strcmp(a, "info") == 0) {
+      o->mode = MODE_INFO;
+    } else if (!o->scenario && o->mode != MODE_INFO) {
+      o->scenario = a;
+    } else {
+      message("unexpected argument '%s' (arguments for the scenario go "
+              "after '--')", a);
+      return 0;
+    }
+  }
+  if (o->remeasure && o->mode != MODE_INFO) {
+    message("--remeasure only applies to '" PROG " info'");
+    return 0;
+  }
+  if (o->mode == MODE_RUN && !o->scenario) {
+    usage(stderr);
+    return 0;
+  }
+  return 1;
+}
+
+/* }====== */
+
+/* {====== output directory */
+
+/* 1 when path exists (as anything). */
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/*
+** runs/<YYYYmmdd-HHMMSS>-<scenario basename without .lua>, with -2, -3 ...
+** appended when a run in the same second took the name already.
+*/
+static void default_outdir(const char *scenario, char *buf, size_t len) {
+  char stamp[32], name[256];
+  const char *base = strrchr(scenario, '/');
+  size_t n;
+  time_t now = time(NULL);
+  struct tm tm;
+  base = base ? base + 1 : scenario;
+  snprintf(name, sizeof name, "%s", base);
+  n = strlen(name);
+  if (n > 4 && strcmp(name + n - 4, ".lua") == 0) name[n - 4] = '\0';
+  localtime_r(&now, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  snprintf(buf, len, "runs/%s-%s", stamp, name);
+  for (int k = 2; exists(buf) && k < 1000; ++k)
+    snprintf(buf, len, "runs/%s-%s-%d", stamp, name, k);
+}
+
+/*
+** The directories of path that do not exist yet, outermost first, are the
+** ones a failed run must remove again. Fills created[] (each malloc'd) and
+** returns their number.
+*/
+static int missing_dirs(const char *path, char **created, int max) {
+  char buf[PATH_MAX];
+  int n = 0;
+  snprintf(buf, sizeof buf, "%s", path);
+  for (size_t len = strlen(buf); len > 0 && n < max;) {
+    while (len > 1 && buf[len - 1] == '/') buf[--len] = '\0';
+    if (exists(buf)) break;
+    created[n++] = strdup(buf);
+    while (len > 0 && buf[len - 1] != '/') --len;
+    buf[len] = '\0';
+  }
+  /* reverse into outermost-first order */
+  for (int i = 0; i < n / 2; ++i) {
+    char *t = created[i];
+    created[i] = created[n - 1 - i];
+    created[n - 1 - i] = t;
+  }
+  return n;
+}
+
+/* Removes the directories a failed run created, innermost first; rmdir
+   leaves any that are not empty. Frees the list. */
+static void remove_created(char **created, int n) {
+  for (int i = n - 1; i >= 0; --i) {
+    if (created[i]) rmdir(created[i]);
+    free(created[i]);
+  }
+}
+
+/* }====== */
+
+/* {====== scenario file */
+
+/* Reads the whole file; NULL (errno set) when it cannot be opened/read. */
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+  struct stat st;
+  if (!f) return NULL;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    errno = EISDIR;
+    return NULL;
+  }
+  for (;;) {
+    if (n == cap) {
+      char *grown = realloc(buf, cap ? cap * 2 : 65536);
+      if (!grown) {
+        free(buf);
+        fclose(f);
+        errno = ENOMEM;
+        return NULL;
+      }
+      buf = grown;
+      cap = cap ? cap * 2 : 65536;
+    }
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0) break;
+  }
+  if (ferror(f)) {
+    free(buf);
+    fclose(f);
+    errno = EIO;
+    return NULL;
+  }
+  fclose(f);
+  *len = n;
+  return buf;
+}
+
+/*
+** Loads the chunk as luaL_loadfile would: named "@path" (so messages read
+** "path:LINE:"), a first line starting with '#' skipped but still counted.
+*/
+static int load_scenario(lua_State *L, const host_run *r) {
+  const char *chunk = r->chunk;
+  size_t len = r->len;
+  int st;
+  if (len > 0 && chunk[0] == '#') {
+    const char *nl = memchr(chunk, '\n', len);
+    size_t skip = nl ? (size_t)(nl - chunk) : len;
+    chunk += skip;
+    len -= skip;
+  }
+  lua_pushfstring(L, "@%s", r->o->scenario);
+  st = luaL_loadbufferx(L, chunk, len, lua_tostring(L, -1), "t");
+  lua_remove(L, -2);
+  return st;
+}
+
+/* }====== */
+
+/* {====== interruption (lua.c's lstop/laction) */
+
+static lua_State *volatile g_L;
+static odb_ctx *volatile g_ctx;
+static volatile sig_atomic_t g_interrupted;
+
+/* Hook set by the signal handler: stops a scenario busy in pure Lua. */
+static void lstop(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  lua_pushliteral(L, "interrupted");
+  lua_error(L);
+}
+
+/*
+** SIGINT: ask the engine to stop after its current step and make Lua stop
+** at its next instruction. SA_RESETHAND already restored the default
+** action, so a second Ctrl-C kills the process.
+*/
+static void on_sigint(int sig) {
+  int flags = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
+  (void)sig;
+  g_interrupted = 1;
+  if (g_ctx) odb_ctx_request_stop(g_ctx);
+  if (g_L) lua_sethook(g_L, lstop, flags, 1);
+}
+
+static void catch_sigint(int on) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  if (on) {
+    sa.sa_handler = on_sigint;
+    sa.sa_flags = SA_RESETHAND;
+  } else {
+    sa.sa_handler = SIG_DFL;
+  }
+  sigaction(SIGINT, &sa, NULL);
+}
+
+/* }====== */
+
+/* {====== running a scenario */
+
+/* Message handler: adds a traceback to string errors (lua.c's msghandler). */
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)",
+                          luaL_typename(L, 1));
+  }
+  if (strcmp(msg, "interrupted") == 0 || g_interrupted) return 1;
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Calls the function under the message handler (lua.c's docall). */
+static int docall(lua_State *L, int narg, int nres) {
+  int base = lua_gettop(L) - narg;
+  int st;
+  lua_pushcfunction(L, msghandler);
+  lua_insert(L, base);
+  st = lua_pcall(L, narg, nres, base);
+  lua_remove(L, base);
+  return st;
+}
+
+/* The context fields only the host knows: scenario, --set, argv, ui. */
+static void fill_host_context(lua_State *L, host_run *r) {
+  odb_record *c = &r->S->results.context;
+  const host_opts *o = r->o;
+  luaL_Buffer b;
+  odbL_check_record(L, odb_record_set_str(c, "scenario.path", o->scenario));
+  odbL_check_record(L, odb_record_set_str(c, "scenario.sha256", r->sha));
+  odbL_check_record(L, odb_record_set_str(c, "ui",
+                    odb_ui_name(odb_ui_resolve(o->ui))));
+  odbL_check_record(L, odb_record_set_str(c, "outdir", r->outdir));
+  luaL_buffinit(L, &b);
+  for (int i = 0; i < r->argc; ++i) {
+    if (i) luaL_addchar(&b, ' ');
+    luaL_addstring(&b, r->argv[i]);
+  }
+  luaL_pushresult(&b);
+  odbL_check_record(L, odb_record_set_str(c, "argv", lua_tostring(L, -1)));
+  lua_pop(L, 1);
+}
+
+/* arg = {[0] = scenario, [-1] = program, [1..] = arguments after --}. */
+static void create_arg_table(lua_State *L, const host_run *r) {
+  const host_opts *o = r->o;
+  lua_createtable(L, o->nscript_args, 2);
+  lua_pushstring(L, r->argv[0]);
+  lua_rawseti(L, -2, -1);
+  lua_pushstring(L, o->scenario);
+  lua_rawseti(L, -2, 0);
+  for (int i = 0; i < o->nscript_args; ++i) {
+    lua_pushstring(L, o->script_args[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setglobal(L, "arg");
+}
+
+/* Protected setup: libraries, run state, context block, module, arg. */
+static int psetup(lua_State *L) {
+  host_run *r = lua_touserdata(L, 1);
+  const host_opts *o = r->o;
+  odbL_config cfg;
+  luaL_openlibs(L);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.seed = o->seed;
+  cfg.outdir = r->outdir;
+  cfg.hosted = 1;
+  cfg.quiet = o->quiet;
+  cfg.set_origin = "--set";
+  cfg.sets = o->sets;
+  cfg.nsets = o->nsets;
+  r->S = odbL_state_open(L, &cfg);
+  fill_host_context(L, r);
+  luaL_requiref(L, "odebench", luaopen_odebench, 0);
+  lua_pop(L, 1);
+  create_arg_table(L, r);
+  return 0;
+}
+
+/*
+** Runs the loaded chunk with the script arguments. Returns the Lua status;
+** the error message (if any) is left on the stack.
+*/
+static int run_chunk(lua_State *L, const host_run *r) {
+  int st = load_scenario(L, r);
+  if (st != LUA_OK) return st;
+  for (int i = 0; i < r->o->nscript_args; ++i)
+    lua_pushstring(L, r->o->script_args[i]);
+  return docall(L, r->o->nscript_args, 0);
+}
+
+/* Writes the results; returns the exit status to use. */
+static int write_results(host_run *r, int interrupted) {
+  if (odbL_state_write(r->S) != ODB_OK) {
+    message("cannot write results: %s", odb_last_error());
+    return EXIT_FAIL;
+  }
+  if (interrupted) {
+    message("interrupted; results so far in %s", r->outdir);
+    return EXIT_INTERRUPT;
+  }
+  odbL_warn_unused_sets(r->S, stderr, PROG);
+  if (!r->o->quiet) message("results in %s", r->outdir);
+  return EXIT_OK;
+}
+
+/* Reads, checks and runs the scenario; returns the exit status. */
+static int run(const host_opts *o, int argc, char **argv) {
+  host_run r;
+  char outdir[PATH_MAX];
+  char *created[64];
+  int ncreated, st, code;
+  lua_State *L;
+  odb_ui *ui = NULL;
+  memset(&r, 0, sizeof r);
+  r.o = o;
+  r.argc = argc;
+  r.argv = argv;
+  r.chunk = read_file(o->scenario, &r.len);
+  if (!r.chunk) {
+    message("cannot open scenario '%s': %s", o->scenario, strerror(errno));
+    return EXIT_USAGE;
+  }
+  odb_sha256_hex(r.chunk, r.len, r.sha);
+  if (o->outdir) snprintf(outdir, sizeof outdir, "%s", o->outdir);
+  else default_outdir(o->scenario, outdir, sizeof outdir);
+  r.outdir = outdir;
+  ncreated = missing_dirs(outdir, created, 64);
+  if (odb_check_writable_dir(outdir) != ODB_OK) {
+    message("cannot write to output directory '%s': %s", outdir,
+            odb_last_error());
+    remove_created(created, ncreated);
+    free((char *)r.chunk);
+    return EXIT_USAGE;
+  }
+  L = luaL_newstate();
+  if (!L) {
+    message("cannot create the Lua state: not enough memory");
+    remove_created(created, ncreated);
+    free((char *)r.chunk);
+    return EXIT_FAIL;
+  }
+  lua_pushcfunction(L, psetup);
+  lua_pushlightuserdata(L, &r);
+  st = lua_pcall(L, 1, 0, 0);
+  if (st != LUA_OK) {
+    report(L);
+    code = EXIT_FAIL;
+    goto done;
+  }
+  {
+    if (odb_ui_start(r.S->ctx, o->ui, stderr, &ui) != ODB_OK)
+      message("warning: no progress display: %s", odb_last_error());
+    g_ctx = r.S->ctx;
+    g_L = L;
+    catch_sigint(1);
+    st = run_chunk(L, &r);
+    catch_sigint(0);
+    g_L = NULL;
+    g_ctx = NULL;
+    odb_ui_stop(ui);
+  }
+  if (g_interrupted) {
+    lua_settop(L, 0);
+    code = write_results(&r, 1);
+  } else if (st != LUA_OK) {
+    report(L);
+    code = EXIT_USAGE;
+  } else {
+    code = write_results(&r, 0);
+  }
+done:
+  if (code == EXIT_OK || code == EXIT_INTERRUPT) {
+    for (int i = 0; i < ncreated; ++i) free(created[i]);
+  } else {
+    remove_created(created, ncreated);
+  }
+  lua_close(L);
+  free((char *)r.chunk);
+  return code;
+}
+
+/* }====== */
+
+/* {====== commands without a scenario */
+
+/* A context for --list and info (no output directory). */
+static odb_ctx *plain_ctx(void) {
+  odb_ctx_opts co;
+  odb_ctx *c = NULL;
+  memset(&co, 0, sizeof co);
+  co.seed = 42;
+  co.log_level = ODB_LOG_WARN;
+  if (odb_ctx_create(&co, &c) != ODB_OK) {
+    message("cannot create the context: %s", odb_last_error());
+    return NULL;
+  }
+  odb_kernels_register(c);
+  return c;
+}
+
+static int cmd_list(void) {
+  odb_ctx *c = plain_ctx();
+  if (!c) return EXIT_FAIL;
+  odbL_print_list(c, stdout);
+  odb_ctx_destroy(c);
+  return EXIT_OK;
+}
+
+static int cmd_info(int remeasure) {
+  odb_ctx *c = plain_ctx();
+  odb_bandwidth bw;
+  int have;
+  if (!c) return EXIT_FAIL;
+  if (remeasure) message("measuring memory bandwidth (a few seconds) ...");
+  have = odb_bandwidth_get(&c->topo, remeasure, &bw) == ODB_OK;
+  odbL_print_info(c, have ? &bw : NULL, stdout);
+  odb_ctx_destroy(c);
+  return have ? EXIT_OK : EXIT_FAIL;
+}
+
+static int cmd_version(void) {
+  printf("%s %s (revision %s, %s, %s build, %s, CUDA %s)\n", PROG,
+         odb_version(), odb_revision(), odb_compiler(), ODB_BUILD_TYPE,
+         LUA_RELEASE, odb_kernels_have_cuda() ? "built in" : "not built");
+  return EXIT_OK;
+}
+
+/* }====== */
+
+int main(int argc, char **argv) {
+  host_opts o;
+  int code;
+  if (!parse_args(&o, argc, argv)) {
+    free(o.sets);
+    return EXIT_USAGE;
+  }
+  switch (o.mode) {
+  case MODE_HELP: usage(stdout); code = EXIT_OK; break;
+  case MODE_VERSION: code = cmd_version(); break;
+  case MODE_LIST: code = cmd_list(); break;
+  case MODE_INFO: code = cmd_info(o.remeasure); break;
+  default: code = run(&o, argc, argv); break;
+  }
+  free(o.sets);
+  return code;
+}

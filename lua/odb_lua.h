@@ -1,0 +1,185 @@
+/* odb_lua.h - internals shared by the Lua module and the odebench host. */
+#ifndef ODB_LUA_H
+#define ODB_LUA_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#include "odebench.h"
+
+/* Metatable names of the userdata types the module hands out. */
+#define ODBL_PROBLEM "odebench.Problem"
+#define ODBL_SOLVER  "odebench.Solver"
+#define ODBL_VECTOR  "odebench.Vector"
+#define ODBL_STATE   "odebench.State"
+
+/* Registry keys of the run state and of the Lua-side lists it keeps. */
+#define ODBL_STATE_KEY    "odebench.state"
+#define ODBL_ROWS_KEY     "odebench.rows"      /* result tables, in order */
+#define ODBL_REFCACHE_KEY "odebench.refcache"  /* reference vectors by key */
+
+/* One --set k=v (or ODEBENCH_SET item) and whether ob.param used it. */
+typedef struct odbL_set {
+  char *key, *value;
+  int used;
+} odbL_set;
+
+/*
+** The state of a run inside one lua_State: the engine context, the results
+** collected so far, the --set values, and the bandwidth figures once they
+** were needed. It lives in a userdata in the registry (ODBL_STATE_KEY); its
+** __gc destroys the context, so it must be created before any solver.
+*/
+typedef struct odbL_state {
+  odb_ctx *ctx;
+  odb_results results;
+  int hosted;            /* 1 under the odebench host: it writes results */
+  int quiet;             /* 1: ob.report prints nothing */
+  const char *set_origin;/* "--set" or "ODEBENCH_SET", for messages */
+  odbL_set *sets;
+  int nsets;
+  int have_bw;           /* bw holds figures (measured or cached) */
+  int bw_failed;         /* they could not be had; do not try again */
+  odb_bandwidth bw;
+  int results_written;   /* ob.finish wrote the files (plain lua) */
+} odbL_state;
+
+/* What the host (or the lazy plain-lua path) wants the run state to be. */
+typedef struct odbL_config {
+  uint64_t seed;
+  const char *outdir;      /* output directory; must not be NULL */
+  int hosted, quiet;
+  const char *set_origin;  /* "--set" or "ODEBENCH_SET" */
+  const char *const *sets; /* nsets strings "key=value" */
+  int nsets;
+} odbL_config;
+
+/* {====== odb_lua_state.c: the run state. */
+
+/*
+** Creates the run state of L from cfg (context with the GPU backends
+** registered, the common context block of the results) and stores it in
+** the registry. Raises a Lua error on failure, so call it in protected
+** mode. Returns the state; it stays valid until lua_close(L).
+*/
+odbL_state *odbL_state_open(lua_State *L, const odbL_config *cfg);
+/*
+** The run state of L; creates it on first use from the environment
+** (ODEBENCH_SEED, ODEBENCH_OUT, ODEBENCH_SET, the global arg[0]) when no
+** host has opened one. Raises Lua errors.
+*/
+odbL_state *odbL_state_get(lua_State *L);
+/* The run state of L, or NULL when none was created yet. Never raises. */
+odbL_state *odbL_state_peek(lua_State *L);
+/*
+** The machine's bandwidth figures, obtained once per run (cache file or a
+** measurement), recorded as bandwidth.* in the context block. NULL when
+** they cannot be had (the reason is logged once). allow_measure 0 returns
+** NULL instead of starting a measurement that takes seconds.
+*/
+const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure);
+/* Raises "out of memory" style errors for a failed record operation. */
+void odbL_check_record(lua_State *L, odb_status st);
+/* Writes S->results to the context's output directory; 0 on success, with
+   the reason in odb_last_error() otherwise. */
+odb_status odbL_state_write(odbL_state *S);
+/* Prints a warning for every --set key that ob.param never read. */
+void odbL_warn_unused_sets(const odbL_state *S, FILE *f, const char *prog);
+
+/* }====== */
+
+/* {====== odb_lua_context.c: the context block of results.json. */
+
+/* Fills the parts every run has: versions, date, host, CPU, GPU, seed. */
+odb_status odbL_context_fill(odbL_state *S);
+/* Current UTC time as ISO-8601 ("2024-05-01T12:00:00Z") into buf[32]. */
+void odbL_utc_now(char buf[32]);
+
+/* }====== */
+
+/* {====== odb_lua_vector.c, odb_lua_problem.c, odb_lua_solver.c. */
+
+typedef struct odbL_vector {
+  long n;
+  int closed;
+  double v[];            /* n values, stored inline */
+} odbL_vector;
+
+typedef struct odbL_problem {
+  odb_problem *p;        /* NULL once destroyed */
+  int refs;              /* solvers that still use p */
+  int closed;            /* closed by __close/__gc; p goes with the last ref */
+} odbL_problem;
+
+/* Registers the metatables of the three types (idempotent). */
+void odbL_vector_register(lua_State *L);
+void odbL_problem_register(lua_State *L);
+void odbL_solver_register(lua_State *L);
+
+/* Pushes a new Vector of n zeros and returns it. */
+odbL_vector *odbL_vector_new(lua_State *L, long n);
+/* The open Vector at idx, or a "Vector expected" argument error. */
+odbL_vector *odbL_vector_check(lua_State *L, int idx);
+/* max_i |a_i - b_i| / max_i |b_i| (absolute when b is all zeros). */
+double odbL_max_rel_err(const double *a, const double *b, long n);
+
+/* The open Problem at idx (argument error otherwise). */
+odbL_problem *odbL_problem_check(lua_State *L, int idx);
+/* Drops one solver reference; destroys p when closed and unused. */
+void odbL_problem_release(odbL_problem *pb);
+
+/* Lua functions of the module table. */
+int odbL_problem_new(lua_State *L);   /* ob.problem(name, params) */
+int odbL_solver_new(lua_State *L);    /* ob.solver{...} */
+int odbL_vector_ctor(lua_State *L);   /* ob.vector(n or table) */
+int odbL_reference(lua_State *L);     /* ob.reference(problem, opts) */
+
+/*
+** Copies the current state of s (wherever the backend keeps it) into the
+** host array y[0..n). Never raises.
+*/
+odb_status odbL_solver_copy_state(odb_solver *s, double *y);
+
+/* }====== */
+
+/* {====== odb_lua_table.c: reading option tables with uniform errors. */
+
+/*
+** Raises "bad argument #arg to 'f' (unknown field 'k' (allowed: a, b))"
+** for any key of the table at arg that is not in allowed (NULL-terminated).
+*/
+void odbL_check_keys(lua_State *L, int arg, const char *const *allowed);
+/* Reads an optional number field; 1 when present. Raises on a wrong type. */
+int odbL_opt_number(lua_State *L, int arg, const char *field, double *out);
+/* Reads an optional integer field; 1 when present. */
+int odbL_opt_integer(lua_State *L, int arg, const char *field,
+                     long long *out);
+/* Reads an optional string field (kept alive by the table); NULL if absent. */
+const char *odbL_opt_string(lua_State *L, int arg, const char *field,
+                            const char *def);
+/* Raises "field 'f': <what> expected, got <type of value at vidx>". */
+int odbL_field_error(lua_State *L, int arg, const char *field,
+                     const char *what, int vidx);
+
+/* }====== */
+
+/* {====== odb_lua_list.c: --list and info, shared by ob.list and the host. */
+
+/* Pushes the table of ob.list() for the context c. */
+void odbL_push_list(lua_State *L, odb_ctx *c);
+/* Prints odebench --list to f. */
+void odbL_print_list(odb_ctx *c, FILE *f);
+/* Prints odebench info to f (bw may be NULL when it could not be had). */
+void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw, FILE *f);
+/* Formats a byte count as "48 KiB", "1.25 MiB"... into buf. */
+const char *odbL_format_bytes(double bytes, char *buf, size_t len);
+
+/* }====== */
+
+/* The module opener (lua/odb_lua_module.c). */
+int luaopen_odebench(lua_State *L);
+
+#endif

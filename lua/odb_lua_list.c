@@ -1,0 +1,286 @@
+/* odb_lua_list.c - what is registered (ob.list, --list) and the machine (info). */
+#include "odb_lua.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *param_type_name(odb_param_type t) {
+  switch (t) {
+  case ODB_PARAM_INT: return "int";
+  case ODB_PARAM_REAL: return "real";
+  case ODB_PARAM_ENUM: return "enum";
+  }
+  return "?";
+}
+
+const char *odbL_format_bytes(double bytes, char *buf, size_t len) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  if (bytes == (double)(long long)bytes)
+    snprintf(buf, len, "%lld %s", (long long)bytes, units[u]);
+  else
+    snprintf(buf, len, "%.3g %s", bytes, units[u]);
+  return buf;
+}
+
+/* The idx-th choice of a '|'-separated list into buf ("?" if none). */
+static const char *enum_choice(const char *choices, int idx, char *buf,
+                               size_t len) {
+  const char *p = choices ? choices : "";
+  for (int i = 0; i < idx && p; ++i) {
+    p = strchr(p, '|');
+    if (p) ++p;
+  }
+  if (!p || !*p) {
+    snprintf(buf, len, "?");
+    return buf;
+  }
+  snprintf(buf, len, "%.*s", (int)strcspn(p, "|"), p);
+  return buf;
+}
+
+/* The default of d as text: the choice name for enums, a number otherwise. */
+static const char *default_text(const odb_param_decl *d, char *buf,
+                                size_t len) {
+  if (d->type == ODB_PARAM_ENUM)
+    return enum_choice(d->choices, (int)d->def, buf, len);
+  snprintf(buf, len, "%.10g", d->def);
+  return buf;
+}
+
+/* {====== ob.list() */
+
+/* Sets t[k] = s (t at the top). */
+static void set_str(lua_State *L, const char *k, const char *s) {
+  lua_pushstring(L, s ? s : "");
+  lua_setfield(L, -2, k);
+}
+
+static void set_num(lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* Pushes {name, doc, params = {{name, type, default, min, max, doc}...}}. */
+static void push_problem_type(lua_State *L, const odb_problem_type *t) {
+  lua_createtable(L, 0, 3);
+  set_str(L, "name", t->name);
+  set_str(L, "doc", t->doc);
+  lua_createtable(L, t->nparams, 0);
+  for (int i = 0; i < t->nparams; ++i) {
+    const odb_param_decl *d = &t->params[i];
+    lua_createtable(L, 0, 6);
+    set_str(L, "name", d->name);
+    set_str(L, "type", param_type_name(d->type));
+    if (d->type == ODB_PARAM_INT) {
+      set_int(L, "default", (lua_Integer)d->def);
+    } else if (d->type == ODB_PARAM_ENUM) {
+      char buf[64];
+      set_str(L, "default", default_text(d, buf, sizeof buf));
+    } else {
+      set_num(L, "default", d->def);
+    }
+    set_num(L, "min", d->min);
+    set_num(L, "max", d->max);
+    if (d->choices) set_str(L, "choices", d->choices);
+    set_str(L, "doc", d->doc);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "params");
+}
+
+static void push_method(lua_State *L, const odb_method *m) {
+  lua_createtable(L, 0, 6);
+  set_str(L, "name", m->name);
+  set_str(L, "title", m->title);
+  set_int(L, "stages", m->s);
+  set_int(L, "order", m->order);
+  set_int(L, "order_emb", m->order_emb);
+  lua_pushboolean(L, m->fsal);
+  lua_setfield(L, -2, "fsal");
+}
+
+/* problems, methods, variants, backends (registered) and notes (missing). */
+void odbL_push_list(lua_State *L, odb_ctx *c) {
+  int n;
+  lua_createtable(L, 0, 5);
+  n = odb_problem_type_count();
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; ++i) {
+    push_problem_type(L, odb_problem_type_at(i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "problems");
+  n = odb_method_count();
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; ++i) {
+    push_method(L, odb_method_at(i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "methods");
+  n = odb_variant_count();
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; ++i) {
+    const odb_variant *v = odb_variant_at(i);
+    lua_createtable(L, 0, 3);
+    set_str(L, "name", v->name);
+    set_str(L, "backend", v->backend);
+    set_str(L, "doc", v->doc);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "variants");
+  lua_createtable(L, c->nbackends, 0);
+  for (int i = 0; i < c->nbackends; ++i) {
+    odb_device_info d;
+    memset(&d, 0, sizeof d);
+    lua_createtable(L, 0, 2);
+    set_str(L, "name", c->backends[i]->ops->name);
+    if (odb_backend_query(c->backends[i], &d) == ODB_OK)
+      set_str(L, "device", d.name);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "backends");
+  lua_createtable(L, c->nnotes, 0);
+  for (int i = 0; i < c->nnotes; ++i) {
+    lua_pushstring(L, c->backend_notes[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "notes");
+}
+
+/* }====== */
+
+/* {====== odebench --list */
+
+static void print_problems(FILE *f) {
+  fprintf(f, "problems\n");
+  for (int i = 0; i < odb_problem_type_count(); ++i) {
+    const odb_problem_type *t = odb_problem_type_at(i);
+    fprintf(f, "  %-12s %s\n", t->name, t->doc ? t->doc : "");
+    for (int j = 0; j < t->nparams; ++j) {
+      const odb_param_decl *d = &t->params[j];
+      char range[96], def[64];
+      if (d->type == ODB_PARAM_ENUM)
+        snprintf(range, sizeof range, "one of %s", d->choices ? d->choices : "");
+      else
+        snprintf(range, sizeof range, "[%.10g, %.10g]", d->min, d->max);
+      fprintf(f, "  %-12s   %-8s %-4s default %-8s %-22s %s\n", "", d->name,
+              param_type_name(d->type), default_text(d, def, sizeof def),
+              range, d->doc ? d->doc : "");
+    }
+  }
+}
+
+static void print_methods(FILE *f) {
+  fprintf(f, "\nmethods\n  %-12s %-28s %6s %6s  %s\n", "name", "title",
+          "stages", "order", "fsal");
+  for (int i = 0; i < odb_method_count(); ++i) {
+    const odb_method *m = odb_method_at(i);
+    char order[16];
+    if (m->order_emb > 0) snprintf(order, sizeof order, "%d(%d)", m->order,
+                                   m->order_emb);
+    else snprintf(order, sizeof order, "%d", m->order);
+    fprintf(f, "  %-12s %-28s %6d %6s  %s\n", m->name, m->title, m->s, order,
+            m->fsal ? "yes" : "no");
+  }
+}
+
+static void print_variants(FILE *f) {
+  fprintf(f, "\nvariants\n  %-12s %-8s %s\n", "name", "backend", "what it does");
+  for (int i = 0; i < odb_variant_count(); ++i) {
+    const odb_variant *v = odb_variant_at(i);
+    fprintf(f, "  %-12s %-8s %s\n", v->name, v->backend, v->doc ? v->doc : "");
+  }
+}
+
+static void print_backends(odb_ctx *c, FILE *f) {
+  fprintf(f, "\nbackends\n");
+  for (int i = 0; i < c->nbackends; ++i) {
+    odb_device_info d;
+    memset(&d, 0, sizeof d);
+    if (odb_backend_query(c->backends[i], &d) != ODB_OK) d.name[0] = '\0';
+    fprintf(f, "  %-12s %s\n", c->backends[i]->ops->name, d.name);
+  }
+  for (int i = 0; i < c->nnotes; ++i)
+    fprintf(f, "  %-12s not available: %s\n", "-", c->backend_notes[i]);
+}
+
+void odbL_print_list(odb_ctx *c, FILE *f) {
+  print_problems(f);
+  print_methods(f);
+  print_variants(f);
+  print_backends(c, f);
+}
+
+/* }====== */
+
+/* {====== odebench info */
+
+static void print_caches(const odb_topo *t, FILE *f) {
+  char size[32];
+  for (int i = 0; i < t->ncaches && i < ODB_TOPO_MAX_CACHES; ++i) {
+    const odb_cache_level *cl = &t->caches[i];
+    fprintf(f, "%-10s L%d  %-10s x %-3d line %d B, shared by %d core%s\n",
+            i == 0 ? "caches" : "", cl->level,
+            odbL_format_bytes((double)cl->size, size, sizeof size), cl->count,
+            cl->line, cl->sharing, cl->sharing == 1 ? "" : "s");
+  }
+  if (t->ncaches == 0) fprintf(f, "%-10s none reported\n", "caches");
+}
+
+static void print_gpu(odb_ctx *c, FILE *f) {
+  odb_backend *b = odb_ctx_backend(c, "cuda");
+  odb_device_info d;
+  char mem[32];
+  memset(&d, 0, sizeof d);
+  if (b && odb_backend_query(b, &d) == ODB_OK) {
+    fprintf(f, "%-10s %s, %d SMs, %s, compute capability %d.%d\n", "gpu",
+            d.name, d.sm_count,
+            odbL_format_bytes((double)d.mem_bytes, mem, sizeof mem),
+            d.cc_major, d.cc_minor);
+    return;
+  }
+  fprintf(f, "%-10s none", "gpu");
+  if (c->nnotes > 0) fprintf(f, " (%s)", c->backend_notes[0]);
+  fputc('\n', f);
+}
+
+static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
+  char when[64];
+  if (!bw) {
+    fprintf(f, "%-10s unknown: %s\n", "bandwidth", odb_last_error());
+    return;
+  }
+  if (bw->from_cache) snprintf(when, sizeof when, "(cached from %s)",
+                               bw->measured_at);
+  else snprintf(when, sizeof when, "(measured now)");
+  fprintf(f, "%-10s read  1 thread   %8.2f GB/s  %s\n", "bandwidth",
+          bw->read_1t / 1e9, when);
+  fprintf(f, "%-10s copy  1 thread   %8.2f GB/s\n", "", bw->copy_1t / 1e9);
+  fprintf(f, "%-10s read  %-3d threads %7.2f GB/s\n", "", bw->threads_all,
+          bw->read_all / 1e9);
+  fprintf(f, "%-10s copy  %-3d threads %7.2f GB/s\n", "", bw->threads_all,
+          bw->copy_all / 1e9);
+}
+
+void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw, FILE *f) {
+  const odb_topo *t = &c->topo;
+  fprintf(f, "%-10s %s\n", "cpu", t->cpu_model);
+  fprintf(f, "%-10s %d package%s, %d cores, %d PUs, %d NUMA node%s\n", "",
+          t->packages, t->packages == 1 ? "" : "s", t->cores, t->pus,
+          t->numa_nodes, t->numa_nodes == 1 ? "" : "s");
+  print_caches(t, f);
+  print_gpu(c, f);
+  print_bandwidth(bw, f);
+}
+
+/* }====== */

@@ -1,0 +1,364 @@
+/* odb_lua_module.c - luaopen_odebench: the functions of the odebench table. */
+#include "odb_lua.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* {====== ob.param */
+
+/* The --set entry for name, or NULL. */
+static odbL_set *find_set(odbL_state *S, const char *name) {
+  for (int i = 0; i < S->nsets; ++i)
+    if (strcmp(S->sets[i].key, name) == 0) return &S->sets[i];
+  return NULL;
+}
+
+/*
+** Pushes the text of a --set value converted to the type of the default at
+** index 2; raises an argument error naming the --set item otherwise.
+*/
+static void push_converted(lua_State *L, odbL_state *S, const odbL_set *set) {
+  const char *v = set->value;
+  switch (lua_type(L, 2)) {
+  case LUA_TNUMBER:
+    if (*v == '\0' || lua_stringtonumber(L, v) == 0)
+      luaL_argerror(L, 1, lua_pushfstring(L, "%s %s=%s: number expected for "
+                    "parameter '%s'", S->set_origin, set->key, v, set->key));
+    if (lua_isinteger(L, 2) && !lua_isinteger(L, -1)) {
+      lua_Integer i;
+      if (lua_numbertointeger(lua_tonumber(L, -1), &i) &&
+          (lua_Number)i == lua_tonumber(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushinteger(L, i);
+      }
+    } else if (!lua_isinteger(L, 2) && lua_isinteger(L, -1)) {
+      lua_Number x = (lua_Number)lua_tointeger(L, -1);
+      lua_pop(L, 1);
+      lua_pushnumber(L, x);
+    }
+    break;
+  case LUA_TBOOLEAN:
+    if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0) lua_pushboolean(L, 1);
+    else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+      lua_pushboolean(L, 0);
+    else
+      luaL_argerror(L, 1, lua_pushfstring(L, "%s %s=%s: boolean expected "
+                    "(true, false, 1, 0) for parameter '%s'", S->set_origin,
+                    set->key, v, set->key));
+    break;
+  default:
+    lua_pushstring(L, v);
+  }
+}
+
+/* Records params.<name> = the value at the top of the stack. */
+static void record_param(lua_State *L, odbL_state *S, const char *name) {
+  char key[160];
+  odb_record *c = &S->results.context;
+  odb_status st;
+  snprintf(key, sizeof key, "params.%s", name);
+  if (lua_isinteger(L, -1))
+    st = odb_record_set_int(c, key, (long long)lua_tointeger(L, -1));
+  else if (lua_type(L, -1) == LUA_TNUMBER)
+    st = odb_record_set_num(c, key, (double)lua_tonumber(L, -1));
+  else if (lua_type(L, -1) == LUA_TBOOLEAN)
+    st = odb_record_set_str(c, key, lua_toboolean(L, -1) ? "true" : "false");
+  else
+    st = odb_record_set_str(c, key, lua_tostring(L, -1));
+  odbL_check_record(L, st);
+}
+
+/* ob.param(name, default): --set value (typed like default) or default. */
+static int l_param(lua_State *L) {
+  odbL_state *S = odbL_state_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  int t = lua_type(L, 2);
+  odbL_set *set;
+  if (t != LUA_TNUMBER && t != LUA_TBOOLEAN && t != LUA_TSTRING)
+    return luaL_argerror(L, 2, lua_pushfstring(L, "default value (number, "
+                         "boolean or string) expected, got %s",
+                         luaL_typename(L, 2)));
+  lua_settop(L, 2);
+  set = find_set(S, name);
+  if (set) {
+    set->used = 1;
+    push_converted(L, S, set);
+  } else {
+    lua_pushvalue(L, 2);
+  }
+  record_param(L, S, name);
+  return 1;
+}
+
+/* }====== */
+
+/* {====== reporting */
+
+/* Pushes require("odebench.report").format. */
+static void push_report_format(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "odebench.report");
+  lua_call(L, 1, 1);
+  if (lua_getfield(L, -1, "format") != LUA_TFUNCTION)
+    luaL_error(L, "odebench.report has no function 'format'");
+  lua_remove(L, -2);
+}
+
+/*
+** ob.report(r1, r2, ...) prints a table of the given results to stdout, or
+** of every result so far when called without arguments. --quiet mutes it.
+*/
+static int l_report(lua_State *L) {
+  odbL_state *S = odbL_state_get(L);
+  int n = lua_gettop(L);
+  size_t len;
+  const char *text;
+  for (int i = 1; i <= n; ++i) luaL_checktype(L, i, LUA_TTABLE);
+  if (S->quiet) return 0;
+  push_report_format(L);
+  if (n == 0) {
+    lua_getfield(L, LUA_REGISTRYINDEX, ODBL_ROWS_KEY);
+  } else {
+    lua_createtable(L, n, 0);
+    for (int i = 1; i <= n; ++i) {
+      lua_pushvalue(L, i);
+      lua_rawseti(L, -2, i);
+    }
+  }
+  lua_call(L, 1, 1);
+  text = lua_tolstring(L, -1, &len);
+  if (text) {
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+  }
+  return 0;
+}
+
+/* ob.metric(name, value [, unit]): an event for the UI and a results row. */
+static int l_metric(lua_State *L) {
+  odbL_state *S = odbL_state_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  double value = (double)luaL_checknumber(L, 2);
+  const char *unit = luaL_optstring(L, 3, NULL);
+  odb_record *row;
+  odb_status st = ODB_OK;
+  odb_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = ODB_EV_METRIC;
+  snprintf(ev.name, sizeof ev.name, "%s", name);
+  snprintf(ev.text, sizeof ev.text, "%s", unit ? unit : "");
+  ev.value = value;
+  odb_ctx_publish(S->ctx, &ev);
+  row = odb_results_add_row(&S->results);
+  if (!row) st = ODB_FAIL(ODB_ERR_NOMEM, "results row: out of memory");
+  if (st == ODB_OK) st = odb_record_set_str(row, "kind", "metric");
+  if (st == ODB_OK) st = odb_record_set_str(row, "name", name);
+  if (st == ODB_OK) st = odb_record_set_num(row, "value", value);
+  if (st == ODB_OK && unit) st = odb_record_set_str(row, "unit", unit);
+  odbL_check_record(L, st);
+  lua_createtable(L, 0, 4);
+  lua_pushliteral(L, "metric");
+  lua_setfield(L, -2, "kind");
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "name");
+  lua_pushvalue(L, 2);
+  lua_setfield(L, -2, "value");
+  if (unit) {
+    lua_pushvalue(L, 3);
+    lua_setfield(L, -2, "unit");
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, ODBL_ROWS_KEY);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+  lua_pop(L, 1);
+  return 1;
+}
+
+/* }====== */
+
+/* {====== machine and run */
+
+static int l_list(lua_State *L) {
+  odbL_push_list(L, odbL_state_get(L)->ctx);
+  return 1;
+}
+
+/* Sets t[k] = v for an integer v (t at the top). */
+static void set_int(lua_State *L, const char *k, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* Pushes {read_1t = GB/s, ...} of the bandwidth figures. */
+static void push_bandwidth(lua_State *L, const odb_bandwidth *bw) {
+  lua_createtable(L, 0, 8);
+  lua_pushnumber(L, bw->read_1t / 1e9);
+  lua_setfield(L, -2, "read_1t");
+  lua_pushnumber(L, bw->copy_1t / 1e9);
+  lua_setfield(L, -2, "copy_1t");
+  lua_pushnumber(L, bw->read_all / 1e9);
+  lua_setfield(L, -2, "read_all");
+  lua_pushnumber(L, bw->copy_all / 1e9);
+  lua_setfield(L, -2, "copy_all");
+  set_int(L, "threads_all", bw->threads_all);
+  lua_pushstring(L, bw->measured_at);
+  lua_setfield(L, -2, "measured_at");
+  lua_pushboolean(L, bw->from_cache);
+  lua_setfield(L, -2, "from_cache");
+}
+
+/* Pushes the gpu table of the "cuda" backend, or nil. */
+static void push_gpu(lua_State *L, odb_ctx *c) {
+  odb_backend *b = odb_ctx_backend(c, "cuda");
+  odb_device_info d;
+  memset(&d, 0, sizeof d);
+  if (!b || odb_backend_query(b, &d) != ODB_OK) {
+    lua_pushnil(L);
+    return;
+  }
+  lua_createtable(L, 0, 6);
+  lua_pushstring(L, d.name);
+  lua_setfield(L, -2, "name");
+  lua_pushfstring(L, "%d.%d", d.cc_major, d.cc_minor);
+  lua_setfield(L, -2, "cc");
+  set_int(L, "sm_count", d.sm_count);
+  set_int(L, "mem_bytes", (lua_Integer)d.mem_bytes);
+  set_int(L, "runtime_version", d.runtime_version);
+  set_int(L, "driver_version", d.driver_version);
+}
+
+/*
+** ob.info([{bandwidth = false}]): CPU, caches, NUMA, GPU and bandwidth
+** (which may take a measurement of a few seconds the first time).
+*/
+static int l_info(lua_State *L) {
+  odbL_state *S = odbL_state_get(L);
+  const odb_topo *t = &S->ctx->topo;
+  const odb_bandwidth *bw = NULL;
+  int want_bw = 1;
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    static const char *const keys[] = {"bandwidth", NULL};
+    odbL_check_keys(L, 1, keys);
+    if (lua_getfield(L, 1, "bandwidth") != LUA_TNIL) want_bw = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  if (want_bw) bw = odbL_state_bandwidth(S, 1);
+  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, t->cpu_model);
+  lua_setfield(L, -2, "model");
+  set_int(L, "packages", t->packages);
+  set_int(L, "cores", t->cores);
+  set_int(L, "pus", t->pus);
+  set_int(L, "numa_nodes", t->numa_nodes);
+  lua_setfield(L, -2, "cpu");
+  lua_createtable(L, t->ncaches, 0);
+  for (int i = 0; i < t->ncaches && i < ODB_TOPO_MAX_CACHES; ++i) {
+    lua_createtable(L, 0, 5);
+    set_int(L, "level", t->caches[i].level);
+    set_int(L, "size", (lua_Integer)t->caches[i].size);
+    set_int(L, "line", t->caches[i].line);
+    set_int(L, "count", t->caches[i].count);
+    set_int(L, "sharing", t->caches[i].sharing);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "caches");
+  set_int(L, "numa_nodes", t->numa_nodes);
+  push_gpu(L, S->ctx);
+  lua_setfield(L, -2, "gpu");
+  if (bw) {
+    push_bandwidth(L, bw);
+    lua_setfield(L, -2, "bandwidth");
+  }
+  return 1;
+}
+
+static int l_seed(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)odbL_state_get(L)->ctx->seed);
+  return 1;
+}
+
+static int l_random(lua_State *L) {
+  lua_pushnumber(L, odb_rng_uniform(&odbL_state_get(L)->ctx->rng));
+  return 1;
+}
+
+/*
+** ob.finish(): under plain lua writes results.json/results.csv now and
+** returns the output directory; under the host (which writes at the end)
+** it only returns the directory.
+*/
+static int l_finish(lua_State *L) {
+  odbL_state *S = odbL_state_get(L);
+  if (!S->hosted) {
+    if (odbL_state_write(S) != ODB_OK)
+      return luaL_error(L, "cannot write results: %s", odb_last_error());
+    if (!S->results_written) odbL_warn_unused_sets(S, stderr, "odebench");
+    S->results_written = 1;
+  }
+  lua_pushstring(L, S->ctx->outdir);
+  return 1;
+}
+
+/* ob.outdir(): where results go. */
+static int l_outdir(lua_State *L) {
+  lua_pushstring(L, odbL_state_get(L)->ctx->outdir);
+  return 1;
+}
+
+/* }====== */
+
+static const luaL_Reg odb_funcs[] = {
+  {"param", l_param},
+  {"problem", odbL_problem_new},
+  {"solver", odbL_solver_new},
+  {"vector", odbL_vector_ctor},
+  {"reference", odbL_reference},
+  {"report", l_report},
+  {"metric", l_metric},
+  {"list", l_list},
+  {"info", l_info},
+  {"seed", l_seed},
+  {"random", l_random},
+  {"finish", l_finish},
+  {"outdir", l_outdir},
+  {NULL, NULL}
+};
+
+/*
+** Appends the directories of the pure-Lua helpers (source tree, then the
+** install location, both fixed at build time) to package.path, so that
+** require "odebench.report" works without LUA_PATH.
+*/
+static void add_helper_path(lua_State *L) {
+#if defined(ODBL_LUA_SRCDIR) && defined(ODBL_LUA_INSTDIR)
+  static const char extra[] =
+    ODBL_LUA_SRCDIR "/?.lua;" ODBL_LUA_INSTDIR "/?.lua";
+  const char *path;
+  if (lua_getglobal(L, "package") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_getfield(L, -1, "path");
+  path = lua_tostring(L, -1);
+  if (path && !strstr(path, extra)) {
+    lua_pushfstring(L, "%s;%s", path, extra);
+    lua_setfield(L, -3, "path");
+  }
+  lua_pop(L, 2);
+#else
+  (void)L;
+#endif
+}
+
+int luaopen_odebench(lua_State *L) {
+  luaL_checkversion(L);
+  odbL_vector_register(L);
+  odbL_problem_register(L);
+  odbL_solver_register(L);
+  add_helper_path(L);
+  luaL_newlib(L, odb_funcs);
+  lua_pushstring(L, odb_version());
+  lua_setfield(L, -2, "_VERSION");
+  return 1;
+}

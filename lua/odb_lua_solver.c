@@ -1,0 +1,560 @@
+/* odb_lua_solver.c - odebench.Solver: ob.solver, s:step, s:integrate, ob.reference. */
+#include "odb_lua.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct odbL_solver {
+  odb_solver *s;         /* NULL once closed */
+  odbL_problem *pb;      /* the problem box (also the user value, kept alive) */
+} odbL_solver;
+
+static const char *const solver_keys[] = {
+  "problem", "method", "backend", "variant", "tol", "rtol", "atol", "h",
+  "h0", "safety", "fac_min", "fac_max", "max_steps", "block", NULL
+};
+
+static const char *const integrate_keys[] = {
+  "t0", "t1", "reference", "label", NULL
+};
+
+static const char *const reference_keys[] = {
+  "t0", "t1", "method", "tol", NULL
+};
+
+/* {====== helpers */
+
+/* Never raises. Host-memory backends are read directly. */
+odb_status odbL_solver_copy_state(odb_solver *s, double *y) {
+  size_t bytes = (size_t)s->n * sizeof(double);
+  if (s->backend->host_memory) {
+    memcpy(y, s->y, bytes);
+    return ODB_OK;
+  }
+  ODB_TRY(odb_backend_sync(s->backend));
+  return s->backend->ops->to_host(s->backend, y, s->y, bytes);
+}
+
+/* "ok", "interrupted", or the status name without its ODB_ERR_ prefix in
+   lower case ("step_size"), written into buf. */
+static const char *status_label(odb_status st, char *buf, size_t len) {
+  const char *name = odb_status_name(st);
+  size_t i;
+  if (st == ODB_OK) return "ok";
+  if (strncmp(name, "ODB_ERR_", 8) == 0) name += 8;
+  else if (strncmp(name, "ODB_", 4) == 0) name += 4;
+  for (i = 0; name[i] && i + 1 < len; ++i)
+    buf[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+  buf[i] = '\0';
+  return buf;
+}
+
+/*
+** Raises the error of a failed engine call whose message was copied into
+** msg; ODB_INTERRUPTED raises the bare string "interrupted" (no position),
+** which the host recognizes.
+*/
+static int raise_status(lua_State *L, odb_status st, const char *msg) {
+  if (st == ODB_INTERRUPTED) {
+    lua_pushliteral(L, "interrupted");
+    return lua_error(L);
+  }
+  return luaL_error(L, "%s", msg && *msg ? msg : odb_status_str(st));
+}
+
+/* A number for messages, as C's %.14g writes it ("1", "0.5", "1e-06"). */
+static const char *fmt_num(double v, char *buf, size_t len) {
+  snprintf(buf, len, "%.14g", v);
+  return buf;
+}
+
+/* Raises "t1 (a) must be greater than <what> (b)" for argument arg. */
+static int order_error(lua_State *L, int arg, double t1, const char *what,
+                       double t0) {
+  char a[32], b[32];
+  return luaL_argerror(L, arg, lua_pushfstring(L, "t1 (%s) must be greater "
+                       "than %s (%s)", fmt_num(t1, a, sizeof a), what,
+                       fmt_num(t0, b, sizeof b)));
+}
+
+/* Copies the detail of the last failure (or the status text) into msg. */
+static void copy_error(odb_status st, char *msg, size_t len) {
+  const char *e = odb_last_error();
+  snprintf(msg, len, "%s", e && *e ? e : odb_status_str(st));
+}
+
+/* The open solver at idx (an argument error when closed). */
+static odbL_solver *check_solver(lua_State *L, int idx) {
+  odbL_solver *box = luaL_checkudata(L, idx, ODBL_SOLVER);
+  if (!box->s) luaL_argerror(L, idx, "the solver is closed");
+  return box;
+}
+
+/* }====== */
+
+/* {====== ob.solver */
+
+/* Reads the numeric options of the table at 1 into o; raises on bad ones. */
+static void read_opts(lua_State *L, odb_solver_opts *o) {
+  double v;
+  long long iv;
+  memset(o, 0, sizeof *o);
+  if (odbL_opt_number(L, 1, "tol", &v)) {
+    if (!(v > 0)) luaL_argerror(L, 1, "field 'tol': must be positive");
+    o->rtol = o->atol = v;
+  }
+  if (odbL_opt_number(L, 1, "rtol", &o->rtol) && !(o->rtol > 0))
+    luaL_argerror(L, 1, "field 'rtol': must be positive");
+  if (odbL_opt_number(L, 1, "atol", &o->atol) && !(o->atol > 0))
+    luaL_argerror(L, 1, "field 'atol': must be positive");
+  if (odbL_opt_number(L, 1, "h", &o->h_fixed) && !(o->h_fixed > 0))
+    luaL_argerror(L, 1, "field 'h': must be positive");
+  if (odbL_opt_number(L, 1, "h0", &o->h0) && !(o->h0 > 0))
+    luaL_argerror(L, 1, "field 'h0': must be positive");
+  if (odbL_opt_number(L, 1, "safety", &o->safety) &&
+      !(o->safety > 0 && o->safety <= 1))
+    luaL_argerror(L, 1, "field 'safety': must be in (0, 1]");
+  if (odbL_opt_number(L, 1, "fac_min", &o->fac_min) &&
+      !(o->fac_min > 0 && o->fac_min < 1))
+    luaL_argerror(L, 1, "field 'fac_min': must be in (0, 1)");
+  if (odbL_opt_number(L, 1, "fac_max", &o->fac_max) && !(o->fac_max > 1))
+    luaL_argerror(L, 1, "field 'fac_max': must be greater than 1");
+  if (odbL_opt_integer(L, 1, "max_steps", &iv)) {
+    if (iv <= 0) luaL_argerror(L, 1, "field 'max_steps': must be positive");
+    o->max_steps = (long)iv;
+  }
+  if (odbL_opt_integer(L, 1, "block", &iv)) {
+    if (iv < 0) luaL_argerror(L, 1, "field 'block': must not be negative");
+    o->block = (long)iv;
+  }
+}
+
+/* Looks up a backend; the error lists the registered ones and the notes on
+   the missing ones. Raises. */
+static odb_backend *check_backend(lua_State *L, odb_ctx *ctx,
+                                  const char *name) {
+  odb_backend *b = NULL;
+  luaL_Buffer buf;
+  if (odb_ctx_lookup_backend(ctx, name, &b) == ODB_OK) return b;
+  luaL_buffinit(L, &buf);
+  luaL_addstring(&buf, odb_last_error());
+  for (int i = 0, first = 1; i < ctx->nnotes; ++i) {
+    if (strstr(odb_last_error(), ctx->backend_notes[i])) continue;
+    luaL_addstring(&buf, first ? "; not available: " : "; ");
+    luaL_addstring(&buf, ctx->backend_notes[i]);
+    first = 0;
+  }
+  luaL_pushresult(&buf);
+  luaL_argerror(L, 1, lua_tostring(L, -1));
+  return NULL;
+}
+
+/*
+** ob.solver{problem = p, method = ..., ...}. Everything that may raise
+** happens before odb_solver_create; afterwards only the box is filled.
+*/
+int odbL_solver_new(lua_State *L) {
+  odbL_state *S = odbL_state_get(L);
+  odbL_problem *pb;
+  odbL_solver *box;
+  const odb_method *m;
+  odb_backend *b;
+  odb_solver *s = NULL;
+  odb_solver_opts o;
+  const char *method, *backend, *variant;
+  odb_status st;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  odbL_check_keys(L, 1, solver_keys);
+  if (lua_getfield(L, 1, "problem") == LUA_TNIL)
+    luaL_argerror(L, 1, "field 'problem' is required");
+  pb = luaL_testudata(L, 2, ODBL_PROBLEM);
+  if (!pb) odbL_field_error(L, 1, "problem", ODBL_PROBLEM, 2);
+  if (pb->closed || !pb->p) luaL_argerror(L, 1, "field 'problem': the problem is closed");
+  method = odbL_opt_string(L, 1, "method", "dopri5");
+  backend = odbL_opt_string(L, 1, "backend", "auto");
+  variant = odbL_opt_string(L, 1, "variant", "auto");
+  read_opts(L, &o);
+  if (odb_method_lookup(method, &m) != ODB_OK)
+    luaL_argerror(L, 1, odb_last_error());
+  b = check_backend(L, S->ctx, backend);
+  box = lua_newuserdatauv(L, sizeof *box, 1);
+  memset(box, 0, sizeof *box);
+  luaL_setmetatable(L, ODBL_SOLVER);
+  lua_pushvalue(L, 2);
+  lua_setiuservalue(L, -2, 1);
+  st = odb_solver_create(S->ctx, pb->p, m, b, variant, &o, &s);
+  if (st != ODB_OK) luaL_argerror(L, 1, odb_last_error());
+  box->s = s;
+  box->pb = pb;
+  pb->refs++;
+  return 1;
+}
+
+/* }====== */
+
+/* {====== methods */
+
+/* s:step([h]): one step (fixed size h, or adaptive when h is absent). */
+static int solver_step(lua_State *L) {
+  odbL_solver *box = check_solver(L, 1);
+  double h = (double)luaL_optnumber(L, 2, 0.0);
+  odb_solve_stats info;
+  odb_status st;
+  char msg[512];
+  if (h < 0 || isnan(h)) luaL_argerror(L, 2, "step size must be positive");
+  memset(&info, 0, sizeof info);
+  st = odb_solver_step(box->s, h, &info);
+  if (st != ODB_OK) {
+    copy_error(st, msg, sizeof msg);
+    return raise_status(L, st, msg);
+  }
+  lua_createtable(L, 0, 5);
+  lua_pushnumber(L, info.t);
+  lua_setfield(L, -2, "t");
+  lua_pushnumber(L, info.h);
+  lua_setfield(L, -2, "h");
+  lua_pushnumber(L, info.err_last);
+  lua_setfield(L, -2, "err");
+  lua_pushinteger(L, info.accepted);
+  lua_setfield(L, -2, "accepted");
+  lua_pushinteger(L, info.rejected);
+  lua_setfield(L, -2, "rejected");
+  return 1;
+}
+
+/* Writes one field into the result table at tidx and into the results row. */
+typedef struct row_out {
+  lua_State *L;
+  int tidx;
+  odb_record *row;
+  odb_status st;
+} row_out;
+
+static void put_num(row_out *w, const char *k, double v) {
+  lua_pushnumber(w->L, v);
+  lua_setfield(w->L, w->tidx, k);
+  if (w->st == ODB_OK) w->st = odb_record_set_num(w->row, k, v);
+}
+
+static void put_int(row_out *w, const char *k, long long v) {
+  lua_pushinteger(w->L, (lua_Integer)v);
+  lua_setfield(w->L, w->tidx, k);
+  if (w->st == ODB_OK) w->st = odb_record_set_int(w->row, k, v);
+}
+
+static void put_str(row_out *w, const char *k, const char *v) {
+  lua_pushstring(w->L, v);
+  lua_setfield(w->L, w->tidx, k);
+  if (w->st == ODB_OK) w->st = odb_record_set_str(w->row, k, v);
+}
+
+/* Appends the table at idx to the run's list of result tables. */
+static void remember_row(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_getfield(L, LUA_REGISTRYINDEX, ODBL_ROWS_KEY);
+  lua_pushvalue(L, idx);
+  lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+  lua_pop(L, 1);
+}
+
+/* What one integrate call did, gathered before anything is pushed. */
+typedef struct solve_figures {
+  odb_solve_stats st;
+  double t0, t1;
+  const char *label;
+  int have_err;
+  double err;
+  const odb_bandwidth *bw;
+} solve_figures;
+
+/* Pushes the result table and records the same fields as a results row. */
+static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
+                        const solve_figures *f) {
+  const odb_solve_stats *st = &f->st;
+  double bytes = st->rbytes + st->wbytes;
+  char sbuf[32];
+  row_out w;
+  lua_createtable(L, 0, 28);
+  w.L = L;
+  w.tidx = lua_gettop(L);
+  w.row = odb_results_add_row(&S->results);
+  w.st = w.row ? ODB_OK : ODB_FAIL(ODB_ERR_NOMEM, "results row: out of memory");
+  put_str(&w, "kind", "solve");
+  put_str(&w, "label", f->label);
+  put_str(&w, "problem", s->problem->type->name);
+  put_str(&w, "method", s->method->name);
+  put_str(&w, "variant", s->variant->name);
+  put_str(&w, "backend", s->backend->ops->name);
+  put_int(&w, "n", s->n);
+  put_int(&w, "d", s->problem->d);
+  put_num(&w, "t0", f->t0);
+  put_num(&w, "t1", f->t1);
+  if (s->opts.h_fixed > 0) put_num(&w, "h_fixed", s->opts.h_fixed);
+  else {
+    put_num(&w, "rtol", s->opts.rtol);
+    put_num(&w, "atol", s->opts.atol);
+  }
+  put_str(&w, "status", status_label(st->status, sbuf, sizeof sbuf));
+  put_int(&w, "steps", st->steps);
+  put_int(&w, "accepted", st->accepted);
+  put_int(&w, "rejected", st->rejected);
+  put_int(&w, "nfev", st->nfev);
+  put_num(&w, "seconds", st->seconds);
+  if (st->steps > 0) put_num(&w, "time_per_step", st->seconds / (double)st->steps);
+  if (st->seconds > 0) {
+    put_num(&w, "gbs", bytes / st->seconds / 1e9);
+    put_num(&w, "gflops", st->flops / st->seconds / 1e9);
+    if (f->bw)
+      put_num(&w, "floor_pct", 100.0 * odb_bandwidth_floor_seconds(
+              f->bw, st->rbytes, st->wbytes) / st->seconds);
+  }
+  put_num(&w, "bytes", bytes);
+  put_num(&w, "t", st->t);
+  put_num(&w, "h", st->h);
+  if (f->have_err) put_num(&w, "err", f->err);
+  odbL_check_record(L, w.st);
+  remember_row(L, -1);
+}
+
+/*
+** s:integrate{t0 =, t1 =, reference =, label =}. The engine call runs with
+** nothing Lua-side pending; the row is recorded before any error is raised.
+*/
+static int solver_integrate(lua_State *L) {
+  odbL_solver *box = check_solver(L, 1);
+  odbL_state *S = odbL_state_get(L);
+  odb_solver *s = box->s;
+  odbL_vector *ref = NULL, *y = NULL;
+  solve_figures f;
+  int has_t0;
+  double start;
+  odb_status st;
+  char msg[512];
+  memset(&f, 0, sizeof f);
+  if (lua_isnoneornil(L, 2)) {
+    lua_settop(L, 1);
+    lua_newtable(L);
+  }
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  odbL_check_keys(L, 2, integrate_keys);
+  has_t0 = odbL_opt_number(L, 2, "t0", &f.t0);
+  if (!odbL_opt_number(L, 2, "t1", &f.t1)) f.t1 = s->problem->t1;
+  f.label = odbL_opt_string(L, 2, "label", s->problem->label);
+  if (lua_getfield(L, 2, "reference") != LUA_TNIL) {
+    ref = luaL_testudata(L, -1, ODBL_VECTOR);
+    if (!ref || ref->closed) odbL_field_error(L, 2, "reference", ODBL_VECTOR, -1);
+    if (ref->n != s->n)
+      luaL_argerror(L, 2, lua_pushfstring(L, "field 'reference': Vector of "
+                    "length %I expected, got length %I", (lua_Integer)s->n,
+                    (lua_Integer)ref->n));
+    y = odbL_vector_new(L, s->n);   /* scratch for the state, made now */
+  }
+  start = has_t0 ? f.t0 : s->t;
+  if (!(f.t1 > start))
+    order_error(L, 2, f.t1, has_t0 ? "t0" : "the current time", start);
+  if (has_t0) odb_solver_reset(s, f.t0);
+  f.t0 = s->t;
+  st = odb_solver_integrate(s, f.t1, &f.st);
+  f.st.status = st;
+  if (st != ODB_OK) copy_error(st, msg, sizeof msg);
+  if (ref && st == ODB_OK && odbL_solver_copy_state(s, y->v) == ODB_OK) {
+    f.have_err = 1;
+    f.err = odbL_max_rel_err(y->v, ref->v, s->n);
+  }
+  f.bw = odbL_state_bandwidth(S, st == ODB_OK);
+  push_result(L, S, s, &f);
+  if (st != ODB_OK) return raise_status(L, st, msg);
+  return 1;
+}
+
+/* s:state(): a copy of the current solution. */
+static int solver_state(lua_State *L) {
+  odbL_solver *box = check_solver(L, 1);
+  odbL_vector *v = odbL_vector_new(L, box->s->n);
+  odb_status st = odbL_solver_copy_state(box->s, v->v);
+  char msg[512];
+  if (st != ODB_OK) {
+    copy_error(st, msg, sizeof msg);
+    return raise_status(L, st, msg);
+  }
+  return 1;
+}
+
+/* s:set_state(vector_or_table [, t]). */
+static int solver_set_state(lua_State *L) {
+  odbL_solver *box = check_solver(L, 1);
+  odb_solver *s = box->s;
+  const double *y;
+  double t = (double)luaL_optnumber(L, 3, s->t);
+  odbL_vector *v = luaL_testudata(L, 2, ODBL_VECTOR);
+  if (v) {
+    if (v->closed) luaL_argerror(L, 2, "the vector is closed");
+  } else {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    if (luaL_len(L, 2) != s->n)
+      luaL_argerror(L, 2, lua_pushfstring(L, "table of %I numbers expected, "
+                    "got %I", (lua_Integer)s->n, (lua_Integer)luaL_len(L, 2)));
+    lua_pushcfunction(L, odbL_vector_ctor);
+    lua_pushvalue(L, 2);
+    lua_call(L, 1, 1);
+    v = lua_touserdata(L, -1);
+  }
+  if (v->n != s->n)
+    luaL_argerror(L, 2, lua_pushfstring(L, "Vector of length %I expected, "
+                  "got length %I", (lua_Integer)s->n, (lua_Integer)v->n));
+  y = v->v;
+  odb_solver_set_state(s, t, y);
+  return 0;
+}
+
+/* __close, __gc and s:close(): idempotent. */
+static int solver_close(lua_State *L) {
+  odbL_solver *box = luaL_checkudata(L, 1, ODBL_SOLVER);
+  if (box->s) {
+    odb_solver_destroy(box->s);
+    box->s = NULL;
+    odbL_problem_release(box->pb);
+    box->pb = NULL;
+  }
+  return 0;
+}
+
+static int solver_tostring(lua_State *L) {
+  odbL_solver *box = luaL_checkudata(L, 1, ODBL_SOLVER);
+  const odb_solver *s = box->s;
+  if (!s) lua_pushliteral(L, "odebench.Solver(closed)");
+  else
+    lua_pushfstring(L, "odebench.Solver(%s, %s, %s/%s, t=%f)",
+                    s->problem->label, s->method->name, s->variant->name,
+                    s->backend->ops->name, (lua_Number)s->t);
+  return 1;
+}
+
+/* Methods first, then fields (t, n, method, variant, backend, problem). */
+static int solver_index(lua_State *L) {
+  odbL_solver *box = luaL_checkudata(L, 1, ODBL_SOLVER);
+  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  const odb_solver *s;
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL || !k) return 1;
+  if (!box->s) luaL_error(L, "attempt to use a closed solver");
+  s = box->s;
+  if (strcmp(k, "t") == 0) lua_pushnumber(L, s->t);
+  else if (strcmp(k, "n") == 0) lua_pushinteger(L, (lua_Integer)s->n);
+  else if (strcmp(k, "method") == 0) lua_pushstring(L, s->method->name);
+  else if (strcmp(k, "variant") == 0) lua_pushstring(L, s->variant->name);
+  else if (strcmp(k, "backend") == 0) lua_pushstring(L, s->backend->ops->name);
+  else if (strcmp(k, "h") == 0) lua_pushnumber(L, s->h_next);
+  else if (strcmp(k, "problem") == 0) lua_getiuservalue(L, 1, 1);
+  else lua_pushnil(L);
+  return 1;
+}
+
+/* }====== */
+
+/* {====== ob.reference */
+
+/* The cache key of a reference solution; pushes it. */
+static const char *push_ref_key(lua_State *L, const odb_problem *p, double t0,
+                                double t1, const char *method, double tol) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s|%.17g|%.17g|%s|%.17g", p->label, t0, t1,
+           method, tol);
+  return lua_pushstring(L, buf);
+}
+
+/*
+** ob.reference(problem, {t0 =, t1 =, method = "verner65", tol = 1e-12}):
+** a high-accuracy solution at t1 on the CPU. Cached per run; callers get a
+** copy so that changing it cannot spoil the cache. No results row.
+*/
+int odbL_reference(lua_State *L) {
+  odbL_state *S = odbL_state_get(L);
+  odbL_problem *pb = odbL_problem_check(L, 1);
+  const odb_problem *p = pb->p;
+  const char *method;
+  double t0 = p->t0, t1 = p->t1, tol = 1e-12;
+  const odb_method *m;
+  odb_solver_opts o;
+  odb_solver *s = NULL;
+  odb_solve_stats stats;
+  odbL_vector *out, *copy;
+  odb_status st;
+  char msg[512];
+  if (lua_isnoneornil(L, 2)) {
+    lua_settop(L, 1);
+    lua_newtable(L);
+  }
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  odbL_check_keys(L, 2, reference_keys);
+  odbL_opt_number(L, 2, "t0", &t0);
+  odbL_opt_number(L, 2, "t1", &t1);
+  method = odbL_opt_string(L, 2, "method", "verner65");
+  if (odbL_opt_number(L, 2, "tol", &tol) && !(tol > 0))
+    luaL_argerror(L, 2, "field 'tol': must be positive");
+  if (!(t1 > t0)) order_error(L, 2, t1, "t0", t0);
+  if (odb_method_lookup(method, &m) != ODB_OK)
+    luaL_argerror(L, 2, odb_last_error());
+  push_ref_key(L, p, t0, t1, method, tol);                        /* 3 */
+  lua_getfield(L, LUA_REGISTRYINDEX, ODBL_REFCACHE_KEY);          /* 4 */
+  lua_pushvalue(L, 3);
+  if (lua_rawget(L, 4) == LUA_TUSERDATA) {                        /* 5 */
+    out = lua_touserdata(L, 5);
+    copy = odbL_vector_new(L, out->n);
+    memcpy(copy->v, out->v, (size_t)out->n * sizeof(double));
+    return 1;
+  }
+  lua_pop(L, 1);
+  out = odbL_vector_new(L, p->n);                                 /* 5 */
+  memset(&o, 0, sizeof o);
+  o.rtol = o.atol = tol;
+  st = odb_solver_create(S->ctx, p, m, odb_ctx_backend(S->ctx, "cpu"), "auto",
+                         &o, &s);
+  if (st == ODB_OK) {
+    odb_solver_reset(s, t0);
+    st = odb_solver_integrate(s, t1, &stats);
+    if (st == ODB_OK) st = odbL_solver_copy_state(s, out->v);
+  }
+  if (st != ODB_OK) copy_error(st, msg, sizeof msg);
+  if (s) odb_solver_destroy(s);
+  if (st == ODB_INTERRUPTED) return raise_status(L, st, msg);
+  if (st != ODB_OK) return luaL_error(L, "reference solution failed: %s", msg);
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 5);
+  lua_rawset(L, 4);
+  copy = odbL_vector_new(L, out->n);
+  memcpy(copy->v, out->v, (size_t)out->n * sizeof(double));
+  return 1;
+}
+
+/* }====== */
+
+static const luaL_Reg solver_methods[] = {
+  {"step", solver_step},
+  {"integrate", solver_integrate},
+  {"state", solver_state},
+  {"set_state", solver_set_state},
+  {"close", solver_close},
+  {NULL, NULL}
+};
+
+static const luaL_Reg solver_meta[] = {
+  {"__gc", solver_close},
+  {"__close", solver_close},
+  {"__tostring", solver_tostring},
+  {NULL, NULL}
+};
+
+void odbL_solver_register(lua_State *L) {
+  if (luaL_newmetatable(L, ODBL_SOLVER)) {
+    luaL_setfuncs(L, solver_meta, 0);
+    luaL_newlib(L, solver_methods);
+    lua_pushcclosure(L, solver_index, 1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+}

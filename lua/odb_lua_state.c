@@ -1,0 +1,255 @@
+/* odb_lua_state.c - the run state of a lua_State: context, results, --set values. */
+#include "odb_lua.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "odb_kernels.h"
+
+/* Frees everything the state owns; safe to call twice. */
+static void state_free(odbL_state *S) {
+  if (S->ctx) odb_ctx_destroy(S->ctx);
+  S->ctx = NULL;
+  odb_results_free(&S->results);
+  odb_results_init(&S->results);
+  for (int i = 0; i < S->nsets; ++i) {
+    free(S->sets[i].key);
+    free(S->sets[i].value);
+  }
+  free(S->sets);
+  S->sets = NULL;
+  S->nsets = 0;
+}
+
+/* __gc of the state userdata: runs at lua_close, after every solver's. */
+static int state_gc(lua_State *L) {
+  state_free(luaL_checkudata(L, 1, ODBL_STATE));
+  return 0;
+}
+
+/* Never raises: a plain registry lookup with a type test. */
+odbL_state *odbL_state_peek(lua_State *L) {
+  odbL_state *S;
+  lua_getfield(L, LUA_REGISTRYINDEX, ODBL_STATE_KEY);
+  S = luaL_testudata(L, -1, ODBL_STATE);
+  lua_pop(L, 1);
+  return S;
+}
+
+/*
+** Adds "key=value" to S->sets (a later key replaces an earlier one).
+** Raises for an item without '=' or with an empty key.
+*/
+static void add_set(lua_State *L, odbL_state *S, const char *item) {
+  const char *eq = strchr(item, '=');
+  char *key, *value;
+  odbL_set *grown;
+  if (!eq || eq == item)
+    luaL_error(L, "%s item '%s': key=value expected", S->set_origin, item);
+  key = strndup(item, (size_t)(eq - item));
+  value = strdup(eq + 1);
+  if (!key || !value) goto nomem;
+  for (int i = 0; i < S->nsets; ++i) {
+    if (strcmp(S->sets[i].key, key) == 0) {
+      free(S->sets[i].value);
+      S->sets[i].value = value;
+      free(key);
+      return;
+    }
+  }
+  grown = realloc(S->sets, (size_t)(S->nsets + 1) * sizeof *grown);
+  if (!grown) goto nomem;
+  S->sets = grown;
+  S->sets[S->nsets].key = key;
+  S->sets[S->nsets].value = value;
+  S->sets[S->nsets].used = 0;
+  S->nsets++;
+  return;
+nomem:
+  free(key);
+  free(value);
+  luaL_error(L, "out of memory");
+}
+
+/* Stores an empty table in the registry under key. */
+static void new_registry_table(lua_State *L, const char *key) {
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, key);
+}
+
+/*
+** The state userdata is anchored in the registry before anything that can
+** fail, so a raised error leaves it for __gc to clean up.
+*/
+odbL_state *odbL_state_open(lua_State *L, const odbL_config *cfg) {
+  odbL_state *S;
+  odb_ctx_opts o;
+  odb_status st;
+  if (odbL_state_peek(L)) luaL_error(L, "odebench: the run state exists already");
+  S = lua_newuserdatauv(L, sizeof *S, 0);
+  memset(S, 0, sizeof *S);
+  odb_results_init(&S->results);
+  if (luaL_newmetatable(L, ODBL_STATE)) {
+    lua_pushcfunction(L, state_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, ODBL_STATE_KEY);
+  S->hosted = cfg->hosted;
+  S->quiet = cfg->quiet;
+  S->set_origin = cfg->set_origin ? cfg->set_origin : "--set";
+  for (int i = 0; i < cfg->nsets; ++i) add_set(L, S, cfg->sets[i]);
+  memset(&o, 0, sizeof o);
+  o.seed = cfg->seed;
+  o.outdir = cfg->outdir;
+  o.log_level = ODB_LOG_INFO;
+  st = odb_ctx_create(&o, &S->ctx);
+  if (st != ODB_OK)
+    luaL_error(L, "cannot create the odebench context: %s", odb_last_error());
+  if (odb_kernels_register(S->ctx) != ODB_OK)
+    odb_ctx_log(S->ctx, ODB_LOG_WARN, "GPU backends: %s", odb_last_error());
+  odbL_check_record(L, odbL_context_fill(S));
+  new_registry_table(L, ODBL_ROWS_KEY);
+  new_registry_table(L, ODBL_REFCACHE_KEY);
+  return S;
+}
+
+/* Basename of the global arg[0] without ".lua", or "lua"; pushes it. */
+static const char *push_script_name(lua_State *L) {
+  const char *s = NULL, *base, *dot;
+  int top = lua_gettop(L);
+  if (lua_getglobal(L, "arg") == LUA_TTABLE &&
+      lua_rawgeti(L, -1, 0) == LUA_TSTRING)
+    s = lua_tostring(L, -1);
+  if (!s || !*s) {
+    lua_pushliteral(L, "lua");
+  } else {
+    base = strrchr(s, '/');
+    base = base ? base + 1 : s;
+    dot = strrchr(base, '.');
+    if (dot && dot > base && strcmp(dot, ".lua") == 0)
+      lua_pushlstring(L, base, (size_t)(dot - base));
+    else
+      lua_pushstring(L, base);
+  }
+  lua_replace(L, top + 1);   /* the name replaces arg; drop arg[0] */
+  lua_settop(L, top + 1);
+  return lua_tostring(L, -1);
+}
+
+/* "runs/<YYYYmmdd-HHMMSS>-<name>" in local time; pushes it. */
+static const char *push_default_outdir(lua_State *L, const char *name) {
+  char stamp[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return lua_pushfstring(L, "runs/%s-%s", stamp, name);
+}
+
+/* Parses ODEBENCH_SEED; raises for anything but a non-negative integer. */
+static uint64_t env_seed(lua_State *L) {
+  const char *s = getenv("ODEBENCH_SEED");
+  char *end;
+  unsigned long long v;
+  if (!s || !*s) return 42;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (*s == '-' || *end != '\0' || errno != 0)
+    luaL_error(L, "ODEBENCH_SEED=%s: non-negative integer expected", s);
+  return (uint64_t)v;
+}
+
+/*
+** Splits ODEBENCH_SET ("k=v,k2=v2", empty items skipped) into strings kept
+** on the Lua stack; fills items[] with pointers to them. Returns the count.
+*/
+static int push_env_sets(lua_State *L, const char **items, int max) {
+  const char *s = getenv("ODEBENCH_SET");
+  int n = 0;
+  if (!s) return 0;
+  while (*s) {
+    const char *comma = strchr(s, ',');
+    size_t len = comma ? (size_t)(comma - s) : strlen(s);
+    if (len > 0) {
+      if (n == max) luaL_error(L, "ODEBENCH_SET: more than %d items", max);
+      luaL_checkstack(L, 2, "ODEBENCH_SET");
+      items[n++] = lua_pushlstring(L, s, len);
+    }
+    s += len;
+    if (*s == ',') ++s;
+  }
+  return n;
+}
+
+/* Lazy creation for plain lua5.4 (no host): everything from the environment. */
+odbL_state *odbL_state_get(lua_State *L) {
+  odbL_state *S = odbL_state_peek(L);
+  const char *items[64];
+  const char *outdir;
+  odbL_config cfg;
+  int top;
+  if (S) return S;
+  top = lua_gettop(L);
+  memset(&cfg, 0, sizeof cfg);
+  cfg.seed = env_seed(L);
+  outdir = getenv("ODEBENCH_OUT");
+  if (!outdir || !*outdir) outdir = push_default_outdir(L, push_script_name(L));
+  cfg.outdir = outdir;
+  cfg.set_origin = "ODEBENCH_SET";
+  cfg.nsets = push_env_sets(L, items, 64);
+  cfg.sets = items;
+  S = odbL_state_open(L, &cfg);
+  if (getenv("ODEBENCH_QUIET")) S->quiet = 1;
+  lua_settop(L, top);
+  return S;
+}
+
+/* Assumes S->ctx is set. Records bandwidth.* the first time it succeeds. */
+const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
+  odb_record *c = &S->results.context;
+  if (S->have_bw) return &S->bw;
+  if (S->bw_failed || !allow_measure) return NULL;
+  if (odb_bandwidth_get(&S->ctx->topo, 0, &S->bw) != ODB_OK) {
+    S->bw_failed = 1;
+    odb_ctx_log(S->ctx, ODB_LOG_WARN, "memory bandwidth unknown: %s",
+                odb_last_error());
+    if (!S->hosted)
+      fprintf(stderr, "odebench: warning: memory bandwidth unknown: %s\n",
+              odb_last_error());
+    return NULL;
+  }
+  S->have_bw = 1;
+  odb_record_set_num(c, "bandwidth.read_1t", S->bw.read_1t / 1e9);
+  odb_record_set_num(c, "bandwidth.copy_1t", S->bw.copy_1t / 1e9);
+  odb_record_set_num(c, "bandwidth.read_all", S->bw.read_all / 1e9);
+  odb_record_set_num(c, "bandwidth.copy_all", S->bw.copy_all / 1e9);
+  odb_record_set_int(c, "bandwidth.threads_all", S->bw.threads_all);
+  odb_record_set_num(c, "bandwidth.array_bytes", S->bw.array_bytes);
+  odb_record_set_str(c, "bandwidth.measured_at", S->bw.measured_at);
+  odb_record_set_int(c, "bandwidth.from_cache", S->bw.from_cache);
+  return &S->bw;
+}
+
+/* Raises with the recorded detail when st is not ODB_OK. */
+void odbL_check_record(lua_State *L, odb_status st) {
+  if (st != ODB_OK)
+    luaL_error(L, "cannot record results: %s", odb_last_error());
+}
+
+odb_status odbL_state_write(odbL_state *S) {
+  return odb_results_write(&S->results, S->ctx->outdir);
+}
+
+/* One line per unused key, so a typo in --set does not go unnoticed. */
+void odbL_warn_unused_sets(const odbL_state *S, FILE *f, const char *prog) {
+  for (int i = 0; i < S->nsets; ++i) {
+    if (S->sets[i].used) continue;
+    fprintf(f, "%s: warning: %s %s=%s was never used by the scenario "
+            "(no ob.param(\"%s\", ...))\n", prog, S->set_origin,
+            S->sets[i].key, S->sets[i].value, S->sets[i].key);
+  }
+}

@@ -1,0 +1,203 @@
+/* odb_lua_vector.c - odebench.Vector: a fixed-length array of doubles. */
+#include "odb_lua.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Largest length a Vector may have (keeps the byte count far from overflow). */
+#define VECTOR_MAX_N ((long)(((size_t)1 << 40) / sizeof(double)))
+
+/* Assumes 0 <= n <= VECTOR_MAX_N (callers check). Values start at zero. */
+odbL_vector *odbL_vector_new(lua_State *L, long n) {
+  size_t bytes = sizeof(odbL_vector) + (size_t)n * sizeof(double);
+  odbL_vector *v = lua_newuserdatauv(L, bytes, 0);
+  v->n = n;
+  v->closed = 0;
+  memset(v->v, 0, (size_t)n * sizeof(double));
+  luaL_setmetatable(L, ODBL_VECTOR);
+  return v;
+}
+
+odbL_vector *odbL_vector_check(lua_State *L, int idx) {
+  odbL_vector *v = luaL_checkudata(L, idx, ODBL_VECTOR);
+  if (v->closed) luaL_argerror(L, idx, "the vector is closed");
+  return v;
+}
+
+/* A zero b gives the absolute error, so the result is always finite for
+   finite inputs. */
+double odbL_max_rel_err(const double *a, const double *b, long n) {
+  double num = 0.0, den = 0.0;
+  for (long i = 0; i < n; ++i) {
+    double d = fabs(a[i] - b[i]), m = fabs(b[i]);
+    if (d > num || isnan(d)) num = d;
+    if (m > den) den = m;
+  }
+  return den > 0.0 ? num / den : num;
+}
+
+/* 1-based index at idx converted to 0-based; raises when out of range. */
+static long check_index(lua_State *L, const odbL_vector *v, int idx) {
+  int isint = 0;
+  lua_Integer i = lua_tointegerx(L, idx, &isint);
+  if (!isint)
+    luaL_error(L, "Vector index must be an integer, got %s",
+               luaL_typename(L, idx));
+  if (i < 1 || i > v->n)
+    luaL_error(L, "Vector index %I out of range [1, %I]", i,
+               (lua_Integer)v->n);
+  return (long)(i - 1);
+}
+
+/* v[i] for integers, methods for strings. */
+static int vector_index(lua_State *L) {
+  odbL_vector *v = luaL_checkudata(L, 1, ODBL_VECTOR);
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    return 1;
+  }
+  if (v->closed) luaL_error(L, "attempt to use a closed Vector");
+  lua_pushnumber(L, v->v[check_index(L, v, 2)]);
+  return 1;
+}
+
+static int vector_newindex(lua_State *L) {
+  odbL_vector *v = luaL_checkudata(L, 1, ODBL_VECTOR);
+  long i;
+  if (v->closed) luaL_error(L, "attempt to use a closed Vector");
+  i = check_index(L, v, 2);
+  v->v[i] = (double)luaL_checknumber(L, 3);
+  return 0;
+}
+
+static int vector_len(lua_State *L) {
+  odbL_vector *v = luaL_checkudata(L, 1, ODBL_VECTOR);
+  lua_pushinteger(L, v->closed ? 0 : v->n);
+  return 1;
+}
+
+/* Shows the length and up to the first four values. */
+static int vector_tostring(lua_State *L) {
+  odbL_vector *v = luaL_checkudata(L, 1, ODBL_VECTOR);
+  luaL_Buffer b;
+  if (v->closed) {
+    lua_pushliteral(L, "odebench.Vector(closed)");
+    return 1;
+  }
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "odebench.Vector(n=%I", (lua_Integer)v->n);
+  luaL_addvalue(&b);
+  for (long i = 0; i < v->n && i < 4; ++i) {
+    lua_pushfstring(L, "%s%f", i ? ", " : ": ", (lua_Number)v->v[i]);
+    luaL_addvalue(&b);
+  }
+  luaL_addstring(&b, v->n > 4 ? ", ...)" : ")");
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* __close and __gc: the memory is Lua's; closing only forbids further use. */
+static int vector_close(lua_State *L) {
+  odbL_vector *v = luaL_checkudata(L, 1, ODBL_VECTOR);
+  v->closed = 1;
+  return 0;
+}
+
+/* v:max_rel_err(ref): max |v - ref| / max |ref|. */
+static int vector_max_rel_err(lua_State *L) {
+  odbL_vector *a = odbL_vector_check(L, 1);
+  odbL_vector *b = odbL_vector_check(L, 2);
+  if (a->n != b->n)
+    return luaL_argerror(L, 2, lua_pushfstring(L,
+                         "Vector of length %I expected, got length %I",
+                         (lua_Integer)a->n, (lua_Integer)b->n));
+  lua_pushnumber(L, odbL_max_rel_err(a->v, b->v, a->n));
+  return 1;
+}
+
+static int vector_norm_inf(lua_State *L) {
+  odbL_vector *v = odbL_vector_check(L, 1);
+  double m = 0.0;
+  for (long i = 0; i < v->n; ++i)
+    if (fabs(v->v[i]) > m || isnan(v->v[i])) m = fabs(v->v[i]);
+  lua_pushnumber(L, m);
+  return 1;
+}
+
+static int vector_totable(lua_State *L) {
+  odbL_vector *v = odbL_vector_check(L, 1);
+  lua_createtable(L, v->n < INT32_MAX ? (int)v->n : 0, 0);
+  for (long i = 0; i < v->n; ++i) {
+    lua_pushnumber(L, v->v[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static int vector_copy(lua_State *L) {
+  odbL_vector *v = odbL_vector_check(L, 1);
+  odbL_vector *w = odbL_vector_new(L, v->n);
+  memcpy(w->v, v->v, (size_t)v->n * sizeof(double));
+  return 1;
+}
+
+/* ob.vector(n) gives n zeros; ob.vector{...} copies a list of numbers. */
+int odbL_vector_ctor(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    lua_Integer n = luaL_len(L, 1);
+    odbL_vector *v;
+    if (n > VECTOR_MAX_N) return luaL_argerror(L, 1, "table too long");
+    v = odbL_vector_new(L, (long)n);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      int isnum = 0;
+      lua_geti(L, 1, i);
+      v->v[i - 1] = (double)lua_tonumberx(L, -1, &isnum);
+      if (!isnum || lua_type(L, -1) != LUA_TNUMBER)
+        return luaL_argerror(L, 1, lua_pushfstring(L,
+                             "element %I: number expected, got %s", i,
+                             luaL_typename(L, -1)));
+      lua_pop(L, 1);
+    }
+    return 1;
+  }
+  {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    if (n < 0 || n > VECTOR_MAX_N)
+      return luaL_argerror(L, 1, lua_pushfstring(L,
+                           "length must be in [0, %I], got %I",
+                           (lua_Integer)VECTOR_MAX_N, n));
+    odbL_vector_new(L, (long)n);
+    return 1;
+  }
+}
+
+static const luaL_Reg vector_methods[] = {
+  {"max_rel_err", vector_max_rel_err},
+  {"norm_inf", vector_norm_inf},
+  {"totable", vector_totable},
+  {"copy", vector_copy},
+  {"close", vector_close},
+  {NULL, NULL}
+};
+
+static const luaL_Reg vector_meta[] = {
+  {"__newindex", vector_newindex},
+  {"__len", vector_len},
+  {"__tostring", vector_tostring},
+  {"__close", vector_close},
+  {"__gc", vector_close},
+  {NULL, NULL}
+};
+
+/* The method table is __index's upvalue, so v.norm_inf finds methods. */
+void odbL_vector_register(lua_State *L) {
+  if (luaL_newmetatable(L, ODBL_VECTOR)) {
+    luaL_setfuncs(L, vector_meta, 0);
+    luaL_newlib(L, vector_methods);
+    lua_pushcclosure(L, vector_index, 1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+}

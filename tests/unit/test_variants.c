@@ -1,0 +1,85 @@
+/* test_variants.c - the fused variant matches the plain one, every method. */
+#include "solver_util.h"
+#include "tap.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+** From the same random state, one step of h with plain and with fused (for
+** several block sizes, including ones that do not divide n and ones smaller
+** than the access distance) must agree to 1e-13 relative, error estimate
+** included; so must a short adaptive integration.
+*/
+static void one_method(odb_ctx *ctx, const char *method, odb_rng *rng) {
+  odb_problem *p = make_bruss(24);
+  odb_solver_opts o = { .rtol = 1e-6, .atol = 1e-6 };
+  odb_solver *ref = make_solver(ctx, p, method, "plain", &o), *s;
+  long blocks[] = { 0, 2, 50, 100, 1000, 1152 };
+  double *y0 = malloc(sizeof(double) * p->n), e_ref, e;
+  odb_solve_stats st;
+  p->initial(p, y0);
+  for (long i = 0; i < p->n; ++i) y0[i] += 0.1 * (odb_rng_uniform(rng) - 0.5);
+  odb_solver_set_state(ref, 0.0, y0);
+  odb_solver_step(ref, 1e-2, &st);
+  e_ref = st.err_last;
+  for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; ++k) {
+    double diff;
+    o.block = blocks[k];
+    s = make_solver(ctx, p, method, "fused", &o);
+    if (!s) { tap_ok(0, "%s fused created", method); continue; }
+    odb_solver_set_state(s, 0.0, y0);
+    odb_solver_step(s, 1e-2, &st);
+    e = st.err_last;
+    diff = rel_maxnorm(s->y, ref->y, p->n);
+    tap_ok(diff <= 1e-13 && fabs(e - e_ref) <= 1e-13 * fmax(fabs(e_ref), 1e-300),
+           "%s: fused (block %ld) = plain after one step (state %.1e, "
+           "error estimate %.3e vs %.3e)", method, s->block, diff, e, e_ref);
+    odb_solver_destroy(s);
+  }
+  if (odb_method_find(method)->bhat) {
+    odb_solve_stats a, b;
+    o.block = 0;
+    s = make_solver(ctx, p, method, "fused", &o);
+    odb_solver_set_state(ref, 0.0, y0);
+    odb_solver_set_state(s, 0.0, y0);
+    odb_solver_integrate(ref, 0.5, &a);
+    odb_solver_integrate(s, 0.5, &b);
+    tap_ok(a.accepted == b.accepted && a.rejected == b.rejected &&
+           rel_maxnorm(s->y, ref->y, p->n) <= 1e-12,
+           "%s: adaptive runs agree (%ld/%ld steps, diff %.1e)", method,
+           b.accepted, b.rejected, rel_maxnorm(s->y, ref->y, p->n));
+    odb_solver_destroy(s);
+  }
+  free(y0);
+  odb_solver_destroy(ref);
+  odb_problem_destroy(p);
+}
+
+int main(void) {
+  odb_ctx_opts co = { .seed = (uint64_t)time(NULL) };
+  odb_ctx *ctx;
+  odb_problem *p;
+  odb_solver *s;
+  odb_rng rng;
+  if (odb_ctx_create(&co, &ctx) != ODB_OK) return 1;
+  odb_rng_seed(&rng, co.seed);
+  tap_diag("seed %llu", (unsigned long long)co.seed);
+  for (int i = 0; i < odb_method_count(); ++i)
+    one_method(ctx, odb_method_at(i)->name, &rng);
+  p = make_bruss(8);
+  tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
+                           odb_ctx_backend(ctx, "cpu"), "fancy", NULL, &s)
+             == ODB_ERR_NAME &&
+         strstr(odb_last_error(), "valid: auto, fused, plain"),
+         "unknown variant lists valid names: %s", odb_last_error());
+  tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
+                           odb_ctx_backend(ctx, "cpu"), "auto", NULL, &s)
+             == ODB_OK && strcmp(s->variant->name, "fused") == 0,
+         "auto picks fused for bruss2d");
+  odb_solver_destroy(s);
+  odb_problem_destroy(p);
+  odb_ctx_destroy(ctx);
+  return tap_done();
+}

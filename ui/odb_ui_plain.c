@@ -1,0 +1,249 @@
+/* odb_ui_plain.c - the plain reporter: a few status lines a second on stderr. */
+#include "odb_ui.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_SECONDS 0.1   /* how often the ring is read */
+#define LINES_PER_SEC 2.0  /* rate of progress/begin/end lines */
+#define BURST 2.0          /* lines that may come at once */
+#define BATCH 256          /* events read per poll call */
+
+/*
+** Only this thread writes progress lines. It keeps the newest STEP record
+** of the running solve and prints it at most every 1/LINES_PER_SEC seconds;
+** begin, end, metric and info lines share that budget (a token bucket), so
+** a scenario that runs a thousand short solves still gets a few lines a
+** second plus "N more solves finished". Warnings and errors bypass it.
+*/
+struct odb_ui_plain {
+  odb_ctx *ctx;
+  FILE *out;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int stop;              /* under lock */
+  uint64_t cursor;       /* last event seq read */
+  double tokens, refilled_at, last_line;
+  int in_solve;
+  char solve[48];
+  int have_step;
+  odb_event step;        /* newest STEP of the running solve */
+  uint64_t shown_step;   /* seq of the STEP last printed */
+  long rate_step;        /* step count and time of the previous progress */
+  double rate_wall;
+  int skipped_ends;      /* SOLVE_END records not printed yet */
+  odb_event last_end;
+};
+
+/* Seconds on the monotonic clock. */
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* 1 when a rate-limited line may be printed now (and takes its token). */
+static int take_token(odb_ui_plain *p) {
+  double now = now_seconds();
+  p->tokens += (now - p->refilled_at) * LINES_PER_SEC;
+  p->refilled_at = now;
+  if (p->tokens > BURST) p->tokens = BURST;
+  if (p->tokens < 1.0) return 0;
+  p->tokens -= 1.0;
+  p->last_line = now;
+  return 1;
+}
+
+/* "[   12.3s] " from an event's wall time. */
+static void stamp(odb_ui_plain *p, double wall) {
+  fprintf(p->out, "[%7.1fs] ", wall);
+}
+
+/* "<name>: done, ..." for a SOLVE_END record (no newline). */
+static void print_end_text(odb_ui_plain *p, const odb_event *e) {
+  int ok = strcmp(e->text, "ok") == 0 || e->text[0] == '\0';
+  fprintf(p->out, "%s: %s, t=%.6g, %ld steps (%ld acc, %ld rej), %.3f s",
+          e->name, ok ? "done" : "stopped", e->t, e->step, e->accepted,
+          e->rejected, e->value);
+  if (e->value2 > 0) fprintf(p->out, ", %.2f GB/s", e->value2);
+  if (!ok) fprintf(p->out, " (%s)", e->text);
+}
+
+/* Prints the pending "N more solves finished" line. */
+static void print_skipped(odb_ui_plain *p) {
+  stamp(p, p->last_end.wall);
+  if (p->skipped_ends > 1)
+    fprintf(p->out, "%d more solves finished; last: ", p->skipped_ends - 1);
+  print_end_text(p, &p->last_end);
+  fputc('\n', p->out);
+  p->skipped_ends = 0;
+}
+
+/* The progress line of the running solve from its newest STEP record. */
+static void print_progress(odb_ui_plain *p) {
+  const odb_event *e = &p->step;
+  double dt = e->wall - p->rate_wall;
+  stamp(p, e->wall);
+  fprintf(p->out, "  t=%-11.6g h=%-10.3g err=%-9.3g steps=%ld (%ld acc, "
+          "%ld rej)", e->t, e->h, e->err, e->step, e->accepted, e->rejected);
+  if (dt > 0 && e->step >= p->rate_step)
+    fprintf(p->out, "  %.0f steps/s", (double)(e->step - p->rate_step) / dt);
+  fputc('\n', p->out);
+  p->rate_step = e->step;
+  p->rate_wall = e->wall;
+  p->shown_step = e->seq;
+}
+
+static void on_log(odb_ui_plain *p, const odb_event *e) {
+  if (e->level <= ODB_LOG_WARN) {
+    fprintf(p->out, "odebench: %s: %s\n",
+            e->level == ODB_LOG_ERROR ? "error" : "warning", e->text);
+  } else if (e->level == ODB_LOG_INFO && take_token(p)) {
+    stamp(p, e->wall);
+    fprintf(p->out, "%s\n", e->text);
+  }
+}
+
+static void on_begin(odb_ui_plain *p, const odb_event *e) {
+  p->in_solve = 1;
+  p->have_step = 0;
+  snprintf(p->solve, sizeof p->solve, "%s", e->name);
+  p->rate_step = 0;
+  p->rate_wall = e->wall;
+  if (take_token(p)) {
+    stamp(p, e->wall);
+    fprintf(p->out, "%s: n=%.0f, from t=%.6g\n", e->name, e->value, e->t);
+  }
+}
+
+static void on_end(odb_ui_plain *p, const odb_event *e) {
+  p->in_solve = 0;
+  p->have_step = 0;
+  p->last_end = *e;
+  p->skipped_ends++;
+  if (take_token(p)) print_skipped(p);
+}
+
+/* One record; STEP records are only remembered. */
+static void handle(odb_ui_plain *p, const odb_event *e) {
+  switch (e->kind) {
+  case ODB_EV_LOG: on_log(p, e); break;
+  case ODB_EV_SOLVE_BEGIN: on_begin(p, e); break;
+  case ODB_EV_STEP:
+    p->step = *e;
+    p->have_step = 1;
+    break;
+  case ODB_EV_SOLVE_END: on_end(p, e); break;
+  case ODB_EV_METRIC:
+    if (take_token(p)) {
+      stamp(p, e->wall);
+      fprintf(p->out, "metric %s = %.6g %s\n", e->name, e->value, e->text);
+    }
+    break;
+  case ODB_EV_TUNE_EVAL:
+    if (take_token(p)) {
+      stamp(p, e->wall);
+      fprintf(p->out, "tune %s: %.4g (spread %.2g)\n", e->name, e->value,
+              e->value2);
+    }
+    break;
+  case ODB_EV_TUNE_BEST:
+    stamp(p, e->wall);
+    fprintf(p->out, "best so far %s: %.4g\n", e->name, e->value);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Reads everything queued; then prints what the budget allows. */
+static void drain(odb_ui_plain *p) {
+  odb_event batch[BATCH];
+  int n;
+  do {
+    n = odb_event_poll(p->ctx->events, &p->cursor, batch, BATCH, NULL);
+    for (int i = 0; i < n; ++i) handle(p, &batch[i]);
+  } while (n == BATCH);
+  if (p->skipped_ends > 0 && take_token(p)) print_skipped(p);
+  if (p->in_solve && p->have_step && p->step.seq != p->shown_step &&
+      now_seconds() - p->last_line >= 1.0 / LINES_PER_SEC && take_token(p))
+    print_progress(p);
+  fflush(p->out);
+}
+
+/* Adds s seconds to a CLOCK_MONOTONIC timespec. */
+static void add_seconds(struct timespec *ts, double s) {
+  long ns = ts->tv_nsec + (long)(s * 1e9);
+  ts->tv_sec += ns / 1000000000L;
+  ts->tv_nsec = ns % 1000000000L;
+}
+
+static void *plain_main(void *arg) {
+  odb_ui_plain *p = arg;
+  int stop = 0;
+  while (!stop) {
+    struct timespec until;
+    drain(p);
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    add_seconds(&until, POLL_SECONDS);
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop &&
+           pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT) {
+    }
+    stop = p->stop;
+    pthread_mutex_unlock(&p->lock);
+  }
+  drain(p);
+  if (p->skipped_ends > 0) print_skipped(p);
+  if (p->in_solve && p->have_step && p->step.seq != p->shown_step)
+    print_progress(p);
+  fflush(p->out);
+  return NULL;
+}
+
+/* Starts reading from the newest event on: older ones are not shown. */
+odb_status odb_ui_plain_start(odb_ctx *ctx, FILE *out, odb_ui_plain **pp) {
+  odb_ui_plain *p;
+  pthread_condattr_t ca;
+  if (!ctx || !ctx->events || !out || !pp)
+    return ODB_FAIL(ODB_ERR_ARG, "plain ui: context, events and out needed");
+  *pp = NULL;
+  p = calloc(1, sizeof *p);
+  if (!p) return ODB_FAIL(ODB_ERR_NOMEM, "plain ui: out of memory");
+  p->ctx = ctx;
+  p->out = out;
+  p->tokens = BURST;
+  p->refilled_at = now_seconds();
+  p->last_line = p->refilled_at;
+  p->cursor = odb_event_last_seq(ctx->events);
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&p->cond, &ca);
+  pthread_condattr_destroy(&ca);
+  if (pthread_create(&p->thread, NULL, plain_main, p) != 0) {
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    return ODB_FAIL(ODB_ERR_INTERNAL, "plain ui: cannot start its thread");
+  }
+  *pp = p;
+  return ODB_OK;
+}
+
+/* The thread prints what is left before it ends; then everything goes. */
+void odb_ui_plain_stop(odb_ui_plain *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->stop = 1;
+  pthread_cond_signal(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+  pthread_join(p->thread, NULL);
+  pthread_cond_destroy(&p->cond);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
