@@ -274,6 +274,9 @@ static void publish(odb_solver *s, int kind, const odb_solve_stats *st,
   ev.value2 = value2;
   snprintf(ev.name, sizeof ev.name, "%s/%s/%s", s->problem->type->name,
            s->method->name, s->variant->name);
+  if (kind == ODB_EV_SOLVE_END)
+    snprintf(ev.text, sizeof ev.text, "%s",
+             st->status == ODB_OK ? "ok" : odb_status_str(st->status));
   odb_ctx_publish(s->ctx, &ev);
 }
 

@@ -34,7 +34,6 @@ typedef struct host_opts {
   const char *outdir;
   int ui;                /* odb_ui_kind as given (AUTO resolved later) */
   int quiet;
-  int have_seed;
   uint64_t seed;
   int remeasure;
   char **script_args;    /* after "--" */
@@ -64,8 +63,8 @@ static void usage(FILE *f) {
 "results.csv into the output directory.\n"
 "\n"
 "options:\n"
-"  --set KEY=VALUE  override ob.param(\"KEY\", default) (repeatable); the value\n"
-"                   takes the type of the default\n"
+"  --set KEY=VALUE  override ob.param(\"KEY\", default) (repeatable); the\n"
+"                   value takes the type of the default\n"
 "  --out DIR        output directory (default runs/<date>-<time>-<scenario>)\n"
 "  --ui MODE        auto, plain or none (default auto); plain prints a few\n"
 "                   progress lines a second on stderr, none only errors and\n"
@@ -77,8 +76,8 @@ static void usage(FILE *f) {
 "\n"
 "commands:\n"
 "  --list           problems, methods, variants and backends\n"
-"  info             CPU, caches, NUMA, GPU and memory bandwidth of this machine\n"
-"                   (--remeasure measures the bandwidth again)\n"
+"  info             CPU, caches, NUMA, GPU and memory bandwidth of this\n"
+"                   machine (--remeasure measures the bandwidth again)\n"
 "  --version        version, revision and compiler\n"
 "  --help, -h       this text\n"
 "\n"
@@ -88,6 +87,7 @@ static void usage(FILE *f) {
 
 /* Prints "odebench: <message>" to stderr (lua.c's l_message). */
 static void message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Assumes stderr is usable; one line, flushed. */
 static void message(const char *fmt, ...) {
   va_list ap;
   fprintf(stderr, "%s: ", PROG);
@@ -181,7 +181,6 @@ static int parse_option(host_opts *o, int argc, char **argv, int *i) {
       message("bad --seed value '%s' (non-negative integer expected)", v);
       return 0;
     }
-    o->have_seed = 1;
   } else {
     message("unknown option '%s' (try '" PROG " --help')", a);
     return 0;
@@ -390,6 +389,7 @@ static void on_sigint(int sig) {
   if (g_L) lua_sethook(g_L, lstop, flags, 1);
 }
 
+/* on: install on_sigint (one-shot); off: back to the default action. */
 static void catch_sigint(int on) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -501,6 +501,26 @@ static int run_chunk(lua_State *L, const host_run *r) {
   return docall(L, r->o->nscript_args, 0);
 }
 
+/*
+** Runs the scenario with the reporter thread going and Ctrl-C caught; both
+** are gone again when it returns. Returns the Lua status.
+*/
+static int run_watched(lua_State *L, host_run *r) {
+  odb_ui *ui = NULL;
+  int st;
+  if (odb_ui_start(r->S->ctx, r->o->ui, stderr, &ui) != ODB_OK)
+    message("warning: no progress display: %s", odb_last_error());
+  g_ctx = r->S->ctx;
+  g_L = L;
+  catch_sigint(1);
+  st = run_chunk(L, r);
+  catch_sigint(0);
+  g_L = NULL;
+  g_ctx = NULL;
+  odb_ui_stop(ui);
+  return st;
+}
+
 /* Writes the results; returns the exit status to use. */
 static int write_results(host_run *r, int interrupted) {
   if (odbL_state_write(r->S) != ODB_OK) {
@@ -523,7 +543,6 @@ static int run(const host_opts *o, int argc, char **argv) {
   char *created[64];
   int ncreated, st, code;
   lua_State *L;
-  odb_ui *ui = NULL;
   memset(&r, 0, sizeof r);
   r.o = o;
   r.argc = argc;
@@ -560,18 +579,7 @@ static int run(const host_opts *o, int argc, char **argv) {
     code = EXIT_FAIL;
     goto done;
   }
-  {
-    if (odb_ui_start(r.S->ctx, o->ui, stderr, &ui) != ODB_OK)
-      message("warning: no progress display: %s", odb_last_error());
-    g_ctx = r.S->ctx;
-    g_L = L;
-    catch_sigint(1);
-    st = run_chunk(L, &r);
-    catch_sigint(0);
-    g_L = NULL;
-    g_ctx = NULL;
-    odb_ui_stop(ui);
-  }
+  st = run_watched(L, &r);
   if (g_interrupted) {
     lua_settop(L, 0);
     code = write_results(&r, 1);
@@ -611,6 +619,7 @@ static odb_ctx *plain_ctx(void) {
   return c;
 }
 
+/* odebench --list: what is registered, to stdout. */
 static int cmd_list(void) {
   odb_ctx *c = plain_ctx();
   if (!c) return EXIT_FAIL;
@@ -619,6 +628,7 @@ static int cmd_list(void) {
   return EXIT_OK;
 }
 
+/* odebench info: the machine and its bandwidth (cached unless remeasure). */
 static int cmd_info(int remeasure) {
   odb_ctx *c = plain_ctx();
   odb_bandwidth bw;
@@ -631,6 +641,7 @@ static int cmd_info(int remeasure) {
   return have ? EXIT_OK : EXIT_FAIL;
 }
 
+/* odebench --version: one line on stdout. */
 static int cmd_version(void) {
   printf("%s %s (revision %s, %s, %s build, %s, CUDA %s)\n", PROG,
          odb_version(), odb_revision(), odb_compiler(), ODB_BUILD_TYPE,

@@ -9,6 +9,7 @@
 
 #include "odb_config.h"
 
+/* Assumes buf holds 32 bytes; the wall clock in UTC, second resolution. */
 void odbL_utc_now(char buf[32]) {
   time_t now = time(NULL);
   struct tm tm;

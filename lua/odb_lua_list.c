@@ -1,4 +1,4 @@
-/* odb_lua_list.c - what is registered (ob.list, --list) and the machine (info). */
+/* odb_lua_list.c - what is registered (ob.list, --list); the machine (info). */
 #include "odb_lua.h"
 
 #include <stdio.h>
@@ -13,6 +13,7 @@ static const char *param_type_name(odb_param_type t) {
   return "?";
 }
 
+/* Binary units; whole numbers without decimals ("48 KiB"). Returns buf. */
 const char *odbL_format_bytes(double bytes, char *buf, size_t len) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -60,11 +61,13 @@ static void set_str(lua_State *L, const char *k, const char *s) {
   lua_setfield(L, -2, k);
 }
 
+/* Sets t[k] = v (t at the top). */
 static void set_num(lua_State *L, const char *k, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, k);
 }
 
+/* Sets t[k] = v as an integer (t at the top). */
 static void set_int(lua_State *L, const char *k, lua_Integer v) {
   lua_pushinteger(L, v);
   lua_setfield(L, -2, k);
@@ -98,6 +101,7 @@ static void push_problem_type(lua_State *L, const odb_problem_type *t) {
   lua_setfield(L, -2, "params");
 }
 
+/* Pushes {name, title, stages, order, order_emb, fsal}. */
 static void push_method(lua_State *L, const odb_method *m) {
   lua_createtable(L, 0, 6);
   set_str(L, "name", m->name);
@@ -170,7 +174,8 @@ static void print_problems(FILE *f) {
       const odb_param_decl *d = &t->params[j];
       char range[96], def[64];
       if (d->type == ODB_PARAM_ENUM)
-        snprintf(range, sizeof range, "one of %s", d->choices ? d->choices : "");
+        snprintf(range, sizeof range, "one of %s",
+                 d->choices ? d->choices : "");
       else
         snprintf(range, sizeof range, "[%.10g, %.10g]", d->min, d->max);
       fprintf(f, "  %-12s   %-8s %-4s default %-8s %-22s %s\n", "", d->name,
@@ -180,6 +185,7 @@ static void print_problems(FILE *f) {
   }
 }
 
+/* One line per method: name, title, stages, order(embedded), FSAL. */
 static void print_methods(FILE *f) {
   fprintf(f, "\nmethods\n  %-12s %-28s %6s %6s  %s\n", "name", "title",
           "stages", "order", "fsal");
@@ -194,14 +200,17 @@ static void print_methods(FILE *f) {
   }
 }
 
+/* One line per variant: name, backend, what it does. */
 static void print_variants(FILE *f) {
-  fprintf(f, "\nvariants\n  %-12s %-8s %s\n", "name", "backend", "what it does");
+  fprintf(f, "\nvariants\n  %-12s %-8s %s\n", "name", "backend",
+          "what it does");
   for (int i = 0; i < odb_variant_count(); ++i) {
     const odb_variant *v = odb_variant_at(i);
     fprintf(f, "  %-12s %-8s %s\n", v->name, v->backend, v->doc ? v->doc : "");
   }
 }
 
+/* Registered backends with their device, then the notes on missing ones. */
 static void print_backends(odb_ctx *c, FILE *f) {
   fprintf(f, "\nbackends\n");
   for (int i = 0; i < c->nbackends; ++i) {
@@ -214,6 +223,7 @@ static void print_backends(odb_ctx *c, FILE *f) {
     fprintf(f, "  %-12s not available: %s\n", "-", c->backend_notes[i]);
 }
 
+/* Assumes c has its backends registered (odb_kernels_register). */
 void odbL_print_list(odb_ctx *c, FILE *f) {
   print_problems(f);
   print_methods(f);
@@ -237,6 +247,7 @@ static void print_caches(const odb_topo *t, FILE *f) {
   if (t->ncaches == 0) fprintf(f, "%-10s none reported\n", "caches");
 }
 
+/* The "cuda" backend's device, or why there is none. */
 static void print_gpu(odb_ctx *c, FILE *f) {
   odb_backend *b = odb_ctx_backend(c, "cuda");
   odb_device_info d;
@@ -254,6 +265,16 @@ static void print_gpu(odb_ctx *c, FILE *f) {
   fputc('\n', f);
 }
 
+/* One line "read  2 threads   31.81 GB/s". */
+static void print_bw_line(FILE *f, const char *head, const char *what,
+                          int threads, double bytes_per_s, const char *tail) {
+  char who[32];
+  snprintf(who, sizeof who, "%d thread%s", threads, threads == 1 ? "" : "s");
+  fprintf(f, "%-10s %-5s %-12s %8.2f GB/s%s%s\n", head, what, who,
+          bytes_per_s / 1e9, tail ? "  " : "", tail ? tail : "");
+}
+
+/* bw NULL: the reason is the last recorded error. */
 static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
   char when[64];
   if (!bw) {
@@ -263,15 +284,13 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
   if (bw->from_cache) snprintf(when, sizeof when, "(cached from %s)",
                                bw->measured_at);
   else snprintf(when, sizeof when, "(measured now)");
-  fprintf(f, "%-10s read  1 thread   %8.2f GB/s  %s\n", "bandwidth",
-          bw->read_1t / 1e9, when);
-  fprintf(f, "%-10s copy  1 thread   %8.2f GB/s\n", "", bw->copy_1t / 1e9);
-  fprintf(f, "%-10s read  %-3d threads %7.2f GB/s\n", "", bw->threads_all,
-          bw->read_all / 1e9);
-  fprintf(f, "%-10s copy  %-3d threads %7.2f GB/s\n", "", bw->threads_all,
-          bw->copy_all / 1e9);
+  print_bw_line(f, "bandwidth", "read", 1, bw->read_1t, when);
+  print_bw_line(f, "", "copy", 1, bw->copy_1t, NULL);
+  print_bw_line(f, "", "read", bw->threads_all, bw->read_all, NULL);
+  print_bw_line(f, "", "copy", bw->threads_all, bw->copy_all, NULL);
 }
 
+/* CPU, caches, GPU, bandwidth; bw may be NULL. */
 void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw, FILE *f) {
   const odb_topo *t = &c->topo;
   fprintf(f, "%-10s %s\n", "cpu", t->cpu_model);

@@ -239,7 +239,8 @@ static int l_info(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
     static const char *const keys[] = {"bandwidth", NULL};
     odbL_check_keys(L, 1, keys);
-    if (lua_getfield(L, 1, "bandwidth") != LUA_TNIL) want_bw = lua_toboolean(L, -1);
+    if (lua_getfield(L, 1, "bandwidth") != LUA_TNIL)
+      want_bw = lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
   if (want_bw) bw = odbL_state_bandwidth(S, 1);
@@ -273,11 +274,13 @@ static int l_info(lua_State *L) {
   return 1;
 }
 
+/* ob.seed(): the seed of the run (--seed or ODEBENCH_SEED, default 42). */
 static int l_seed(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)odbL_state_get(L)->ctx->seed);
   return 1;
 }
 
+/* ob.random(): uniform in [0, 1) from the context's seeded generator. */
 static int l_random(lua_State *L) {
   lua_pushnumber(L, odb_rng_uniform(&odbL_state_get(L)->ctx->rng));
   return 1;
@@ -351,6 +354,7 @@ static void add_helper_path(lua_State *L) {
 #endif
 }
 
+/* Creates no run state: that happens on first use (or by the host). */
 int luaopen_odebench(lua_State *L) {
   luaL_checkversion(L);
   odbL_vector_register(L);

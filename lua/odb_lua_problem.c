@@ -13,12 +13,14 @@ static void problem_maybe_destroy(odbL_problem *pb) {
   }
 }
 
+/* NULL is allowed (a solver whose create failed has no problem). */
 void odbL_problem_release(odbL_problem *pb) {
   if (!pb) return;
   if (pb->refs > 0) pb->refs--;
   problem_maybe_destroy(pb);
 }
 
+/* A closed problem is an argument error, like a wrong type. */
 odbL_problem *odbL_problem_check(lua_State *L, int idx) {
   odbL_problem *pb = luaL_checkudata(L, idx, ODBL_PROBLEM);
   if (pb->closed || !pb->p) luaL_argerror(L, idx, "the problem is closed");
@@ -119,6 +121,7 @@ static int problem_close(lua_State *L) {
   return 0;
 }
 
+/* "odebench.Problem(bruss2d(N=128), n=32768)". */
 static int problem_tostring(lua_State *L) {
   odbL_problem *pb = luaL_checkudata(L, 1, ODBL_PROBLEM);
   if (pb->closed || !pb->p)
@@ -176,6 +179,7 @@ static const luaL_Reg problem_meta[] = {
   {NULL, NULL}
 };
 
+/* The method table is __index's upvalue; fields come after methods. */
 void odbL_problem_register(lua_State *L) {
   if (luaL_newmetatable(L, ODBL_PROBLEM)) {
     luaL_setfuncs(L, problem_meta, 0);

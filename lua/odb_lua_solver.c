@@ -1,4 +1,4 @@
-/* odb_lua_solver.c - odebench.Solver: ob.solver, s:step, s:integrate, ob.reference. */
+/* odb_lua_solver.c - odebench.Solver (step, integrate) and ob.reference. */
 #include "odb_lua.h"
 
 #include <math.h>
@@ -171,7 +171,8 @@ int odbL_solver_new(lua_State *L) {
     luaL_argerror(L, 1, "field 'problem' is required");
   pb = luaL_testudata(L, 2, ODBL_PROBLEM);
   if (!pb) odbL_field_error(L, 1, "problem", ODBL_PROBLEM, 2);
-  if (pb->closed || !pb->p) luaL_argerror(L, 1, "field 'problem': the problem is closed");
+  if (pb->closed || !pb->p)
+    luaL_argerror(L, 1, "field 'problem': the problem is closed");
   method = odbL_opt_string(L, 1, "method", "dopri5");
   backend = odbL_opt_string(L, 1, "backend", "auto");
   variant = odbL_opt_string(L, 1, "variant", "auto");
@@ -232,18 +233,21 @@ typedef struct row_out {
   odb_status st;
 } row_out;
 
+/* A number field; the first record failure is kept in w->st. */
 static void put_num(row_out *w, const char *k, double v) {
   lua_pushnumber(w->L, v);
   lua_setfield(w->L, w->tidx, k);
   if (w->st == ODB_OK) w->st = odb_record_set_num(w->row, k, v);
 }
 
+/* An integer field. */
 static void put_int(row_out *w, const char *k, long long v) {
   lua_pushinteger(w->L, (lua_Integer)v);
   lua_setfield(w->L, w->tidx, k);
   if (w->st == ODB_OK) w->st = odb_record_set_int(w->row, k, v);
 }
 
+/* A string field (copied by both Lua and the record). */
 static void put_str(row_out *w, const char *k, const char *v) {
   lua_pushstring(w->L, v);
   lua_setfield(w->L, w->tidx, k);
@@ -302,7 +306,8 @@ static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
   put_int(&w, "rejected", st->rejected);
   put_int(&w, "nfev", st->nfev);
   put_num(&w, "seconds", st->seconds);
-  if (st->steps > 0) put_num(&w, "time_per_step", st->seconds / (double)st->steps);
+  if (st->steps > 0)
+    put_num(&w, "time_per_step", st->seconds / (double)st->steps);
   if (st->seconds > 0) {
     put_num(&w, "gbs", bytes / st->seconds / 1e9);
     put_num(&w, "gflops", st->flops / st->seconds / 1e9);
@@ -345,7 +350,8 @@ static int solver_integrate(lua_State *L) {
   f.label = odbL_opt_string(L, 2, "label", s->problem->label);
   if (lua_getfield(L, 2, "reference") != LUA_TNIL) {
     ref = luaL_testudata(L, -1, ODBL_VECTOR);
-    if (!ref || ref->closed) odbL_field_error(L, 2, "reference", ODBL_VECTOR, -1);
+    if (!ref || ref->closed)
+      odbL_field_error(L, 2, "reference", ODBL_VECTOR, -1);
     if (ref->n != s->n)
       luaL_argerror(L, 2, lua_pushfstring(L, "field 'reference': Vector of "
                     "length %I expected, got length %I", (lua_Integer)s->n,
@@ -422,6 +428,7 @@ static int solver_close(lua_State *L) {
   return 0;
 }
 
+/* "odebench.Solver(bruss2d(N=128), dopri5, fused/cpu, t=0)". */
 static int solver_tostring(lua_State *L) {
   odbL_solver *box = luaL_checkudata(L, 1, ODBL_SOLVER);
   const odb_solver *s = box->s;
@@ -549,6 +556,7 @@ static const luaL_Reg solver_meta[] = {
   {NULL, NULL}
 };
 
+/* The method table is __index's upvalue; fields come after methods. */
 void odbL_solver_register(lua_State *L) {
   if (luaL_newmetatable(L, ODBL_SOLVER)) {
     luaL_setfuncs(L, solver_meta, 0);

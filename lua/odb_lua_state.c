@@ -1,4 +1,4 @@
-/* odb_lua_state.c - the run state of a lua_State: context, results, --set values. */
+/* odb_lua_state.c - the run state of a lua_State: context, results, --set. */
 #include "odb_lua.h"
 
 #include <errno.h>
@@ -88,7 +88,8 @@ odbL_state *odbL_state_open(lua_State *L, const odbL_config *cfg) {
   odbL_state *S;
   odb_ctx_opts o;
   odb_status st;
-  if (odbL_state_peek(L)) luaL_error(L, "odebench: the run state exists already");
+  if (odbL_state_peek(L))
+    luaL_error(L, "odebench: the run state exists already");
   S = lua_newuserdatauv(L, sizeof *S, 0);
   memset(S, 0, sizeof *S);
   odb_results_init(&S->results);
@@ -240,6 +241,7 @@ void odbL_check_record(lua_State *L, odb_status st) {
     luaL_error(L, "cannot record results: %s", odb_last_error());
 }
 
+/* Atomic files through odb_results_write; creates the directory. */
 odb_status odbL_state_write(odbL_state *S) {
   return odb_results_write(&S->results, S->ctx->outdir);
 }

@@ -1,4 +1,4 @@
-/* odb_lua_table.c - reading option tables ({tol = 1e-6, ...}) with uniform errors. */
+/* odb_lua_table.c - reading option tables ({tol = 1e-6}) with uniform errors */
 #include "odb_lua.h"
 
 #include <stdio.h>

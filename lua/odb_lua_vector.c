@@ -19,6 +19,7 @@ odbL_vector *odbL_vector_new(lua_State *L, long n) {
   return v;
 }
 
+/* A closed vector is an argument error, like a wrong type. */
 odbL_vector *odbL_vector_check(lua_State *L, int idx) {
   odbL_vector *v = luaL_checkudata(L, idx, ODBL_VECTOR);
   if (v->closed) luaL_argerror(L, idx, "the vector is closed");
@@ -63,6 +64,7 @@ static int vector_index(lua_State *L) {
   return 1;
 }
 
+/* v[i] = x for 1 <= i <= #v; x must be a number. */
 static int vector_newindex(lua_State *L) {
   odbL_vector *v = luaL_checkudata(L, 1, ODBL_VECTOR);
   long i;
@@ -72,6 +74,7 @@ static int vector_newindex(lua_State *L) {
   return 0;
 }
 
+/* #v; 0 once closed. */
 static int vector_len(lua_State *L) {
   odbL_vector *v = luaL_checkudata(L, 1, ODBL_VECTOR);
   lua_pushinteger(L, v->closed ? 0 : v->n);
@@ -117,6 +120,7 @@ static int vector_max_rel_err(lua_State *L) {
   return 1;
 }
 
+/* v:norm_inf(): max |v_i| (NaN wins, so it is not hidden). */
 static int vector_norm_inf(lua_State *L) {
   odbL_vector *v = odbL_vector_check(L, 1);
   double m = 0.0;
@@ -126,6 +130,7 @@ static int vector_norm_inf(lua_State *L) {
   return 1;
 }
 
+/* v:totable(): a plain Lua list of the values. */
 static int vector_totable(lua_State *L) {
   odbL_vector *v = odbL_vector_check(L, 1);
   lua_createtable(L, v->n < INT32_MAX ? (int)v->n : 0, 0);
@@ -136,6 +141,7 @@ static int vector_totable(lua_State *L) {
   return 1;
 }
 
+/* v:copy(): a new Vector with the same values. */
 static int vector_copy(lua_State *L) {
   odbL_vector *v = odbL_vector_check(L, 1);
   odbL_vector *w = odbL_vector_new(L, v->n);

@@ -11,12 +11,14 @@ struct odb_ui {
 
 static const char *const kind_names[] = {"auto", "plain", "none"};
 
+/* NULL and unknown names give -1. */
 int odb_ui_parse(const char *s) {
   for (int i = 0; s && i < 3; ++i)
     if (strcmp(s, kind_names[i]) == 0) return i;
   return -1;
 }
 
+/* "?" for a kind outside the enum. */
 const char *odb_ui_name(int kind) {
   return kind >= 0 && kind < 3 ? kind_names[kind] : "?";
 }
@@ -26,6 +28,7 @@ int odb_ui_resolve(int kind) {
   return kind == ODB_UI_AUTO ? ODB_UI_PLAIN : kind;
 }
 
+/* AUTO is resolved here; NONE starts no thread. */
 odb_status odb_ui_start(odb_ctx *ctx, int kind, FILE *out, odb_ui **ui) {
   odb_ui *u;
   odb_status st;
@@ -49,6 +52,7 @@ odb_status odb_ui_start(odb_ctx *ctx, int kind, FILE *out, odb_ui **ui) {
   return ODB_OK;
 }
 
+/* Joins the reporter thread (it flushes first); NULL is allowed. */
 void odb_ui_stop(odb_ui *ui) {
   if (!ui) return;
   if (ui->plain) odb_ui_plain_stop(ui->plain);

@@ -1,4 +1,4 @@
-/* odb_ui_plain.c - the plain reporter: a few status lines a second on stderr. */
+/* odb_ui_plain.c - the plain reporter: a few status lines a second, stderr. */
 #include "odb_ui.h"
 
 #include <errno.h>
@@ -36,6 +36,8 @@ struct odb_ui_plain {
   long rate_step;        /* step count and time of the previous progress */
   double rate_wall;
   int skipped_ends;      /* SOLVE_END records not printed yet */
+  int metric_pending;    /* last_metric was not printed yet */
+  odb_event last_metric;
   odb_event last_end;
 };
 
@@ -66,7 +68,7 @@ static void stamp(odb_ui_plain *p, double wall) {
 /* "<name>: done, ..." for a SOLVE_END record (no newline). */
 static void print_end_text(odb_ui_plain *p, const odb_event *e) {
   int ok = strcmp(e->text, "ok") == 0 || e->text[0] == '\0';
-  fprintf(p->out, "%s: %s, t=%.6g, %ld steps (%ld acc, %ld rej), %.3f s",
+  fprintf(p->out, "%s: %s, t=%.6g, %ld steps (%ld acc, %ld rej), %.3g s",
           e->name, ok ? "done" : "stopped", e->t, e->step, e->accepted,
           e->rejected, e->value);
   if (e->value2 > 0) fprintf(p->out, ", %.2f GB/s", e->value2);
@@ -98,6 +100,16 @@ static void print_progress(odb_ui_plain *p) {
   p->shown_step = e->seq;
 }
 
+/* The newest metric not shown yet (older ones in a burst are skipped). */
+static void print_metric(odb_ui_plain *p) {
+  const odb_event *e = &p->last_metric;
+  stamp(p, e->wall);
+  fprintf(p->out, "metric %s = %.6g%s%s\n", e->name, e->value,
+          e->text[0] ? " " : "", e->text);
+  p->metric_pending = 0;
+}
+
+/* WARN and ERROR at once; INFO within the budget; DEBUG never. */
 static void on_log(odb_ui_plain *p, const odb_event *e) {
   if (e->level <= ODB_LOG_WARN) {
     fprintf(p->out, "odebench: %s: %s\n",
@@ -108,6 +120,7 @@ static void on_log(odb_ui_plain *p, const odb_event *e) {
   }
 }
 
+/* A solve starts: its progress is tracked from here. */
 static void on_begin(odb_ui_plain *p, const odb_event *e) {
   p->in_solve = 1;
   p->have_step = 0;
@@ -120,6 +133,7 @@ static void on_begin(odb_ui_plain *p, const odb_event *e) {
   }
 }
 
+/* A solve ends: printed now or summed into "N more solves finished". */
 static void on_end(odb_ui_plain *p, const odb_event *e) {
   p->in_solve = 0;
   p->have_step = 0;
@@ -139,10 +153,9 @@ static void handle(odb_ui_plain *p, const odb_event *e) {
     break;
   case ODB_EV_SOLVE_END: on_end(p, e); break;
   case ODB_EV_METRIC:
-    if (take_token(p)) {
-      stamp(p, e->wall);
-      fprintf(p->out, "metric %s = %.6g %s\n", e->name, e->value, e->text);
-    }
+    p->last_metric = *e;
+    p->metric_pending = 1;
+    if (take_token(p)) print_metric(p);
     break;
   case ODB_EV_TUNE_EVAL:
     if (take_token(p)) {
@@ -169,6 +182,7 @@ static void drain(odb_ui_plain *p) {
     for (int i = 0; i < n; ++i) handle(p, &batch[i]);
   } while (n == BATCH);
   if (p->skipped_ends > 0 && take_token(p)) print_skipped(p);
+  if (p->metric_pending && take_token(p)) print_metric(p);
   if (p->in_solve && p->have_step && p->step.seq != p->shown_step &&
       now_seconds() - p->last_line >= 1.0 / LINES_PER_SEC && take_token(p))
     print_progress(p);
@@ -182,6 +196,7 @@ static void add_seconds(struct timespec *ts, double s) {
   ts->tv_nsec = ns % 1000000000L;
 }
 
+/* The thread: drain, wait POLL_SECONDS (or for stop), repeat; flush at end. */
 static void *plain_main(void *arg) {
   odb_ui_plain *p = arg;
   int stop = 0;
@@ -199,6 +214,7 @@ static void *plain_main(void *arg) {
   }
   drain(p);
   if (p->skipped_ends > 0) print_skipped(p);
+  if (p->metric_pending) print_metric(p);
   if (p->in_solve && p->have_step && p->step.seq != p->shown_step)
     print_progress(p);
   fflush(p->out);

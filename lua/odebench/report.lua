@@ -35,7 +35,8 @@ local function collect(t, solves, metrics)
 end
 
 local columns = {
-  { "label", "left", function(r) return tostring(r.label or r.problem or "") end },
+  { "label", "left",
+    function(r) return tostring(r.label or r.problem or "") end },
   { "method", "left", function(r) return tostring(r.method or "") end },
   { "variant", "left", function(r) return tostring(r.variant or "") end },
   { "steps (acc/rej)", "right", function(r)

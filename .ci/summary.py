@@ -1,0 +1,21 @@
+#!/usr/bin/env python3
+"""Prints 'N passed, N failed, N skipped' from one or more meson testlog.json
+files (one JSON object per line), counting each meson test once."""
+import json
+import sys
+
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            result = json.loads(line).get("result", "")
+            if result in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif result == "SKIP":
+                skipped += 1
+            else:
+                failed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
