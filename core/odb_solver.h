@@ -21,6 +21,7 @@ typedef struct odb_solver_opts {
                             1e-14 * |t1 - t0| */
   long max_steps;        /* attempted steps per integrate; default 10^8 */
   long block;            /* block size of blocked variants; 0: variant's own */
+  int streaming;         /* non-temporal stores: 0 auto, 1 on, -1 off */
 } odb_solver_opts;
 
 /* Figures of one integrate call (or of the steps since the last reset). */

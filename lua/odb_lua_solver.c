@@ -12,7 +12,8 @@ typedef struct odbL_solver {
 
 static const char *const solver_keys[] = {
   "problem", "method", "backend", "variant", "tol", "rtol", "atol", "h",
-  "h0", "safety", "fac_min", "fac_max", "max_steps", "block", NULL
+  "h0", "safety", "fac_min", "fac_max", "max_steps", "block", "streaming",
+  NULL
 };
 
 static const char *const integrate_keys[] = {
@@ -127,6 +128,15 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
   if (odbL_opt_integer(L, 1, "block", &iv)) {
     if (iv < 0) luaL_argerror(L, 1, "field 'block': must not be negative");
     o->block = (long)iv;
+  }
+  {
+    const char *sv = odbL_opt_string(L, 1, "streaming", NULL);
+    if (sv) {
+      if (strcmp(sv, "on") == 0) o->streaming = 1;
+      else if (strcmp(sv, "off") == 0) o->streaming = -1;
+      else if (strcmp(sv, "auto") != 0)
+        luaL_argerror(L, 1, "field 'streaming': must be 'auto', 'on' or 'off'");
+    }
   }
 }
 

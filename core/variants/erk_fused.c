@@ -5,7 +5,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 /*
 ** For stage l the sweep walks the components in blocks [j0, j1) of B. f on
@@ -27,7 +31,39 @@ typedef struct fused_data {
   long wcap;
   double *fb;     /* last stage's F block (non-FSAL), B */
   double *eb;     /* error estimate block, B */
+  double *yb;     /* new-solution block (non-FSAL with streaming stores), B */
+  int nt;         /* 1: write F and ynew with non-temporal stores */
 } fused_data;
+
+/*
+** dst[0..len) = src[0..len) with non-temporal stores where the CPU has
+** them: results that are read again only in a later sweep bypass the caches
+** and skip the read-for-ownership of ordinary stores. Callers fence with
+** stream_fence() before the data is read again.
+*/
+static void stream_copy(double *restrict dst, const double *restrict src,
+                        long len) {
+  long k = 0;
+#if defined(__x86_64__) && defined(__AVX512F__)
+  for (; k < len && ((uintptr_t)(dst + k) & 63); ++k) dst[k] = src[k];
+  for (; k + 8 <= len; k += 8)
+    _mm512_stream_pd(dst + k, _mm512_loadu_pd(src + k));
+#elif defined(__x86_64__) && defined(__AVX__)
+  for (; k < len && ((uintptr_t)(dst + k) & 31); ++k) dst[k] = src[k];
+  for (; k + 4 <= len; k += 4)
+    _mm256_stream_pd(dst + k, _mm256_loadu_pd(src + k));
+#elif defined(__x86_64__) && defined(__SSE2__)
+  for (; k < len && ((uintptr_t)(dst + k) & 15); ++k) dst[k] = src[k];
+  for (; k + 2 <= len; k += 2) _mm_stream_pd(dst + k, _mm_loadu_pd(src + k));
+#endif
+  for (; k < len; ++k) dst[k] = src[k];
+}
+
+static void stream_fence(void) {
+#if defined(__x86_64__) && defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 static int fused_applies(const odb_problem *p, const odb_method *m, char *why,
                          size_t nwhy) {
@@ -49,8 +85,8 @@ static long fused_block(const odb_solver *s, long d) {
   long B = s->opts.block > 0 ? s->opts.block : 4096;
   (void)d;
   if (B > s->n) B = s->n;
-  if (B & 1) ++B;
-  return B < 2 ? 2 : B;
+  B = (B + 7) & ~7L;     /* a multiple of 8: 64-byte aligned blocks */
+  return B;
 }
 
 static void *alloc_doubles(long n) {
@@ -65,8 +101,22 @@ static void fused_fini(odb_solver *s) {
   free(fd->W);
   free(fd->fb);
   free(fd->eb);
+  free(fd->yb);
   free(fd);
   s->vdata = NULL;
+}
+
+/*
+** Streaming stores pay off once the vectors no longer fit in the caches
+** (the stage vectors, y and ynew beyond the total last-level cache); below
+** that they would push data out that the next sweep reads. The solver
+** option streaming (1 on, -1 off) overrides the choice.
+*/
+static int use_streaming(const odb_solver *s) {
+  double ws = (double)(s->method->s + 2) * (double)s->n * sizeof(double);
+  size_t llc = s->ctx ? odb_topo_llc_total(&s->ctx->topo) : 0;
+  if (s->opts.streaming) return s->opts.streaming > 0;
+  return llc > 0 && ws > (double)llc;
 }
 
 static odb_status fused_init(odb_solver *s) {
@@ -81,26 +131,40 @@ static odb_status fused_init(odb_solver *s) {
   fd->W = alloc_doubles(fd->wcap);
   fd->fb = alloc_doubles(fd->B);
   fd->eb = alloc_doubles(fd->B);
-  if (!fd->W || !fd->fb || !fd->eb)
+  fd->yb = alloc_doubles(fd->B);
+  fd->nt = use_streaming(s);
+  if (!fd->W || !fd->fb || !fd->eb || !fd->yb)
     return ODB_FAIL(ODB_ERR_NOMEM, "fused: window of %ld doubles", fd->wcap);
   return ODB_OK;
 }
 
-/* New solution and error-norm share of block [j0, j0+len) of the last stage. */
+/*
+** New solution and error-norm share of block [j0, j0+len) of the last
+** stage. fl holds the block's F_{s-1} values (fb, or F_{s-1} + j0).
+*/
 static void finish_block(odb_solver *s, fused_data *fd, const double *Wj,
-                         long j0, long len, double h, double *acc) {
+                         const double *fl, long j0, long len, double h,
+                         double *acc) {
   const odb_method *m = s->method;
-  const double *Fp[ERK_MAX_STAGES];
+  const double *Fp[ERK_MAX_STAGES], *yn;
   for (int i = 0; i < m->s - 1; ++i) Fp[i] = s->F[i] + j0;
-  Fp[m->s - 1] = m->fsal ? s->F[m->s - 1] + j0 : fd->fb;
-  if (m->fsal)   /* Y_{s-1} = y + h sum b_i F_i is the new solution */
-    memcpy(s->ynew + j0, Wj, (size_t)len * sizeof(double));
-  else
+  Fp[m->s - 1] = fl;
+  if (m->fsal) {  /* Y_{s-1} = y + h sum b_i F_i is the new solution */
+    yn = Wj;
+    if (fd->nt) stream_copy(s->ynew + j0, Wj, len);
+    else memcpy(s->ynew + j0, Wj, (size_t)len * sizeof(double));
+  } else if (fd->nt) {
+    erk_lc(fd->yb, s->y + j0, Fp, &fd->plan.b, h, len);
+    stream_copy(s->ynew + j0, fd->yb, len);
+    yn = fd->yb;
+  } else {
     erk_lc(s->ynew + j0, s->y + j0, Fp, &fd->plan.b, h, len);
+    yn = s->ynew + j0;
+  }
   if (fd->plan.e.n > 0) {
     erk_lc(fd->eb, NULL, Fp, &fd->plan.e, h, len);
-    erk_norm_acc(fd->eb, s->y + j0, s->ynew + j0, len, s->opts.atol,
-                 s->opts.rtol, acc);
+    erk_norm_acc(fd->eb, s->y + j0, yn, len, s->opts.atol, s->opts.rtol,
+                 acc);
   }
 }
 
@@ -130,10 +194,12 @@ static void stage_sweep(odb_solver *s, fused_data *fd, int l, double h,
     for (int i = 0; i < l; ++i) Fp[i] = s->F[i] + a;
     erk_lc(fd->W + (a - wbase), s->y + a, Fp, &fd->plan.a[l], h, nhi - a);
     whi = nhi;
-    dst = last && !m->fsal ? fd->fb : s->F[l] + j0;
+    dst = fd->nt || (last && !m->fsal) ? fd->fb : s->F[l] + j0;
     p->rhs(p, tl, fd->W, wbase, dst, j0, j1);
-    if (last) finish_block(s, fd, fd->W + (j0 - wbase), j0, j1 - j0, h, acc);
+    if (fd->nt && !(last && !m->fsal)) stream_copy(s->F[l] + j0, dst, j1 - j0);
+    if (last) finish_block(s, fd, fd->W + (j0 - wbase), dst, j0, j1 - j0, h, acc);
   }
+  stream_fence();
 }
 
 static odb_status fused_attempt(odb_solver *s, double h, double *err) {

@@ -16,7 +16,7 @@ static void one_method(odb_ctx *ctx, const char *method, odb_rng *rng) {
   odb_problem *p = make_bruss(24);
   odb_solver_opts o = { .rtol = 1e-6, .atol = 1e-6 };
   odb_solver *ref = make_solver(ctx, p, method, "plain", &o), *s;
-  long blocks[] = { 0, 2, 50, 100, 1000, 1152 };
+  long blocks[] = { 0, 2, 50, 100, 1000, 1152, -64 };   /* < 0: streaming */
   double *y0 = malloc(sizeof(double) * p->n), e_ref, e;
   odb_solve_stats st;
   p->initial(p, y0);
@@ -26,7 +26,8 @@ static void one_method(odb_ctx *ctx, const char *method, odb_rng *rng) {
   e_ref = st.err_last;
   for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; ++k) {
     double diff;
-    o.block = blocks[k];
+    o.block = blocks[k] < 0 ? -blocks[k] : blocks[k];
+    o.streaming = blocks[k] < 0 ? 1 : -1;
     s = make_solver(ctx, p, method, "fused", &o);
     if (!s) { tap_ok(0, "%s fused created", method); continue; }
     odb_solver_set_state(s, 0.0, y0);
@@ -34,13 +35,15 @@ static void one_method(odb_ctx *ctx, const char *method, odb_rng *rng) {
     e = st.err_last;
     diff = rel_maxnorm(s->y, ref->y, p->n);
     tap_ok(diff <= 1e-13 && fabs(e - e_ref) <= 1e-13 * fmax(fabs(e_ref), 1e-300),
-           "%s: fused (block %ld) = plain after one step (state %.1e, "
-           "error estimate %.3e vs %.3e)", method, s->block, diff, e, e_ref);
+           "%s: fused (block %ld%s) = plain after one step (state %.1e, "
+           "error estimate %.3e vs %.3e)", method, s->block,
+           o.streaming > 0 ? ", streaming stores" : "", diff, e, e_ref);
     odb_solver_destroy(s);
   }
   if (odb_method_find(method)->bhat) {
     odb_solve_stats a, b;
     o.block = 0;
+    o.streaming = 1;
     s = make_solver(ctx, p, method, "fused", &o);
     odb_solver_set_state(ref, 0.0, y0);
     odb_solver_set_state(s, 0.0, y0);
