@@ -256,10 +256,12 @@ describe("odebench running a scenario", function()
     assert.is_truthy(exists(out .. "/results.json"))
   end)
 
+  -- timeout --foreground: without it timeout(1) signals its whole process
+  -- group too, and the second SIGINT kills odebench on purpose.
   it("stops on Ctrl-C, keeps what finished and exits 130", function()
     local out = tmpdir() .. "/out"
     local code, _, err = run({ "long.lua", "--out", out },
-                             "timeout --preserve-status -s INT 2")
+                             "timeout --foreground --preserve-status -s INT 2")
     assert.are.equal(130, code, err)
     has(err, "interrupted")
     has(err, "steps/s")                        -- a plain progress line
@@ -274,7 +276,7 @@ describe("odebench running a scenario", function()
   it("stops a scenario busy in pure Lua on Ctrl-C", function()
     local out = tmpdir() .. "/out"
     local code, _, err = run({ "busy_lua.lua", "--out", out, "--ui", "none" },
-                             "timeout --preserve-status -s INT 2")
+                             "timeout --foreground --preserve-status -s INT 2")
     assert.are.equal(130, code, err)
     local doc = json.decode(slurp(out .. "/results.json") or "null")
     assert.is_truthy(doc, "no results.json after Ctrl-C; stderr: " .. err)
