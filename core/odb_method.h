@@ -4,14 +4,20 @@
 
 #include "odb_status.h"
 
-typedef enum odb_method_kind { ODB_METHOD_ERK = 0 } odb_method_kind;
+typedef enum odb_method_kind {
+  ODB_METHOD_ERK = 0,   /* explicit RK: A strictly lower triangular */
+  ODB_METHOD_PIRK       /* implicit corrector (A full) iterated m times */
+} odb_method_kind;
 
 /*
-** An explicit Runge-Kutta method, optionally with an embedded pair.
-** A is s x s, row-major, strictly lower triangular. bhat is NULL for methods
-** without an error estimate. fsal is 1 when the last stage is evaluated at
-** the new solution (A's last row equals b, c_last = 1), so its function value
-** is the first stage of the next step.
+** An explicit Runge-Kutta method, optionally with an embedded pair, or the
+** corrector of a PIRK method (kind ODB_METHOD_PIRK: A full, order the
+** corrector's order p, run with m fixed-point corrector steps, m_default =
+** p - 1; bhat NULL, the estimate comes from the last two iterates).
+** A is s x s, row-major. bhat is NULL for methods without an embedded
+** estimate. fsal is 1 when the last stage is evaluated at the new solution
+** (A's last row equals b, c_last = 1), so its function value is the first
+** stage of the next step.
 */
 typedef struct odb_method {
   const char *name;      /* registry name, e.g. "dopri5" */
@@ -22,6 +28,7 @@ typedef struct odb_method {
   int order_emb;         /* order of bhat; 0 when bhat is NULL */
   int fsal;
   const double *A, *b, *bhat, *c;
+  int m_default;         /* PIRK: corrector steps by default (p - 1); 0 for ERK */
 } odb_method;
 
 int odb_method_count(void);

@@ -36,8 +36,36 @@ static odb_status opts_check(const odb_solver_opts *o) {
                     o->fac_max);
   if (o->h_fixed < 0 || o->h0 < 0 || o->hmin < 0 || o->block < 0)
     return ODB_FAIL(ODB_ERR_ARG, "h, h0, hmin and block must not be negative");
+  if (o->m < 0)
+    return ODB_FAIL(ODB_ERR_ARG, "m (corrector steps) must be at least 1, got "
+                    "%d", o->m);
+  if (o->threads < 0)
+    return ODB_FAIL(ODB_ERR_ARG, "threads must be positive, got %d",
+                    o->threads);
   if (!isfinite(o->rtol) || !isfinite(o->atol))
     return ODB_FAIL(ODB_ERR_ARG, "tolerances must be finite");
+  return ODB_OK;
+}
+
+/*
+** Effective orders: an ERK method has its tableau's orders; a PIRK method
+** with m corrector steps has order min(p, m + 1) and an estimate (from the
+** last two iterates) of order m.
+*/
+static odb_status set_orders(odb_solver *s) {
+  const odb_method *m = s->method;
+  if (m->kind == ODB_METHOD_PIRK) {
+    s->m = s->opts.m > 0 ? s->opts.m : m->m_default;
+    s->order = s->m + 1 < m->order ? s->m + 1 : m->order;
+    s->err_order = s->m;
+    return ODB_OK;
+  }
+  if (s->opts.m > 0)
+    return ODB_FAIL(ODB_ERR_ARG, "m (corrector steps) applies to PIRK "
+                    "methods only; '%s' is an explicit RK method", m->name);
+  s->m = 0;
+  s->order = m->order;
+  s->err_order = m->bhat ? odb_method_err_order(m) : 0;
   return ODB_OK;
 }
 
@@ -120,6 +148,7 @@ odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
   if (o) s->opts = *o;
   opts_defaults(&s->opts);
   st = opts_check(&s->opts);
+  if (st == ODB_OK) st = set_orders(s);
   if (st == ODB_OK) st = pick_variant(p, m, b, variant, &s->variant);
   if (st == ODB_OK) st = alloc_vectors(s);
   if (st == ODB_OK) st = s->variant->init(s);
@@ -183,7 +212,7 @@ static double initial_step(odb_solver *s, double span) {
   const odb_problem *p = s->problem;
   const odb_solver_opts *o = &s->opts;
   long n = s->n;
-  int q = odb_method_err_order(s->method);
+  int q = s->err_order > 0 ? s->err_order : s->order;
   double d0, d1, d2, h0, h1;
   p->rhs(p, s->t, s->y, 0, s->F[0], 0, n);
   s->fsal_ready = 1;
@@ -206,6 +235,9 @@ static double initial_step(odb_solver *s, double span) {
 static double step_flops(const odb_solver *s, int stage0) {
   const odb_method *m = s->method;
   double n = (double)s->n, f = 0;
+  if (m->kind == ODB_METHOD_PIRK)   /* (m+1)s evaluations, m s full LCs */
+    return n * ((s->m + 1) * m->s * s->problem->flops_per_comp +
+                s->m * m->s * (2.0 * m->s + 1.0) + 4.0 * m->s + 6.0);
   for (int l = stage0 ? 0 : 1; l < m->s; ++l) {
     int nnz = 0;
     for (int i = 0; i < l; ++i) nnz += m->A[l * m->s + i] != 0.0;
@@ -226,7 +258,9 @@ static odb_status attempt(odb_solver *s, double h, double *err) {
   s->stats.rbytes += r;
   s->stats.wbytes += w;
   s->stats.flops += step_flops(s, stage0);
-  s->stats.nfev += s->method->s - (stage0 ? 0 : 1);
+  s->stats.nfev += s->method->kind == ODB_METHOD_PIRK
+                       ? (long)(s->m + 1) * s->method->s
+                       : s->method->s - (stage0 ? 0 : 1);
   s->stats.steps++;
   return ODB_OK;
 }
@@ -250,7 +284,7 @@ static void accept(odb_solver *s, double h) {
 
 /* Step-size factor from the weighted error (standard I controller). */
 static double step_factor(const odb_solver *s, double err, double fac_max) {
-  int q = odb_method_err_order(s->method);
+  int q = s->err_order;
   double fac;
   if (!(err > 0)) return fac_max;
   fac = s->opts.safety * pow(err, -1.0 / (q + 1));
@@ -288,7 +322,7 @@ static void publish(odb_solver *s, int kind, const odb_solve_stats *st,
 static odb_status adaptive_step(odb_solver *s, double hmax_left,
                                 double hmin) {
   double fac_max = s->opts.fac_max;
-  if (!s->method->bhat)
+  if (s->err_order <= 0)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "method '%s' has no error estimate: "
                     "give a fixed step h", s->method->name);
   if (s->h_next <= 0) s->h_next = initial_step(s, hmax_left);
@@ -319,7 +353,7 @@ static odb_status fixed_step(odb_solver *s, double h) {
   s->stats.h = h;
   s->stats.err_last = err;
   if (!isfinite(s->ynew[0]) || !isfinite(s->ynew[s->n - 1]) ||
-      (s->method->bhat && !isfinite(err)))
+      (s->err_order > 0 && !isfinite(err)))
     return ODB_FAIL(ODB_ERR_NONFINITE, "solution became non-finite at t = "
                     "%.17g with h = %g", s->t, h);
   accept(s, h);

@@ -22,6 +22,8 @@ typedef struct odb_solver_opts {
   long max_steps;        /* attempted steps per integrate; default 10^8 */
   long block;            /* block size of blocked variants; 0: variant's own */
   int streaming;         /* non-temporal stores: 0 auto, 1 on, -1 off */
+  int m;                 /* PIRK corrector steps; 0: the method's default */
+  int threads;           /* threads of parallel variants; 0: all cores */
 } odb_solver_opts;
 
 /* Figures of one integrate call (or of the steps since the last reset). */
@@ -75,6 +77,10 @@ struct odb_solver {
   const odb_variant *variant;
   odb_solver_opts opts;
   long n;
+  int m;                 /* PIRK corrector steps (0 for ERK) */
+  int order;             /* order of the step: ERK p, PIRK min(p, m + 1) */
+  int err_order;         /* order of the error estimate (0: none); the
+                            controller uses the exponent 1/(err_order + 1) */
   double t;              /* time of y */
   double h_next;         /* proposed next step (0: not yet chosen) */
   double *y, *ynew;      /* current and candidate solution (host for cpu) */

@@ -4,21 +4,104 @@
 
 #include <string.h>
 
-/* Every registered variant; the first applicable one is "auto"'s choice. */
-static const odb_variant *const variants[] = {
+/*
+** The thesis's PIRK variants (variants/pirk_*.c) and the parallel ones
+** (variants/par_*.c). Declared weak while they are being written, so that
+** the registry lists the ones present in this build.
+*/
+#define ODB_PLANNED(name) extern const odb_variant name __attribute__((weak));
+ODB_PLANNED(odb_variant_pirk_A)
+ODB_PLANNED(odb_variant_pirk_E)
+ODB_PLANNED(odb_variant_pirk_D)
+ODB_PLANNED(odb_variant_pirk_Dblock)
+ODB_PLANNED(odb_variant_pirk_PipeDe2m)
+ODB_PLANNED(odb_variant_pirk_PipeDb2m)
+ODB_PLANNED(odb_variant_pirk_PipeDb2mt)
+ODB_PLANNED(odb_variant_pirk_PipeDb1m)
+ODB_PLANNED(odb_variant_pirk_PipeDb1mt)
+ODB_PLANNED(odb_variant_pirk_ppDb1m)
+ODB_PLANNED(odb_variant_pirk_ppDb1mt)
+ODB_PLANNED(odb_variant_par_A)
+ODB_PLANNED(odb_variant_par_E)
+ODB_PLANNED(odb_variant_par_EAblock)
+ODB_PLANNED(odb_variant_par_D)
+ODB_PLANNED(odb_variant_par_Dblock)
+ODB_PLANNED(odb_variant_par_PipeDe2m)
+ODB_PLANNED(odb_variant_par_PipeDb2m)
+ODB_PLANNED(odb_variant_par_PipeDb2mt)
+ODB_PLANNED(odb_variant_par_PipeDb1m)
+ODB_PLANNED(odb_variant_par_PipeDb1mt)
+ODB_PLANNED(odb_variant_par_ppDb1m)
+ODB_PLANNED(odb_variant_par_ppDb1mt)
+ODB_PLANNED(odb_variant_par_PipeDb1myl)
+ODB_PLANNED(odb_variant_par_PipeDb1mtyl)
+ODB_PLANNED(odb_variant_par_ppDb1myl)
+ODB_PLANNED(odb_variant_par_ppDb1mtyl)
+ODB_PLANNED(odb_variant_arkode)
+#undef ODB_PLANNED
+
+/*
+** Every variant, in the order "auto" tries them (the first that runs on the
+** backend and applies wins). NULL entries are variants this build lacks.
+*/
+static const odb_variant *const all_variants[] = {
   &odb_variant_fused,
   &odb_variant_plain,
+  &odb_variant_pirk_A,
+  &odb_variant_pirk_E,
+  &odb_variant_pirk_D,
+  &odb_variant_pirk_Dblock,
+  &odb_variant_pirk_PipeDe2m,
+  &odb_variant_pirk_PipeDb2m,
+  &odb_variant_pirk_PipeDb2mt,
+  &odb_variant_pirk_PipeDb1m,
+  &odb_variant_pirk_PipeDb1mt,
+  &odb_variant_pirk_ppDb1m,
+  &odb_variant_pirk_ppDb1mt,
+  &odb_variant_par_A,
+  &odb_variant_par_E,
+  &odb_variant_par_EAblock,
+  &odb_variant_par_D,
+  &odb_variant_par_Dblock,
+  &odb_variant_par_PipeDe2m,
+  &odb_variant_par_PipeDb2m,
+  &odb_variant_par_PipeDb2mt,
+  &odb_variant_par_PipeDb1m,
+  &odb_variant_par_PipeDb1mt,
+  &odb_variant_par_ppDb1m,
+  &odb_variant_par_ppDb1mt,
+  &odb_variant_par_PipeDb1myl,
+  &odb_variant_par_PipeDb1mtyl,
+  &odb_variant_par_ppDb1myl,
+  &odb_variant_par_ppDb1mtyl,
+  &odb_variant_arkode,
 };
-#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
+#define NALL ((int)(sizeof all_variants / sizeof all_variants[0]))
 
-int odb_variant_count(void) { return NVARIANTS; }
+static const odb_variant *variants[NALL];
+static int nvariants = -1;
+
+/* Compacts the present variants once (idempotent, single-threaded init). */
+static void variants_init(void) {
+  if (nvariants >= 0) return;
+  nvariants = 0;
+  for (int i = 0; i < NALL; ++i)
+    if (all_variants[i]) variants[nvariants++] = all_variants[i];
+}
+
+int odb_variant_count(void) {
+  variants_init();
+  return nvariants;
+}
 
 const odb_variant *odb_variant_at(int i) {
-  return i >= 0 && i < NVARIANTS ? variants[i] : NULL;
+  variants_init();
+  return i >= 0 && i < nvariants ? variants[i] : NULL;
 }
 
 const odb_variant *odb_variant_find(const char *name) {
-  for (int i = 0; name && i < NVARIANTS; ++i)
+  variants_init();
+  for (int i = 0; name && i < nvariants; ++i)
     if (strcmp(variants[i]->name, name) == 0) return variants[i];
   return NULL;
 }

@@ -13,7 +13,7 @@ typedef struct odbL_solver {
 static const char *const solver_keys[] = {
   "problem", "method", "backend", "variant", "tol", "rtol", "atol", "h",
   "h0", "safety", "fac_min", "fac_max", "max_steps", "block", "streaming",
-  NULL
+  "m", "threads", NULL
 };
 
 static const char *const integrate_keys[] = {
@@ -128,6 +128,14 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
   if (odbL_opt_integer(L, 1, "block", &iv)) {
     if (iv < 0) luaL_argerror(L, 1, "field 'block': must not be negative");
     o->block = (long)iv;
+  }
+  if (odbL_opt_integer(L, 1, "m", &iv)) {
+    if (iv < 1) luaL_argerror(L, 1, "field 'm': corrector steps must be at least 1");
+    o->m = (int)iv;
+  }
+  if (odbL_opt_integer(L, 1, "threads", &iv)) {
+    if (iv < 1) luaL_argerror(L, 1, "field 'threads': must be at least 1");
+    o->threads = (int)iv;
   }
   {
     const char *sv = odbL_opt_string(L, 1, "streaming", NULL);
