@@ -29,7 +29,7 @@
 #define BW_MIN_REPS 3
 #define BW_SERIES_S 1.2
 #define BW_MIN_ARRAY (64 * MIB)
-#define BW_CACHE_VERSION 1
+#define BW_CACHE_VERSION 2   /* 2: reads four streams per thread */
 
 /* Eight doubles: 64 bytes, the unit of every slice. */
 typedef double v4d __attribute__((vector_size(32)));
@@ -41,15 +41,23 @@ static volatile double bw_sink;
 ** Kernels
 ** ===================================================================== */
 
-/* Assumes a is 64-byte aligned and n a multiple of 8; the sum of a[0..n). */
+/*
+** Assumes a is 64-byte aligned and n a multiple of 32; the sum of a[0..n).
+** The array is read as four concurrent streams (its quarters): one stream
+** per core is limited by the prefetchers on many server CPUs, and the
+** variants we compare with read several vectors at once.
+*/
 static double read_kernel(const double *a, size_t n) {
-  const v4d *v = (const v4d *)a;
-  v4d s0 = { 0, 0, 0, 0 }, s1 = { 0, 0, 0, 0 };
-  for (size_t i = 0; i < n / 4; i += 2) {
-    s0 += v[i];
-    s1 += v[i + 1];
+  size_t q = n / 4 / 4;   /* v4d elements per quarter */
+  const v4d *v0 = (const v4d *)a, *v1 = v0 + q, *v2 = v1 + q, *v3 = v2 + q;
+  v4d s0 = { 0, 0, 0, 0 }, s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = 0; i < q; ++i) {
+    s0 += v0[i];
+    s1 += v1[i];
+    s2 += v2[i];
+    s3 += v3[i];
   }
-  s0 += s1;
+  s0 += s1 + s2 + s3;
   return s0[0] + s0[1] + s0[2] + s0[3];
 }
 
@@ -86,7 +94,7 @@ typedef struct team {
   int nthreads;
   int op;
   double *a, *b;
-  size_t n;                 /* doubles per array, a multiple of 8*nthreads */
+  size_t n;                 /* doubles per array, a multiple of 32*nthreads */
   hwloc_topology_t topo;    /* NULL: do not pin */
   double *sums;             /* one per thread */
 } team;
@@ -312,7 +320,7 @@ odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw) {
     tm.topo = (hwloc_topology_t)t->hwloc;
   bytes = array_bytes(t);
   for (;;) {   /* halve the size until both arrays fit */
-    bytes -= bytes % (64 * (size_t)nall);
+    bytes -= bytes % (256 * (size_t)nall);   /* chunks: multiples of 32 */
     tm.a = map_array(bytes);
     tm.b = tm.a ? map_array(bytes) : NULL;
     if (tm.b) break;
