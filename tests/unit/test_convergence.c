@@ -64,11 +64,14 @@ int main(void) {
   odb_solver_integrate(ref, 10.0, &st);
   for (int i = 0; i < odb_method_count(); ++i) {
     const odb_method *m = odb_method_at(i);
-    double h = m->order <= 2 ? 1.0 / 128 : m->order <= 4 ? 1.0 / 32 : 1.0 / 8;
-    double e1 = error_with(ctx, &p, m->name, "plain", h, ref->y);
-    double e2 = error_with(ctx, &p, m->name, "plain", h / 2, ref->y);
-    double e3 = error_with(ctx, &p, m->name, "plain", h / 4, ref->y);
-    double q1 = log2(e1 / e2), q2 = log2(e2 / e3);
+    double h, e1, e2, e3, q1, q2;
+    if (m->kind != ODB_METHOD_ERK) continue;   /* PIRK: test_pirk_methods */
+    h = m->order <= 2 ? 1.0 / 128 : m->order <= 4 ? 1.0 / 32 : 1.0 / 8;
+    e1 = error_with(ctx, &p, m->name, "plain", h, ref->y);
+    e2 = error_with(ctx, &p, m->name, "plain", h / 2, ref->y);
+    e3 = error_with(ctx, &p, m->name, "plain", h / 4, ref->y);
+    q1 = log2(e1 / e2);
+    q2 = log2(e2 / e3);
     tap_ok(fabs(q1 - m->order) <= 0.3 && fabs(q2 - m->order) <= 0.3,
            "%s: observed order %.2f, %.2f (nominal %d; errors %.2e %.2e %.2e)",
            m->name, q1, q2, m->order, e1, e2, e3);
