@@ -1,13 +1,15 @@
-/* odb_method.c - the registry of explicit Runge-Kutta tableaus. */
+/* odb_method.c - the registry of Runge-Kutta tableaus: explicit RK methods
+   and the implicit correctors of PIRK methods. */
 #include "odb_method.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /*
-** Every coefficient is written as the exact rational a/b, so the compiler
-** rounds each one once to the nearest double. A is s x s, row-major; the
-** zero upper triangle is spelled out so that rows read like the tableau.
+** Every explicit RK coefficient is written as the exact rational a/b, so
+** the compiler rounds each one once to the nearest double. A is s x s,
+** row-major; the zero upper triangle is spelled out so that rows read like
+** the tableau.
 ** tests/unit/test_methods.c checks the row sums, all order conditions up to
 ** the claimed orders and that the next order fails, for every entry here.
 */
@@ -112,10 +114,126 @@ static const double verner65_bhat[8] = {
 };
 /* }====== */
 
+/*
+** PIRK correctors (kind ODB_METHOD_PIRK): implicit RK tableaus with A full,
+** iterated m = p - 1 times by default (Kalinnik's thesis, (3.26)-(3.29)).
+** Coefficients with square roots cannot be written as a/b, and a static
+** initializer cannot call sqrt, so they are decimal literals: the shortest
+** decimal that reads back as the double nearest to the exact value (found
+** offline with sympy/mpmath at 60 digits; the exact expression is in the
+** comment beside each tableau). Rational entries stay a/b.
+** tests/unit/test_methods.c checks the order conditions up to p (and that
+** p + 1 fails) and the simplifying assumptions B(p), C(q), D(r).
+*/
+
+/*
+** {====== Radau IA(5): s = 3, p = 5, C(2), D(3); r = sqrt(6):
+** c = (0, (6-r)/10, (6+r)/10), b = (1/9, (16+r)/36, (16-r)/36),
+** A = [1/9, (-1-r)/18, (-1+r)/18; 1/9, (88+7r)/360, (88-43r)/360;
+**      1/9, (88+43r)/360, (88-7r)/360] (HNW II, Sect. IV.5). The thesis's
+** corrector for Ch. 7-9 (with m = 4).
+*/
+static const double radau1a5_c[3] = {
+  0.0, 0.3550510257216822, 0.8449489742783178,
+};
+static const double radau1a5_A[3 * 3] = {
+  1.0 / 9, -0.1916383190435099, 0.08052720793239879,
+  1.0 / 9, 0.2920734116652285, -0.04813349705465739,
+  1.0 / 9, 0.5370223859435462, 0.1968154772236604,
+};
+static const double radau1a5_b[3] = {
+  1.0 / 9, 0.5124858261884216, 0.37640306270046725,
+};
+/* }====== */
+
+/*
+** {====== Radau IIA(5): s = 3, p = 5, C(3), D(2); r = sqrt(6):
+** c = ((4-r)/10, (4+r)/10, 1),
+** A = [(88-7r)/360, (296-169r)/1800, (-2+3r)/225;
+**      (296+169r)/1800, (88+7r)/360, (-2-3r)/225;
+**      (16-r)/36, (16+r)/36, 1/9], b = A's last row (HNW II, Sect. IV.5).
+*/
+static const double radau2a5_c[3] = {
+  0.1550510257216822, 0.6449489742783178, 1.0,
+};
+static const double radau2a5_A[3 * 3] = {
+  0.1968154772236604, -0.06553542585019839, 0.02377097434822015,
+  0.3944243147390873, 0.2920734116652285, -0.04154875212599793,
+  0.37640306270046725, 0.5124858261884216, 1.0 / 9,
+};
+static const double radau2a5_b[3] = {
+  0.37640306270046725, 0.5124858261884216, 1.0 / 9,
+};
+/* }====== */
+
+/*
+** {====== Lobatto IIIC(8): s = 5, p = 8, C(4), D(4); q = sqrt(21):
+** c = (0, (7-q)/14, 1/2, (7+q)/14, 1), b = (1/20, 49/180, 16/45, 49/180,
+** 1/20), a_i1 = 1/20 for every row,
+** A = [1/20, -7/60, 2/15, -7/60, 1/20;
+**      1/20, 29/180, (47-15q)/315, (203-30q)/1260, -3/140;
+**      1/20, (329+105q)/2880, 73/360, (329-105q)/2880, 3/160;
+**      1/20, (203+30q)/1260, (47+15q)/315, 29/180, -3/140;
+**      1/20, 49/180, 16/45, 49/180, 1/20]
+** (as in the seasite-project Offsite tableau the thesis group used; m = 7).
+*/
+static const double lobatto3c8_c[5] = {
+  0.0, 0.17267316464601143, 1.0 / 2, 0.8273268353539885, 1.0,
+};
+static const double lobatto3c8_A[5 * 5] = {
+  1.0 / 20, -7.0 / 60, 2.0 / 15, -7.0 / 60, 1.0 / 20,
+  1.0 / 20, 29.0 / 180, -0.06901154102964317, 0.05200216599311492,
+    -3.0 / 140,
+  1.0 / 20, 0.2813091833230428, 73.0 / 360, -0.052836961100820555,
+    3.0 / 160,
+  1.0 / 20, 0.2702200562291073, 0.3674242394423416, 29.0 / 180, -3.0 / 140,
+  1.0 / 20, 49.0 / 180, 16.0 / 45, 49.0 / 180, 1.0 / 20,
+};
+static const double lobatto3c8_b[5] = {
+  1.0 / 20, 49.0 / 180, 16.0 / 45, 49.0 / 180, 1.0 / 20,
+};
+/* }====== */
+
+/*
+** {====== Gauss-Legendre(4): s = 2, p = 4, C(2), D(2); r = sqrt(3):
+** c = (1/2 - r/6, 1/2 + r/6), A = [1/4, 1/4 - r/6; 1/4 + r/6, 1/4],
+** b = (1/2, 1/2) (HNW II, Sect. IV.5).
+*/
+static const double gauss4_c[2] = {0.2113248654051871, 0.7886751345948129};
+static const double gauss4_A[2 * 2] = {
+  1.0 / 4, -0.03867513459481288,
+  0.5386751345948129, 1.0 / 4,
+};
+static const double gauss4_b[2] = {1.0 / 2, 1.0 / 2};
+/* }====== */
+
+/*
+** {====== Gauss-Legendre(6): s = 3, p = 6, C(3), D(3); r = sqrt(15):
+** c = (1/2 - r/10, 1/2, 1/2 + r/10), b = (5/18, 4/9, 5/18),
+** A = [5/36, 2/9 - r/15, 5/36 - r/30; 5/36 + r/24, 2/9, 5/36 - r/24;
+**      5/36 + r/30, 2/9 + r/15, 5/36] (HNW II, Sect. IV.5).
+*/
+static const double gauss6_c[3] = {
+  0.11270166537925831, 1.0 / 2, 0.8872983346207417,
+};
+static const double gauss6_A[3 * 3] = {
+  5.0 / 36, -0.0359766675249389, 0.009789444015308325,
+  0.30026319498086457, 2.0 / 9, -0.022485417203086815,
+  0.26798833376246944, 0.48042111196938336, 5.0 / 36,
+};
+static const double gauss6_b[3] = {5.0 / 18, 4.0 / 9, 5.0 / 18};
+/* }====== */
+
 #define ERK(nm, ttl, stages, ord, ord_emb, fs, pre, bh)                    \
   { .name = nm, .title = ttl, .kind = ODB_METHOD_ERK, .s = stages,         \
     .order = ord, .order_emb = ord_emb, .fsal = fs, .A = pre##_A,          \
     .b = pre##_b, .bhat = bh, .c = pre##_c }
+
+/* A PIRK corrector of order ord: m = ord - 1 corrector steps by default. */
+#define PIRK(nm, ttl, stages, ord, pre)                                     \
+  { .name = nm, .title = ttl, .kind = ODB_METHOD_PIRK, .s = stages,        \
+    .order = ord, .order_emb = 0, .fsal = 0, .A = pre##_A, .b = pre##_b,   \
+    .bhat = NULL, .c = pre##_c, .m_default = ord - 1 }
 
 static const odb_method methods[] = {
   ERK("heun_euler", "Heun-Euler 2(1)", 2, 2, 1, 0, heun_euler, heun_euler_bhat),
@@ -123,6 +241,11 @@ static const odb_method methods[] = {
   ERK("rk4", "Classic Runge-Kutta 4", 4, 4, 0, 0, rk4, NULL),
   ERK("dopri5", "Dormand-Prince 5(4)", 7, 5, 4, 1, dopri5, dopri5_bhat),
   ERK("verner65", "Verner 6(5)", 8, 6, 5, 0, verner65, verner65_bhat),
+  PIRK("radau1a5", "Radau IA(5)", 3, 5, radau1a5),
+  PIRK("radau2a5", "Radau IIA(5)", 3, 5, radau2a5),
+  PIRK("lobatto3c8", "Lobatto IIIC(8)", 5, 8, lobatto3c8),
+  PIRK("gauss4", "Gauss-Legendre(4)", 2, 4, gauss4),
+  PIRK("gauss6", "Gauss-Legendre(6)", 3, 6, gauss6),
 };
 
 #define NMETHODS ((int)(sizeof methods / sizeof methods[0]))

@@ -16,6 +16,7 @@
 #include "odb_results.h"
 #include "odb_sha256.h"
 #include "odb_bandwidth.h"
+#include "odb_team.h"
 
 /* Version of the library, e.g. "0.1.0". */
 const char *odb_version(void);

@@ -290,7 +290,31 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
   print_bw_line(f, "", "copy", bw->threads_all, bw->copy_all, NULL);
 }
 
-/* CPU, caches, GPU, bandwidth; bw may be NULL. */
+/*
+** Seconds per barrier episode of our barriers for p = 1, 2, 4, ... cores
+** (the support points of the thesis's offline profiling); measured now,
+** about 0.7 s per row.
+*/
+static void print_barriers(const odb_topo *t, FILE *f) {
+  odb_barrier_cost_row rows[16];
+  int n = odb_barrier_cost_table(t, rows, 16);
+  if (n < 0) {
+    fprintf(f, "%-10s unknown: %s\n", "barriers", odb_last_error());
+    return;
+  }
+  fprintf(f, "%-10s %-8s", "barriers", "threads");
+  for (int k = 0; k < ODB_BARRIER_KIND_COUNT; ++k)
+    fprintf(f, " %10s", odb_barrier_kind_name((odb_barrier_kind)k));
+  fprintf(f, "   (microseconds per barrier, measured now)\n");
+  for (int i = 0; i < n; ++i) {
+    fprintf(f, "%-10s %-8d", "", rows[i].p);
+    for (int k = 0; k < ODB_BARRIER_KIND_COUNT; ++k)
+      fprintf(f, " %10.3f", rows[i].seconds[k] * 1e6);
+    fputc('\n', f);
+  }
+}
+
+/* CPU, caches, GPU, bandwidth, barrier costs; bw may be NULL. */
 void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw, FILE *f) {
   const odb_topo *t = &c->topo;
   fprintf(f, "%-10s %s\n", "cpu", t->cpu_model);
@@ -300,6 +324,7 @@ void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw, FILE *f) {
   print_caches(t, f);
   print_gpu(c, f);
   print_bandwidth(bw, f);
+  print_barriers(t, f);
 }
 
 /* }====== */

@@ -1,13 +1,15 @@
-/* test_methods.c - every registered tableau meets its claimed order exactly. */
+/* test_methods.c - every registered tableau meets its claimed order exactly
+   (explicit RK methods and PIRK correctors). */
 #include "odb_method.h"
 #include "tap.h"
 
 #include <math.h>
 #include <string.h>
 
-#define MAX_ORDER 7     /* highest order whose trees are built */
-#define MAX_TREES 128   /* 85 trees of order <= 7 */
-#define MAX_KIDS 6      /* the bushy tree of order 7 */
+#define MAX_ORDER 9     /* highest order whose trees are built (p + 1 of
+                           Lobatto IIIC(8)) */
+#define MAX_TREES 512   /* 486 trees of order <= 9 */
+#define MAX_KIDS 8      /* the bushy tree of order 9 */
 #define MAX_STAGES 16
 
 #define TOL_ROW 1e-15   /* c_i = sum_j a_ij */
@@ -87,7 +89,8 @@ static void build_trees(void) {
 ** labellings, which ties gamma and sigma together independently.
 */
 static void test_trees(void) {
-  static const int expect[MAX_ORDER + 1] = {0, 1, 1, 2, 4, 9, 20, 48};
+  static const int expect[MAX_ORDER + 1] = {0, 1, 1, 2, 4, 9, 20, 48, 115,
+                                            286};
   double fact = 1.0;  /* (n-1)! */
   build_trees();
   for (int n = 1; n <= MAX_ORDER; ++n) {
@@ -164,7 +167,10 @@ static void test_order(const odb_method *m, const char *wname, const double *w,
   }
 }
 
-/* A strictly lower triangular, c_i = sum_j a_ij, c_1 = 0. */
+/*
+** c_i = sum_j a_ij for every method; an explicit method has A strictly
+** lower triangular, a PIRK corrector is implicit (some a_ij != 0, j >= i).
+*/
 static void test_shape(const odb_method *m) {
   int s = m->s, upper = 0, rows = 0;
   for (int i = 0; i < s; ++i) {
@@ -172,7 +178,8 @@ static void test_shape(const odb_method *m) {
     for (int j = 0; j < s; ++j) {
       if (j >= i && m->A[i * s + j] != 0.0) {
         ++upper;
-        tap_diag("%s: a[%d][%d] = %g above the subdiagonal", m->name, i + 1,
+        if (m->kind == ODB_METHOD_ERK)
+          tap_diag("%s: a[%d][%d] = %g above the subdiagonal", m->name, i + 1,
                  j + 1, m->A[i * s + j]);
       }
       sum += m->A[i * s + j];
@@ -183,29 +190,103 @@ static void test_shape(const odb_method *m) {
                i + 1, sum, m->c[i], sum - m->c[i]);
     }
   }
-  tap_ok(upper == 0, "%s: A is strictly lower triangular", m->name);
+  if (m->kind == ODB_METHOD_PIRK)
+    tap_ok(upper > 0, "%s: A is implicit (%d entries on or above the "
+           "diagonal)", m->name, upper);
+  else
+    tap_ok(upper == 0, "%s: A is strictly lower triangular", m->name);
   tap_ok(rows == 0, "%s: c_i = sum_j a_ij for all %d rows", m->name, s);
 }
 
-/* fsal is 1 exactly when A's last row equals b and c_last = 1. */
+/*
+** fsal is 1 exactly when A's last row equals b and c_last = 1; for a PIRK
+** corrector it is always 0 (the next step starts from the trivial predictor,
+** even where the tableau is stiffly accurate as Radau IIA, Lobatto IIIC).
+*/
 static void test_fsal(const odb_method *m) {
   int s = m->s, same = m->c[s - 1] == 1.0;
   for (int j = 0; j < s; ++j)
     if (m->A[(s - 1) * s + j] != m->b[j]) same = 0;
+  if (m->kind == ODB_METHOD_PIRK) {
+    tap_ok(m->fsal == 0, "%s: fsal = 0 for a PIRK corrector (last row %s b)",
+           m->name, same ? "equals" : "differs from");
+    return;
+  }
   tap_ok(m->fsal == same, "%s: fsal = %d (last row %s b, c_last = %g)",
          m->name, m->fsal, same ? "equals" : "differs from", m->c[s - 1]);
+}
+
+/*
+** The simplifying assumptions of an implicit tableau (HNW II, IV.5):
+**   B(q): sum_i b_i c_i^(k-1) = 1/k,                      k <= q
+**   C(q): sum_j a_ij c_j^(k-1) = c_i^k / k,                k <= q, every i
+**   D(q): sum_i b_i c_i^(k-1) a_ij = b_j (1 - c_j^k) / k,  k <= q, every j
+** Worst residual of condition X at k (X = 'B', 'C' or 'D').
+*/
+static double simplifying_residual(const odb_method *m, char X, int k) {
+  int s = m->s;
+  double worst = 0.0;
+  for (int r = 0; r < (X == 'B' ? 1 : s); ++r) {
+    double sum = 0.0, want;
+    for (int q = 0; q < s; ++q) {
+      if (X == 'B') sum += m->b[q] * pow(m->c[q], k - 1);
+      else if (X == 'C') sum += m->A[r * s + q] * pow(m->c[q], k - 1);
+      else sum += m->b[q] * pow(m->c[q], k - 1) * m->A[q * s + r];
+    }
+    want = X == 'B' ? 1.0 / k
+         : X == 'C' ? pow(m->c[r], k) / k
+                    : m->b[r] * (1.0 - pow(m->c[r], k)) / k;
+    if (fabs(sum - want) > worst) worst = fabs(sum - want);
+  }
+  return worst;
+}
+
+/*
+** The assumptions each corrector is known to satisfy (HNW II, Sect. IV.5:
+** Gauss B(2s) C(s) D(s); Radau IA B(2s-1) C(s-1) D(s); Radau IIA
+** B(2s-1) C(s) D(s-1); Lobatto IIIC B(2s-2) C(s-1) D(s-1)): each holds up
+** to its q and fails at q + 1, so the tableau is the named one and not a
+** neighbour of it.
+*/
+static void test_simplifying(const odb_method *m) {
+  static const struct { const char *name; int B, C, D; } known[] = {
+    { "radau1a5", 5, 2, 3 }, { "radau2a5", 5, 3, 2 },
+    { "lobatto3c8", 8, 4, 4 }, { "gauss4", 4, 2, 2 }, { "gauss6", 6, 3, 3 },
+  };
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
+    int q[3] = { known[i].B, known[i].C, known[i].D };
+    if (strcmp(known[i].name, m->name) != 0) continue;
+    for (int x = 0; x < 3; ++x) {
+      char X = "BCD"[x];
+      double held = 0.0, next = simplifying_residual(m, X, q[x] + 1);
+      for (int k = 1; k <= q[x]; ++k)
+        held = fmax(held, simplifying_residual(m, X, k));
+      tap_ok(held <= TOL_COND && next > TOL_FAIL, "%s: %c(%d) holds (max "
+             "|res| %.1e), %c(%d) does not (%.1e)", m->name, X, q[x], held, X,
+             q[x] + 1, next);
+    }
+    return;
+  }
+  tap_ok(0, "%s: no simplifying assumptions known for this corrector",
+         m->name);
 }
 
 /* Fields, orders, then the order conditions of b and bhat. */
 static void test_method(const odb_method *m) {
   static double phi[MAX_TREES][MAX_STAGES];
+  int pirk = m->kind == ODB_METHOD_PIRK;
   int err = m->bhat ? (m->order_emb < m->order ? m->order_emb : m->order)
                     : m->order;
   tap_diag("%s (%s): s = %d, order %d, embedded %d", m->name, m->title, m->s,
            m->order, m->order_emb);
-  tap_ok(m->title && *m->title && m->kind == ODB_METHOD_ERK &&
+  tap_ok(m->title && *m->title &&
+         (m->kind == ODB_METHOD_ERK || m->kind == ODB_METHOD_PIRK) &&
          m->s >= 1 && m->s <= MAX_STAGES && m->A && m->b && m->c,
          "%s: fields are filled", m->name);
+  tap_ok(pirk ? m->m_default == m->order - 1 && m->bhat == NULL
+              : m->m_default == 0,
+         "%s: m_default = %d%s", m->name, m->m_default,
+         pirk ? " = p - 1, no bhat (PIRK)" : " (explicit RK)");
   if (m->s < 1 || m->s > MAX_STAGES) return;
   tap_ok((m->bhat == NULL) == (m->order_emb == 0),
          "%s: order_emb is 0 exactly when bhat is NULL", m->name);
@@ -217,12 +298,14 @@ static void test_method(const odb_method *m) {
   if (m->bhat)
     test_order(m, "bhat", m->bhat, m->order_emb,
                (const double (*)[MAX_STAGES])phi);
+  if (pirk) test_simplifying(m);
 }
 
 /* count/at/find/lookup agree, and a bad name lists every valid one. */
 static void test_registry(void) {
   static const char *const names[] = {"heun_euler", "bs3", "rk4", "dopri5",
-                                      "verner65"};
+                                      "verner65", "radau1a5", "radau2a5",
+                                      "lobatto3c8", "gauss4", "gauss6"};
   const int nnames = (int)(sizeof names / sizeof names[0]);
   const odb_method *m = NULL;
   odb_status st;
