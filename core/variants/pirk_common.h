@@ -1,4 +1,4 @@
-/* pirk_common.h - pieces shared by the PIRK implementation variants (private). */
+/* pirk_common.h - pieces shared by the PIRK variants (private). */
 #ifndef ODB_PIRK_COMMON_H
 #define ODB_PIRK_COMMON_H
 
