@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Loads the topology; a failure there is not fatal (tests, containers). */
 odb_status odb_ctx_create(const odb_ctx_opts *o, odb_ctx **out) {
@@ -114,3 +115,25 @@ void odb_ctx_log(odb_ctx *c, int level, const char *fmt, ...) {
 /* Only stores to a volatile int: safe from a signal handler. */
 void odb_ctx_request_stop(odb_ctx *c) { c->stop = 1; }
 int odb_ctx_stop_requested(const odb_ctx *c) { return c && c->stop; }
+
+/* Seconds on the monotonic clock. */
+static double mono_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Cheap when not paused: one read of a volatile int. */
+double odb_ctx_wait_if_paused(odb_ctx *c) {
+  struct timespec nap = { 0, 20 * 1000 * 1000 };
+  double t0;
+  if (!c || !c->pause || c->stop) return 0;
+  t0 = mono_seconds();
+  while (c->pause && !c->stop) nanosleep(&nap, NULL);
+  return mono_seconds() - t0;
+}
+
+/* An atomic exchange, so a request made while it is read is not lost. */
+int odb_ctx_take_skip(odb_ctx *c) {
+  return c ? __atomic_exchange_n(&c->skip, 0, __ATOMIC_ACQ_REL) != 0 : 0;
+}

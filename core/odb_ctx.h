@@ -27,6 +27,11 @@ struct odb_ctx {
   int log_level;
   odb_event_ring *events;
   volatile int stop;      /* set by a signal handler or the UI: stop soon */
+  volatile int pause;     /* set by the UI (key p): loops wait at their next
+                             step until it is cleared (or stop is set) */
+  volatile int skip;      /* set by the UI (key s) while a tuning run goes:
+                             the tuner drops its current configuration and
+                             clears it (odb_ctx_take_skip) */
   char backend_notes[ODB_MAX_BACKENDS][160]; /* why a backend is missing */
   int nnotes;
 };
@@ -57,5 +62,14 @@ void odb_ctx_log(odb_ctx *c, int level, const char *fmt, ...)
 /* Asks running loops to stop after their current step (signal-safe). */
 void odb_ctx_request_stop(odb_ctx *c);
 int odb_ctx_stop_requested(const odb_ctx *c);
+/*
+** Waits while the UI holds the run paused (polling every 20 ms) and returns
+** the seconds waited, so that timers can leave the pause out; returns 0 at
+** once when not paused, and as soon as a stop is requested.
+*/
+double odb_ctx_wait_if_paused(odb_ctx *c);
+/* 1 once for each skip request of the UI (clears it); the tuner calls it
+   between and during evaluations. */
+int odb_ctx_take_skip(odb_ctx *c);
 
 #endif

@@ -7,12 +7,19 @@
 
 typedef enum odb_event_kind {
   ODB_EV_LOG = 0,     /* text: a log line at level */
-  ODB_EV_SOLVE_BEGIN, /* name: problem/method/variant, value: n */
-  ODB_EV_STEP,        /* t, h, err, step, accepted, rejected */
-  ODB_EV_SOLVE_END,   /* like STEP, value: seconds, value2: GB/s */
-  ODB_EV_METRIC,      /* name, value: a metric published by a scenario */
-  ODB_EV_TUNE_EVAL,   /* name: configuration, value: median, value2: spread */
-  ODB_EV_TUNE_BEST    /* name: configuration, value: median */
+  ODB_EV_SOLVE_BEGIN, /* name: problem/method/variant, value: n,
+                         t: start time, value2: end time t1 */
+  ODB_EV_STEP,        /* t, h, err, step, accepted, rejected; value, value2:
+                         bytes read, written so far; text: "flops=<so far>";
+                         the last one before SOLVE_END holds the totals */
+  ODB_EV_SOLVE_END,   /* like STEP, value: seconds, value2: GB/s,
+                         text: "ok" or the status */
+  ODB_EV_METRIC,      /* name, value, text: unit; published by a scenario */
+  ODB_EV_TUNE_EVAL,   /* name: configuration "k=v k=v", value: median
+                         seconds, value2: spread relative to the median
+                         (0.02 = 2%), step: i (1-based), accepted: n
+                         (configurations in all), text: strategy state */
+  ODB_EV_TUNE_BEST    /* name: configuration, value: median seconds */
 } odb_event_kind;
 
 typedef enum odb_log_level {

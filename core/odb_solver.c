@@ -82,7 +82,7 @@ static void variant_names(char *buf, size_t len) {
 static odb_status pick_variant(const odb_problem *p, const odb_method *m,
                                const odb_backend *b, const char *name,
                                const odb_variant **out) {
-  char why[256] = "", names[256];
+  char why[256] = "", names[1024];
   if (!name || strcmp(name, "auto") == 0) {
     for (int i = 0; i < odb_variant_count(); ++i) {
       const odb_variant *v = odb_variant_at(i);
@@ -308,6 +308,11 @@ static void publish(odb_solver *s, int kind, const odb_solve_stats *st,
   ev.value2 = value2;
   snprintf(ev.name, sizeof ev.name, "%s/%s/%s", s->problem->type->name,
            s->method->name, s->variant->name);
+  if (kind == ODB_EV_STEP) {
+    ev.value = st->rbytes;
+    ev.value2 = st->wbytes;
+    snprintf(ev.text, sizeof ev.text, "flops=%.6e", st->flops);
+  }
   if (kind == ODB_EV_SOLVE_END)
     snprintf(ev.text, sizeof ev.text, "%s",
              st->status == ODB_OK ? "ok" : odb_status_str(st->status));
@@ -325,7 +330,8 @@ static odb_status adaptive_step(odb_solver *s, double hmax_left,
   if (s->err_order <= 0)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "method '%s' has no error estimate: "
                     "give a fixed step h", s->method->name);
-  if (s->h_next <= 0) s->h_next = initial_step(s, hmax_left);
+  if (s->h_next <= 0)
+    s->h_next = s->opts.h0 > 0 ? s->opts.h0 : initial_step(s, hmax_left);
   for (;;) {
     double h = fmin(s->h_next, hmax_left), err;
     if (h < hmin)
@@ -410,7 +416,7 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
     return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
                     "time (%g)", t1, s->t);
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
-  publish(s, ODB_EV_SOLVE_BEGIN, &s->stats, (double)s->n, 0);
+  publish(s, ODB_EV_SOLVE_BEGIN, &s->stats, (double)s->n, t1);
   while (s->t < t1) {
     double left = t1 - s->t;
     if (s->stats.steps - start.steps >= s->opts.max_steps) {
@@ -432,6 +438,7 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
       st = ODB_FAIL(ODB_INTERRUPTED, "interrupted at t = %.17g", s->t);
       break;
     }
+    t0 += odb_ctx_wait_if_paused(s->ctx);   /* a pause is not run time */
     if (s->ctx && now() - last_pub > 0.05) {
       last_pub = now();
       stats_delta(&start, &s->stats, &cur);
@@ -443,6 +450,7 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
   s->stats.status = st;
   stats_delta(&start, &s->stats, stats);
   stats->seconds = now() - t0;
+  publish(s, ODB_EV_STEP, stats, 0, 0);   /* the final totals */
   publish(s, ODB_EV_SOLVE_END, stats, stats->seconds,
           stats->seconds > 0 ? (stats->rbytes + stats->wbytes) /
                                stats->seconds * 1e-9 : 0);

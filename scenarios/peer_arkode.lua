@@ -16,6 +16,14 @@
 --
 -- Needs a build with the peer: meson setup build -Dpeers=enabled (SUNDIALS
 -- ARKODE 6.x, Debian 12's libsundials-dev 6.4.1).
+--
+-- ARKODE's speed depends on how its library was compiled, and the log line
+-- "arkode: SUNDIALS ... ERKStep from <library>" says which one ran. Debian
+-- 12's libsundials 6.4.1 is built without optimization (-O0), which makes
+-- ARKODE several times slower than it need be. For a fair comparison build
+-- the same source (apt-get source sundials) with cmake -DCMAKE_BUILD_TYPE=
+-- Release -DCMAKE_C_FLAGS=-march=native (our flags) into a prefix, and run
+-- with LD_LIBRARY_PATH=<prefix>/lib: same soname and ABI, no rebuild.
 local ob = require "odebench"
 
 local N        = ob.param("N", 2000)        -- out of cache: n = 2 N^2
@@ -82,4 +90,7 @@ for _, size in ipairs({ { N, steps }, { Nc, steps_c } }) do
   end
 end
 io.write("vs arkode: ARKODE's time per step over the variant's "
-  .. "(above 1: faster than ARKODE)\n")
+  .. "(above 1: faster than ARKODE); state diff: max relative difference "
+  .. "from ARKODE's final state\n")
+io.write("ARKODE's speed depends on its build: the log's \"arkode: SUNDIALS "
+  .. "... from\" line names the library (see this file's header)\n")

@@ -50,7 +50,8 @@ for _, pname in ipairs(split(problems)) do
       for _ = 1, 3 do probe:step() end
       local h = probe.h * 0.9
       io.write(string.format("\n%s n=%d d=%d, %s, h=%.3g\n", p.label, p.n, p.d, mname, h))
-      io.write(string.format("  %-10s %12s %14s\n", "variant", "s/step", "ns/(step*comp)"))
+      io.write(string.format("  %-10s %12s %14s %8s %7s\n", "variant", "s/step",
+                             "ns/(step*comp)", "GB/s", "floor%"))
       local rows = {}
       for _, v in ipairs(thesis) do
         if present[v] then
@@ -61,8 +62,8 @@ for _, pname in ipairs(split(problems)) do
             s:step(h)                                  -- warm-up
             local r = s:integrate { t1 = s.t + steps * h, label = v }
             rows[#rows + 1] = { v = v, tps = r.time_per_step }
-            io.write(string.format("  %-10s %12.4e %14.3f\n", v, r.time_per_step,
-                                   r.time_per_step / p.n * 1e9))
+            io.write(string.format("  %-10s %12.4e %14.3f %8.2f %7.1f\n", v,
+              r.time_per_step, r.time_per_step / p.n * 1e9, r.gbs or 0, r.floor_pct or 0))
             s:close()
           else
             io.write(string.format("  %-10s %s\n", v, "n/a: " .. tostring(s):gsub("^.-%(", "("):sub(1, 90)))

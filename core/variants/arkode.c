@@ -10,7 +10,9 @@
 #include <arkode/arkode_erkstep.h>
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
+#include <sundials/sundials_version.h>
 
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +29,13 @@
 **
 **   - ARKODE runs in fixed-step mode: ERKStepSetFixedStep(h) before each
 **     ERKStepEvolve(..., ARK_ONE_STEP). Our driver's controller chooses h,
-**     accepts or rejects, so ARKODE and our variants take identical step
-**     sequences and their times per step compare like with like.
+**     accepts or rejects, so ARKODE and our variants take the same step
+**     sequence and their times per step compare like with like. (The same
+**     up to rounding: the embedded estimate is a difference of terms 10^4
+**     to 10^6 times larger than itself, so ARKODE's summation order moves
+**     its last digits and h then differs in about the 11th digit; over
+**     hundreds of steps an accept/reject decision next to err = 1 can
+**     flip, and the step counts then differ by a few.)
 **   - The tableau is ours (ARKodeButcherTable_Create from A, b, bhat, c and
 **     the orders), so ARKODE computes the same arithmetic up to rounding:
 **     it forms each stage argument as sum_j (h a_lj) F_j + 1 * y with
@@ -51,9 +58,11 @@
 **     e += sum_{i>=1} h (b_i - bhat_i) F_i (N_VLinearCombination over
 **     ARKODE's stage vectors, zero coefficients included, as ERKStep does
 **     it in adaptive mode), and our weighted RMS norm (odb_err_norm) of e.
-**     That is one sweep more than ERKStep's own estimate (s + 4 vector
-**     reads and 2 writes against s + 3 and 2 for its estimate, WRMS norm
-**     and error-weight update), a small handicap for ARKODE.
+**     With ARKODE's one-vector-at-a-time linear combinations that is
+**     2s + 3 vector reads and s + 1 writes against 2s + 1 and s for
+**     ERKStep's own estimate and WRMS norm: three transfers more, about 2%
+**     of the some 155 vector transfers of an ARKODE dopri5 step, a small
+**     handicap for ARKODE.
 **   - State hand-over: after an accepted step the driver swaps y and ynew
 **     and adds h to t, so ARKODE's state (tn, yn) is ours again and the
 **     next step continues without a reset (FSAL reuse included). After a
@@ -67,7 +76,15 @@
 **     solver API does not do that: set_state copies a whole vector).
 **   - ARKODE's controller (ERKStepSetAdaptivityMethod, SetSafetyFactor,
 **     SetMaxGrowth, SetMinReduction, SetErrorBias) is not used in
-**     fixed-step mode; the tolerances are given to ARKODE all the same.
+**     fixed-step mode. Its error weights are set, though: in fixed-step
+**     mode ERKStep would fill them with the smallest normal double, and the WRMS norm of
+**     y it takes every step (its "too much accuracy" check) then runs on
+**     denormal numbers, which made a cache-resident step 1.5x slower than
+**     ARKODE's own adaptive loop. So the variant installs its own weight
+**     function (ERKStepWFtolerances) that does what ERKStep's adaptive mode
+**     does with scalar tolerances, with the same vector operations (|y|,
+**     * rtol, + atol, 1/x; a min check only when atol = 0):
+**     ewt = 1 / (rtol |y| + atol).
 **   - ARKODE 6.4 treats every table with c_s = 1 as first-same-as-last
 **     (SUNDIALS issue #311, fixed in later releases): for heun_euler, rk4
 **     and verner65, which have c_s = 1 but are not FSAL, it would copy the
@@ -80,6 +97,11 @@
 **   - Methods without bhat (rk4) run: fixed steps need no estimate. PIRK
 **     methods do not apply.
 **   - nfev counts ARKODE's actual RHS calls.
+**   - ARKODE's speed depends on how its library was compiled: Debian 12's
+**     libsundials 6.4.1+dfsg1-3 is built without optimization (its rules
+**     set CMAKE_C_FLAGS=-fcommon, which drops dpkg's -O2), so init() logs
+**     which libsundials_arkode was loaded; an optimized build of the same
+**     source can be swapped in with LD_LIBRARY_PATH (same soname and ABI).
 */
 
 typedef struct arkode_data {
@@ -132,6 +154,22 @@ static int arkode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
   return 0;
 }
 
+/*
+** Error weights as ERKStep computes them for scalar tolerances (its
+** arkEwtSetSS, same vector operations): ewt = 1 / (rtol |y| + atol), the
+** check for a zero weight only when atol is 0. Assumes user_data is the
+** solver.
+*/
+static int arkode_ewt(N_Vector y, N_Vector ewt, void *ud) {
+  const odb_solver *s = ud;
+  N_VAbs(y, ewt);
+  N_VScale(s->opts.rtol, ewt, ewt);
+  N_VAddConst(ewt, s->opts.atol, ewt);
+  if (s->opts.atol <= 0 && N_VMin(ewt) <= 0) return -1;
+  N_VInv(ewt, ewt);
+  return 0;
+}
+
 /* Keeps ARKODE's last error message for ODB_FAIL instead of printing it. */
 static void arkode_err(int code, const char *module, const char *function,
                        char *msg, void *ud) {
@@ -140,6 +178,7 @@ static void arkode_err(int code, const char *module, const char *function,
            function ? function : (module ? module : "ARKODE"), code);
 }
 
+/* Explicit RK methods of 2 to ERK_MAX_STAGES stages, any problem. */
 static int arkode_applies(const odb_problem *p, const odb_method *m,
                           char *why, size_t nwhy) {
   (void)p;
@@ -210,6 +249,20 @@ done:
   return bug;
 }
 
+/* Logs, once per process, the ARKODE library and version in use. */
+static void log_library(odb_ctx *ctx) {
+  static int done;
+  char version[32] = "?";
+  Dl_info info;
+  if (done || !ctx) return;
+  done = 1;
+  SUNDIALSGetVersion(version, (int)sizeof version);
+  if (!dladdr((void *)ERKStepCreate, &info) || !info.dli_fname)
+    info.dli_fname = "an unknown library";
+  odb_ctx_log(ctx, ODB_LOG_INFO, "arkode: SUNDIALS %s ERKStep from %s",
+              version, info.dli_fname);
+}
+
 /* Sets up ARKODE: context, vectors, ERKStep with our tableau, fixed step. */
 static odb_status arkode_init(odb_solver *s) {
   const odb_method *m = s->method;
@@ -241,9 +294,9 @@ static odb_status arkode_init(odb_solver *s) {
   rc = ERKStepSetTable(vd->mem, B);
   ARKodeButcherTable_Free(B);
   if (rc == ARK_SUCCESS) rc = ERKStepSetUserData(vd->mem, s);
-  if (rc == ARK_SUCCESS)
-    rc = ERKStepSStolerances(vd->mem, s->opts.rtol, s->opts.atol);
-  /* fixed-step mode from the start (ERKStep picks its weights at setup) */
+  if (rc == ARK_SUCCESS) rc = ERKStepWFtolerances(vd->mem, arkode_ewt);
+  /* fixed-step mode from the start: ERKStep's setup then also takes
+     tables without an embedding (rk4) */
   if (rc == ARK_SUCCESS) rc = ERKStepSetFixedStep(vd->mem, 1.0);
   if (rc == ARK_SUCCESS) rc = ERKStepSetMaxHnilWarns(vd->mem, -1);
   if (rc != ARK_SUCCESS)
@@ -254,9 +307,11 @@ static odb_status arkode_init(odb_solver *s) {
     vd->ecoef[i] = m->b[i] - m->bhat[i];
   vd->reset_each_step = !m->fsal && fabs(m->c[m->s - 1] - 1.0) <= 1e-10 &&
                         probe_fsal_bug(vd->sunctx);
+  log_library(s->ctx);
   return ODB_OK;
 }
 
+/* Frees what init made, also after a partial init (NULL members skipped). */
 static void arkode_fini(odb_solver *s) {
   arkode_data *vd = s->vdata;
   if (!vd) return;
@@ -345,14 +400,16 @@ static odb_status arkode_attempt(odb_solver *s, double h, double *err) {
 }
 
 /*
-** The sweeps ERKStep 6.4 makes per step, as read from its source (a lower
-** bound: setup work and error-weight fills are left out). Stage l >= 1:
-** the argument from y and all l earlier stages (zeros included), the RHS.
-** Stage 0 when evaluated: RHS and a copy into ARKODE's fn; under FSAL
-** reuse: copies of the last stage into stage 0 and into fn. Then the new
-** solution (all s stages and y), our estimate (the stage-0 term, then e
-** and the other stages) and norm (e, y, ynew), the copy of ycur into yn,
-** and the Hermite interpolant's copies of yn and fn.
+** The sweeps ERKStep 6.4 makes per step, as read from its source (setup
+** work after resets left out). Its linear combinations of k vectors go one
+** vector at a time (N_VScale, then N_VLinearSum per further vector): 2k - 1
+** reads, k writes. Stage l >= 1: the argument from the l earlier stages and
+** y, the RHS. Stage 0: the RHS and a copy into ARKODE's fn, or under FSAL
+** reuse copies of the last stage into stage 0 and into fn. The new solution
+** (s stages and y); our estimate (stage-0 term, then e plus the other
+** s - 1 stages) and norm (e, y, ynew); the error weights (|y|, scale, add,
+** invert) and ARKODE's WRMS norm of y; the copy of ycur into yn and the
+** Hermite interpolant's copies of yn and fn.
 */
 static void arkode_traffic(const odb_solver *s, int stage0, double *r,
                            double *w) {
@@ -360,17 +417,17 @@ static void arkode_traffic(const odb_solver *s, int stage0, double *r,
   double v = (double)s->n * sizeof(double), rd = 2 * v, wr = 2 * v;
   (void)stage0;   /* stage 0: RHS + copy, or under FSAL two copies */
   for (int l = 1; l < S; ++l) {
-    rd += v * (l + 1) + v;
-    wr += 2 * v;
+    rd += v * (2 * (l + 1) - 1) + v;
+    wr += v * (l + 1) + v;
   }
-  rd += v * (S + 1);
-  wr += v;
+  rd += v * (2 * (S + 1) - 1);
+  wr += v * (S + 1);
   if (s->method->bhat) {
-    rd += v * (S + 4);               /* F0 -> e, e + stages -> e, norm */
-    wr += 2 * v;
+    rd += v * (1 + 2 * S - 1) + 3 * v;
+    wr += v * (1 + S);
   }
-  rd += 3 * v;                        /* yn <- ycur, yold <- yn, fold <- fn */
-  wr += 3 * v;
+  rd += 4 * v + 2 * v + 3 * v;
+  wr += 4 * v + 3 * v;
   *r = rd;
   *w = wr;
 }
