@@ -185,18 +185,23 @@ static void print_problems(FILE *f) {
   }
 }
 
-/* One line per method: name, title, stages, order(embedded), FSAL. */
+/* One line per method: name, title, stages, order(embedded), kind. */
 static void print_methods(FILE *f) {
   fprintf(f, "\nmethods\n  %-12s %-28s %6s %6s  %s\n", "name", "title",
-          "stages", "order", "fsal");
+          "stages", "order", "kind");
   for (int i = 0; i < odb_method_count(); ++i) {
     const odb_method *m = odb_method_at(i);
     char order[16];
     if (m->order_emb > 0) snprintf(order, sizeof order, "%d(%d)", m->order,
                                    m->order_emb);
     else snprintf(order, sizeof order, "%d", m->order);
-    fprintf(f, "  %-12s %-28s %6d %6s  %s\n", m->name, m->title, m->s, order,
-            m->fsal ? "yes" : "no");
+    if (m->kind == ODB_METHOD_PIRK)
+      fprintf(f, "  %-12s %-28s %6d %6s  PIRK corrector, m = %d corrector "
+              "steps by default (order min(p, m+1))\n", m->name, m->title,
+              m->s, order, m->m_default);
+    else
+      fprintf(f, "  %-12s %-28s %6d %6s  explicit RK%s\n", m->name, m->title,
+              m->s, order, m->fsal ? ", FSAL" : "");
   }
 }
 
