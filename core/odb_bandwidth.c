@@ -624,4 +624,21 @@ odb_status odb_bandwidth_get(const odb_topo *t, int remeasure,
   return ODB_OK;
 }
 
+/* Like odb_bandwidth_get without the measurement. */
+odb_status odb_bandwidth_cached(const odb_topo *t, odb_bandwidth *bw) {
+  char dir[PATH_MAX], path[PATH_MAX];
+  bw_key k;
+  if (!bw) return ODB_FAIL(ODB_ERR_ARG, "bandwidth: bw must not be NULL");
+  machine_key(t, &k);
+  if (cache_dir(dir, sizeof dir) &&
+      snprintf(path, sizeof path, "%s/bandwidth.json", dir) <
+          (int)sizeof path &&
+      load_cache(path, &k, bw)) {
+    bw->from_cache = 1;
+    return ODB_OK;
+  }
+  return ODB_FAIL(ODB_ERR_IO, "no cached bandwidth for this machine (run "
+                  "'odebench info')");
+}
+
 /* }==================================================================== */

@@ -29,6 +29,9 @@ odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw);
 */
 odb_status odb_bandwidth_get(const odb_topo *t, int remeasure,
                              odb_bandwidth *bw);
+/* The cached figures only (never measures): ODB_ERR_IO when this machine
+   has none yet. For displays that must not wait for a measurement. */
+odb_status odb_bandwidth_cached(const odb_topo *t, odb_bandwidth *bw);
 /*
 ** Seconds a single-thread variant needs at least to read rbytes and write
 ** wbytes: rbytes/read_1t + wbytes/write_1t, where the write bandwidth is

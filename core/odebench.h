@@ -17,6 +17,11 @@
 #include "odb_sha256.h"
 #include "odb_bandwidth.h"
 #include "odb_team.h"
+#include "odb_space.h"
+#include "odb_measure.h"
+#include "odb_tuner.h"
+#include "odb_tunedb.h"
+#include "odb_tune_solver.h"
 
 /* Version of the library, e.g. "0.1.0". */
 const char *odb_version(void);

@@ -15,7 +15,9 @@
 
 #include "odb_config.h"
 #include "odb_kernels.h"
+#include "odb_plot.h"
 #include "odb_ui.h"
+#include "odb_ui_events.h"
 
 #define PROG "odebench"
 
@@ -23,7 +25,7 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPT = 130 };
 
 typedef enum host_mode { MODE_RUN, MODE_LIST, MODE_INFO, MODE_VERSION,
-                         MODE_HELP } host_mode;
+                         MODE_HELP, MODE_REPLAY, MODE_PLOT } host_mode;
 
 /* The command line, parsed. */
 typedef struct host_opts {
@@ -38,6 +40,9 @@ typedef struct host_opts {
   int remeasure;
   char **script_args;    /* after "--" */
   int nscript_args;
+  const char *rundir;    /* replay and plot */
+  double speed;          /* replay --speed; 0: not given */
+  const char *xcol;      /* plot --x */
 } host_opts;
 
 /* Everything a run needs inside the protected setup call. */
@@ -50,6 +55,7 @@ typedef struct host_run {
   size_t len;
   char sha[65];
   odbL_state *S;
+  odb_ui_recorder *rec; /* events.jsonl while the scenario runs */
 } host_run;
 
 /* {====== messages */
@@ -57,24 +63,38 @@ typedef struct host_run {
 static void usage(FILE *f) {
   fprintf(f,
 "usage: " PROG " SCENARIO.lua [options] [-- args...]\n"
+"       " PROG " replay RUN_DIR [--speed X] [--ui MODE]\n"
+"       " PROG " plot RUN_DIR [--out DIR] [--x COLUMN]\n"
 "       " PROG " --list | info [--remeasure] | --version | --help\n"
 "\n"
-"Runs a Lua scenario against the odebench engine and writes results.json and\n"
-"results.csv into the output directory.\n"
+"Runs a Lua scenario against the odebench engine and writes results.json,\n"
+"results.csv and events.jsonl (every progress event) into the output\n"
+"directory.\n"
 "\n"
 "options:\n"
 "  --set KEY=VALUE  override ob.param(\"KEY\", default) (repeatable); the\n"
 "                   value takes the type of the default\n"
 "  --out DIR        output directory (default runs/<date>-<time>-<scenario>)\n"
-"  --ui MODE        auto, plain or none (default auto); plain prints a few\n"
-"                   progress lines a second on stderr, none only errors and\n"
-"                   the final line; auto means plain for now, on a terminal\n"
-"                   or not\n"
+"  --ui MODE        auto, tui, plain or none (default auto); tui is the live\n"
+"                   dashboard (keys: q stop and write results, p pause,\n"
+"                   s skip a tuning configuration, tab, arrows, ? help;\n"
+"                   NO_COLOR=1 turns colours off); plain prints a few\n"
+"                   progress lines a second on stderr; none only errors and\n"
+"                   the final line; auto is tui when stdin and stdout are\n"
+"                   terminals and TERM is set and not dumb, else plain\n"
 "  --quiet, -q      no ob.report tables and no final \"results in\" line\n"
 "  --seed N         seed of ob.random and of randomized tuners (default 42)\n"
 "  --               the arguments after it go to the scenario (arg[1], ...)\n"
 "\n"
 "commands:\n"
+"  replay RUN_DIR   shows a finished run (its events.jsonl) in the dashboard,\n"
+"                   or as plain lines when not on a terminal; --speed X plays\n"
+"                   X recorded seconds per second (default: 1 in the\n"
+"                   dashboard, no waiting as lines); s jumps ahead\n"
+"  plot RUN_DIR     PNG and SVG plots of the run with gnuplot, in\n"
+"                   RUN_DIR/plots (or --out DIR): time per step, GB/s and a\n"
+"                   roofline against the swept column (--x COLUMN, default\n"
+"                   n), the tuning curve and a heatmap of tuning runs\n"
 "  --list           problems, methods, variants and backends\n"
 "  info             CPU, caches, NUMA, GPU and memory bandwidth of this\n"
 "                   machine (--remeasure measures the bandwidth again)\n"
@@ -82,7 +102,8 @@ static void usage(FILE *f) {
 "  --help, -h       this text\n"
 "\n"
 "exit status: 0 ok, 1 failure, 2 bad input or scenario error, 130 interrupted\n"
-"(Ctrl-C: the results finished so far are written; a second Ctrl-C kills)\n");
+"(Ctrl-C or q in the dashboard: the results finished so far are written; a\n"
+"second Ctrl-C kills)\n");
 }
 
 /* Prints "odebench: <message>" to stderr (lua.c's l_message). */
@@ -175,6 +196,17 @@ static int parse_option(host_opts *o, int argc, char **argv, int *i) {
       message("bad --ui value '%s' (allowed: %s)", v, ODB_UI_CHOICES);
       return 0;
     }
+  } else if (is_opt(a, "--speed")) {
+    char *end;
+    if (!(v = option_value(argc, argv, i, "--speed"))) return 0;
+    o->speed = strtod(v, &end);
+    if (*end || !(o->speed > 0) || o->speed > 1e9) {
+      message("bad --speed value '%s' (a positive number expected)", v);
+      return 0;
+    }
+  } else if (is_opt(a, "--x")) {
+    if (!(v = option_value(argc, argv, i, "--x"))) return 0;
+    o->xcol = v;
   } else if (is_opt(a, "--seed")) {
     if (!(v = option_value(argc, argv, i, "--seed"))) return 0;
     if (!parse_u64(v, &o->seed)) {
@@ -213,7 +245,14 @@ static int parse_args(host_opts *o, int argc, char **argv) {
       if (!parse_option(o, argc, argv, &i)) return 0;
     } else if (!o->scenario && o->mode == MODE_RUN && strcmp(a, "info") == 0) {
       o->mode = MODE_INFO;
-    } else if (!o->scenario && o->mode != MODE_INFO) {
+    } else if (!o->scenario && o->mode == MODE_RUN &&
+               (strcmp(a, "replay") == 0 || strcmp(a, "plot") == 0)) {
+      o->mode = a[0] == 'r' ? MODE_REPLAY : MODE_PLOT;
+    } else if ((o->mode == MODE_REPLAY || o->mode == MODE_PLOT) &&
+               !o->rundir) {
+      o->rundir = a;
+    } else if (!o->scenario && o->mode != MODE_INFO &&
+               o->mode != MODE_REPLAY && o->mode != MODE_PLOT) {
       o->scenario = a;
     } else {
       message("unexpected argument '%s' (arguments for the scenario go "
@@ -223,6 +262,19 @@ static int parse_args(host_opts *o, int argc, char **argv) {
   }
   if (o->remeasure && o->mode != MODE_INFO) {
     message("--remeasure only applies to '" PROG " info'");
+    return 0;
+  }
+  if (o->speed > 0 && o->mode != MODE_REPLAY) {
+    message("--speed only applies to '" PROG " replay'");
+    return 0;
+  }
+  if (o->xcol && o->mode != MODE_PLOT) {
+    message("--x only applies to '" PROG " plot'");
+    return 0;
+  }
+  if ((o->mode == MODE_REPLAY || o->mode == MODE_PLOT) && !o->rundir) {
+    message("'%s' needs a run directory (try '" PROG " --help')",
+            o->mode == MODE_REPLAY ? "replay" : "plot");
     return 0;
   }
   if (o->mode == MODE_RUN && !o->scenario) {
@@ -376,30 +428,54 @@ static void lstop(lua_State *L, lua_Debug *ar) {
   lua_error(L);
 }
 
-/*
-** SIGINT: ask the engine to stop after its current step and make Lua stop
-** at its next instruction. SA_RESETHAND already restored the default
-** action, so a second Ctrl-C kills the process.
-*/
-static void on_sigint(int sig) {
+/* Asks the engine to stop after its current step and Lua to stop at its
+   next instruction (from the signal handler or the dashboard's q). */
+static void interrupt_run(void) {
   int flags = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
-  (void)sig;
   g_interrupted = 1;
   if (g_ctx) odb_ctx_request_stop(g_ctx);
   if (g_L) lua_sethook(g_L, lstop, flags, 1);
 }
 
-/* on: install on_sigint (one-shot); off: back to the default action. */
+/* The second Ctrl-C: the terminal back to normal, then the default action
+   (it kills, once this handler returns and unblocks SIGINT). */
+static void on_second_sigint(int sig) {
+  struct sigaction sa;
+  odb_ui_emergency_restore();
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  raise(sig);
+}
+
+/*
+** SIGINT: stop the run (and a replay). A second Ctrl-C restores the
+** terminal if a dashboard runs and kills the process.
+*/
+static void on_sigint(int sig) {
+  struct sigaction sa;
+  (void)sig;
+  interrupt_run();
+  odb_ui_interrupt();
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_second_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+}
+
+/* The dashboard's q stops the run the way Ctrl-C does. */
+static void quit_from_ui(void *arg) {
+  (void)arg;
+  interrupt_run();
+}
+
+/* on: install on_sigint; off: back to the default action. */
 static void catch_sigint(int on) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sigemptyset(&sa.sa_mask);
-  if (on) {
-    sa.sa_handler = on_sigint;
-    sa.sa_flags = SA_RESETHAND;
-  } else {
-    sa.sa_handler = SIG_DFL;
-  }
+  sa.sa_handler = on ? on_sigint : SIG_DFL;
   sigaction(SIGINT, &sa, NULL);
 }
 
@@ -501,15 +577,56 @@ static int run_chunk(lua_State *L, const host_run *r) {
   return docall(L, r->o->nscript_args, 0);
 }
 
+/* What the dashboard and events.jsonl show of the run besides its events:
+   scenario, CPU, GPU, the cached bandwidth floor (never measured here). */
+static void ui_info(const host_run *r, odb_ui_info *info) {
+  const odb_record *c = &r->S->results.context;
+  const odb_field *model = odb_record_get(c, "cpu.model");
+  const odb_field *cores = odb_record_get(c, "cpu.cores");
+  const odb_field *gpu = odb_record_get(c, "gpu.name");
+  odb_bandwidth bw;
+  memset(info, 0, sizeof *info);
+  snprintf(info->scenario, sizeof info->scenario, "%s", r->o->scenario);
+  snprintf(info->machine, sizeof info->machine, "%.120s, %d cores",
+           model && model->str ? model->str : "CPU",
+           cores && !cores->str ? (int)cores->num : 0);
+  snprintf(info->gpu, sizeof info->gpu, "%.150s",
+           gpu && gpu->str ? gpu->str : "no GPU");
+  if (odb_bandwidth_cached(&r->S->ctx->topo, &bw) == ODB_OK) {
+    info->floor_read = bw.read_1t;
+    info->floor_copy = bw.copy_1t;
+  }
+}
+
+/* Starts recording the events to <outdir>/events.jsonl (a warning only
+   when it cannot). */
+static void start_recorder(host_run *r, const odb_ui_info *info) {
+  char path[PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/events.jsonl", r->outdir);
+  if (odb_ui_record_start(r->S->ctx, path, info, &r->rec) != ODB_OK)
+    message("warning: no events.jsonl: %s", odb_last_error());
+}
+
 /*
-** Runs the scenario with the reporter thread going and Ctrl-C caught; both
-** are gone again when it returns. Returns the Lua status.
+** Runs the scenario with the recorder and the reporter threads going and
+** Ctrl-C caught; the reporter and the handler are gone again when it
+** returns (the recorder stays until the results are written). Returns the
+** Lua status.
 */
 static int run_watched(lua_State *L, host_run *r) {
   odb_ui *ui = NULL;
+  odb_ui_opts uo;
   int st;
-  if (odb_ui_start(r->S->ctx, r->o->ui, stderr, &ui) != ODB_OK)
+  memset(&uo, 0, sizeof uo);
+  uo.kind = r->o->ui;
+  uo.out = stderr;
+  uo.on_quit = quit_from_ui;
+  ui_info(r, &uo.info);
+  start_recorder(r, &uo.info);
+  if (odb_ui_start(r->S->ctx, &uo, &ui) != ODB_OK)
     message("warning: no progress display: %s", odb_last_error());
+  odb_record_set_str(&r->S->results.context, "ui",
+                     odb_ui_name(odb_ui_kind_of(ui)));
   g_ctx = r->S->ctx;
   g_L = L;
   catch_sigint(1);
@@ -589,6 +706,10 @@ static int run(const host_opts *o, int argc, char **argv) {
   } else {
     code = write_results(&r, 0);
   }
+  if (odb_ui_record_finish(r.rec, code == EXIT_OK || code == EXIT_INTERRUPT)
+      != ODB_OK)
+    message("warning: %s", odb_last_error());
+  r.rec = NULL;
 done:
   if (code == EXIT_OK || code == EXIT_INTERRUPT) {
     for (int i = 0; i < ncreated; ++i) free(created[i]);
@@ -641,6 +762,49 @@ static int cmd_info(int remeasure) {
   return have ? EXIT_OK : EXIT_FAIL;
 }
 
+/* odebench replay RUN_DIR: its events.jsonl in the dashboard or as lines. */
+static int cmd_replay(const host_opts *o) {
+  char path[PATH_MAX + 16];
+  struct stat st;
+  odb_ui_info info;
+  odb_event *evs = NULL;
+  int n = 0;
+  if (stat(o->rundir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    message("cannot replay '%s': no such run directory", o->rundir);
+    return EXIT_USAGE;
+  }
+  snprintf(path, sizeof path, "%s/events.jsonl", o->rundir);
+  if (access(path, F_OK) != 0) {
+    message("cannot replay '%s': it holds no events.jsonl (not a run "
+            "directory, or a run that failed)", o->rundir);
+    return EXIT_USAGE;
+  }
+  if (odb_ui_events_read(path, &info, &evs, &n) != ODB_OK) {
+    message("cannot replay '%s': %s", o->rundir, odb_last_error());
+    return EXIT_USAGE;
+  }
+  catch_sigint(1);
+  odb_ui_replay(evs, n, &info, o->ui, o->speed, stderr);
+  catch_sigint(0);
+  free(evs);
+  return g_interrupted ? EXIT_INTERRUPT : EXIT_OK;
+}
+
+/* odebench plot RUN_DIR: gnuplot's PNG and SVG files. */
+static int cmd_plot(const host_opts *o) {
+  odb_plot_opts po;
+  odb_status st;
+  memset(&po, 0, sizeof po);
+  po.run_dir = o->rundir;
+  po.out_dir = o->outdir;
+  po.x = o->xcol;
+  po.log = o->quiet ? NULL : stdout;
+  st = odb_plot_run(&po);
+  if (st == ODB_OK) return EXIT_OK;
+  message("cannot plot: %s", odb_last_error());
+  return st == ODB_ERR_ARG ? EXIT_USAGE : EXIT_FAIL;
+}
+
 /* odebench --version: one line on stdout. */
 static int cmd_version(void) {
   printf("%s %s (revision %s, %s, %s build, %s, CUDA %s)\n", PROG,
@@ -654,6 +818,8 @@ static int cmd_version(void) {
 int main(int argc, char **argv) {
   host_opts o;
   int code;
+  if (argc > 1 && strcmp(argv[1], "tunedb") == 0)   /* lua/odb_lua_tunedb.c */
+    return odbL_tunedb_main(argc - 1, argv + 1);
   if (!parse_args(&o, argc, argv)) {
     free(o.sets);
     return EXIT_USAGE;
@@ -663,6 +829,8 @@ int main(int argc, char **argv) {
   case MODE_VERSION: code = cmd_version(); break;
   case MODE_LIST: code = cmd_list(); break;
   case MODE_INFO: code = cmd_info(o.remeasure); break;
+  case MODE_REPLAY: code = cmd_replay(&o); break;
+  case MODE_PLOT: code = cmd_plot(&o); break;
   default: code = run(&o, argc, argv); break;
   }
   free(o.sets);

@@ -179,6 +179,19 @@ const char *odbL_format_bytes(double bytes, char *buf, size_t len);
 
 /* }====== */
 
+/* {====== odb_lua_tune.c, odb_lua_tunedb.c: the tuner. */
+
+/* ob.tune{target =, space =, where =, strategy =, budget =, ...}. */
+int odbL_tune(lua_State *L);
+/* The engine solver of the open Solver at idx; NULL for anything else and
+   for a closed one (odb_lua_solver.c). Never raises. */
+odb_solver *odbL_solver_test(lua_State *L, int idx);
+/* odebench tunedb list|show|export|prune (argv[0] is "tunedb"); returns
+   the exit status. */
+int odbL_tunedb_main(int argc, char **argv);
+
+/* }====== */
+
 /* The module opener (lua/odb_lua_module.c). */
 int luaopen_odebench(lua_State *L);
 

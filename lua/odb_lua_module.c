@@ -317,6 +317,7 @@ static const luaL_Reg odb_funcs[] = {
   {"solver", odbL_solver_new},
   {"vector", odbL_vector_ctor},
   {"reference", odbL_reference},
+  {"tune", odbL_tune},
   {"report", l_report},
   {"metric", l_metric},
   {"list", l_list},

@@ -85,6 +85,11 @@ static void copy_error(odb_status st, char *msg, size_t len) {
   snprintf(msg, len, "%s", e && *e ? e : odb_status_str(st));
 }
 
+odb_solver *odbL_solver_test(lua_State *L, int idx) {
+  odbL_solver *box = luaL_testudata(L, idx, ODBL_SOLVER);
+  return box ? box->s : NULL;
+}
+
 /* The open solver at idx (an argument error when closed). */
 static odbL_solver *check_solver(lua_State *L, int idx) {
   odbL_solver *box = luaL_checkudata(L, idx, ODBL_SOLVER);

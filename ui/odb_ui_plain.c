@@ -39,6 +39,10 @@ struct odb_ui_plain {
   int metric_pending;    /* last_metric was not printed yet */
   odb_event last_metric;
   odb_event last_end;
+  long tune_i;           /* newest TUNE_EVAL: i, and wall of the first */
+  double tune_begin;
+  int offline;           /* a replay: the clock is the recorded one */
+  double offline_now;
 };
 
 /* Seconds on the monotonic clock. */
@@ -48,9 +52,14 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The reporter's clock: monotonic, or the recorded one in a replay. */
+static double clock_now(const odb_ui_plain *p) {
+  return p->offline ? p->offline_now : now_seconds();
+}
+
 /* 1 when a rate-limited line may be printed now (and takes its token). */
 static int take_token(odb_ui_plain *p) {
-  double now = now_seconds();
+  double now = clock_now(p);
   p->tokens += (now - p->refilled_at) * LINES_PER_SEC;
   p->refilled_at = now;
   if (p->tokens > BURST) p->tokens = BURST;
@@ -142,6 +151,35 @@ static void on_end(odb_ui_plain *p, const odb_event *e) {
   if (take_token(p)) print_skipped(p);
 }
 
+/*
+** "tune [#####-----] 12/40 eta 1:02  tile=4 stride=A: 1.23 ms (spread 2.1%)"
+** within the line budget; the last configuration is always shown.
+*/
+static void on_tune_eval(odb_ui_plain *p, const odb_event *e) {
+  char bar[24], eta[32] = "", med[32];
+  long i = e->step, n = e->accepted;
+  int full;
+  if (i <= 1 || i < p->tune_i) p->tune_begin = e->wall;
+  p->tune_i = i;
+  if (p->skipped_ends > 0 && take_token(p)) print_skipped(p);  /* in order */
+  if (p->metric_pending && take_token(p)) print_metric(p);
+  if (!(n > 0 && i >= n) && !take_token(p)) return;
+  full = n > 0 ? (int)(20.0 * (double)i / (double)n + 0.5) : 0;
+  if (full > 20) full = 20;
+  for (int k = 0; k < 20; ++k) bar[k] = k < full ? '#' : '-';
+  bar[20] = '\0';
+  if (i > 1 && n > i)
+    odb_ui_fmt_duration(eta, sizeof eta, (e->wall - p->tune_begin) /
+                        (double)(i - 1) * (double)(n - i));
+  if (e->value > 0) odb_ui_fmt_seconds(med, sizeof med, e->value);
+  else snprintf(med, sizeof med, "failed");
+  stamp(p, e->wall);
+  fprintf(p->out, "tune [%s] %ld/%ld%s%s  %s: %s", bar, i, n,
+          eta[0] ? " eta " : "", eta, e->name, med);
+  if (e->value > 0) fprintf(p->out, " (spread %.1f%%)", 100 * e->value2);
+  fputc('\n', p->out);
+}
+
 /* One record; STEP records are only remembered. */
 static void handle(odb_ui_plain *p, const odb_event *e) {
   switch (e->kind) {
@@ -157,20 +195,27 @@ static void handle(odb_ui_plain *p, const odb_event *e) {
     p->metric_pending = 1;
     if (take_token(p)) print_metric(p);
     break;
-  case ODB_EV_TUNE_EVAL:
-    if (take_token(p)) {
-      stamp(p, e->wall);
-      fprintf(p->out, "tune %s: %.4g (spread %.2g)\n", e->name, e->value,
-              e->value2);
-    }
-    break;
-  case ODB_EV_TUNE_BEST:
+  case ODB_EV_TUNE_EVAL: on_tune_eval(p, e); break;
+  case ODB_EV_TUNE_BEST: {
+    char med[32];
+    odb_ui_fmt_seconds(med, sizeof med, e->value);
     stamp(p, e->wall);
-    fprintf(p->out, "best so far %s: %.4g\n", e->name, e->value);
+    fprintf(p->out, "best so far %s: %s\n", e->name, med);
     break;
+  }
   default:
     break;
   }
+}
+
+/* Prints the pending lines the budget allows. */
+static void flush_pending(odb_ui_plain *p) {
+  if (p->skipped_ends > 0 && take_token(p)) print_skipped(p);
+  if (p->metric_pending && take_token(p)) print_metric(p);
+  if (p->in_solve && p->have_step && p->step.seq != p->shown_step &&
+      clock_now(p) - p->last_line >= 1.0 / LINES_PER_SEC && take_token(p))
+    print_progress(p);
+  fflush(p->out);
 }
 
 /* Reads everything queued; then prints what the budget allows. */
@@ -181,12 +226,7 @@ static void drain(odb_ui_plain *p) {
     n = odb_event_poll(p->ctx->events, &p->cursor, batch, BATCH, NULL);
     for (int i = 0; i < n; ++i) handle(p, &batch[i]);
   } while (n == BATCH);
-  if (p->skipped_ends > 0 && take_token(p)) print_skipped(p);
-  if (p->metric_pending && take_token(p)) print_metric(p);
-  if (p->in_solve && p->have_step && p->step.seq != p->shown_step &&
-      now_seconds() - p->last_line >= 1.0 / LINES_PER_SEC && take_token(p))
-    print_progress(p);
-  fflush(p->out);
+  flush_pending(p);
 }
 
 /* Adds s seconds to a CLOCK_MONOTONIC timespec. */
@@ -261,5 +301,46 @@ void odb_ui_plain_stop(odb_ui_plain *p) {
   pthread_join(p->thread, NULL);
   pthread_cond_destroy(&p->cond);
   pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+/* Sleeps until the recorded time wall (scaled by speed) has come. */
+static void pace(double t0, double wall, double speed) {
+  double due = t0 + wall / speed, left = due - now_seconds();
+  if (left > 0) {
+    struct timespec ts;
+    if (left > 0.2) left = 0.2;          /* stay responsive to interrupts */
+    ts.tv_sec = (time_t)left;
+    ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* The live reporter's drain, fed from memory: the clock advances with the
+   recorded walls and the pending lines go out every POLL_SECONDS of it. */
+void odb_ui_plain_replay(const odb_event *evs, int n, double speed,
+                         FILE *out, volatile sig_atomic_t *interrupt) {
+  odb_ui_plain *p = calloc(1, sizeof *p);
+  double t0 = now_seconds(), next_poll = POLL_SECONDS;
+  if (!p) return;
+  p->out = out;
+  p->offline = 1;
+  p->tokens = BURST;
+  for (int i = 0; i < n && !(interrupt && *interrupt); ++i) {
+    while (speed > 0 && now_seconds() < t0 + evs[i].wall / speed &&
+           !(interrupt && *interrupt))
+      pace(t0, evs[i].wall, speed);
+    p->offline_now = evs[i].wall;
+    handle(p, &evs[i]);
+    if (evs[i].wall >= next_poll) {
+      flush_pending(p);
+      next_poll = evs[i].wall + POLL_SECONDS;
+    }
+  }
+  if (p->skipped_ends > 0) print_skipped(p);
+  if (p->metric_pending) print_metric(p);
+  if (p->in_solve && p->have_step && p->step.seq != p->shown_step)
+    print_progress(p);
+  fflush(out);
   free(p);
 }

@@ -82,7 +82,9 @@ describe("odebench", function()
       assert.are.equal(0, code)
       has(out, "usage: odebench SCENARIO.lua")
       has(out, "--set KEY=VALUE")
-      has(out, "auto means plain")
+      has(out, "auto is tui when stdin and stdout are")
+      has(out, "replay RUN_DIR")
+      has(out, "plot RUN_DIR")
     end
   end)
 
@@ -190,7 +192,7 @@ describe("odebench on bad input", function()
 
   it("refuses a bad --ui value", function()
     refused({ "tiny.lua", "--ui", "fancy" },
-      "odebench: bad --ui value 'fancy' (allowed: auto, plain, none)")
+      "odebench: bad --ui value 'fancy' (allowed: auto, tui, plain, none)")
   end)
 
   it("refuses an unknown option", function()
@@ -208,7 +210,7 @@ describe("odebench on bad input", function()
 end)
 
 describe("odebench running a scenario", function()
-  it("writes results.json and results.csv and nothing else", function()
+  it("writes results.json, results.csv and events.jsonl and nothing else", function()
     local out = tmpdir() .. "/run/out"
     local code, stdout, err = run { "tiny.lua", "--set", "N=8", "--seed", "7",
                                     "--ui", "none", "--out", out, "--set", "unused=1" }
@@ -217,7 +219,7 @@ describe("odebench running a scenario", function()
     has(stdout, "steps (acc/rej)")
     has(err, "odebench: results in " .. out)
     has(err, "warning: --set unused=1 was never used")
-    assert.are.same({ "results.csv", "results.json" }, entries(out))
+    assert.are.same({ "events.jsonl", "results.csv", "results.json" }, entries(out))
     local doc = assert(json.decode(slurp(out .. "/results.json")))
     local ctx = doc.context
     local p = assert(io.popen("sha256sum " .. q(FIX .. "/tiny.lua")))
@@ -270,7 +272,7 @@ describe("odebench running a scenario", function()
     assert.are.equal(1, #doc.results)
     assert.are.equal("interrupted", doc.results[1].status)
     assert.is_true(doc.results[1].steps > 0)
-    assert.are.same({ "results.csv", "results.json" }, entries(out))
+    assert.are.same({ "events.jsonl", "results.csv", "results.json" }, entries(out))
   end)
 
   it("stops a scenario busy in pure Lua on Ctrl-C", function()

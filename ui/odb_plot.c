@@ -1,0 +1,661 @@
+/* odb_plot.c - plots of a run: data files and a gnuplot script, then
+   gnuplot draws PNG and SVG. */
+#include "odb_plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "odb_ui_events.h"
+#include "odb_ui_model.h"
+
+#define MAX_GROUPS 32
+#define PATHBUF (PATH_MAX + 64)   /* a directory and a file name */
+
+/* {====== results.csv */
+
+/* A CSV file: context comments, a header and rows of strings. */
+typedef struct csv {
+  char **cells;          /* (nrows + 1) x ncols, row 0 the header */
+  int nrows, ncols, cap;
+  char **ctx;            /* "key=value" of the "# " lines */
+  int nctx;
+} csv;
+
+static void csv_free(csv *c) {
+  for (int i = 0; i < (c->nrows + 1) * c->ncols && c->cells; ++i)
+    free(c->cells[i]);
+  free(c->cells);
+  for (int i = 0; i < c->nctx; ++i) free(c->ctx[i]);
+  free(c->ctx);
+  memset(c, 0, sizeof *c);
+}
+
+/* Reads a whole file; NULL (errno set) on failure. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t len = 0, cap = 0, got;
+  if (!f) return NULL;
+  do {
+    if (len + 4096 + 1 > cap) {
+      char *g;
+      cap = cap ? 2 * cap : 65536;
+      g = realloc(buf, cap);
+      if (!g) {
+        free(buf);
+        fclose(f);
+        errno = ENOMEM;
+        return NULL;
+      }
+      buf = g;
+    }
+    got = fread(buf + len, 1, cap - len - 1, f);
+    len += got;
+  } while (got > 0);
+  fclose(f);
+  buf[len] = '\0';
+  return buf;
+}
+
+/* One field at *p (quoted with doubled quotes, or plain up to ',' or the
+   end of the line); *p is left on the separator. */
+static char *read_field(const char **p) {
+  const char *s = *p;
+  char *out = malloc(strlen(s) + 1);
+  size_t n = 0;
+  if (!out) return NULL;
+  if (*s == '"') {
+    for (++s; *s; ++s) {
+      if (*s == '"' && s[1] == '"') out[n++] = *++s;
+      else if (*s == '"') { ++s; break; }
+      else out[n++] = *s;
+    }
+  }
+  while (*s && *s != ',' && *s != '\n' && *s != '\r') out[n++] = *s++;
+  out[n] = '\0';
+  *p = s;
+  return out;
+}
+
+/* Appends one record (a line); the first one fixes the columns. */
+static int add_record(csv *c, const char **p) {
+  int first = c->ncols == 0, k = 0;
+  char *fields[1024];
+  int nf = 0;
+  for (;;) {
+    char *f = read_field(p);
+    if (!f) return 0;
+    if (nf < 1024) fields[nf++] = f;
+    else free(f);
+    if (**p == ',') { ++*p; continue; }
+    break;
+  }
+  while (**p == '\r' || **p == '\n') ++*p;
+  if (first) c->ncols = nf;
+  if ((c->nrows + 2) * c->ncols > c->cap) {
+    int nc = c->cap ? 2 * c->cap : 64 * c->ncols;
+    char **g;
+    while (nc < (c->nrows + 2) * c->ncols) nc *= 2;
+    g = realloc(c->cells, (size_t)nc * sizeof *g);
+    if (!g) return 0;
+    c->cells = g;
+    c->cap = nc;
+  }
+  for (k = 0; k < c->ncols; ++k)
+    c->cells[(first ? 0 : c->nrows + 1) * c->ncols + k] =
+      k < nf ? fields[k] : strdup("");
+  for (; k < nf; ++k) free(fields[k]);
+  if (!first) c->nrows++;
+  return 1;
+}
+
+/* Parses results.csv; 0 (errno set) when it cannot be read. */
+static int csv_read(const char *path, csv *c) {
+  char *text = slurp(path);
+  const char *p = text;
+  memset(c, 0, sizeof *c);
+  if (!text) return 0;
+  while (*p) {
+    if (c->ncols == 0 && p[0] == '#') {
+      const char *e = strchr(p, '\n');
+      size_t len = e ? (size_t)(e - p) : strlen(p);
+      char **g = realloc(c->ctx, (size_t)(c->nctx + 1) * sizeof *g);
+      if (g) {
+        c->ctx = g;
+        c->ctx[c->nctx] = strndup(p + (p[1] == ' ' ? 2 : 1),
+                                  len - (p[1] == ' ' ? 2 : 1));
+        if (c->ctx[c->nctx]) c->nctx++;
+      }
+      p += len;
+      while (*p == '\n' || *p == '\r') ++p;
+      continue;
+    }
+    if (*p == '\n' || *p == '\r') { ++p; continue; }
+    if (!add_record(c, &p)) break;
+  }
+  free(text);
+  return 1;
+}
+
+/* Column index of name, or -1. */
+static int csv_col(const csv *c, const char *name) {
+  for (int k = 0; k < c->ncols; ++k)
+    if (strcmp(c->cells[k], name) == 0) return k;
+  return -1;
+}
+
+/* The cell of data row r (0-based) in column k; "" for k < 0. */
+static const char *csv_cell(const csv *c, int r, int k) {
+  return k < 0 ? "" : c->cells[(r + 1) * c->ncols + k];
+}
+
+/* The cell as a number; NAN when empty or not a number. */
+static double csv_num(const csv *c, int r, int k) {
+  const char *s = csv_cell(c, r, k);
+  char *end;
+  double v;
+  if (!*s) return NAN;
+  v = strtod(s, &end);
+  return *end ? NAN : v;
+}
+
+/* The value of a context key ("bandwidth.read_1t"), or NULL. */
+static const char *csv_ctx(const csv *c, const char *key) {
+  size_t n = strlen(key);
+  for (int i = 0; i < c->nctx; ++i)
+    if (strncmp(c->ctx[i], key, n) == 0 && c->ctx[i][n] == '=')
+      return c->ctx[i] + n + 1;
+  return NULL;
+}
+
+/* }====== */
+
+/* {====== the data */
+
+/* What a run gives to plot. */
+typedef struct plot_data {
+  csv res;
+  int have_res;
+  int xcol;                       /* swept column */
+  const char *xname;
+  int *rows;                      /* solve rows, ok status, x and tps known */
+  int nrows;
+  char groups[MAX_GROUPS][96];
+  int ngroups;
+  int *group;                     /* group of rows[i] */
+  int have_gbs, have_roof;
+  double floor_gbs;               /* bandwidth.read_1t, GB/s; 0 unknown */
+  odb_ui_model *tune;             /* tuning evaluations */
+  const char *scenario;
+} plot_data;
+
+/* 1 when the solve row r should be plotted. */
+static int solve_row(const csv *c, int r, int xcol, int tcol) {
+  int kind = csv_col(c, "kind"), status = csv_col(c, "status");
+  if (kind >= 0 && strcmp(csv_cell(c, r, kind), "solve") != 0) return 0;
+  if (status >= 0 && *csv_cell(c, r, status) &&
+      strcmp(csv_cell(c, r, status), "ok") != 0)
+    return 0;
+  return isfinite(csv_num(c, r, xcol)) && csv_num(c, r, tcol) > 0;
+}
+
+/* Number of distinct values of column k among the plotted solve rows. */
+static int distinct(const plot_data *d, int k) {
+  int n = 0;
+  for (int i = 0; i < d->nrows && n < 3; ++i) {
+    int seen = 0;
+    for (int j = 0; j < i && !seen; ++j)
+      seen = strcmp(csv_cell(&d->res, d->rows[i], k),
+                    csv_cell(&d->res, d->rows[j], k)) == 0;
+    if (!seen) ++n;
+  }
+  return n;
+}
+
+/* The rows that can be plotted against column x. */
+static void pick_rows(plot_data *d, int xcol) {
+  int tcol = csv_col(&d->res, "time_per_step");
+  d->nrows = 0;
+  if (xcol < 0 || tcol < 0) return;
+  for (int r = 0; r < d->res.nrows; ++r)
+    if (solve_row(&d->res, r, xcol, tcol)) d->rows[d->nrows++] = r;
+}
+
+/* The swept column: --x, else n, else the first candidate that varies. */
+static odb_status choose_x(plot_data *d, const char *want) {
+  static const char *const candidates[] = { "n", "block", "threads", "rtol",
+                                            "atol", "h_fixed", "t1" };
+  if (want) {
+    d->xcol = csv_col(&d->res, want);
+    if (d->xcol < 0)
+      return ODB_FAIL(ODB_ERR_ARG, "--x: results.csv has no column '%s'",
+                      want);
+    d->xname = want;
+    pick_rows(d, d->xcol);
+    return ODB_OK;
+  }
+  d->xname = "n";
+  d->xcol = csv_col(&d->res, "n");
+  pick_rows(d, d->xcol);
+  if (d->nrows > 0 && distinct(d, d->xcol) > 1) return ODB_OK;
+  for (size_t k = 1; k < sizeof candidates / sizeof candidates[0]; ++k) {
+    int c = csv_col(&d->res, candidates[k]);
+    if (c < 0) continue;
+    pick_rows(d, c);
+    if (d->nrows > 0 && distinct(d, c) > 1) {
+      d->xcol = c;
+      d->xname = candidates[k];
+      return ODB_OK;
+    }
+  }
+  pick_rows(d, d->xcol);
+  return ODB_OK;
+}
+
+/* Groups by the columns among problem/method/variant/backend that vary
+   (method/variant when none does). */
+static void make_groups(plot_data *d) {
+  static const char *const keys[] = { "problem", "method", "variant",
+                                      "backend" };
+  int use[4], cols[4], any = 0;
+  for (int k = 0; k < 4; ++k) {
+    cols[k] = csv_col(&d->res, keys[k]);
+    use[k] = cols[k] >= 0 && distinct(d, cols[k]) > 1;
+    any |= use[k];
+  }
+  if (!any) use[1] = use[2] = 1;
+  d->ngroups = 0;
+  for (int i = 0; i < d->nrows; ++i) {
+    char name[96] = "";
+    int g;
+    for (int k = 0; k < 4; ++k) {
+      size_t len = strlen(name);
+      if (!use[k] || cols[k] < 0) continue;
+      snprintf(name + len, sizeof name - len, "%s%s", len ? "/" : "",
+               csv_cell(&d->res, d->rows[i], cols[k]));
+    }
+    for (char *s = name; *s; ++s)
+      if (*s == ' ' || *s == '"' || *s == '\'') *s = '_';
+    if (!name[0]) snprintf(name, sizeof name, "solves");
+    for (g = 0; g < d->ngroups; ++g)
+      if (strcmp(d->groups[g], name) == 0) break;
+    if (g == d->ngroups) {
+      if (d->ngroups == MAX_GROUPS) g = MAX_GROUPS - 1;   /* the rest */
+      else snprintf(d->groups[d->ngroups++], sizeof d->groups[0], "%s", name);
+    }
+    d->group[i] = g;
+  }
+}
+
+/* Tuning rows of results.csv (kind tune*) folded into the model. */
+static void tune_from_rows(plot_data *d) {
+  const csv *c = &d->res;
+  int kind = csv_col(c, "kind"), cfg = csv_col(c, "config");
+  int med = csv_col(c, "median"), spr = csv_col(c, "spread"),
+      idx = csv_col(c, "i");
+  long i = 0;
+  if (cfg < 0) cfg = csv_col(c, "configuration");
+  if (med < 0) med = csv_col(c, "seconds");
+  if (kind < 0 || cfg < 0 || med < 0) return;
+  for (int r = 0; r < c->nrows; ++r) {
+    odb_event e;
+    if (strncmp(csv_cell(c, r, kind), "tune", 4) != 0) continue;
+    memset(&e, 0, sizeof e);
+    e.kind = ODB_EV_TUNE_EVAL;
+    snprintf(e.name, sizeof e.name, "%s", csv_cell(c, r, cfg));
+    e.value = csv_num(c, r, med);
+    e.value2 = spr >= 0 && isfinite(csv_num(c, r, spr)) ? csv_num(c, r, spr)
+                                                        : 0;
+    e.step = idx >= 0 && isfinite(csv_num(c, r, idx)) ? (long)csv_num(c, r, idx)
+                                                      : ++i;
+    odb_ui_model_apply(d->tune, &e);
+  }
+}
+
+/* Tuning evaluations of events.jsonl (a bad file is only warned about). */
+static void tune_from_events(plot_data *d, const char *path, FILE *log) {
+  odb_ui_info info;
+  odb_event *evs = NULL;
+  int n = 0;
+  if (access(path, R_OK) != 0) return;
+  if (odb_ui_events_read(path, &info, &evs, &n) != ODB_OK) {
+    if (log) fprintf(log, "odebench: warning: %s; its tuning evaluations "
+                     "are not plotted\n", odb_last_error());
+    return;
+  }
+  for (int i = 0; i < n; ++i)
+    if (evs[i].kind == ODB_EV_TUNE_EVAL) odb_ui_model_apply(d->tune, &evs[i]);
+  free(evs);
+}
+
+/* }====== */
+
+/* {====== files */
+
+/* "<dir>/<name>" into buf. */
+static void join(char *buf, size_t cap, const char *dir, const char *name) {
+  snprintf(buf, cap, "%s/%s", dir, name);
+}
+
+/* solves.dat: one gnuplot index block per group, sorted by x. */
+static int write_solves(const plot_data *d, const char *dir) {
+  char path[PATHBUF];
+  int tps = csv_col(&d->res, "time_per_step"), gbs = csv_col(&d->res, "gbs"),
+      gfl = csv_col(&d->res, "gflops");
+  FILE *f;
+  join(path, sizeof path, dir, "solves.dat");
+  if (!(f = fopen(path, "w"))) return 0;
+  fprintf(f, "# %s time_per_step gbs gflops flop_per_byte, one block per "
+          "group\n", d->xname);
+  for (int g = 0; g < d->ngroups; ++g) {
+    int order[4096], n = 0;
+    fprintf(f, "# %s\n", d->groups[g]);
+    for (int i = 0; i < d->nrows && n < 4096; ++i)
+      if (d->group[i] == g) order[n++] = d->rows[i];
+    for (int i = 1; i < n; ++i) {          /* insertion sort by x */
+      int r = order[i], j = i;
+      while (j > 0 && csv_num(&d->res, order[j - 1], d->xcol) >
+                      csv_num(&d->res, r, d->xcol)) {
+        order[j] = order[j - 1];
+        --j;
+      }
+      order[j] = r;
+    }
+    for (int i = 0; i < n; ++i) {
+      double b = csv_num(&d->res, order[i], gbs),
+             fl = csv_num(&d->res, order[i], gfl);
+      fprintf(f, "%.17g %.17g %.17g %.17g %.17g\n",
+              csv_num(&d->res, order[i], d->xcol),
+              csv_num(&d->res, order[i], tps), b, fl,
+              b > 0 && fl > 0 ? fl / b : NAN);
+    }
+    fputs("\n\n", f);
+  }
+  return fclose(f) == 0;
+}
+
+/* The unit that shows seconds up to hi readably: factor and name. */
+static void time_unit(double hi, double *scale, const char **unit) {
+  if (hi < 1e-6) { *scale = 1e9; *unit = "ns"; }
+  else if (hi < 1e-3) { *scale = 1e6; *unit = "us"; }
+  else if (hi < 1) { *scale = 1e3; *unit = "ms"; }
+  else { *scale = 1; *unit = "s"; }
+}
+
+/* heat.dat: the matrix of the first two parameters, with headers; and
+   tuning.dat: evaluation, median, best so far. */
+static int write_tuning(const plot_data *d, const char *dir, double *scale,
+                        const char **unit) {
+  const odb_ui_model *m = d->tune;
+  const odb_ui_param *X = &m->params[0];
+  const odb_ui_param *Y = &m->params[m->nparams > 1 ? 1 : 0];
+  int py = m->nparams > 1 ? 1 : 0, ny = m->nparams > 1 ? Y->nvalues : 1;
+  double cells[ODB_UI_VALUE_MAX * ODB_UI_VALUE_MAX], hi = 0, best = INFINITY;
+  char path[PATHBUF];
+  FILE *f;
+  for (int i = 0; i < m->nevals; ++i) hi = fmax(hi, m->evals[i].median);
+  time_unit(hi, scale, unit);
+  join(path, sizeof path, dir, "tuning.dat");
+  if (!(f = fopen(path, "w"))) return 0;
+  fprintf(f, "# evaluation median_%s best_so_far_%s\n", *unit, *unit);
+  for (int i = 0; i < m->nevals; ++i) {
+    best = fmin(best, m->evals[i].median);
+    fprintf(f, "%ld %.17g %.17g\n", m->evals[i].i,
+            m->evals[i].median * *scale, best * *scale);
+  }
+  if (fclose(f) != 0) return 0;
+  if (m->nparams == 0) return 1;
+  odb_ui_model_heat(m, 0, py, cells);
+  join(path, sizeof path, dir, "heat.dat");
+  if (!(f = fopen(path, "w"))) return 0;
+  fprintf(f, "%s", m->nparams > 1 ? Y->name : "-");
+  for (int c = 0; c < X->nvalues; ++c)
+    fprintf(f, " %s", X->values[X->order[c]]);
+  fputc('\n', f);
+  for (int r = 0; r < ny; ++r) {
+    fprintf(f, "%s", m->nparams > 1 ? Y->values[Y->order[r]] : "median");
+    for (int c = 0; c < X->nvalues; ++c) {
+      double v = cells[r * X->nvalues + c];
+      if (isnan(v)) fprintf(f, " NaN");
+      else fprintf(f, " %.6g", v * *scale);
+    }
+    fputc('\n', f);
+  }
+  return fclose(f) == 0;
+}
+
+/* The start of one chart in both formats. */
+static void chart_begin(FILE *f, const char *name) {
+  fprintf(f, "do for [fmt in \"png svg\"] {\n"
+          "  if (fmt eq \"png\") { set terminal @pngterm size 960,640 } "
+          "else { set terminal svg size 960,640 dynamic }\n"
+          "  set termoption noenhanced\n"
+          "  set output \"%s.\".fmt\n", name);
+}
+
+static void chart_end(FILE *f) {
+  fputs("  set output\n}\nreset\nset grid\nset key below\n\n", f);
+}
+
+/* plot.gp: every chart the data allows. */
+static int write_script(const plot_data *d, const char *dir, double scale,
+                        const char *unit) {
+  char path[PATHBUF], groups[MAX_GROUPS * 97] = "";
+  const char *sc = d->scenario ? d->scenario : "";
+  FILE *f;
+  (void)scale;
+  for (int g = 0; g < d->ngroups; ++g) {
+    strcat(groups, g ? " " : "");
+    strcat(groups, d->groups[g]);
+  }
+  join(path, sizeof path, dir, "plot.gp");
+  if (!(f = fopen(path, "w"))) return 0;
+  fprintf(f, "# written by odebench plot; run with: gnuplot plot.gp\n"
+          "pngterm = strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0 ? "
+          "\"pngcairo\" : \"png\"\n"
+          "set datafile missing \"NaN\"\nset grid\nset key below\n"
+          "groups = \"%s\"\nngroups = %d\n\n", groups, d->ngroups);
+  if (d->nrows > 0) {
+    chart_begin(f, "time_per_step");
+    fprintf(f, "  set title \"%s: time per step\"\n  set logscale xy\n"
+            "  set xlabel \"%s\"\n  set ylabel \"seconds per step\"\n"
+            "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 1:2 "
+            "with linespoints pt 7 title word(groups, i+1)\n", sc, d->xname);
+    chart_end(f);
+  }
+  if (d->nrows > 0 && d->have_gbs) {
+    chart_begin(f, "gbs");
+    fprintf(f, "  set title \"%s: memory throughput\"\n  set logscale x\n"
+            "  set xlabel \"%s\"\n  set ylabel \"GB/s\"\n  set yrange [0:*]\n"
+            "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 1:3 "
+            "with linespoints pt 7 title word(groups, i+1)", sc, d->xname);
+    if (d->floor_gbs > 0)
+      fprintf(f, ", %.6g with lines dt 2 lc rgb \"black\" title \"read "
+              "bandwidth, 1 thread (%.1f GB/s)\"", d->floor_gbs, d->floor_gbs);
+    fputc('\n', f);
+    chart_end(f);
+  }
+  if (d->nrows > 0 && d->have_roof) {
+    chart_begin(f, "roofline");
+    fprintf(f, "  set title \"%s: roofline\"\n  set logscale xy\n"
+            "  set xlabel \"arithmetic intensity (flop/byte)\"\n"
+            "  set ylabel \"GFLOP/s\"\n"
+            "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 5:4 "
+            "with points pt 7 ps 1.3 title word(groups, i+1)", sc);
+    if (d->floor_gbs > 0)
+      fprintf(f, ", %.6g * x with lines lw 2 lc rgb \"black\" title \"memory "
+              "roof (%.1f GB/s)\"", d->floor_gbs, d->floor_gbs);
+    fputc('\n', f);
+    chart_end(f);
+  }
+  if (d->tune->nevals > 0) {
+    chart_begin(f, "tuning");
+    fprintf(f, "  set title \"%s: tuning (%d configurations)\"\n"
+            "  set logscale y\n  set xlabel \"evaluation\"\n"
+            "  set ylabel \"median (%s)\"\n"
+            "  plot \"tuning.dat\" using 1:2 with points pt 7 title "
+            "\"configuration\", \"\" using 1:3 with steps lw 2 title "
+            "\"best so far\"\n", sc, d->tune->nevals, unit);
+    chart_end(f);
+  }
+  if (d->tune->nevals > 0 && d->tune->nparams > 0) {
+    const odb_ui_model *m = d->tune;
+    chart_begin(f, "heatmap");
+    fprintf(f, "  set title \"%s: median time (%s), %s x %s\"\n"
+            "  set xlabel \"%s\"\n  set ylabel \"%s\"\n  set logscale cb\n"
+            "  set cblabel \"%s\"\n  set palette defined (0 \"#1a9850\", 0.5 "
+            "\"#fee08b\", 1 \"#d73027\")\n  unset key\n  unset grid\n"
+            "  plot \"heat.dat\" matrix rowheaders columnheaders using 1:2:3 "
+            "with image, \"\" matrix rowheaders columnheaders using 1:2:"
+            "($3 == $3 ? sprintf(\"%%.3g\", $3) : \"\") with labels\n",
+            sc, unit, m->params[0].name,
+            m->nparams > 1 ? m->params[1].name : "-", m->params[0].name,
+            m->nparams > 1 ? m->params[1].name : "", unit);
+    chart_end(f);
+  }
+  return fclose(f) == 0;
+}
+
+/* }====== */
+
+/* {====== gnuplot */
+
+/* Runs "gnuplot plot.gp" in dir, its output in dir/gnuplot.log. */
+static odb_status run_gnuplot(const char *dir) {
+  char logpath[PATHBUF];
+  pid_t pid;
+  int status;
+  join(logpath, sizeof logpath, dir, "gnuplot.log");
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) return ODB_FAIL(ODB_ERR_IO, "cannot start gnuplot: %s",
+                               strerror(errno));
+  if (pid == 0) {
+    int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    if (chdir(dir) != 0) _exit(126);
+    execlp("gnuplot", "gnuplot", "plot.gp", (char *)NULL);
+    _exit(127);
+  }
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return ODB_FAIL(ODB_ERR_IO, "waiting for gnuplot: %s", strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gnuplot was not found (Debian: "
+                    "apt-get install gnuplot-nox)");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gnuplot failed; see %s", logpath);
+  return ODB_OK;
+}
+
+/* Lists name.png and name.svg when both were written and are not empty. */
+static int check_outputs(const char *dir, const char *name, FILE *log) {
+  char path[PATHBUF];
+  struct stat st;
+  static const char *const ext[] = { "png", "svg" };
+  for (int k = 0; k < 2; ++k) {
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[k]);
+    if (stat(path, &st) != 0 || st.st_size == 0) return 0;
+  }
+  if (log) fprintf(log, "%s/%s.png  %s/%s.svg\n", dir, name, dir, name);
+  return 1;
+}
+
+/* }====== */
+
+/* Frees what plot_data holds. */
+static void data_free(plot_data *d) {
+  csv_free(&d->res);
+  free(d->rows);
+  free(d->group);
+  if (d->tune) odb_ui_model_free(d->tune);
+  free(d->tune);
+}
+
+/* Loads results.csv and events.jsonl of the run directory. */
+static odb_status load(plot_data *d, const odb_plot_opts *o) {
+  char path[PATHBUF];
+  struct stat st;
+  const char *v;
+  if (stat(o->run_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return ODB_FAIL(ODB_ERR_ARG, "no run directory '%s'", o->run_dir);
+  d->tune = malloc(sizeof *d->tune);
+  if (!d->tune) return ODB_FAIL(ODB_ERR_NOMEM, "plot: out of memory");
+  odb_ui_model_init(d->tune, NULL);
+  join(path, sizeof path, o->run_dir, "results.csv");
+  if (csv_read(path, &d->res)) {
+    d->have_res = 1;
+    d->rows = malloc((size_t)(d->res.nrows + 1) * sizeof *d->rows);
+    d->group = malloc((size_t)(d->res.nrows + 1) * sizeof *d->group);
+    if (!d->rows || !d->group)
+      return ODB_FAIL(ODB_ERR_NOMEM, "plot: out of memory");
+    ODB_TRY(choose_x(d, o->x));
+    make_groups(d);
+    d->have_gbs = csv_col(&d->res, "gbs") >= 0;
+    d->have_roof = d->have_gbs && csv_col(&d->res, "gflops") >= 0;
+    v = csv_ctx(&d->res, "bandwidth.read_1t");
+    d->floor_gbs = v ? strtod(v, NULL) : 0;
+    d->scenario = csv_ctx(&d->res, "scenario.path");
+  } else if (errno != ENOENT) {
+    return ODB_FAIL(ODB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+  } else if (o->x) {
+    return ODB_FAIL(ODB_ERR_ARG, "--x: '%s' has no results.csv", o->run_dir);
+  }
+  join(path, sizeof path, o->run_dir, "events.jsonl");
+  tune_from_events(d, path, o->log);
+  if (d->tune->nevals == 0 && d->have_res) tune_from_rows(d);
+  if (!d->have_res && access(path, F_OK) != 0)
+    return ODB_FAIL(ODB_ERR_ARG, "'%s' holds no results.csv or events.jsonl "
+                    "(not a run directory)", o->run_dir);
+  return ODB_OK;
+}
+
+odb_status odb_plot_run(const odb_plot_opts *o) {
+  plot_data d;
+  char outdir[PATH_MAX];
+  const char *unit = "s";
+  double scale = 1;
+  odb_status st;
+  static const char *const charts[] = { "time_per_step", "gbs", "roofline",
+                                        "tuning", "heatmap" };
+  int wrote = 0;
+  memset(&d, 0, sizeof d);
+  st = load(&d, o);
+  if (st == ODB_OK && d.nrows == 0 && d.tune->nevals == 0)
+    st = ODB_FAIL(ODB_ERR_ARG, "nothing to plot in '%s': no finished solve "
+                  "rows with %s and time_per_step, and no tuning evaluations",
+                  o->run_dir, d.xname ? d.xname : "n");
+  if (st != ODB_OK) goto done;
+  if (o->out_dir) snprintf(outdir, sizeof outdir, "%s", o->out_dir);
+  else join(outdir, sizeof outdir, o->run_dir, "plots");
+  st = odb_mkdirs(outdir);
+  if (st != ODB_OK) goto done;
+  if ((d.nrows > 0 && !write_solves(&d, outdir)) ||
+      (d.tune->nevals > 0 && !write_tuning(&d, outdir, &scale, &unit)) ||
+      !write_script(&d, outdir, scale, unit)) {
+    st = ODB_FAIL(ODB_ERR_IO, "cannot write the plot files in %s: %s", outdir,
+                  strerror(errno));
+    goto done;
+  }
+  st = run_gnuplot(outdir);
+  if (st != ODB_OK) goto done;
+  for (size_t k = 0; k < sizeof charts / sizeof charts[0]; ++k)
+    wrote += check_outputs(outdir, charts[k], o->log);
+  if (wrote == 0)
+    st = ODB_FAIL(ODB_ERR_UNSUPPORTED, "gnuplot wrote no plot; see "
+                  "%s/gnuplot.log", outdir);
+done:
+  data_free(&d);
+  return st;
+}
