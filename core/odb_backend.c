@@ -40,6 +40,17 @@ odb_status odb_backend_query(odb_backend *b, odb_device_info *info) {
   return b->ops->query(b, info);
 }
 
+/* Measures once; later calls return the cached figure. */
+odb_status odb_backend_copy_bandwidth(odb_backend *b, double *gbs) {
+  *gbs = 0;
+  if (!b->ops->copy_bandwidth)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "backend '%s' does not measure its "
+                    "copy bandwidth", b->ops->name);
+  if (!(b->copy_gbs > 0)) ODB_TRY(b->ops->copy_bandwidth(b, &b->copy_gbs));
+  *gbs = b->copy_gbs;
+  return ODB_OK;
+}
+
 /* Allocates the struct and the backend memory; contents are undefined. */
 odb_status odb_buffer_create(odb_backend *b, size_t bytes, odb_buffer **out) {
   odb_buffer *buf;

@@ -46,6 +46,9 @@ typedef struct odb_backend_ops {
   odb_status (*axpy)(odb_backend *b, size_t n, double a, const double *x,
                      double *y);
   void (*destroy)(odb_backend *b);      /* NULL: nothing to free */
+  /* Copy bandwidth of the device's memory in GB/s (bytes read + written
+     over the time of a large device-to-device copy). NULL: not measured. */
+  odb_status (*copy_bandwidth)(odb_backend *b, double *gbs);
 } odb_backend_ops;
 
 struct odb_backend {
@@ -53,6 +56,7 @@ struct odb_backend {
   void *impl;        /* backend-private state */
   odb_ctx *ctx;      /* the context the backend is registered in */
   int host_memory;   /* 1 when buffers are plain host memory */
+  double copy_gbs;   /* copy bandwidth once measured (GB/s), else 0 */
 };
 
 /* A block of memory owned by a backend. */
@@ -72,6 +76,12 @@ odb_status odb_backend_copy(odb_backend *b, void *dst, const void *src,
                             size_t bytes);
 odb_status odb_backend_sync(odb_backend *b);
 odb_status odb_backend_query(odb_backend *b, odb_device_info *info);
+/*
+** The backend's copy bandwidth (GB/s, bytes read + written per second),
+** measured on the first call and kept in b->copy_gbs. ODB_ERR_UNSUPPORTED
+** for backends that do not measure it (the CPU's is in odb_bandwidth.h).
+*/
+odb_status odb_backend_copy_bandwidth(odb_backend *b, double *gbs);
 
 /* Buffers: created zeroed? No: contents are undefined after create. */
 odb_status odb_buffer_create(odb_backend *b, size_t bytes, odb_buffer **out);

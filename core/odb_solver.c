@@ -110,12 +110,54 @@ static odb_status pick_variant(const odb_problem *p, const odb_method *m,
   return ODB_OK;
 }
 
-/* Allocates y, ynew and the s stage vectors on the host (64-byte aligned). */
+/* Frees y, ynew and the stage vectors wherever alloc_vectors put them. */
+static void free_vectors(odb_solver *s) {
+  odb_backend *b = s->backend;
+  int dev = b && !b->host_memory;
+  if (s->F)
+    for (int i = 0; i < s->method->s; ++i) {
+      if (dev) b->ops->free(b, s->F[i]);
+      else free(s->F[i]);
+    }
+  free(s->F);
+  if (dev) {
+    b->ops->free(b, s->y);
+    b->ops->free(b, s->ynew);
+  } else {
+    free(s->y);
+    free(s->ynew);
+  }
+  s->F = NULL;
+  s->y = s->ynew = NULL;
+}
+
+/*
+** Allocates y, ynew and the s stage vectors in the backend's memory: on
+** the host (64-byte aligned) for host-memory backends, else with the
+** backend's alloc. A device too small for them is refused before any
+** allocation, with the size needed.
+*/
 static odb_status alloc_vectors(odb_solver *s) {
+  odb_backend *b = s->backend;
   int S = s->method->s;
   size_t bytes = (size_t)s->n * sizeof(double);
+  double total = (double)(S + 2) * (double)bytes;
   s->F = calloc((size_t)S, sizeof *s->F);
   if (!s->F) return ODB_FAIL(ODB_ERR_NOMEM, "stage table");
+  if (!b->host_memory) {
+    odb_device_info info;
+    if (odb_backend_query(b, &info) == ODB_OK && info.mem_bytes > 0 &&
+        total > (double)info.mem_bytes)
+      return ODB_FAIL(ODB_ERR_NOMEM, "out of device memory: the solver needs "
+                      "%.2f GB (%d vectors of %ld doubles) on '%s', which has "
+                      "%.2f GB", total * 1e-9, S + 2, s->n, info.name,
+                      (double)info.mem_bytes * 1e-9);
+    if (b->ops->alloc(b, bytes, (void **)&s->y) != ODB_OK) goto nomem;
+    if (b->ops->alloc(b, bytes, (void **)&s->ynew) != ODB_OK) goto nomem;
+    for (int i = 0; i < S; ++i)
+      if (b->ops->alloc(b, bytes, (void **)&s->F[i]) != ODB_OK) goto nomem;
+    return ODB_OK;
+  }
   if (posix_memalign((void **)&s->y, 64, bytes)) s->y = NULL;
   if (posix_memalign((void **)&s->ynew, 64, bytes)) s->ynew = NULL;
   for (int i = 0; i < S; ++i)
@@ -125,8 +167,11 @@ static odb_status alloc_vectors(odb_solver *s) {
     if (!s->F[i]) goto nomem;
   return ODB_OK;
 nomem:
-  return ODB_FAIL(ODB_ERR_NOMEM, "solver vectors: %d x %zu bytes", S + 2,
-                  bytes);
+  return ODB_FAIL(ODB_ERR_NOMEM, "out of %s memory: the solver needs %.2f GB "
+                  "(%d vectors of %ld doubles)%s%s",
+                  b->host_memory ? "host" : b->ops->name, total * 1e-9, S + 2,
+                  s->n, b->host_memory ? "" : "; ",
+                  b->host_memory ? "" : odb_last_error());
 }
 
 odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
@@ -164,23 +209,98 @@ odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
 void odb_solver_destroy(odb_solver *s) {
   if (!s) return;
   if (s->variant && s->variant->fini) s->variant->fini(s);
-  if (s->F)
-    for (int i = 0; i < s->method->s; ++i) free(s->F[i]);
-  free(s->F);
-  free(s->y);
-  free(s->ynew);
+  free_vectors(s);
   free(s);
 }
 
+/* Puts s on variant v with block and threads (s has no variant now). */
+static odb_status enter_variant(odb_solver *s, const odb_variant *v,
+                                long block, int threads) {
+  odb_status st;
+  s->variant = v;
+  s->opts.block = block;
+  s->opts.threads = threads;
+  s->block = 0;
+  s->fsal_ready = 0;
+  st = v->init(s);
+  if (st != ODB_OK && v->fini) v->fini(s);   /* frees a partial init */
+  if (st != ODB_OK) s->variant = NULL;
+  return st;
+}
+
+odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
+                                     long block, int threads) {
+  const odb_variant *old = s->variant;
+  long old_block = s->opts.block;
+  int old_threads = s->opts.threads;
+  char why[256] = "";
+  odb_status st;
+  if (!v || block < 0 || threads < 0)
+    return ODB_FAIL(ODB_ERR_ARG, "set_variant: a variant, block >= 0 and "
+                    "threads >= 0 are needed");
+  if (strcmp(v->backend, s->backend->ops->name) != 0)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "variant '%s' runs on backend '%s', "
+                    "not '%s'", v->name, v->backend, s->backend->ops->name);
+  if (!v->applies(s->problem, s->method, why, sizeof why))
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "variant '%s' does not apply: %s",
+                    v->name, why);
+  if (old && old->fini) old->fini(s);
+  s->vdata = NULL;
+  st = enter_variant(s, v, block, threads);
+  if (st == ODB_OK || !old) return st;
+  {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", odb_last_error());
+    if (enter_variant(s, old, old_block, old_threads) != ODB_OK)
+      return ODB_FAIL(ODB_ERR_INTERNAL, "set_variant: '%s' failed (%s) and "
+                      "'%s' could not be restored: %s", v->name, msg,
+                      old->name, odb_last_error());
+    return ODB_FAIL(st, "%s", msg);
+  }
+}
+
+odb_status odb_solver_set_variant(odb_solver *s, const char *variant,
+                                  long block, int threads) {
+  const odb_variant *v = variant ? odb_variant_find(variant) : NULL;
+  char names[1024];
+  if (!v) {
+    variant_names(names, sizeof names);
+    return ODB_FAIL(ODB_ERR_NAME, "unknown variant '%s' (valid: %s)",
+                    variant ? variant : "(null)",
+                    strlen(names) > 6 ? names + 6 : names);
+  }
+  return odb_solver_set_variant_to(s, v, block, threads);
+}
+
+/*
+** Host-memory backends copy (or use) y in place; otherwise y (host memory)
+** is copied to the device. This returns nothing: a device that fails the
+** copy is broken for good (CUDA errors are sticky), and the next step
+** reports it.
+*/
 void odb_solver_set_state(odb_solver *s, double t, const double *y) {
-  if (y != s->y) memcpy(s->y, y, (size_t)s->n * sizeof(double));
+  size_t bytes = (size_t)s->n * sizeof(double);
+  if (s->backend->host_memory) {
+    if (y != s->y) memcpy(s->y, y, bytes);
+  } else {
+    (void)s->backend->ops->to_device(s->backend, s->y, y, bytes);
+  }
   s->t = t;
   s->fsal_ready = 0;
   s->h_next = 0;
 }
 
 void odb_solver_reset(odb_solver *s, double t0) {
-  s->problem->initial(s->problem, s->y);
+  if (s->backend->host_memory) {
+    s->problem->initial(s->problem, s->y);
+  } else {
+    double *y0 = malloc((size_t)s->n * sizeof(double));
+    if (y0) {   /* without host memory the device keeps its old state */
+      s->problem->initial(s->problem, y0);
+      odb_solver_set_state(s, t0, y0);
+      free(y0);
+    }
+  }
   s->t = t0;
   s->fsal_ready = 0;
   s->h_next = 0;
@@ -205,30 +325,61 @@ static double wnorm(const double *v, const double *y, long n, double atol,
 
 /*
 ** First step size after Hairer, Norsett & Wanner I, II.4: from |y0|, |f0|
-** and a difference quotient of f. Leaves f(t, y) in F[0] (fsal_ready), and
-** uses ynew and F[1] as scratch.
+** and a difference quotient of f. y, f0, tmp and f1 are n host doubles;
+** y holds the state, f0 receives f(t, y), tmp and f1 are scratch.
 */
-static double initial_step(odb_solver *s, double span) {
+static double initial_guess(odb_solver *s, double span, const double *y,
+                            double *f0, double *tmp, double *f1) {
   const odb_problem *p = s->problem;
   const odb_solver_opts *o = &s->opts;
   long n = s->n;
   int q = s->err_order > 0 ? s->err_order : s->order;
   double d0, d1, d2, h0, h1;
-  p->rhs(p, s->t, s->y, 0, s->F[0], 0, n);
-  s->fsal_ready = 1;
+  p->rhs(p, s->t, y, 0, f0, 0, n);
   s->stats.nfev++;
-  d0 = wnorm(s->y, s->y, n, o->atol, o->rtol);
-  d1 = wnorm(s->F[0], s->y, n, o->atol, o->rtol);
+  d0 = wnorm(y, y, n, o->atol, o->rtol);
+  d1 = wnorm(f0, y, n, o->atol, o->rtol);
   h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
   if (h0 > span) h0 = span;
-  for (long i = 0; i < n; ++i) s->ynew[i] = s->y[i] + h0 * s->F[0][i];
-  p->rhs(p, s->t + h0, s->ynew, 0, s->F[1], 0, n);
+  for (long i = 0; i < n; ++i) tmp[i] = y[i] + h0 * f0[i];
+  p->rhs(p, s->t + h0, tmp, 0, f1, 0, n);
   s->stats.nfev++;
-  for (long i = 0; i < n; ++i) s->ynew[i] = s->F[1][i] - s->F[0][i];
-  d2 = wnorm(s->ynew, s->y, n, o->atol, o->rtol) / h0;
+  for (long i = 0; i < n; ++i) tmp[i] = f1[i] - f0[i];
+  d2 = wnorm(tmp, y, n, o->atol, o->rtol) / h0;
   if (d1 > d2) d2 = d1;
   h1 = d2 <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / d2, 1.0 / (q + 1));
   return fmin(fmin(100 * h0, h1), span);
+}
+
+/*
+** The first step size, leaving f(t, y) in F[0] (fsal_ready). Host-memory
+** backends work in place (ynew and F[1] are scratch). Device backends get
+** the same arithmetic on the host: y comes over, F[0] goes back (once per
+** integration). Without the host memory for that, or when a copy fails, it
+** returns a cautious 1e-6 (capped at span) and leaves F[0] unset.
+*/
+static double initial_step(odb_solver *s, double span) {
+  odb_backend *b = s->backend;
+  size_t bytes = (size_t)s->n * sizeof(double);
+  double *w, h = fmin(1e-6, span);
+  if (b->host_memory) {
+    h = initial_guess(s, span, s->y, s->F[0], s->ynew, s->F[1]);
+    s->fsal_ready = 1;
+    return h;
+  }
+  w = malloc(4 * bytes);
+  if (!w) return h;
+  if (odb_backend_sync(b) == ODB_OK &&
+      b->ops->to_host(b, w, s->y, bytes) == ODB_OK) {
+    double hg = initial_guess(s, span, w, w + s->n, w + 2 * s->n,
+                              w + 3 * s->n);
+    if (b->ops->to_device(b, s->F[0], w + s->n, bytes) == ODB_OK) {
+      h = hg;
+      s->fsal_ready = 1;
+    }
+  }
+  free(w);
+  return h;
 }
 
 /* Flops of one attempted step: RHS, linear combinations, estimate, norm. */
@@ -352,16 +503,36 @@ static odb_status adaptive_step(odb_solver *s, double hmax_left,
   }
 }
 
+/*
+** ODB_OK when the candidate solution of a fixed step of h is finite. An
+** error norm (methods with bhat) sums over every component, so a finite
+** norm says ynew is finite; otherwise the first and last components are
+** read (from the device for device backends: 16 bytes).
+*/
+static odb_status check_finite(odb_solver *s, double err, double h) {
+  odb_backend *b = s->backend;
+  double v[2] = {0.0, 0.0};
+  if (s->err_order > 0 && !isfinite(err)) v[0] = NAN;
+  else if (b->host_memory) {
+    v[0] = s->ynew[0];
+    v[1] = s->ynew[s->n - 1];
+  } else if (s->err_order <= 0) {
+    ODB_TRY(b->ops->to_host(b, &v[0], s->ynew, sizeof(double)));
+    ODB_TRY(b->ops->to_host(b, &v[1], s->ynew + s->n - 1, sizeof(double)));
+  }
+  if (!isfinite(v[0]) || !isfinite(v[1]))
+    return ODB_FAIL(ODB_ERR_NONFINITE, "solution became non-finite at t = "
+                    "%.17g with h = %g", s->t, h);
+  return ODB_OK;
+}
+
 /* One fixed step of h; the state must stay finite. */
 static odb_status fixed_step(odb_solver *s, double h) {
   double err;
   ODB_TRY(attempt(s, h, &err));
   s->stats.h = h;
   s->stats.err_last = err;
-  if (!isfinite(s->ynew[0]) || !isfinite(s->ynew[s->n - 1]) ||
-      (s->err_order > 0 && !isfinite(err)))
-    return ODB_FAIL(ODB_ERR_NONFINITE, "solution became non-finite at t = "
-                    "%.17g with h = %g", s->t, h);
+  ODB_TRY(check_finite(s, err, h));
   accept(s, h);
   return ODB_OK;
 }
@@ -376,6 +547,53 @@ odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info) {
     st = fixed_step(s, h);
   else
     st = adaptive_step(s, 1e300, s->opts.hmin > 0 ? s->opts.hmin : 1e-300);
+  s->stats.seconds += now() - t0;
+  s->stats.t = s->t;
+  s->stats.status = st;
+  if (info) {
+    *info = s->stats;
+    info->steps -= before.steps;
+    info->accepted -= before.accepted;
+    info->rejected -= before.rejected;
+    info->nfev -= before.nfev;
+    info->seconds -= before.seconds;
+    info->rbytes -= before.rbytes;
+    info->wbytes -= before.wbytes;
+    info->flops -= before.flops;
+  }
+  return st;
+}
+
+/*
+** One step of integrate's loop toward t1: fixed (h_fixed > 0, the last
+** step shortened to land on t1) or adaptive capped at t1 - t; a sliver
+** left below 1e-14 of the span merges into the step.
+*/
+static odb_status step_toward(odb_solver *s, double t1, double span,
+                              double hmin) {
+  double left = t1 - s->t, fixed = s->opts.h_fixed;
+  odb_status st;
+  if (fixed > 0) {
+    double h = left < fixed * (1 + 1e-12) ? left : fixed;
+    st = fixed_step(s, h);
+    if (st == ODB_OK && left < fixed * (1 + 1e-12)) s->t = t1;
+    return st;
+  }
+  st = adaptive_step(s, left, hmin);
+  if (st == ODB_OK && t1 - s->t < 1e-14 * fmax(fabs(t1), span)) s->t = t1;
+  return st;
+}
+
+odb_status odb_solver_step_to(odb_solver *s, double t1,
+                              odb_solve_stats *info) {
+  odb_solve_stats before = s->stats;
+  double span = t1 - s->t, t0 = now(), hmin;
+  odb_status st;
+  if (!(span > 0) || !isfinite(t1))
+    return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
+                    "time (%g)", t1, s->t);
+  hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
+  st = step_toward(s, t1, span, hmin);
   s->stats.seconds += now() - t0;
   s->stats.t = s->t;
   s->stats.status = st;
@@ -411,28 +629,18 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
   odb_solve_stats start = s->stats, cur;
   odb_status st = ODB_OK;
   double span = t1 - s->t, hmin, t0 = now(), last_pub = t0;
-  double fixed = s->opts.h_fixed;
   if (!(span > 0) || !isfinite(t1))
     return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
                     "time (%g)", t1, s->t);
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
   publish(s, ODB_EV_SOLVE_BEGIN, &s->stats, (double)s->n, t1);
   while (s->t < t1) {
-    double left = t1 - s->t;
     if (s->stats.steps - start.steps >= s->opts.max_steps) {
       st = ODB_FAIL(ODB_ERR_MAX_STEPS, "%ld steps reached at t = %.17g",
                     s->opts.max_steps, s->t);
       break;
     }
-    if (fixed > 0) {
-      /* the last step lands on t1; a sliver below 1e-12 h merges into it */
-      double h = left < fixed * (1 + 1e-12) ? left : fixed;
-      st = fixed_step(s, h);
-      if (st == ODB_OK && left < fixed * (1 + 1e-12)) s->t = t1;
-    } else {
-      st = adaptive_step(s, left, hmin);
-      if (st == ODB_OK && t1 - s->t < 1e-14 * fmax(fabs(t1), span)) s->t = t1;
-    }
+    st = step_toward(s, t1, span, hmin);
     if (st != ODB_OK) break;
     if (odb_ctx_stop_requested(s->ctx)) {
       st = ODB_FAIL(ODB_INTERRUPTED, "interrupted at t = %.17g", s->t);

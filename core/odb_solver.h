@@ -40,9 +40,11 @@ typedef struct odb_solve_stats {
 } odb_solve_stats;
 
 /*
-** A CPU implementation variant of an explicit RK step. Variants are
-** registered by name; every variant computes the same arithmetic (up to
-** rounding order), so the driver may switch between them at any step.
+** An implementation variant of a step (CPU, or GPU for backend "cuda").
+** Variants are registered by name; every variant computes the same
+** arithmetic (up to rounding order), so the driver may switch between them
+** at any step. A variant works on the solver's vectors where its backend
+** keeps them (see struct odb_solver).
 */
 struct odb_variant {
   const char *name;
@@ -83,7 +85,14 @@ struct odb_solver {
                             controller uses the exponent 1/(err_order + 1) */
   double t;              /* time of y */
   double h_next;         /* proposed next step (0: not yet chosen) */
-  double *y, *ynew;      /* current and candidate solution (host for cpu) */
+  /*
+  ** y, ynew and F[i] are in the backend's memory: host memory for "cpu",
+  ** device memory for a backend without host_memory. The driver then
+  ** copies at set_state and reset (host to device) and for the first step
+  ** guess (y to the host, F[0] back); accept only swaps pointers, and the
+  ** state reaches the host only when asked for (to_host of y).
+  */
+  double *y, *ynew;      /* current and candidate solution */
   double **F;            /* s stage vectors */
   double *work;          /* variant scratch (window buffers), may be NULL */
   void *vdata;           /* variant-private data (freed by fini) */
@@ -133,6 +142,33 @@ odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info);
 */
 odb_status odb_solver_integrate(odb_solver *s, double t1,
                                 odb_solve_stats *stats);
+
+/*
+** One step toward t1 (> s->t) as odb_solver_integrate takes it: adaptive
+** unless opts.h_fixed > 0, never past t1 (a step that would end within a
+** sliver of t1 lands on it). info as for odb_solver_step. Does not check
+** the stop flag or publish events.
+*/
+odb_status odb_solver_step_to(odb_solver *s, double t1,
+                              odb_solve_stats *info);
+
+/*
+** Switches s to another variant, block size and thread count between
+** steps (online tuning): the old variant's workspace is freed and the new
+** one's allocated (variant->init); the state (t, y), the proposed next
+** step and the running statistics stay; FSAL data is dropped. variant is
+** a registered name ("auto" is refused); block and threads as in
+** odb_solver_opts (0: the variant's default, all cores). On failure (an
+** unknown name, a variant that does not apply or runs on another backend,
+** init failing) s goes back to its old variant and settings and the error
+** is returned; ODB_ERR_INTERNAL if even that fails (s then has no usable
+** variant and must be destroyed).
+*/
+odb_status odb_solver_set_variant(odb_solver *s, const char *variant,
+                                  long block, int threads);
+/* The same with a variant given directly (it need not be registered). */
+odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
+                                     long block, int threads);
 
 /* Weighted RMS norm of e with sk = atol + rtol * max(|y|, |ynew|). */
 double odb_err_norm(const double *e, const double *y, const double *ynew,

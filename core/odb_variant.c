@@ -38,6 +38,10 @@ ODB_PLANNED(odb_variant_par_PipeDb1mtyl)
 ODB_PLANNED(odb_variant_par_ppDb1myl)
 ODB_PLANNED(odb_variant_par_ppDb1mtyl)
 ODB_PLANNED(odb_variant_arkode)
+/* The GPU variants (kernels/odb_gpu_rk.c), in builds with CUDA. */
+ODB_PLANNED(odb_variant_gpu_reference)
+ODB_PLANNED(odb_variant_gpu_unfused)
+ODB_PLANNED(odb_variant_gpu_trapezoid)
 #undef ODB_PLANNED
 
 /*
@@ -75,6 +79,9 @@ static const odb_variant *const all_variants[] = {
   &odb_variant_par_ppDb1myl,
   &odb_variant_par_ppDb1mtyl,
   &odb_variant_arkode,
+  &odb_variant_gpu_reference,
+  &odb_variant_gpu_unfused,
+  &odb_variant_gpu_trapezoid,
 };
 #define NALL ((int)(sizeof all_variants / sizeof all_variants[0]))
 

@@ -22,6 +22,8 @@
 #include "odb_tuner.h"
 #include "odb_tunedb.h"
 #include "odb_tune_solver.h"
+#include "odb_blockmodel.h"
+#include "odb_online.h"
 
 /* Version of the library, e.g. "0.1.0". */
 const char *odb_version(void);

@@ -146,6 +146,78 @@ static odb_status cuda_axpy(odb_backend *b, size_t n, double a,
   return ODB_OK;
 }
 
+enum { BW_REPS = 9 };
+
+/* Sorts the BW_REPS times (insertion sort) and returns the median. */
+static float median_ms(float *ms) {
+  for (int i = 1; i < BW_REPS; ++i)
+    for (int k = i; k > 0 && ms[k - 1] > ms[k]; --k) {
+      float t = ms[k];
+      ms[k] = ms[k - 1];
+      ms[k - 1] = t;
+    }
+  return ms[BW_REPS / 2];
+}
+
+/*
+** Times BW_REPS device-to-device copies of bytes between a and b with
+** events (after one warm-up copy); the median counts bytes read + written.
+*/
+static odb_status time_copies(void *a, void *b, size_t bytes, double *gbs) {
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  float ms[BW_REPS];
+  odb_status st = ODB_OK;
+  cudaError_t err = cudaEventCreate(&e0);
+  if (err == cudaSuccess) err = cudaEventCreate(&e1);
+  if (err == cudaSuccess) err = cudaMemcpy(b, a, bytes,
+                                           cudaMemcpyDeviceToDevice);
+  for (int r = 0; r < BW_REPS && err == cudaSuccess; ++r) {
+    err = cudaEventRecord(e0, 0);
+    if (err == cudaSuccess)
+      err = cudaMemcpyAsync(r & 1 ? a : b, r & 1 ? b : a, bytes,
+                            cudaMemcpyDeviceToDevice, 0);
+    if (err == cudaSuccess) err = cudaEventRecord(e1, 0);
+    if (err == cudaSuccess) err = cudaEventSynchronize(e1);
+    if (err == cudaSuccess) err = cudaEventElapsedTime(&ms[r], e0, e1);
+  }
+  if (err != cudaSuccess)
+    st = odb_cuda_fail(err, "copy bandwidth: events and copies", __FILE__,
+                       __LINE__);
+  else
+    *gbs = 2.0 * (double)bytes / (median_ms(ms) * 1e-3) / 1e9;
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  return st;
+}
+
+/*
+** Copy bandwidth of device memory: two buffers of 1 GiB (halved down to
+** 64 MiB while the device has no room), far larger than the L2 cache.
+*/
+static odb_status cuda_copy_bandwidth(odb_backend *b, double *gbs) {
+  void *x = NULL, *y = NULL;
+  size_t bytes = (size_t)1 << 30;
+  odb_status st;
+  ODB_TRY(cuda_use(b));
+  while (bytes >= ((size_t)64 << 20)) {
+    if (cudaMalloc(&x, bytes) == cudaSuccess) {
+      if (cudaMalloc(&y, bytes) == cudaSuccess) break;
+      cudaFree(x);
+      x = NULL;
+    }
+    (void)cudaGetLastError();
+    y = NULL;
+    bytes /= 2;
+  }
+  if (!x || !y)
+    return ODB_FAIL(ODB_ERR_NOMEM, "copy bandwidth: no room for two buffers "
+                    "of 64 MiB on the device");
+  st = time_copies(x, y, bytes, gbs);
+  cudaFree(x);
+  cudaFree(y);
+  return st;
+}
+
 /* Frees only the private state; buffers must have been destroyed before. */
 static void cuda_destroy(odb_backend *b) {
   free(b->impl);
@@ -164,6 +236,7 @@ static const odb_backend_ops cuda_ops = {
   cuda_sync,       /* sync */
   cuda_axpy,       /* axpy */
   cuda_destroy,    /* destroy */
+  cuda_copy_bandwidth, /* copy_bandwidth */
 };
 
 /* Assumes why has room for len > 0 bytes. */

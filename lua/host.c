@@ -84,6 +84,7 @@ static void usage(FILE *f) {
 "                   terminals and TERM is set and not dumb, else plain\n"
 "  --quiet, -q      no ob.report tables and no final \"results in\" line\n"
 "  --seed N         seed of ob.random and of randomized tuners (default 42)\n"
+"  --dump-kernels DIR  write the CUDA C of every generated GPU kernel there\n"
 "  --               the arguments after it go to the scenario (arg[1], ...)\n"
 "\n"
 "commands:\n"
@@ -207,6 +208,9 @@ static int parse_option(host_opts *o, int argc, char **argv, int *i) {
   } else if (is_opt(a, "--x")) {
     if (!(v = option_value(argc, argv, i, "--x"))) return 0;
     o->xcol = v;
+  } else if (is_opt(a, "--dump-kernels")) {   /* read by kernels/odb_nvrtc.c */
+    if (!(v = option_value(argc, argv, i, "--dump-kernels"))) return 0;
+    setenv("ODEBENCH_DUMP_KERNELS", v, 1);
   } else if (is_opt(a, "--seed")) {
     if (!(v = option_value(argc, argv, i, "--seed"))) return 0;
     if (!parse_u64(v, &o->seed)) {

@@ -207,8 +207,12 @@ static void push_bandwidth(lua_State *L, const odb_bandwidth *bw) {
   lua_setfield(L, -2, "from_cache");
 }
 
-/* Pushes the gpu table of the "cuda" backend, or nil. */
-static void push_gpu(lua_State *L, odb_ctx *c) {
+/*
+** Pushes the gpu table of the "cuda" backend, or nil; with bw also its
+** device-to-device copy bandwidth (copy_gbs, measured once per process).
+*/
+static void push_gpu(lua_State *L, odb_ctx *c, int bw) {
+  double gbs = 0;
   odb_backend *b = odb_ctx_backend(c, "cuda");
   odb_device_info d;
   memset(&d, 0, sizeof d);
@@ -225,6 +229,10 @@ static void push_gpu(lua_State *L, odb_ctx *c) {
   set_int(L, "mem_bytes", (lua_Integer)d.mem_bytes);
   set_int(L, "runtime_version", d.runtime_version);
   set_int(L, "driver_version", d.driver_version);
+  if (bw && odb_backend_copy_bandwidth(b, &gbs) == ODB_OK) {
+    lua_pushnumber(L, gbs);
+    lua_setfield(L, -2, "copy_gbs");
+  }
 }
 
 /*
@@ -265,7 +273,7 @@ static int l_info(lua_State *L) {
   }
   lua_setfield(L, -2, "caches");
   set_int(L, "numa_nodes", t->numa_nodes);
-  push_gpu(L, S->ctx);
+  push_gpu(L, S->ctx, want_bw);
   lua_setfield(L, -2, "gpu");
   if (bw) {
     push_bandwidth(L, bw);

@@ -463,7 +463,8 @@ static int solver_tostring(lua_State *L) {
   return 1;
 }
 
-/* Methods first, then fields (t, n, method, variant, backend, problem). */
+/* Methods first, then fields (t, n, method, variant, backend, h, block,
+   problem). */
 static int solver_index(lua_State *L) {
   odbL_solver *box = luaL_checkudata(L, 1, ODBL_SOLVER);
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
@@ -478,6 +479,7 @@ static int solver_index(lua_State *L) {
   else if (strcmp(k, "variant") == 0) lua_pushstring(L, s->variant->name);
   else if (strcmp(k, "backend") == 0) lua_pushstring(L, s->backend->ops->name);
   else if (strcmp(k, "h") == 0) lua_pushnumber(L, s->h_next);
+  else if (strcmp(k, "block") == 0) lua_pushinteger(L, (lua_Integer)s->block);
   else if (strcmp(k, "problem") == 0) lua_getiuservalue(L, 1, 1);
   else lua_pushnil(L);
   return 1;

@@ -21,24 +21,33 @@ typedef struct tune_box {
   odb_space *space;
   odb_tune_solver *ts;       /* solver target */
   odb_tune_target ftarget;   /* function target */
-  odb_tuner *tuner;
+  odb_tuner *tuner;          /* owned, or borrowed from online */
+  odb_online *online;        /* strategy "online": owns its tuner */
   odb_tunedb *db;
   odb_solver *solver;        /* NULL for a function target */
   int target_ref, where_ref, verify_ref;
   odb_status row_st;         /* first failure recording a results row */
   int interrupted;           /* a Lua callback was interrupted */
+  int online_timed;          /* online: timed steps per candidate */
+  int is_online;             /* strategy "online" */
   char label[96], strategy[32], kind[16], code[160];
 } tune_box;
 
 static const char *const tune_keys[] = {
   "target", "space", "where", "strategy", "budget", "verify", "cache",
-  "steps", "h", "seed", "measure", "label", NULL
+  "steps", "h", "seed", "measure", "label", "t1", "barrier", "hopeless",
+  NULL
 };
 
 /* {====== the box */
 
 static int box_gc(lua_State *L) {
   tune_box *b = luaL_checkudata(L, 1, ODBL_TUNERUN);
+  if (b->online) {
+    odb_online_destroy(b->online);   /* and the tuner it lent */
+    b->online = NULL;
+    b->tuner = NULL;
+  }
   odb_tuner_destroy(b->tuner);
   odb_tune_solver_destroy(b->ts);
   odb_space_destroy(b->space);
@@ -458,9 +467,12 @@ static void on_eval(void *ud, odb_tuner *t, const odb_tune_eval *ev) {
     row_str(b, r, "problem", b->solver->problem->type->name);
     row_str(b, r, "method", b->solver->method->name);
     row_int(b, r, "n", b->solver->n);
+  }
+  if (b->ts) {
     row_int(b, r, "steps", odb_tune_solver_steps(b->ts));
     row_num(b, r, "h", odb_tune_solver_h(b->ts));
   }
+  if (b->online) row_int(b, r, "steps", b->online_timed);
   row_int(b, r, "eval", odb_tuner_nevals(t));
   row_str(b, r, "config", odb_tuner_config_text(t, &ev->cfg, text,
                                                   sizeof text));
@@ -470,9 +482,10 @@ static void on_eval(void *ud, odb_tuner *t, const odb_tune_eval *ev) {
     row_num(b, r, "median", ev->m.median);
     row_num(b, r, "spread", ev->m.spread);
     row_int(b, r, "reps", ev->m.reps);
-    if (b->solver)
+    if (b->ts)
       row_num(b, r, "time_per_step",
               ev->m.median / odb_tune_solver_steps(b->ts));
+    if (b->online) row_num(b, r, "time_per_step", ev->m.median);
   }
   if (!isnan(ev->err)) row_num(b, r, "err", ev->err);
   if (!isnan(ev->tol)) row_num(b, r, "tol", ev->tol);
@@ -557,6 +570,7 @@ static void read_strategy(lua_State *L, tune_box *b, odb_tune_opts *o) {
                   odb_strategy_names(names, sizeof names)));
   snprintf(b->strategy, sizeof b->strategy, "%s", s);
   o->strategy = b->strategy;
+  b->is_online = strcmp(s, "online") == 0;
 }
 
 /* verify = true | false | function; returns 1 when checks are wanted. */
@@ -577,9 +591,14 @@ static int read_verify(lua_State *L, tune_box *b) {
   return t;
 }
 
-/* cache = "auto" | "off" | path; opens the database when not "off". */
+/*
+** cache = "auto" | "off" | path; opens the database when not "off". The
+** default is "auto" for offline solver targets, "off" otherwise (online
+** tuning measures the run at hand).
+*/
 static void read_cache(lua_State *L, tune_box *b) {
-  const char *c = odbL_opt_string(L, 1, "cache", b->solver ? "auto" : "off");
+  const char *c = odbL_opt_string(L, 1, "cache", b->solver && !b->is_online
+                                                 ? "auto" : "off");
   char path[1024];
   if (strcmp(c, "off") == 0) return;
   if (strcmp(c, "auto") == 0) {
@@ -653,6 +672,143 @@ static void read_target(lua_State *L, tune_box *b) {
       odbL_field_error(L, 1, "target", "Solver or function", -1);
   }
   b->target_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* }====== */
+
+/* {====== strategy online */
+
+/* Refuses the online-only fields for the other strategies. */
+static void refuse_online_keys(lua_State *L) {
+  static const char *const keys[] = {"t1", "barrier", "hopeless", NULL};
+  for (int i = 0; keys[i]; ++i) {
+    int t = lua_getfield(L, 1, keys[i]);
+    lua_pop(L, 1);
+    if (t != LUA_TNIL)
+      luaL_argerror(L, 1, lua_pushfstring(L, "field '%s' applies to strategy "
+                    "'online' only", keys[i]));
+  }
+}
+
+/* hopeless = false | a factor > 1: the online hopeless rule. */
+static double read_hopeless(lua_State *L) {
+  double v = 0;
+  int t = lua_getfield(L, 1, "hopeless");
+  if (t == LUA_TBOOLEAN && !lua_toboolean(L, -1)) v = -1;
+  else if (t == LUA_TNUMBER && lua_tonumber(L, -1) > 1) v = lua_tonumber(L, -1);
+  else if (t != LUA_TNIL)
+    luaL_argerror(L, 1, "field 'hopeless': false or a factor greater than 1");
+  lua_pop(L, 1);
+  return v;
+}
+
+/* The options of strategy "online" and t1; raises on bad ones. */
+static void read_online(lua_State *L, tune_box *b, const odb_tune_opts *o,
+                        odb_online_opts *oo, double *t1) {
+  const odb_measure_opts *m = &o->measure;
+  long long steps = 1;
+  memset(oo, 0, sizeof *oo);
+  if (!b->solver)
+    luaL_argerror(L, 1, "field 'strategy': 'online' tunes a solver during "
+                  "its integration; the target must be a Solver");
+  if (lua_getfield(L, 1, "h") != LUA_TNIL)
+    luaL_argerror(L, 1, "field 'h': strategy 'online' takes the "
+                  "integration's own steps (give the solver h= for fixed "
+                  "steps)");
+  lua_pop(L, 1);
+  if (odbL_opt_integer(L, 1, "steps", &steps) && (steps < 1 || steps > 64))
+    luaL_argerror(L, 1, "field 'steps': timed steps per candidate, 1 to 64");
+  if (m->min_reps || m->max_reps || m->max_seconds > 0 ||
+      m->target_spread > 0)
+    luaL_argerror(L, 1, "field 'measure': only warmup (untimed steps per "
+                  "candidate) applies to strategy 'online'");
+  oo->timed = b->online_timed = (int)steps;
+  oo->warmup = m->warmup;
+  *t1 = b->solver->problem->t1;
+  if (odbL_opt_number(L, 1, "t1", t1) && !(*t1 > b->solver->t))
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 't1': must be greater "
+                  "than the solver's time (%f)", (lua_Number)b->solver->t));
+  if (!(*t1 > b->solver->t))
+    luaL_argerror(L, 1, lua_pushfstring(L, "the solver's time (%f) is past "
+                  "the problem's t1; give t1 =", (lua_Number)b->solver->t));
+  if (odbL_opt_number(L, 1, "barrier", &oo->barrier) && !(oo->barrier > 0))
+    luaL_argerror(L, 1, "field 'barrier': seconds per barrier, positive");
+  oo->hopeless = read_hopeless(L);
+  oo->budget = o->budget;
+  oo->has_seed = o->has_seed;
+  oo->seed = o->seed;
+  oo->verify = o->verify;
+  if (o->verify >= 0 && b->verify_ref != LUA_NOREF) {
+    oo->verify_fn = solver_verify;
+    oo->verify_ud = b;
+  }
+  oo->on_eval = on_eval;
+  oo->on_eval_ud = b;
+  oo->label = b->label;
+  snprintf(b->kind, sizeof b->kind, "solver");
+}
+
+/* The figures of the online tuning phase as a table (top) and a row. */
+static void push_online(lua_State *L, tune_box *b) {
+  odb_online_report r;
+  odb_record *row = odb_results_add_row(&b->S->results);
+  const odb_solver *s = b->solver;
+  struct { const char *k; double v; } nums[] = {
+    {"tuning_steps", (double)0}, {"attempts", 0}, {"warmup_steps", 0},
+    {"seconds", 0}, {"step_seconds", 0}, {"switch_seconds", 0},
+    {"verify_seconds", 0}, {"profile_seconds", 0}, {"best_step", 0},
+    {"overhead_steps", 0}, {"t", 0}, {"candidates", 0}, {"evaluated", 0},
+    {"rejected", 0}, {"failed", 0}, {"groups", 0}, {"pruned", 0},
+    {"pruned_configs", 0}, {"hopeless", 0},
+  };
+  odb_online_get_report(b->online, &r);
+  nums[0].v = (double)r.steps;
+  nums[1].v = (double)r.attempts;
+  nums[2].v = (double)r.warmup_steps;
+  nums[3].v = r.seconds;
+  nums[4].v = r.step_seconds;
+  nums[5].v = r.switch_seconds;
+  nums[6].v = r.verify_seconds;
+  nums[7].v = r.profile_seconds;
+  nums[8].v = r.best_step;
+  nums[9].v = r.overhead_steps;
+  nums[10].v = r.t;
+  nums[11].v = (double)r.candidates;
+  nums[12].v = (double)r.evaluated;
+  nums[13].v = (double)r.rejected;
+  nums[14].v = (double)r.failed;
+  nums[15].v = (double)r.model.groups;
+  nums[16].v = (double)r.model.pruned;
+  nums[17].v = (double)r.model.pruned_configs;
+  nums[18].v = (double)r.model.hopeless;
+  if (!row && b->row_st == ODB_OK)
+    b->row_st = ODB_FAIL(ODB_ERR_NOMEM, "results row: out of memory");
+  if (row) {
+    row_str(b, row, "kind", "online");
+    row_str(b, row, "label", b->label);
+    row_str(b, row, "problem", s->problem->type->name);
+    row_str(b, row, "method", s->method->name);
+    row_int(b, row, "n", s->n);
+    row_str(b, row, "winner", r.winner);
+    row_str(b, row, "variant", s->variant->name);
+    row_int(b, row, "block", s->block);
+    row_int(b, row, "finished", r.finished);
+  }
+  lua_createtable(L, 0, 24);
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; ++i) {
+    if (isnan(nums[i].v)) continue;
+    lua_pushnumber(L, nums[i].v);
+    lua_setfield(L, -2, nums[i].k);
+    if (row) row_num(b, row, nums[i].k, nums[i].v);
+  }
+  lua_pushstring(L, r.winner);
+  lua_setfield(L, -2, "winner");
+  lua_pushstring(L, s->variant->name);
+  lua_setfield(L, -2, "variant");
+  lua_pushinteger(L, (lua_Integer)s->block);
+  lua_setfield(L, -2, "block");
+  lua_pushboolean(L, r.finished);
+  lua_setfield(L, -2, "finished");
 }
 
 /* }====== */
@@ -787,12 +943,8 @@ static int raise_tune_error(lua_State *L, tune_box *b, odb_status st) {
   return luaL_error(L, "tune: %s", odb_last_error());
 }
 
-/* Creates the tuner; errors in the space or the options are bad arguments. */
-static void create_tuner(lua_State *L, tune_box *b, odb_tune_opts *o) {
-  const odb_tune_target *tg = b->ts ? odb_tune_solver_target(b->ts)
-                                    : &b->ftarget;
-  odb_status st = odb_tuner_create(b->S->ctx, tg, o, &b->tuner);
-  if (st == ODB_OK) return;
+/* Raises the failure to make the tuner as a bad argument. */
+static void creation_error(lua_State *L, tune_box *b, odb_status st) {
   if (b->interrupted || odb_ctx_stop_requested(b->S->ctx))
     raise_tune_error(L, b, ODB_INTERRUPTED);
   if (st == ODB_ERR_IO) field_fail(L, "cache");
@@ -803,6 +955,25 @@ static void create_tuner(lua_State *L, tune_box *b, odb_tune_opts *o) {
   field_fail(L, "space");
 }
 
+/* Creates the tuner; errors in the space or the options are bad arguments. */
+static void create_tuner(lua_State *L, tune_box *b, odb_tune_opts *o) {
+  const odb_tune_target *tg = b->ts ? odb_tune_solver_target(b->ts)
+                                    : &b->ftarget;
+  odb_status st = odb_tuner_create(b->S->ctx, tg, o, &b->tuner);
+  if (st != ODB_OK) creation_error(L, b, st);
+}
+
+/* Strategy online: makes the tuner and runs the tuning phase to t1. */
+static odb_status run_online(lua_State *L, tune_box *b, odb_online_opts *oo,
+                             double t1) {
+  odb_status st;
+  oo->db = b->db;
+  st = odb_online_create(b->solver, b->space, oo, &b->online);
+  if (st != ODB_OK) creation_error(L, b, st);
+  b->tuner = odb_online_tuner(b->online);
+  return odb_online_tune(b->online, t1);
+}
+
 /*
 ** ob.tune{target =, space =, where =, strategy =, budget =, verify =,
 ** cache =, steps =, h =, seed =, measure =, label =}: see README.
@@ -810,6 +981,8 @@ static void create_tuner(lua_State *L, tune_box *b, odb_tune_opts *o) {
 int odbL_tune(lua_State *L) {
   odbL_state *S = odbL_state_get(L);
   odb_tune_opts o;
+  odb_online_opts oo;
+  double t1 = 0;
   tune_box *b;
   long long seed;
   int verify, sidx;
@@ -843,17 +1016,31 @@ int odbL_tune(lua_State *L) {
   }
   verify = read_verify(L, b);
   o.verify = verify ? 0 : -1;
-  if (b->solver) make_solver_target(L, b, verify);
-  else make_function_target(L, b);
+  if (b->is_online) {
+    read_online(L, b, &o, &oo, &t1);
+  } else {
+    refuse_online_keys(L);
+    if (b->solver) make_solver_target(L, b, verify);
+    else make_function_target(L, b);
+  }
   read_cache(L, b);
   o.db = b->db;
   o.on_eval = on_eval;
   o.on_eval_ud = b;
   o.label = b->label;
-  create_tuner(L, b, &o);
-  st = odb_tuner_run(b->tuner);
+  if (b->is_online) {
+    st = run_online(L, b, &oo, t1);
+  } else {
+    create_tuner(L, b, &o);
+    st = odb_tuner_run(b->tuner);
+  }
   if (b->row_st != ODB_OK) odbL_check_record(L, b->row_st);
   if (st != ODB_OK) return raise_tune_error(L, b, st);
   push_result(L, b);
+  if (b->is_online) {
+    push_online(L, b);
+    lua_setfield(L, -2, "online");
+    if (b->row_st != ODB_OK) odbL_check_record(L, b->row_st);
+  }
   return 1;
 }

@@ -299,10 +299,11 @@ static void tune_from_rows(plot_data *d) {
   const csv *c = &d->res;
   int kind = csv_col(c, "kind"), cfg = csv_col(c, "config");
   int med = csv_col(c, "median"), spr = csv_col(c, "spread"),
-      idx = csv_col(c, "i");
+      idx = csv_col(c, "eval");
   long i = 0;
   if (cfg < 0) cfg = csv_col(c, "configuration");
   if (med < 0) med = csv_col(c, "seconds");
+  if (idx < 0) idx = csv_col(c, "i");
   if (kind < 0 || cfg < 0 || med < 0) return;
   for (int r = 0; r < c->nrows; ++r) {
     odb_event e;

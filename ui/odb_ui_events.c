@@ -113,6 +113,7 @@ static void add_seconds(struct timespec *ts, double s) {
 static void *record_main(void *arg) {
   odb_ui_recorder *r = arg;
   int stop = 0;
+  pthread_setname_np(pthread_self(), "odb-record");   /* for top -H */
   while (!stop) {
     struct timespec until;
     drain(r);

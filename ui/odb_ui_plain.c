@@ -240,6 +240,7 @@ static void add_seconds(struct timespec *ts, double s) {
 static void *plain_main(void *arg) {
   odb_ui_plain *p = arg;
   int stop = 0;
+  pthread_setname_np(pthread_self(), "odb-plain");   /* for top -H */
   while (!stop) {
     struct timespec until;
     drain(p);

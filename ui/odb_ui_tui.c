@@ -69,6 +69,7 @@ struct odb_ui_tui {
   int colors, heat_levels, utf8;
   int focus, help, paused, stopping;
   int px, py;             /* heatmap axes (parameter indexes) */
+  int axes_chosen;        /* the user moved them: no automatic swap */
   int log_scroll, table_scroll;
   uint64_t cursor;
   double start;
@@ -309,13 +310,20 @@ static void replay_skip(odb_ui_tui *t) {
 
 /* {====== keys */
 
-/* Moves the heatmap axis *axis by dir over the parameters, skipping other. */
-static void turn_axis(const odb_ui_tui *t, int *axis, int other, int dir) {
+/* Moves the heatmap axis *axis by dir over the parameters, skipping other;
+   with two parameters the axes swap. */
+static void turn_axis(const odb_ui_tui *t, int *axis, int *other, int dir) {
   int n = t->m->nparams;
   if (n < 2) return;
+  if (n == 2) {
+    int k = *axis;
+    *axis = *other;
+    *other = k;
+    return;
+  }
   for (int k = 0; k < n; ++k) {
     *axis = ((*axis + dir) % n + n) % n;
-    if (*axis != other) return;
+    if (*axis != *other) return;
   }
 }
 
@@ -341,7 +349,9 @@ static void skip(odb_ui_tui *t) {
     return;
   }
   t->o.ctx->skip = 1;
-  snprintf(msg, sizeof msg, "skip requested (after %.60s)", t->m->tune_config);
+  snprintf(msg, sizeof msg, "skip requested: the tuner drops the "
+           "configuration it measures now (or the next one after %.60s)",
+           t->m->tune_config);
   odb_ui_model_log(t->m, t->m->wall, ODB_LOG_INFO, msg);
 }
 
@@ -371,9 +381,11 @@ static void arrow(odb_ui_tui *t, int ch) {
     t->table_scroll += dir;
     if (t->table_scroll < 0) t->table_scroll = 0;
   } else if (vertical) {
-    turn_axis(t, &t->py, t->px, dir);
+    turn_axis(t, &t->py, &t->px, dir);
+    t->axes_chosen = 1;
   } else {
-    turn_axis(t, &t->px, t->py, dir);
+    turn_axis(t, &t->px, &t->py, dir);
+    t->axes_chosen = 1;
   }
 }
 
@@ -527,8 +539,9 @@ static int tune_lines(odb_ui_tui *t, int y, int x, int w, int rows) {
   penf(&p, 0, "current %s  ", m->tune_config);
   if (m->tune_median > 0)
     penf(&p, 0, "%s +- %.1f%%", med, 100 * m->tune_spread);
-  else
-    penf(&p, color(t, PAIR_BAD), "failed");
+  else                              /* the state says why: "skipped: ..." */
+    penf(&p, color(t, PAIR_BAD), "%s", m->tune_state[0] ? m->tune_state
+                                                         : "failed");
   if (++used >= rows) return used;
   p = (pen){ y + used, x, x + w };
   if (m->have_best) {
@@ -659,6 +672,10 @@ static void draw_solves(odb_ui_tui *t, int y, int x, int h, int w) {
   if (cw < 12) cw = 12;
   putf_at(y + 1, x + 2, iw, A_BOLD | A_UNDERLINE, "%-*s %8s %10s %7s %6s %5s",
           cw, "solve", "steps", "time", "GB/s", "floor", "");
+  long kept = t->m->nsolves < ODB_UI_DONE_MAX ? t->m->nsolves
+                                              : ODB_UI_DONE_MAX;
+  if (t->table_scroll > kept - rows) t->table_scroll = (int)(kept - rows);
+  if (t->table_scroll < 0) t->table_scroll = 0;
   if (t->m->nsolves == 0)
     put_at(y + 2, x + 2, iw, color(t, PAIR_DIM), "none yet");
   for (int r = 0; r < rows; ++r) {
@@ -699,6 +716,24 @@ static int heat_level(double v, double lo, double hi, int levels) {
   return (int)(f * (levels - 1) + 0.5);
 }
 
+/* v in at most room columns: "1.23 ms", "1.23ms", "1.2ms", "1ms" or "". */
+static void compact_seconds(char *buf, int cap, double v, int room) {
+  static const char *const units[] = { "ns", "us", "ms", "s" };
+  double scaled = v * 1e9;
+  int u = 0;
+  odb_ui_fmt_seconds(buf, cap, v);
+  if ((int)strlen(buf) <= room) return;
+  while (u < 3 && scaled >= 1000) {
+    scaled /= 1000;
+    ++u;
+  }
+  for (int prec = 3; prec >= 1; --prec) {
+    snprintf(buf, (size_t)cap, "%.*g%s", prec, scaled, units[u]);
+    if ((int)strlen(buf) <= room) return;
+  }
+  buf[0] = '\0';
+}
+
 /* One heatmap cell: its time, coloured (or shaded without colour). */
 static void heat_cell(odb_ui_tui *t, int y, int x, int cw, double v,
                       double lo, double hi, int best) {
@@ -711,12 +746,7 @@ static void heat_cell(odb_ui_tui *t, int y, int x, int cw, double v,
     putf_at(y, x, cw, color(t, PAIR_DIM), "%*s", cw - 1, ".");
     return;
   }
-  odb_ui_fmt_seconds(text, sizeof text, v);
-  if ((int)strlen(text) > tw) {          /* drop the space before the unit */
-    char *sp = strchr(text, ' ');
-    if (sp) memmove(sp, sp + 1, strlen(sp));
-  }
-  if ((int)strlen(text) > tw) text[0] = '\0';
+  compact_seconds(text, sizeof text, v, tw);
   snprintf(cell, sizeof cell, "%*s%c", tw, text, best ? '*' : ' ');
   if (t->colors) {
     lvl = heat_level(v, lo, hi, t->heat_levels);
@@ -749,15 +779,59 @@ static void heat_legend(odb_ui_tui *t, int y, int x, int w, double lo,
   penf(&p, 0, " %s slow   * best", b);
 }
 
+/* The longest value of a parameter. */
+static int longest(const odb_ui_param *p) {
+  int n = 0;
+  for (int k = 0; k < p->nvalues; ++k)
+    if ((int)strlen(p->values[k]) > n) n = (int)strlen(p->values[k]);
+  return n;
+}
+
+/* Width of the row labels and of a cell for Y on the rows and X on the
+   columns in iw columns. */
+static void heat_widths(const odb_ui_param *X, const odb_ui_param *Y, int one,
+                        int iw, int *lw, int *cw) {
+  *lw = one ? 1 : (int)strlen(Y->name);
+  if (!one && longest(Y) > *lw) *lw = longest(Y);
+  if (*lw > 10) *lw = 10;
+  *cw = (iw - *lw - 1) / (X->nvalues > 0 ? X->nvalues : 1);
+  if (*cw > 9) *cw = 9;
+  if (*cw < 3) *cw = 3;
+}
+
+/* "PipeDb1mt" in 5 columns: "P~1mt" (the ends tell values apart). */
+static void elide(char *dst, size_t cap, const char *src, int room) {
+  int n = (int)strlen(src);
+  if (n <= room || room < 3) snprintf(dst, cap, "%.*s", room, src);
+  else snprintf(dst, cap, "%c~%s", src[0], src + n - (room - 2));
+}
+
+/* Until the user picks axes: the parameter whose values fit as column
+   labels goes on the columns. */
+static void auto_axes(odb_ui_tui *t, int iw) {
+  const odb_ui_model *m = t->m;
+  int lw, cw;
+  if (t->axes_chosen || m->nparams < 2 || t->px == t->py) return;
+  heat_widths(&m->params[t->px], &m->params[t->py], 0, iw, &lw, &cw);
+  if (longest(&m->params[t->px]) <= cw - 1) return;
+  heat_widths(&m->params[t->py], &m->params[t->px], 0, iw, &lw, &cw);
+  if (longest(&m->params[t->py]) <= cw - 1) {
+    int k = t->px;
+    t->px = t->py;
+    t->py = k;
+  }
+}
+
 static void draw_heat(odb_ui_tui *t, int y, int x, int h, int w) {
   const odb_ui_model *m = t->m;
   const odb_ui_param *X, *Y;
   double cells[ODB_UI_VALUE_MAX * ODB_UI_VALUE_MAX], lo = INFINITY, hi = 0;
   int iw = w - 4, nx, ny, lw, cw, rows, cols;
-  char title[96];
+  char title[96], label[32];
   if (t->px >= m->nparams) t->px = 0;
   if (t->py >= m->nparams || (t->py == t->px && m->nparams > 1))
     t->py = t->px == 0 && m->nparams > 1 ? 1 : 0;
+  auto_axes(t, iw);
   if (m->nparams == 0) {
     draw_box(t, y, x, h, w, "Heatmap", t->focus == P_HEAT);
     put_at(y + 1, x + 2, iw, color(t, PAIR_DIM),
@@ -778,27 +852,23 @@ static void draw_heat(odb_ui_tui *t, int y, int x, int h, int w) {
       lo = fmin(lo, cells[k]);
       hi = fmax(hi, cells[k]);
     }
-  lw = t->px == t->py ? 1 : (int)strlen(Y->name);
-  for (int r = 0; r < ny && t->px != t->py; ++r)
-    if ((int)strlen(Y->values[Y->order[r]]) > lw)
-      lw = (int)strlen(Y->values[Y->order[r]]);
-  if (lw > 10) lw = 10;
-  cw = (iw - lw - 1) / (nx > 0 ? nx : 1);
-  if (cw > 9) cw = 9;
-  if (cw < 3) cw = 3;
+  heat_widths(X, Y, t->px == t->py, iw, &lw, &cw);
   cols = (iw - lw - 1) / cw;
   if (cols > nx) cols = nx;
   rows = h - 4;
   if (rows > ny) rows = ny;
   putf_at(y + 1, x + 2, lw, A_BOLD, "%-*.*s", lw, lw,
           t->px == t->py ? "" : Y->name);
-  for (int c = 0; c < cols; ++c)
-    putf_at(y + 1, x + 3 + lw + c * cw, cw, A_BOLD | A_UNDERLINE, "%*.*s",
-            cw - 1, cw - 1, X->values[X->order[c]]);
+  for (int c = 0; c < cols; ++c) {
+    elide(label, sizeof label, X->values[X->order[c]], cw - 1);
+    putf_at(y + 1, x + 3 + lw + c * cw, cw, A_BOLD | A_UNDERLINE, "%*s",
+            cw - 1, label);
+  }
   if (cols < nx) put_at(y + 1, x + 2 + iw - 1, 1, A_BOLD, ">");
   for (int r = 0; r < rows; ++r) {
-    putf_at(y + 2 + r, x + 2, lw, A_BOLD, "%*.*s", lw, lw,
-            t->px == t->py ? "" : Y->values[Y->order[r]]);
+    elide(label, sizeof label, t->px == t->py ? "" : Y->values[Y->order[r]],
+          lw);
+    putf_at(y + 2 + r, x + 2, lw, A_BOLD, "%*s", lw, label);
     for (int c = 0; c < cols; ++c) {
       double v = cells[r * nx + c];
       heat_cell(t, y + 2 + r, x + 3 + lw + c * cw, cw, v, lo, hi,
@@ -981,6 +1051,7 @@ static void *tui_main(void *arg) {
   odb_ui_tui *t = arg;
   double next_frame;
   int ch;
+  pthread_setname_np(pthread_self(), "odb-tui");   /* for top -H */
   if (!start_curses(t)) {
     report_start(t, 0);
     return NULL;

@@ -102,6 +102,34 @@ static void bruss_rhs(const odb_problem *p, double t, const double *y,
     bruss_point_masked(p, y, yoff, f, j0, j1, j1 >> 1);
 }
 
+/*
+** f_j as CUDA C for the GPU variants (kernels/odb_gen_rk.c): the generator
+** defines odb_idx (an integer type for component indices), ODB_N, ODB_D
+** and ODB_P0..ODB_P7 (this problem's parameter values in declaration order:
+** N, alpha, init) as compile-time constants. y[k] is component k, valid
+** within d of j. Same formulas, operand order and mirrored boundary as
+** bruss_fu/bruss_fv above.
+*/
+static const char bruss_gpu_source[] =
+  "__device__ __forceinline__ double odb_rhs(odb_idx j, double t,\n"
+  "                                          const double *__restrict__ y) {\n"
+  "  const odb_idx N = (odb_idx)ODB_P0;\n"
+  "  const double c = ODB_P1 * (double)(N - 1) * (double)(N - 1);\n"
+  "  const odb_idx pt = j >> 1, i = pt / N, jj = pt - i * N, q = 2 * pt;\n"
+  "  const odb_idx ou = i > 0 ? -2 * N : 2 * N;\n"
+  "  const odb_idx od = i < N - 1 ? 2 * N : -2 * N;\n"
+  "  const odb_idx ol = jj > 0 ? -2 : 2, orr = jj < N - 1 ? 2 : -2;\n"
+  "  const double U = y[q], V = y[q + 1];\n"
+  "  (void)t;\n"
+  "  if ((j & 1) == 0) {\n"
+  "    double lu = y[q + ou] + y[q + od] + y[q + ol] + y[q + orr] - 4.0 * U;\n"
+  "    return 1.0 + U * U * V - 4.4 * U + c * lu;\n"
+  "  }\n"
+  "  double lv = y[q + ou + 1] + y[q + od + 1] + y[q + ol + 1]\n"
+  "              + y[q + orr + 1] - 4.0 * V;\n"
+  "  return 3.4 * U - U * U * V + c * lv;\n"
+  "}\n";
+
 /* U_ij = 0.5 + y_j, V_ij = 0.5 + x_i (thesis) or 1 + 5 x_i (HNW). */
 static void bruss_initial(const odb_problem *p, double *y0) {
   long N = (long)p->param[P_N];
@@ -124,7 +152,7 @@ static odb_status bruss_setup(odb_problem *p) {
   p->flops_per_comp = 12.0;
   p->rhs = bruss_rhs;
   p->initial = bruss_initial;
-  p->gpu_source = NULL;   /* the GPU ODE backend adds its CUDA C text */
+  p->gpu_source = bruss_gpu_source;
   snprintf(p->label, sizeof p->label, "bruss2d(N=%ld)", N);
   return ODB_OK;
 }

@@ -145,6 +145,18 @@ local function steps_shown(screen)
   return tonumber(screen:match("steps (%d+) %("))
 end
 
+-- The step count on the screen now (retried while a redraw is half done).
+local function steps_now(s)
+  local screen = ""
+  for _ = 1, 30 do
+    screen = capture(s)
+    local n = steps_shown(screen)
+    if n then return n end
+    sleep(0.1)
+  end
+  error("no step count on the screen:\n" .. screen)
+end
+
 -- The terminal is back in its normal modes and on its normal screen.
 local function assert_restored(s)
   local stty = slurp(s.dir .. "/stty") or ""
@@ -194,14 +206,13 @@ describe("the dashboard (--ui tui) in tmux", function()
     keys(s, "p")
     wait_for(s, "PAUSED")
     sleep(0.4)
-    local a = steps_shown(capture(s))
+    local a = steps_now(s)
     sleep(1.0)
-    local screen2 = capture(s)
-    assert.are.equal(a, steps_shown(screen2), screen2)
+    assert.are.equal(a, steps_now(s))
     -- p again: it goes on
     keys(s, "p")
     sleep(0.8)
-    local b = steps_shown(capture(s))
+    local b = steps_now(s)
     assert.is_true(b > a, ("steps %s after resuming, %s paused"):format(b, a))
     -- ? shows the help, any key closes it
     keys(s, "?")
@@ -254,10 +265,10 @@ describe("the dashboard (--ui tui) in tmux", function()
       sleep(0.2)
     end
     assert(sh_ok(tmux("resize-window -t " .. s.name .. " -x 120 -y 40")))
-    local back = wait_for(s, "Throughput")
-    local n1 = steps_shown(back)
+    wait_for(s, "steps/s")
+    local n1 = steps_now(s)
     sleep(0.5)
-    assert.is_true(steps_shown(capture(s)) > n1)
+    assert.is_true(steps_now(s) > n1)
     keys(s, "q")
     assert.are.equal(130, wait_exit(s))
     assert_restored(s)
@@ -307,6 +318,29 @@ describe("the dashboard (--ui tui) in tmux", function()
   end)
 end)
 
+describe("a live tuning run in the dashboard", function()
+  tmux_it("shows the tuner's progress; s skips a configuration", function()
+    local out = tmpdir() .. "/run"
+    local s = start({ "tune_live.lua", "--ui", "tui", "--out", out,
+                      "--set", "busy=0.15" })
+    local screen = wait_for(s, "/15 [")       -- "tuning i/15 [###---]"
+    has(screen, "Best configurations")
+    has(screen, "Heatmap: tile (rows) x stride (columns)")
+    keys(s, "s")
+    wait_for(s, "skip requested")
+    assert.are.equal(0, wait_exit(s))
+    assert_restored(s)
+    has(capture(s), "best stride=B tile=8")
+    local skipped = 0
+    for _, r in ipairs(results(out).results) do
+      if r.status == "skipped" then skipped = skipped + 1 end
+    end
+    assert.are.equal(1, skipped)
+    has(slurp(out .. "/events.jsonl"), '"text":"skipped')
+    stop(s)
+  end)
+end)
+
 describe("replay in tmux", function()
   tmux_it("shows the best configurations and a heatmap whose axes the arrows "
           .. "choose", function()
@@ -336,14 +370,16 @@ describe("replay in tmux", function()
     stop(s)
   end)
 
-  tmux_it("s jumps ahead to the next solve or configuration", function()
+  tmux_it("s jumps ahead to the next solve or configuration; Ctrl-C ends it",
+          function()
     local s = start({ "replay", "tune_run", "--speed", "0.2" })
     wait_for(s, "solve bruss2d/dopri5/fused")
     hasnt(capture(s), "tuning 1/30")
     keys(s, "s")
     wait_for(s, "tuning 1/30", 3)
-    keys(s, "q")
-    assert.are.equal(0, wait_exit(s))
+    keys(s, "C-c")                           -- Ctrl-C ends a replay too
+    assert.are.equal(130, wait_exit(s))
+    assert_restored(s)
     stop(s)
   end)
 

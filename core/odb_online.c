@@ -1,0 +1,613 @@
+/* odb_online.c - online tuning during the first steps of a real integration. */
+#include "odebench.h"
+#include "odb_online.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PARK_WAIT  1.2e-3  /* odb_team's parked workers poll for 1 ms */
+#define TRUST_GAIN 0.7     /* a passed candidate this much faster than the
+                              reference becomes the reference */
+#define MAX_TIMED  64      /* timed steps per candidate */
+#define NBAR       32      /* team sizes whose barrier cost is kept */
+
+struct odb_online {
+  odb_solver *s;
+  odb_space *space;
+  odb_online_opts o;
+  odb_tune_target target;
+  odb_tuner *tuner;
+  odb_model_opts mo;
+  int ivariant, iblock, ithreads;
+  const odb_variant *start;      /* s's settings when the tuner was made */
+  long start_block;
+  int start_threads;
+  odb_solver *ref;               /* verification reference (lazily) */
+  int ref_team;                  /* 1: the reference runs a thread team */
+  double ref_T;                  /* its seconds per step, last verification */
+  double *y0, *yc;               /* host scratch: state before, after */
+  int bar_p[NBAR];
+  double bar_s[NBAR];
+  int nbar, tuned;
+  odb_online_report rep;
+  char size[160], method[64], family[64], params[192];
+};
+
+/* {====== small helpers */
+
+/* Seconds on the monotonic clock. */
+static double now(void) { return odb_measure_now(); }
+
+/* Sleeps about sec seconds. */
+static void sleep_for(double sec) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)sec;
+  ts.tv_nsec = (long)((sec - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0) {}
+}
+
+/* The variant called name (the injected lookup first). */
+static const odb_variant *lookup(const odb_online *ol, const char *name) {
+  if (ol->o.lookup) return ol->o.lookup(ol->o.lookup_ud, name);
+  return odb_variant_find(name);
+}
+
+/* Copies the state of s into the host array y. */
+static odb_status copy_state(odb_solver *s, double *y) {
+  size_t bytes = (size_t)s->n * sizeof(double);
+  if (s->backend->host_memory) {
+    memcpy(y, s->y, bytes);
+    return ODB_OK;
+  }
+  ODB_TRY(odb_backend_sync(s->backend));
+  return s->backend->ops->to_host(s->backend, y, s->y, bytes);
+}
+
+/* Relative max-norm error of y against yref (NaN counts as infinite). */
+static double rel_err(const double *y, const double *yref, long n) {
+  double num = 0, den = 0;
+  for (long i = 0; i < n; ++i) {
+    double d = fabs(y[i] - yref[i]);
+    if (d > num || isnan(d)) num = isnan(d) ? INFINITY : d;
+    if (fabs(yref[i]) > den) den = fabs(yref[i]);
+  }
+  return den > 0 ? num / den : num;
+}
+
+/* Statuses that mark one candidate failed without ending the tuning. */
+static int soft_failure(odb_status st) {
+  return st == ODB_ERR_UNSUPPORTED || st == ODB_ERR_NOMEM ||
+         st == ODB_ERR_BACKEND || st == ODB_ERR_NONFINITE ||
+         st == ODB_ERR_STEP_SIZE || st == ODB_ERR_MAX_STEPS;
+}
+
+/* Marks ev failed with the last message; returns st when it is fatal. */
+static odb_status fail_eval(odb_tune_eval *ev, odb_status st,
+                            const char *what) {
+  const char *e = odb_last_error();
+  ev->status = ODB_TUNE_FAILED;
+  snprintf(ev->msg, sizeof ev->msg, "%s: %s", what,
+           e && *e ? e : odb_status_str(st));
+  return soft_failure(st) ? ODB_OK : st;
+}
+
+/* 1 when variant v with threads runs a team of more than one thread. */
+static int runs_team(const odb_online *ol, const odb_variant *v,
+                     int threads) {
+  const odb_bm_variant *bv = odb_bm_variant_find(v->name);
+  int par = bv ? bv->parallel : strncmp(v->name, "par_", 4) == 0;
+  int cores = ol->s->ctx ? ol->s->ctx->topo.cores : 1;
+  return par && (threads > 1 || (threads == 0 && cores > 1));
+}
+
+/* }====== */
+
+/* {====== the space and the target */
+
+/* Checks parameter i of the space and notes its index. */
+static odb_status check_param(odb_online *ol, int i) {
+  const odb_space *sp = ol->space;
+  const char *name = odb_space_name(sp, i);
+  int is_enum = odb_space_is_enum(sp, i);
+  if (strcmp(name, "variant") == 0 && is_enum) {
+    ol->ivariant = i;
+    for (int k = 0; k < odb_space_nvalues(sp, i); ++k)
+      if (!lookup(ol, odb_space_str(sp, i, k)))
+        return ODB_FAIL(ODB_ERR_NAME, "unknown variant '%s' in the space",
+                        odb_space_str(sp, i, k));
+    return ODB_OK;
+  }
+  if ((strcmp(name, "block") == 0 || strcmp(name, "threads") == 0) &&
+      !is_enum) {
+    if (odb_space_int(sp, i, 0) < 1)
+      return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must be at least 1, got "
+                      "%ld", name, odb_space_int(sp, i, 0));
+    *(name[0] == 'b' ? &ol->iblock : &ol->ithreads) = i;
+    return ODB_OK;
+  }
+  if (strcmp(name, "m") == 0)
+    return ODB_FAIL(ODB_ERR_ARG, "parameter 'm' (corrector steps) changes "
+                    "the method's order and cannot be tuned (allowed for a "
+                    "solver: variant, block, threads)");
+  return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must be %s (allowed for a "
+                  "solver: variant = names, block and threads = integers)",
+                  name, strcmp(name, "variant") == 0 ? "a list of variant "
+                  "names" : strcmp(name, "block") == 0 ||
+                  strcmp(name, "threads") == 0 ? "a list of integers"
+                  : "one of variant, block, threads");
+}
+
+/* The constraint: the variant runs on the solver's backend and applies. */
+static int variant_applies(const odb_space *sp, const odb_config *c,
+                           void *ud) {
+  odb_online *ol = ud;
+  const odb_variant *v = lookup(ol, odb_space_str(sp, ol->ivariant,
+                                                  c->idx[ol->ivariant]));
+  char why[160];
+  if (!v || strcmp(v->backend, ol->s->backend->ops->name) != 0) return 0;
+  return v->applies(ol->s->problem, ol->s->method, why, sizeof why);
+}
+
+/* Fills the key: the family says "online" so offline timings never mix. */
+static void fill_key(odb_online *ol) {
+  odb_solver *s = ol->s;
+  size_t used;
+  snprintf(ol->size, sizeof ol->size, "%s n=%ld", s->problem->label, s->n);
+  if (s->method->kind == ODB_METHOD_PIRK)
+    snprintf(ol->method, sizeof ol->method, "%s m=%d", s->method->name,
+             s->m);
+  else
+    snprintf(ol->method, sizeof ol->method, "%s", s->method->name);
+  snprintf(ol->family, sizeof ol->family, "solver/%s online",
+           s->backend->ops->name);
+  used = (size_t)snprintf(ol->params, sizeof ol->params, "warmup=%d "
+                          "timed=%d", ol->o.warmup, ol->o.timed);
+  if (ol->ivariant < 0 && used < sizeof ol->params)
+    used += (size_t)snprintf(ol->params + used, sizeof ol->params - used,
+                             " variant=%s", ol->start->name);
+  if (ol->iblock < 0 && used < sizeof ol->params)
+    used += (size_t)snprintf(ol->params + used, sizeof ol->params - used,
+                             " block=%ld", ol->start_block);
+  if (ol->ithreads < 0 && used < sizeof ol->params)
+    snprintf(ol->params + used, sizeof ol->params - used, " threads=%d",
+             ol->start_threads);
+  ol->target.key.problem = s->problem->type->name;
+  ol->target.key.size = ol->size;
+  ol->target.key.method = ol->method;
+  ol->target.key.family = ol->family;
+  ol->target.key.params = ol->params;
+  ol->target.key.code_hash = odb_engine_code_hash();
+}
+
+/* T_bar(p) for the strategy: given, or measured once per p (timed apart). */
+static double barrier_cost(void *ud, int p) {
+  odb_online *ol = ud;
+  double sec = 0, t0;
+  if (ol->o.barrier > 0) return ol->o.barrier;
+  for (int i = 0; i < ol->nbar; ++i)
+    if (ol->bar_p[i] == p) return ol->bar_s[i];
+  t0 = now();
+  if (odb_barrier_cost(ol->s->ctx ? &ol->s->ctx->topo : NULL, p,
+                       ODB_BARRIER_FLAGS, &sec) != ODB_OK) {
+    odb_ctx_log(ol->s->ctx, ODB_LOG_WARN, "online: barrier cost with %d "
+                "threads: %s; no pruning", p, odb_last_error());
+    odb_clear_error();
+    sec = 0;
+  }
+  ol->rep.profile_seconds += now() - t0;
+  if (ol->nbar < NBAR) {
+    ol->bar_p[ol->nbar] = p;
+    ol->bar_s[ol->nbar++] = sec;
+  }
+  return sec;
+}
+
+/* }====== */
+
+/* {====== create and destroy */
+
+/* Fills the defaults of the options. */
+static void set_opts(odb_online *ol, const odb_online_opts *o) {
+  if (o) ol->o = *o;
+  if (!ol->o.strategy) ol->o.strategy = "online";
+  if (ol->o.warmup == 0) ol->o.warmup = 1;
+  if (ol->o.warmup < 0) ol->o.warmup = 0;
+  if (ol->o.timed <= 0) ol->o.timed = 1;
+  if (ol->o.timed > MAX_TIMED) ol->o.timed = MAX_TIMED;
+  if (ol->o.hopeless == 0) ol->o.hopeless = 3.0;
+}
+
+/* Checks the space, adds the constraint and makes the tuner. */
+static odb_status make_tuner(odb_online *ol) {
+  static const char *const deps[] = {"variant", NULL};
+  odb_tune_opts to;
+  if (odb_space_nparams(ol->space) == 0)
+    return ODB_FAIL(ODB_ERR_ARG, "the space is empty (no parameters)");
+  for (int i = 0; i < odb_space_nparams(ol->space); ++i)
+    ODB_TRY(check_param(ol, i));
+  if (ol->ivariant >= 0)
+    ODB_TRY(odb_space_add_constraint(ol->space, variant_applies, ol, deps,
+                                     "the variant applies"));
+  ol->target.space = ol->space;
+  ol->target.ud = ol;
+  ol->target.solver = ol->s;
+  fill_key(ol);
+  ol->mo.steps_per_eval = 1;
+  ol->mo.barrier = barrier_cost;
+  ol->mo.barrier_ud = ol;
+  ol->mo.hopeless = ol->o.hopeless;
+  ol->mo.report = &ol->rep.model;
+  memset(&to, 0, sizeof to);
+  to.strategy = ol->o.strategy;
+  to.strategy_opts = strcmp(ol->o.strategy, "online") == 0 ||
+                     strcmp(ol->o.strategy, "model") == 0 ? &ol->mo : NULL;
+  to.budget = ol->o.budget;
+  to.has_seed = ol->o.has_seed;
+  to.seed = ol->o.seed;
+  to.verify = -1;                 /* the driver verifies itself */
+  to.db = ol->o.db;
+  to.on_eval = ol->o.on_eval;
+  to.on_eval_ud = ol->o.on_eval_ud;
+  to.label = ol->o.label;
+  return odb_tuner_create(ol->s->ctx, &ol->target, &to, &ol->tuner);
+}
+
+odb_status odb_online_create(odb_solver *s, odb_space *space,
+                             const odb_online_opts *o, odb_online **out) {
+  odb_online *ol;
+  size_t bytes;
+  odb_status st;
+  *out = NULL;
+  if (!s || !space)
+    return ODB_FAIL(ODB_ERR_ARG, "online tuning needs a solver and a space");
+  ol = calloc(1, sizeof *ol);
+  if (!ol) return ODB_FAIL(ODB_ERR_NOMEM, "online tuner");
+  ol->s = s;
+  ol->space = space;
+  ol->ivariant = ol->iblock = ol->ithreads = -1;
+  ol->start = s->variant;
+  ol->start_block = s->opts.block;
+  ol->start_threads = s->opts.threads;
+  ol->ref_T = INFINITY;
+  set_opts(ol, o);
+  bytes = (size_t)s->n * sizeof(double);
+  ol->y0 = malloc(bytes);
+  ol->yc = malloc(bytes);
+  if (!ol->y0 || !ol->yc) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "online tuner: 2 x %zu bytes", bytes);
+    goto fail;
+  }
+  st = make_tuner(ol);
+  if (st != ODB_OK) goto fail;
+  *out = ol;
+  return ODB_OK;
+fail:
+  odb_online_destroy(ol);
+  return st;
+}
+
+void odb_online_destroy(odb_online *ol) {
+  if (!ol) return;
+  odb_tuner_destroy(ol->tuner);
+  odb_solver_destroy(ol->ref);
+  free(ol->y0);
+  free(ol->yc);
+  free(ol);
+}
+
+odb_tuner *odb_online_tuner(const odb_online *ol) { return ol->tuner; }
+
+void odb_online_get_report(const odb_online *ol, odb_online_report *out) {
+  *out = ol->rep;
+}
+
+/* }====== */
+
+/* {====== switching and verifying */
+
+/* The variant, block and threads of configuration c. */
+static void settings_of(const odb_online *ol, const odb_config *c,
+                        const odb_variant **v, long *block, int *threads) {
+  const odb_space *sp = ol->space;
+  *v = ol->ivariant >= 0
+           ? lookup(ol, odb_space_str(sp, ol->ivariant, c->idx[ol->ivariant]))
+           : ol->start;
+  *block = ol->iblock >= 0 ? odb_space_int(sp, ol->iblock,
+                                           c->idx[ol->iblock])
+                           : ol->start_block;
+  *threads = ol->ithreads >= 0
+                 ? (int)odb_space_int(sp, ol->ithreads, c->idx[ol->ithreads])
+                 : ol->start_threads;
+}
+
+/* Puts s on v, block, threads unless it runs them already. */
+static odb_status switch_to(odb_online *ol, const odb_variant *v, long block,
+                            int threads) {
+  odb_solver *s = ol->s;
+  double t0 = now();
+  odb_status st = ODB_OK;
+  if (s->variant != v || s->opts.block != block ||
+      s->opts.threads != threads)
+    st = odb_solver_set_variant_to(s, v, block, threads);
+  ol->rep.switch_seconds += now() - t0;
+  return st;
+}
+
+/* The reference solver (made at first use) on the CPU backend. */
+static odb_status ensure_ref(odb_online *ol) {
+  odb_solver *s = ol->s;
+  odb_solver_opts o = s->opts;
+  odb_backend *cpu = s->ctx ? odb_ctx_backend(s->ctx, "cpu") : NULL;
+  const char *name = ol->o.reference ? ol->o.reference
+                     : s->method->kind == ODB_METHOD_PIRK ? "A" : "plain";
+  if (ol->ref) return ODB_OK;
+  o.block = 0;
+  o.threads = 0;
+  o.h_fixed = 0;
+  return odb_solver_create(s->ctx, s->problem, s->method,
+                           cpu ? cpu : s->backend, name, &o, &ol->ref);
+}
+
+/* 1 when the reference runs exactly the settings (nothing to verify). */
+static int same_as_ref(const odb_online *ol, const odb_variant *v,
+                       long block, int threads) {
+  const odb_solver *r = ol->ref;
+  return r && r->variant == v && r->opts.block == block &&
+         r->opts.threads == threads && r->backend == ol->s->backend;
+}
+
+/*
+** Compares the step s just took (from t0 with h, state before in y0) with
+** the reference's; on a failure sets ev rejected and puts the reference's
+** state into s. Returns a fatal status or ODB_OK.
+*/
+static odb_status verify_step(odb_online *ol, const odb_config *c, double h,
+                              double t0, odb_tune_eval *ev) {
+  odb_solver *s = ol->s, *r;
+  odb_solve_stats ri;
+  double tv = now(), t_after = s->t;
+  odb_status st;
+  r = ol->ref;
+  odb_solver_set_state(r, t0, ol->y0);
+  st = odb_solver_step(r, h, &ri);
+  if (st == ODB_OK) {
+    ol->ref_T = ri.seconds;
+    if (ol->ref_team) sleep_for(PARK_WAIT);
+    st = copy_state(s, ol->yc);
+  }
+  if (st != ODB_OK) {
+    ol->rep.verify_seconds += now() - tv;
+    return fail_eval(ev, st, "reference step");
+  }
+  if (ol->o.verify_fn) {
+    st = ol->o.verify_fn(ol->o.verify_ud, c, ol->yc, r->y, s->n, &ev->err,
+                         &ev->tol);
+  } else {
+    ev->err = rel_err(ol->yc, r->y, s->n);
+    ev->tol = odb_tune_ode_tolerance(1, s->method->s, s->m > 0 ? s->m : 1);
+  }
+  if (st == ODB_OK && !(ev->err <= ev->tol)) {
+    ev->status = ODB_TUNE_REJECTED;
+    snprintf(ev->msg, sizeof ev->msg, "error %.3g exceeds the tolerance "
+             "%.3g; the reference's step was taken instead", ev->err,
+             ev->tol);
+    odb_solver_set_state(s, t_after, r->y);   /* forgets h_next */
+    s->h_next = h;
+  }
+  ol->rep.verify_seconds += now() - tv;
+  return st == ODB_OK ? ODB_OK : fail_eval(ev, st, "verify");
+}
+
+/* A candidate that passed and is much faster becomes the reference. */
+static void maybe_trust(odb_online *ol, const odb_variant *v, long block,
+                        int threads, double per_step) {
+  double t0 = now();
+  if (!ol->ref || !(per_step < TRUST_GAIN * ol->ref_T)) return;
+  if (odb_solver_set_variant_to(ol->ref, v, block, threads) == ODB_OK)
+    ol->ref_team = runs_team(ol, v, threads);
+  else
+    odb_clear_error();          /* the old reference stays */
+  ol->ref_T = per_step;
+  ol->rep.verify_seconds += now() - t0;
+}
+
+/* }====== */
+
+/* {====== one candidate */
+
+/* One step of s toward t1; adds its figures to the report. */
+static odb_status take_step(odb_online *ol, double t1,
+                            odb_solve_stats *info) {
+  odb_solver *s = ol->s;
+  double h_next = s->h_next;
+  odb_status st = odb_solver_step_to(s, t1, info);
+  ol->rep.step_seconds += info->seconds;
+  ol->rep.attempts += info->steps;
+  if (st != ODB_OK) {
+    s->h_next = h_next;          /* s->y and s->t are unchanged */
+    return st;
+  }
+  ol->rep.steps += info->accepted;
+  return ODB_OK;
+}
+
+/*
+** Runs candidate c: switch, warm-up and timed steps, verification of the
+** first step. Fills ev; returns a fatal status or ODB_OK.
+*/
+static odb_status evaluate(odb_online *ol, const odb_config *c, double t1,
+                           odb_tune_eval *ev) {
+  odb_solver *s = ol->s;
+  const odb_tune_eval *best = odb_tuner_best(ol->tuner);
+  const odb_variant *v;
+  double samples[MAX_TIMED], t0 = now(), warm = NAN;
+  int threads, ns = 0, verify, nsteps = ol->o.warmup + ol->o.timed;
+  long block;
+  odb_status st;
+  memset(ev, 0, sizeof *ev);
+  ev->cfg = *c;
+  ev->err = ev->tol = NAN;
+  ev->m.median = ev->m.spread = NAN;
+  settings_of(ol, c, &v, &block, &threads);
+  st = switch_to(ol, v, block, threads);
+  if (st != ODB_OK) {
+    ev->seconds = now() - t0;
+    return fail_eval(ev, st, "setup");
+  }
+  if (ol->o.verify >= 0 && (st = ensure_ref(ol)) != ODB_OK) {
+    ev->seconds = now() - t0;
+    return fail_eval(ev, st, "reference");
+  }
+  verify = ol->o.verify >= 0 && !same_as_ref(ol, v, block, threads);
+  for (int k = 0; k < nsteps && s->t < t1; ++k) {
+    odb_solve_stats info;
+    double ts = s->t, per;
+    if (k == 0 && verify && (st = copy_state(s, ol->y0)) != ODB_OK)
+      return fail_eval(ev, st, "state");
+    st = take_step(ol, t1, &info);
+    if (st != ODB_OK) {
+      st = fail_eval(ev, st, "step");
+      break;
+    }
+    if (k == 0 && verify) {
+      if ((st = verify_step(ol, c, info.h, ts, ev)) != ODB_OK) return st;
+      if (ev->status != ODB_TUNE_OK) break;
+    }
+    per = info.seconds / (double)(info.steps > 0 ? info.steps : 1);
+    if (k < ol->o.warmup) {
+      ol->rep.warmup_steps++;
+      warm = per;
+      if (best && ol->o.hopeless > 0 && per > ol->o.hopeless * best->m.median)
+        break;                   /* far behind even allowing for the cold */
+    } else {
+      samples[ns++] = per;
+    }
+  }
+  if (ev->status == ODB_TUNE_OK && ns == 0 && !isnan(warm)) {
+    samples[ns++] = warm;
+    snprintf(ev->msg, sizeof ev->msg, "from its warm-up step alone (over "
+             "%g x the best)", ol->o.hopeless);
+  }
+  if (ev->status == ODB_TUNE_OK && ns == 0) {
+    ev->status = ODB_TUNE_SKIPPED;
+    snprintf(ev->msg, sizeof ev->msg, "the integration reached t1 first");
+  }
+  if (ev->status == ODB_TUNE_OK) {
+    odb_measure_summarize(samples, ns, &ev->m);
+    ev->m.run_seconds = 0;
+    for (int i = 0; i < ns; ++i) ev->m.run_seconds += samples[i];
+    if (verify) maybe_trust(ol, v, block, threads, ev->m.median);
+  }
+  ev->seconds = now() - t0;
+  ev->at = (double)time(NULL);
+  return st;
+}
+
+/* }====== */
+
+/* {====== the tuning phase */
+
+/* Puts s on the winner (or back on its start); fills the report. */
+static odb_status finish(odb_online *ol) {
+  const odb_tune_eval *b = odb_tuner_best(ol->tuner);
+  const odb_variant *v = ol->start;
+  long block = ol->start_block;
+  int threads = ol->start_threads;
+  odb_status st;
+  odb_tune_stats ts;
+  if (b) {
+    settings_of(ol, &b->cfg, &v, &block, &threads);
+    odb_tuner_config_text(ol->tuner, &b->cfg, ol->rep.winner,
+                          sizeof ol->rep.winner);
+    ol->rep.best_step = b->m.median;
+  } else {
+    ol->rep.best_step = NAN;
+    odb_ctx_log(ol->s->ctx, ODB_LOG_WARN, "online: no candidate passed; "
+                "%s stays", v->name);
+  }
+  st = switch_to(ol, v, block, threads);
+  odb_tuner_stats(ol->tuner, &ts);
+  ol->rep.candidates = ts.valid;
+  ol->rep.evaluated = ts.evals;
+  ol->rep.rejected = ts.rejected;
+  ol->rep.failed = ts.failed;
+  ol->rep.t = ol->s->t;
+  return st;
+}
+
+odb_status odb_online_tune(odb_online *ol, double t1) {
+  odb_solver *s = ol->s;
+  odb_status st = ODB_OK, fst;
+  double t_start = now(), paused = 0;
+  if (ol->tuned)
+    return ODB_FAIL(ODB_ERR_ARG, "online tuning runs once per tuner");
+  if (!(t1 > s->t) || !isfinite(t1))
+    return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
+                    "time (%g)", t1, s->t);
+  ol->tuned = 1;
+  while (s->t < t1) {
+    odb_config c;
+    odb_tune_eval ev;
+    int done = 0;
+    paused += odb_ctx_wait_if_paused(s->ctx);
+    if (odb_ctx_stop_requested(s->ctx)) {
+      st = ODB_FAIL(ODB_INTERRUPTED, "interrupted at t = %.17g", s->t);
+      break;
+    }
+    if ((st = odb_tuner_next(ol->tuner, &c, &done)) != ODB_OK) break;
+    if (done) {
+      ol->rep.finished = 1;
+      break;
+    }
+    if ((st = evaluate(ol, &c, t1, &ev)) != ODB_OK) break;
+    if ((st = odb_tuner_tell(ol->tuner, &ev)) != ODB_OK) break;
+  }
+  if (s->t >= t1 && !ol->rep.finished)
+    odb_ctx_log(s->ctx, ODB_LOG_INFO, "online: t1 reached after %ld tuning "
+                "steps, before the search ended", ol->rep.steps);
+  fst = finish(ol);
+  ol->rep.seconds = now() - t_start - paused - ol->rep.profile_seconds;
+  ol->rep.overhead_steps = ol->rep.seconds / ol->rep.best_step -
+                           (double)ol->rep.steps;
+  if (st == ODB_OK) st = fst;
+  if (st == ODB_OK)
+    odb_ctx_log(s->ctx, ODB_LOG_INFO, "online: %s chosen after %ld steps "
+                "(%.3g s, %.3g s/step; overhead %.1f steps)",
+                ol->rep.winner[0] ? ol->rep.winner : s->variant->name,
+                ol->rep.steps, ol->rep.seconds, ol->rep.best_step,
+                ol->rep.overhead_steps);
+  return st;
+}
+
+/* d = b - a for the counters of two running totals. */
+static void stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
+                        odb_solve_stats *d) {
+  *d = *b;
+  d->steps = b->steps - a->steps;
+  d->accepted = b->accepted - a->accepted;
+  d->rejected = b->rejected - a->rejected;
+  d->nfev = b->nfev - a->nfev;
+  d->rbytes = b->rbytes - a->rbytes;
+  d->wbytes = b->wbytes - a->wbytes;
+  d->flops = b->flops - a->flops;
+}
+
+odb_status odb_online_integrate(odb_online *ol, double t1,
+                                odb_solve_stats *stats) {
+  odb_solver *s = ol->s;
+  odb_solve_stats start = s->stats, rest;
+  double t0 = now();
+  odb_status st = odb_online_tune(ol, t1);
+  if (st == ODB_OK && s->t < t1) st = odb_solver_integrate(s, t1, &rest);
+  if (stats) {
+    stats_delta(&start, &s->stats, stats);
+    stats->seconds = now() - t0;
+    stats->status = st;
+  }
+  return st;
+}
+
+/* }====== */

@@ -1,0 +1,122 @@
+/* odb_online.h - online tuning during the first steps of a real integration. */
+#ifndef ODB_ONLINE_H
+#define ODB_ONLINE_H
+
+#include "odb_blockmodel.h"
+#include "odb_solver.h"
+#include "odb_tune_solver.h"
+#include "odb_tuner.h"
+
+/*
+** The thesis's self-adaptive solver (Ch. 7.5, 8.4, 9.3): the first time
+** steps of a real integration are computed by the candidate
+** configurations (variant x block x threads of a space, as for
+** odb_tune_solver) one after the other, each step advancing the solution;
+** then the fastest runs the rest.
+**
+** Switching: the solver itself changes variant between steps with
+** odb_solver_set_variant (its state y, t, the proposed step and its
+** statistics stay; the variant's workspace is made anew), so no state is
+** ever copied to switch. The tuner's ask/tell interface proposes the
+** candidates with the strategy "online" (odb_blockmodel.h: model-guided
+** block sizes, barrier-free variants first, barrier-cost pruning) or any
+** other strategy.
+**
+** One candidate: switch (not timed); `warmup` steps that are not timed
+** (the workspace is new, its pages are touched for the first time); then
+** `timed` steps, each timed alone over all its attempts (rejections
+** included, thesis 8.4.3) and divided by the attempts: the median is the
+** candidate's seconds per step. A candidate whose first step already took
+** more than `hopeless` times the best seconds per step is recorded from
+** that step alone. The steps stop at t1; the search ends early when t1 is
+** reached.
+**
+** Verification: the first step of every candidate is compared with the
+** same step (same state, same h) of a reference solver: the reference
+** variant (A for PIRK methods, plain for explicit RK) at first, later the
+** fastest candidate that passed (trust passes on: each link is checked
+** against the tolerance, far below the differences a wrong variant
+** makes). A candidate that fails is rejected, never chosen, and its step
+** is replaced by the reference's, so the solution never takes a wrong
+** step. When the reference runs a team of threads, the driver waits until
+** that team has parked (about 1 ms) before the next timed step, so that
+** its spinning workers do not slow the candidate.
+**
+** Overhead (thesis eq. 9.4): the tuning phase took `seconds` for `steps`
+** steps; the winner takes best_step per step, so the phase cost
+** overhead_steps = seconds / best_step - steps more steps' worth of time
+** than running the winner all along would have. Barrier profiling (done
+** offline at install time in the thesis) is reported apart.
+*/
+typedef struct odb_online odb_online;
+
+typedef struct odb_online_opts {
+  const char *strategy;  /* NULL: "online" */
+  int warmup;            /* untimed steps per candidate; 0: 1; < 0: none */
+  int timed;             /* timed steps per candidate; 0: 1 */
+  double hopeless;       /* factor; 0: 3; < 0: off */
+  int verify;            /* 0: verify (default); -1: never */
+  odb_tune_solver_verify_fn verify_fn;  /* replaces the comparison */
+  void *verify_ud;
+  const char *reference; /* NULL: "A" for PIRK, "plain" for explicit RK */
+  double barrier;        /* > 0: seconds per barrier for every p; 0:
+                            measured once per team size */
+  odb_tune_budget budget;
+  int has_seed;
+  uint64_t seed;
+  odb_tunedb *db;        /* NULL: nothing stored or reused */
+  odb_tune_eval_fn on_eval;
+  void *on_eval_ud;
+  const char *label;
+  /* resolves the space's variant names; NULL: odb_variant_find */
+  const odb_variant *(*lookup)(void *ud, const char *name);
+  void *lookup_ud;
+} odb_online_opts;
+
+/* Figures of the tuning phase. */
+typedef struct odb_online_report {
+  long steps;            /* S_at: steps taken while tuning (accepted) */
+  long attempts;         /* attempted steps (rejections included) */
+  long warmup_steps;     /* of the steps: warm-up steps */
+  double seconds;        /* T_at: wall time of the tuning phase: switching,
+                            steps, verification; profiling excluded */
+  double step_seconds;   /* of it: inside the candidates' steps */
+  double switch_seconds; /* of it: odb_solver_set_variant */
+  double verify_seconds; /* of it: reference steps, comparisons, waits */
+  double profile_seconds;/* barrier profiling (not in seconds) */
+  double best_step;      /* the winner's seconds per step */
+  double overhead_steps; /* seconds / best_step - steps */
+  double t;              /* time reached at the end of the phase */
+  int finished;          /* 1: the search ended; 0: t1 came first */
+  long candidates;       /* valid configurations of the space */
+  long evaluated, rejected, failed;
+  odb_model_report model;   /* groups, pruned, hopeless (strategy online) */
+  char winner[256];      /* "variant=ppDb1mt block=512" or "" */
+} odb_online_report;
+
+/*
+** Makes the tuner for solver s over space (parameters variant, block,
+** threads; the applicability constraint is added to space, which must
+** outlive ol; s too). Fails like odb_tune_solver_create and
+** odb_tuner_create (empty space, nothing valid, unknown strategy).
+*/
+odb_status odb_online_create(odb_solver *s, odb_space *space,
+                             const odb_online_opts *o, odb_online **out);
+void odb_online_destroy(odb_online *ol);
+
+/*
+** The tuning phase: real steps of s toward t1 (> s->t) by the candidates,
+** then s switched to the winner (to its starting variant when none
+** passed). Returns ODB_INTERRUPTED on a stop request (s then runs the
+** best so far). Call once.
+*/
+odb_status odb_online_tune(odb_online *ol, double t1);
+/* odb_online_tune, then the rest of [t, t1] with the winner; stats covers
+   the whole interval (steps, seconds, ...). */
+odb_status odb_online_integrate(odb_online *ol, double t1,
+                                odb_solve_stats *stats);
+
+odb_tuner *odb_online_tuner(const odb_online *ol);
+void odb_online_get_report(const odb_online *ol, odb_online_report *out);
+
+#endif

@@ -1,0 +1,85 @@
+/* odb_gen_rk.h - CUDA C for explicit RK steps, generated from the tableau
+   and the problem's f_j source (kernels/ only). */
+#ifndef ODB_GEN_RK_H
+#define ODB_GEN_RK_H
+
+#include "odebench.h"
+
+#define ODB_GEN_MAX_STAGES 16
+#define ODB_GEN_MAX_LAUNCH 48
+
+/* How the step's basic operations (RHS, LC, RED) map onto kernels. */
+typedef enum odb_gen_kind {
+  ODB_GEN_UNFUSED = 0,   /* one kernel per RHS, per LC and for the norm */
+  ODB_GEN_REFERENCE,     /* seeds/000's reference: all fused but LC->RHS */
+  ODB_GEN_TRAPEZOID      /* single-block trapezoidal tiles across stages */
+} odb_gen_kind;
+
+/*
+** The one by-value parameter of every generated kernel; the generated
+** source declares the same struct (every member is 8 bytes, so the two
+** layouts agree). F, Y and tl are indexed by stage; Y are the argument
+** (or tile) buffers, part the per-block partial sums of the norm, ticket
+** the counter that elects the block that finishes it into *err2 (the sum
+** of squares; the host takes sqrt(err2 / n)).
+*/
+typedef struct odb_gen_args {
+  const double *y;
+  double *ynew;
+  double *F[ODB_GEN_MAX_STAGES];
+  double *Y[2];
+  double *part;
+  unsigned *ticket;
+  double *err2;
+  double tl[ODB_GEN_MAX_STAGES];   /* t + c_l h, computed on the host */
+  double h, atol, rtol;
+} odb_gen_args;
+
+/* When a launch of a step runs. */
+enum {
+  ODB_GEN_ALWAYS = 0,
+  ODB_GEN_IF_STAGE0,     /* only when F_0 = f(t, y) must be computed */
+  ODB_GEN_IF_FSAL        /* only when F_0 is already there */
+};
+
+/* One kernel launch of a step, with the vectors it moves (for traffic). */
+typedef struct odb_gen_launch {
+  char kernel[24];       /* extern "C" name in the module */
+  int when;              /* ODB_GEN_ALWAYS / _IF_STAGE0 / _IF_FSAL */
+  int reduce;            /* finishes the error norm (needs part/ticket) */
+  int rvec, wvec;        /* full vectors read and written once each */
+  int tiles;             /* trapezoid: 1 when launched once per tile row */
+} odb_gen_launch;
+
+/* Tuning parameters of the generated code. */
+typedef struct odb_gen_opts {
+  int threads;           /* threads per block (power of two, 32..1024) */
+  int tile_w;            /* trapezoid: components per tile at its base */
+  int tile_h;            /* trapezoid: stages per tile (kernel) */
+} odb_gen_opts;
+
+/* What the host needs to run the generated step. */
+typedef struct odb_gen_plan {
+  odb_gen_kind kind;
+  int s;
+  int nlaunch;
+  odb_gen_launch launch[ODB_GEN_MAX_LAUNCH];
+  int nscratch;          /* argument buffers Y[0..nscratch) of n doubles */
+  int has_err;           /* the method has bhat: the last kernel reduces */
+  int threads;
+  long tile_w, tile_h;   /* trapezoid */
+  long halo;             /* trapezoid: d times the stages of a tile */
+} odb_gen_plan;
+
+/*
+** Generates the CUDA C of one step of method m on problem p (which must
+** have gpu_source and d < n) as the given kind. *source is malloc'd; plan
+** says which kernels a step launches in which order. Fails with
+** ODB_ERR_UNSUPPORTED for methods other than explicit RK, more than
+** ODB_GEN_MAX_STAGES stages, or options out of range.
+*/
+odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
+                      odb_gen_kind kind, const odb_gen_opts *o, char **source,
+                      odb_gen_plan *plan);
+
+#endif

@@ -1,0 +1,238 @@
+/* odb_gpu_rk.c - the GPU variants of explicit RK steps: generated CUDA C,
+   compiled at run time, launched on the "cuda" backend. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "odb_cuda_check.h"
+#include "odb_gen_rk.h"
+#include "odb_nvrtc.h"
+#include "odebench.h"
+
+/*
+** The solver's vectors y, ynew and F_0..F_{s-1} live in device memory (the
+** driver allocates them on the backend, see odb_solver.h); the variant adds
+** its argument buffers, the partial sums of the norm and the counter that
+** elects the block finishing it. A step is a fixed sequence of launches on
+** the default stream; the only copy to the host is the 8-byte sum of
+** squares of the weighted error, which accept/reject needs. The solver
+** option `block` sets the threads per block (default 256).
+*/
+
+enum { DEFAULT_THREADS = 256, THREADS_PER_SM = 2048 };
+
+typedef struct gpu_rk {
+  odb_gen_plan plan;
+  odb_gpu_module *mod;
+  odb_gpu_kernel k[ODB_GEN_MAX_LAUNCH];
+  double *Y[2];          /* argument buffers (plan.nscratch of them) */
+  double *part;          /* grid partial sums */
+  unsigned *ticket;
+  double *err2;
+  double *err_host;      /* pinned: the sum of squares comes back here */
+  unsigned grid;
+  double rd[2], wr[2];   /* bytes read/written per step, [stage0] */
+} gpu_rk;
+
+/* Why a variant cannot run p with m; shared by every GPU variant. */
+static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
+                       size_t nwhy) {
+  if (m->kind != ODB_METHOD_ERK) {
+    snprintf(why, nwhy, "%s is not an explicit RK method", m->name);
+    return 0;
+  }
+  if (m->s > ODB_GEN_MAX_STAGES) {
+    snprintf(why, nwhy, "%s has %d stages, more than %d", m->name, m->s,
+             ODB_GEN_MAX_STAGES);
+    return 0;
+  }
+  if (!p->gpu_source) {
+    snprintf(why, nwhy, "problem %s has no GPU source of f_j", p->label);
+    return 0;
+  }
+  if (p->d >= p->n) {
+    snprintf(why, nwhy, "access distance d = %ld is not smaller than n = "
+             "%ld", p->d, p->n);
+    return 0;
+  }
+  return 1;
+}
+
+/* Frees what init made; safe on a partial init. */
+static void gpu_fini(odb_solver *s) {
+  gpu_rk *g = s->vdata;
+  odb_backend *b = s->backend;
+  if (!g) return;
+  for (int i = 0; i < 2; ++i) b->ops->free(b, g->Y[i]);
+  b->ops->free(b, g->part);
+  b->ops->free(b, g->ticket);
+  b->ops->free(b, g->err2);
+  if (g->err_host) cudaFreeHost(g->err_host);
+  odb_gpu_module_free(g->mod);
+  free(g);
+  s->vdata = NULL;
+}
+
+/* Bytes a step moves, from the vectors each of its launches reads/writes. */
+static void plan_traffic(gpu_rk *g, long n) {
+  double v = (double)n * sizeof(double);
+  for (int st0 = 0; st0 < 2; ++st0) {
+    g->rd[st0] = g->wr[st0] = 0;
+    for (int i = 0; i < g->plan.nlaunch; ++i) {
+      const odb_gen_launch *l = &g->plan.launch[i];
+      if ((l->when == ODB_GEN_IF_STAGE0 && !st0) ||
+          (l->when == ODB_GEN_IF_FSAL && st0))
+        continue;
+      g->rd[st0] += v * l->rvec;
+      g->wr[st0] += v * l->wvec;
+    }
+  }
+}
+
+/*
+** Refuses, before allocating, scratch that does not fit into the device's
+** free memory, with the size needed.
+*/
+static odb_status alloc_scratch(odb_solver *s, gpu_rk *g) {
+  odb_backend *b = s->backend;
+  size_t vec = (size_t)s->n * sizeof(double), fr = 0, tot = 0;
+  size_t need = (size_t)g->plan.nscratch * vec + g->grid * sizeof(double) +
+                64;
+  if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && need > fr)
+    return ODB_FAIL(ODB_ERR_NOMEM, "out of device memory: %s needs %.2f GB "
+                    "more for %d argument vectors of %ld doubles; %.2f GB of "
+                    "%.2f GB are free", s->variant->name, need * 1e-9,
+                    g->plan.nscratch, s->n, fr * 1e-9, tot * 1e-9);
+  (void)cudaGetLastError();
+  for (int i = 0; i < g->plan.nscratch; ++i)
+    ODB_TRY(b->ops->alloc(b, vec, (void **)&g->Y[i]));
+  ODB_TRY(b->ops->alloc(b, g->grid * sizeof(double), (void **)&g->part));
+  ODB_TRY(b->ops->alloc(b, sizeof(unsigned), (void **)&g->ticket));
+  ODB_TRY(b->ops->alloc(b, sizeof(double), (void **)&g->err2));
+  ODB_CUDA_CHECK(cudaMemset(g->ticket, 0, sizeof(unsigned)));
+  ODB_CUDA_CHECK(cudaMallocHost((void **)&g->err_host, sizeof(double)));
+  return ODB_OK;
+}
+
+/* Generates, compiles (or finds in the cache) and loads the step. */
+static odb_status build(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
+                        const odb_device_info *dev) {
+  odb_gen_opts o;
+  char *src = NULL, name[160];
+  odb_status st;
+  memset(&o, 0, sizeof o);
+  o.threads = s->opts.block > 0 ? (int)s->opts.block : DEFAULT_THREADS;
+  ODB_TRY(odb_gen_rk(s->problem, s->method, kind, &o, &src, &g->plan));
+  snprintf(name, sizeof name, "%s %s %s", s->variant->name, s->method->name,
+           s->problem->label);
+  st = odb_nvrtc_build(name, src, dev->cc_major, dev->cc_minor, &g->mod);
+  free(src);
+  if (st != ODB_OK) return st;
+  for (int i = 0; i < g->plan.nlaunch; ++i)
+    ODB_TRY(odb_gpu_kernel_get(g->mod, g->plan.launch[i].kernel, &g->k[i]));
+  return ODB_OK;
+}
+
+/* Common init of the GPU variants: kernels, launch size, scratch. */
+static odb_status gpu_init(odb_solver *s, odb_gen_kind kind) {
+  odb_device_info dev;
+  gpu_rk *g;
+  long blocks;
+  ODB_TRY(odb_backend_query(s->backend, &dev));
+  g = calloc(1, sizeof *g);
+  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU variant state");
+  s->vdata = g;
+  ODB_TRY(build(s, g, kind, &dev));
+  s->block = g->plan.threads;
+  blocks = (s->n + g->plan.threads - 1) / g->plan.threads;
+  if (dev.sm_count > 0 &&
+      blocks > (long)dev.sm_count * (THREADS_PER_SM / g->plan.threads))
+    blocks = (long)dev.sm_count * (THREADS_PER_SM / g->plan.threads);
+  g->grid = (unsigned)blocks;
+  ODB_TRY(alloc_scratch(s, g));
+  plan_traffic(g, s->n);
+  return ODB_OK;
+}
+
+static odb_status unfused_init(odb_solver *s) {
+  return gpu_init(s, ODB_GEN_UNFUSED);
+}
+
+static odb_status reference_init(odb_solver *s) {
+  return gpu_init(s, ODB_GEN_REFERENCE);
+}
+
+/*
+** Launches the step's kernels in order (skipping stage 0 or its FSAL
+** replacement), then brings the norm's sum of squares back (8 bytes).
+*/
+static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
+  gpu_rk *g = s->vdata;
+  const odb_method *m = s->method;
+  odb_gen_args a;
+  memset(&a, 0, sizeof a);
+  a.y = s->y;
+  a.ynew = s->ynew;
+  for (int i = 0; i < m->s; ++i) {
+    a.F[i] = s->F[i];
+    a.tl[i] = s->t + m->c[i] * h;
+  }
+  a.Y[0] = g->Y[0];
+  a.Y[1] = g->Y[1];
+  a.part = g->part;
+  a.ticket = g->ticket;
+  a.err2 = g->err2;
+  a.h = h;
+  a.atol = s->opts.atol;
+  a.rtol = s->opts.rtol;
+  for (int i = 0; i < g->plan.nlaunch; ++i) {
+    int when = g->plan.launch[i].when;
+    if ((when == ODB_GEN_IF_STAGE0 && s->fsal_ready) ||
+        (when == ODB_GEN_IF_FSAL && !s->fsal_ready))
+      continue;
+    ODB_TRY(odb_gpu_launch(&g->k[i], g->grid, (unsigned)g->plan.threads, 0,
+                           &a));
+  }
+  *err = 0.0;
+  if (!g->plan.has_err) return ODB_OK;
+  ODB_CUDA_CHECK(cudaMemcpy(g->err_host, g->err2, sizeof(double),
+                            cudaMemcpyDeviceToHost));
+  *err = sqrt(*g->err_host / (double)s->n);
+  return ODB_OK;
+}
+
+/* The plan's vector counts (see odb_gen_launch). */
+static void gpu_traffic(const odb_solver *s, int stage0, double *r,
+                        double *w) {
+  const gpu_rk *g = s->vdata;
+  *r = g->rd[stage0 ? 1 : 0];
+  *w = g->wr[stage0 ? 1 : 0];
+}
+
+const odb_variant odb_variant_gpu_unfused = {
+  .name = "gpu_unfused",
+  .doc = "GPU: one generated kernel per basic operation (each stage's LC "
+         "and RHS, the new solution, the estimate, the norm)",
+  .backend = "cuda",
+  .applies = gpu_applies,
+  .init = unfused_init,
+  .fini = gpu_fini,
+  .attempt = gpu_attempt,
+  .traffic = gpu_traffic,
+};
+
+const odb_variant odb_variant_gpu_reference = {
+  .name = "gpu_reference",
+  .doc = "GPU, seeds/000's reference: one kernel per stage fusing all but "
+         "the LC->RHS dependencies; the last one also forms ynew and the "
+         "error norm",
+  .backend = "cuda",
+  .applies = gpu_applies,
+  .init = reference_init,
+  .fini = gpu_fini,
+  .attempt = gpu_attempt,
+  .traffic = gpu_traffic,
+};

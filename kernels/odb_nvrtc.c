@@ -1,0 +1,344 @@
+/* odb_nvrtc.c - CUDA C compiled at run time with NVRTC, cached on disk,
+   loaded and launched through the driver API. */
+#include "odb_nvrtc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <nvrtc.h>
+
+#include "odb_cuda_check.h"
+#include "odb_results.h"
+#include "odb_sha256.h"
+
+/*
+** The driver API is reached through the runtime's entry-point query
+** (cudaGetDriverEntryPointByVersion), so libodebench links only cudart and
+** nvrtc and still loads on a machine without a GPU driver (CI).
+*/
+typedef CUresult (*pfn_load_data)(CUmodule *, const void *);
+typedef CUresult (*pfn_unload)(CUmodule);
+typedef CUresult (*pfn_get_function)(CUfunction *, CUmodule, const char *);
+typedef CUresult (*pfn_launch)(CUfunction, unsigned, unsigned, unsigned,
+                               unsigned, unsigned, unsigned, unsigned,
+                               CUstream, void **, void **);
+typedef CUresult (*pfn_func_attr)(int *, CUfunction_attribute, CUfunction);
+typedef CUresult (*pfn_error_str)(CUresult, const char **);
+
+static struct {
+  pfn_load_data load_data;
+  pfn_unload unload;
+  pfn_get_function get_function;
+  pfn_launch launch;
+  pfn_func_attr func_attr;
+  pfn_error_str error_name;
+  odb_status st;
+  char msg[256];
+} drv;
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+
+struct odb_gpu_module {
+  CUmodule mod;
+  int cached;
+  char key[17];
+};
+
+/* One driver symbol at ABI version 12.0, or NULL with the reason in drv. */
+static void *driver_symbol(const char *name) {
+  void *fp = NULL;
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSuccess;
+  cudaError_t err = cudaGetDriverEntryPointByVersion(name, &fp, 12000,
+                                                     cudaEnableDefault, &q);
+  if (err != cudaSuccess || q != cudaDriverEntryPointSuccess || !fp) {
+    (void)cudaGetLastError();
+    if (drv.st == ODB_OK) {
+      drv.st = ODB_ERR_BACKEND;
+      snprintf(drv.msg, sizeof drv.msg, "driver entry point %s not found "
+               "(%s, query result %d)", name, cudaGetErrorString(err), (int)q);
+    }
+    return NULL;
+  }
+  return fp;
+}
+
+/* Runs once: fills drv or leaves the first failure in drv.st/msg. */
+static void driver_init(void) {
+  drv.load_data = (pfn_load_data)driver_symbol("cuModuleLoadData");
+  drv.unload = (pfn_unload)driver_symbol("cuModuleUnload");
+  drv.get_function = (pfn_get_function)driver_symbol("cuModuleGetFunction");
+  drv.launch = (pfn_launch)driver_symbol("cuLaunchKernel");
+  drv.func_attr = (pfn_func_attr)driver_symbol("cuFuncGetAttribute");
+  drv.error_name = (pfn_error_str)driver_symbol("cuGetErrorName");
+}
+
+/* The driver table, or the failure to get it (recorded). */
+static odb_status driver(void) {
+  pthread_once(&drv_once, driver_init);
+  if (drv.st != ODB_OK) return ODB_FAIL(drv.st, "%s", drv.msg);
+  return ODB_OK;
+}
+
+/* Records a failed driver call with its name and error. */
+static odb_status drv_fail(CUresult r, const char *call, const char *what) {
+  const char *name = NULL;
+  if (drv.error_name) drv.error_name(r, &name);
+  return ODB_FAIL(r == CUDA_ERROR_OUT_OF_MEMORY ? ODB_ERR_NOMEM
+                                                : ODB_ERR_BACKEND,
+                  "%s(%s) failed: %s (%d)", call, what,
+                  name ? name : "unknown error", (int)r);
+}
+
+int odb_nvrtc_version(void) {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return 0;
+  return major * 1000 + minor * 10;
+}
+
+/*
+** The cache directory for kernels (created), or 0 when the cache is off or
+** no directory can be made. A cache that cannot be used is no error.
+*/
+static int cache_dir(char *out, size_t cap) {
+  const char *off = getenv("ODEBENCH_KERNEL_CACHE");
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  int ok = 0;
+  if (off && strcmp(off, "off") == 0) return 0;
+  if (xdg && xdg[0] == '/' &&
+      snprintf(out, cap, "%s/odebench/kernels", xdg) < (int)cap &&
+      odb_mkdirs(out) == ODB_OK)
+    ok = 1;
+  if (!ok && home && home[0] == '/' &&
+      snprintf(out, cap, "%s/.cache/odebench/kernels", home) < (int)cap &&
+      odb_mkdirs(out) == ODB_OK)
+    ok = 1;
+  odb_clear_error();
+  return ok;
+}
+
+/* Reads a whole file into a malloc'd buffer; NULL when absent or empty. */
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  long sz;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) == 0 && (sz = ftell(f)) > 0 &&
+      fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)sz))) {
+    if (fread(buf, 1, (size_t)sz, f) != (size_t)sz) {
+      free(buf);
+      buf = NULL;
+    } else {
+      *len = (size_t)sz;
+    }
+  }
+  fclose(f);
+  return buf;
+}
+
+/* Writes data to path through a temporary file and a rename; best effort. */
+static void write_file(const char *path, const void *data, size_t len) {
+  char tmp[4200];
+  FILE *f;
+  if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >=
+      (int)sizeof tmp)
+    return;
+  f = fopen(tmp, "wb");
+  if (!f) return;
+  if (fwrite(data, 1, len, f) != len) {
+    fclose(f);
+    remove(tmp);
+    return;
+  }
+  if (fclose(f) != 0 || rename(tmp, path) != 0) remove(tmp);
+}
+
+/* A file-name-safe copy of name ("gpu_reference-dopri5-bruss2d_N_2896_"). */
+static void safe_name(const char *name, char *out, size_t cap) {
+  size_t i = 0;
+  for (; name[i] && i + 1 < cap; ++i) {
+    char c = name[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    out[i] = ok ? c : (c == ' ' ? '-' : '_');
+  }
+  out[i] = '\0';
+}
+
+/* Writes the source to $ODEBENCH_DUMP_KERNELS/<name>-<key>.cu if set. */
+static void dump_source(const char *name, const char *key,
+                        const char *source) {
+  const char *dir = getenv("ODEBENCH_DUMP_KERNELS");
+  char sn[128], path[4096];
+  if (!dir || !*dir) return;
+  if (odb_mkdirs(dir) != ODB_OK) {
+    odb_clear_error();
+    return;
+  }
+  safe_name(name, sn, sizeof sn);
+  if (snprintf(path, sizeof path, "%s/%s-%s.cu", dir, sn, key) <
+      (int)sizeof path)
+    write_file(path, source, strlen(source));
+}
+
+/*
+** Keeps the first lines of an NVRTC log that fit into cap bytes (the
+** message buffer is short; the first errors are the ones that matter).
+*/
+static void trim_log(const char *log, char *out, size_t cap) {
+  size_t len = 0;
+  out[0] = '\0';
+  while (*log) {
+    const char *nl = strchr(log, '\n');
+    size_t l = nl ? (size_t)(nl - log) + 1 : strlen(log);
+    if (l > 1 && len + l + 1 < cap) {
+      memcpy(out + len, log, l);
+      len += l;
+      out[len] = '\0';
+    } else if (l > 1) {
+      break;
+    }
+    log += l;
+  }
+  while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
+    out[--len] = '\0';
+}
+
+/*
+** Compiles source to a CUBIN for sm_<arch> (arch "90"). On failure records
+** NVRTC's log; on success *cubin is malloc'd.
+*/
+static odb_status compile(const char *name, const char *source,
+                          const char *arch_opt, char **cubin, size_t *len) {
+  nvrtcProgram prog;
+  const char *opts[] = { arch_opt, "--std=c++17", "--fmad=true",
+                         "--extra-device-vectorization" };
+  nvrtcResult r = nvrtcCreateProgram(&prog, source, "odb_gen_rk.cu", 0, NULL,
+                                     NULL);
+  odb_status st = ODB_OK;
+  *cubin = NULL;
+  if (r != NVRTC_SUCCESS)
+    return ODB_FAIL(ODB_ERR_BACKEND, "nvrtcCreateProgram(%s): %s", name,
+                    nvrtcGetErrorString(r));
+  r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+  if (r != NVRTC_SUCCESS) {
+    size_t loglen = 0;
+    char *log = NULL, shown[400];
+    if (nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS &&
+        (log = malloc(loglen + 1)) &&
+        nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS) {
+      log[loglen] = '\0';
+      trim_log(log, shown, sizeof shown);
+    } else {
+      snprintf(shown, sizeof shown, "(no log)");
+    }
+    free(log);
+    nvrtcDestroyProgram(&prog);
+    return ODB_FAIL(ODB_ERR_ARG, "NVRTC could not compile %s (%s):\n%s", name,
+                    nvrtcGetErrorString(r), shown);
+  }
+  if (nvrtcGetCUBINSize(prog, len) != NVRTC_SUCCESS || *len == 0 ||
+      !(*cubin = malloc(*len)) ||
+      nvrtcGetCUBIN(prog, *cubin) != NVRTC_SUCCESS) {
+    free(*cubin);
+    *cubin = NULL;
+    st = ODB_FAIL(ODB_ERR_BACKEND, "NVRTC gave no machine code for %s", name);
+  }
+  nvrtcDestroyProgram(&prog);
+  return st;
+}
+
+/* Loads machine code into the current context (made current here). */
+static odb_status load(const char *name, const void *cubin, CUmodule *mod) {
+  CUresult r;
+  ODB_CUDA_CHECK(cudaFree(NULL));   /* creates/binds the primary context */
+  r = drv.load_data(mod, cubin);
+  if (r != CUDA_SUCCESS) return drv_fail(r, "cuModuleLoadData", name);
+  return ODB_OK;
+}
+
+odb_status odb_nvrtc_build(const char *name, const char *source, int cc_major,
+                           int cc_minor, odb_gpu_module **out) {
+  char arch[48], dir[4000], path[4200], hex[65];
+  char *keytext, *cubin = NULL;
+  size_t len = 0, klen;
+  odb_gpu_module *m;
+  odb_status st;
+  int have_dir;
+  *out = NULL;
+  ODB_TRY(driver());
+  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", cc_major,
+           cc_minor);
+  klen = strlen(source) + 128;
+  keytext = malloc(klen);
+  if (!keytext) return ODB_FAIL(ODB_ERR_NOMEM, "kernel cache key");
+  snprintf(keytext, klen, "%s\n// %s std=c++17 fmad extra-vec nvrtc %d\n",
+           source, arch, odb_nvrtc_version());
+  odb_sha256_hex(keytext, strlen(keytext), hex);
+  free(keytext);
+  m = calloc(1, sizeof *m);
+  if (!m) return ODB_FAIL(ODB_ERR_NOMEM, "module");
+  memcpy(m->key, hex, 16);
+  dump_source(name, m->key, source);
+  have_dir = cache_dir(dir, sizeof dir);
+  if (have_dir) {
+    snprintf(path, sizeof path, "%s/%s.cubin", dir, hex);
+    cubin = read_file(path, &len);
+    if (cubin && load(name, cubin, &m->mod) == ODB_OK) {
+      m->cached = 1;   /* a corrupt file is compiled again below */
+      free(cubin);
+      *out = m;
+      return ODB_OK;
+    }
+    odb_clear_error();
+    free(cubin);
+    cubin = NULL;
+  }
+  st = compile(name, source, arch, &cubin, &len);
+  if (st == ODB_OK) st = load(name, cubin, &m->mod);
+  if (st == ODB_OK && have_dir) write_file(path, cubin, len);
+  free(cubin);
+  if (st != ODB_OK) {
+    free(m);
+    return st;
+  }
+  *out = m;
+  return ODB_OK;
+}
+
+void odb_gpu_module_free(odb_gpu_module *m) {
+  if (!m) return;
+  if (m->mod && drv.unload) drv.unload(m->mod);
+  free(m);
+}
+
+int odb_gpu_module_cached(const odb_gpu_module *m) { return m->cached; }
+
+const char *odb_gpu_module_key(const odb_gpu_module *m) { return m->key; }
+
+odb_status odb_gpu_kernel_get(odb_gpu_module *m, const char *kernel,
+                              odb_gpu_kernel *out) {
+  CUfunction f;
+  CUresult r = drv.get_function(&f, m->mod, kernel);
+  memset(out, 0, sizeof *out);
+  if (r != CUDA_SUCCESS) return drv_fail(r, "cuModuleGetFunction", kernel);
+  out->fn = f;
+  drv.func_attr(&out->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+  drv.func_attr(&out->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
+  drv.func_attr(&out->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                f);
+  return ODB_OK;
+}
+
+odb_status odb_gpu_launch(const odb_gpu_kernel *k, unsigned grid,
+                          unsigned block, size_t smem, void *arg) {
+  void *params[1] = { arg };
+  CUresult r = drv.launch((CUfunction)k->fn, grid, 1, 1, block, 1, 1,
+                          (unsigned)smem, CU_STREAM_LEGACY, params, NULL);
+  if (r != CUDA_SUCCESS) return drv_fail(r, "cuLaunchKernel", "kernel");
+  return ODB_OK;
+}

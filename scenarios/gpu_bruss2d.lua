@@ -1,0 +1,153 @@
+-- gpu_bruss2d.lua: the headline GPU comparison. BRUSS2D with N = 2896
+-- (n = 2 N^2 = 16.8 million doubles, 134 MB a vector), one explicit RK
+-- step with Bogacki-Shampine 3(2), Dormand-Prince 5(4) and Verner 6(5):
+-- our GPU variants beside JAX (jit) and PyTorch (torch.compile) running the
+-- same RHS and the same step with the same tableau on the same GPU.
+--
+-- For each method it takes `steps` fixed steps of h = 1/(8c + 10),
+-- c = alpha (N-1)^2 (inside every method's stability region), from the
+-- initial value, after a warm-up. Every step computes the error norm and
+-- brings it to the host, as an adaptive step must (the peers synchronise
+-- the same way; their one-sync-per-run time is printed too). It prints the
+-- time per step, GB/s (the bytes the variant must move over the time), the
+-- share of the floor (reading y and writing ynew once, 2 n 8 bytes, at the
+-- device-to-device copy bandwidth measured in this run) and the ratio to
+-- each peer. The peers' final state is checked against ours by its sum.
+--
+--   odebench scenarios/gpu_bruss2d.lua
+--   odebench scenarios/gpu_bruss2d.lua --set N=1024 --set methods=dopri5
+--   odebench scenarios/gpu_bruss2d.lua --set peers=none
+--
+-- Peers run when `python3` can import jax / torch (scenarios/peers/*.py);
+-- otherwise the table says why they are missing.
+local ob = require "odebench"
+
+local N        = ob.param("N", 2896)
+local steps    = ob.param("steps", 20)
+local methods  = ob.param("methods", "bs3,dopri5,verner65")
+local variants = ob.param("variants", "gpu_unfused,gpu_reference,gpu_trapezoid")
+local peers    = ob.param("peers", "jax,torch")
+local python   = ob.param("python", "python3")
+local tol      = ob.param("tol", 1e-6)
+
+local function split(s)
+  local t = {}
+  for w in s:gmatch("[^,%s]+") do t[#t + 1] = w end
+  return t
+end
+
+local info = ob.info()
+local gpu = info.gpu
+if not gpu then
+  io.write("gpu_bruss2d: no GPU here (the \"cuda\" backend is not "
+    .. "registered); nothing to measure.\n")
+  return
+end
+local have = {}
+for _, v in ipairs(ob.list().variants) do have[v.name] = v.backend end
+
+local p = ob.problem("bruss2d", { N = N })
+local n = p.n
+local c = 2e-3 * (N - 1) ^ 2
+local h = 1 / (8 * c + 10)
+local floor_bytes = 2 * n * 8
+local floor_s = gpu.copy_gbs and floor_bytes / (gpu.copy_gbs * 1e9) or nil
+io.write(string.format("%s (cc %s, %d SMs), copy bandwidth %.0f GB/s; "
+  .. "BRUSS2D N=%d, n=%d (%.0f MB a vector), h=%.4g, %d steps\n",
+  gpu.name, gpu.cc, gpu.sm_count, gpu.copy_gbs or 0, N, n, n * 8 / 1e6, h,
+  steps))
+if floor_s then
+  io.write(string.format("floor: read y + write ynew = %.0f MB at %.0f GB/s "
+    .. "= %.1f us per step\n", floor_bytes / 1e6, gpu.copy_gbs, floor_s * 1e6))
+end
+
+-- The directory of this scenario (the peers live in peers/ beside it).
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+
+-- Runs a peer; returns its result table or nil and the reason.
+local function run_peer(name, method)
+  local cmd = string.format("%s %speers/%s_rk.py --method %s --N %d "
+    .. "--h %.17g --steps %d --tol %.17g 2>&1", python, here, name, method, N,
+    h, steps, tol)
+  local f = io.popen(cmd)
+  if not f then return nil, "cannot start " .. python end
+  local out = f:read("a")
+  f:close()
+  local line = out:match("(%{\"peer\".-%})%s*$")
+  if not line then
+    local last = out:match("([^\n]+)\n?$") or "no output"
+    return nil, last:sub(1, 120)
+  end
+  local r = {}
+  for k, v in line:gmatch("\"([%w_]+)\": (%-?[%d%.eE%+%-]+)") do
+    r[k] = tonumber(v)
+  end
+  for k, v in line:gmatch("\"([%w_]+)\": \"([^\"]*)\"") do r[k] = v end
+  return r
+end
+
+-- Sum of the solver's state (the peers report theirs).
+local function state_sum(s)
+  local v, sum = s:state(), 0
+  for i = 1, #v do sum = sum + v[i] end
+  return sum
+end
+
+io.write(string.format("%-9s %-14s %11s %8s %7s %8s %8s %10s\n", "method",
+  "impl", "us/step", "GB/s", "floor%", "vs jax", "vs torch", "sum diff"))
+for _, m in ipairs(split(methods)) do
+  local rows, peer_res = {}, {}
+  for _, v in ipairs(split(variants)) do
+    if have[v] == "cuda" then
+      local s <close> = ob.solver { problem = p, method = m, backend = "cuda",
+                                    variant = v, h = h, tol = tol }
+      s:integrate { t0 = 0, t1 = 3 * h, label = "warm-up " .. v }
+      local r = s:integrate { t0 = 0, t1 = steps * h,
+                              label = string.format("%s %s N=%d", m, v, N) }
+      rows[#rows + 1] = { name = v, tps = r.time_per_step, gbs = r.gbs,
+                          sum = peers ~= "none" and state_sum(s) or nil }
+    end
+  end
+  for _, pn in ipairs(split(peers)) do
+    if pn ~= "none" then
+      local r, why = run_peer(pn, m)
+      if r and r.time_per_step then
+        peer_res[pn] = r
+        rows[#rows + 1] = { name = pn .. " " .. (r.version or ""),
+                            tps = r.time_per_step, sum = r.checksum,
+                            async = r.time_per_step_async }
+      else
+        io.write(string.format("%-9s %-14s not available: %s\n", m, pn, why))
+      end
+    end
+  end
+  local ref_sum = rows[1] and rows[1].sum
+  for _, r in ipairs(rows) do
+    local fl = floor_s and string.format("%.1f", 100 * floor_s / r.tps) or "-"
+    local vj = peer_res.jax and string.format("%.2fx", peer_res.jax.time_per_step / r.tps) or "-"
+    local vt = peer_res.torch and string.format("%.2fx", peer_res.torch.time_per_step / r.tps) or "-"
+    local sd = (ref_sum and r.sum) and string.format("%.1e",
+      math.abs(r.sum - ref_sum) / math.abs(ref_sum)) or "-"
+    io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %8s %10s\n", m,
+      r.name, r.tps * 1e6, r.gbs and string.format("%.0f", r.gbs) or "-", fl,
+      vj, vt, sd))
+    if r.async then
+      io.write(string.format("%-9s %-14s %11.1f   (one synchronisation per "
+        .. "%d steps)\n", "", "", r.async * 1e6, steps))
+    end
+    if not r.async then
+      ob.metric(string.format("%s_%s_us_per_step", m, r.name), r.tps * 1e6)
+      if floor_s then
+        ob.metric(string.format("%s_%s_floor_pct", m, r.name),
+                  100 * floor_s / r.tps)
+      end
+      for pn, pr in pairs(peer_res) do
+        ob.metric(string.format("%s_%s_vs_%s", m, r.name, pn),
+                  pr.time_per_step / r.tps)
+      end
+    end
+  end
+end
+io.write("floor%: the floor's time over the measured time; vs jax/torch: "
+  .. "the peer's time per step over ours (above 1: we are faster); sum diff: "
+  .. "relative difference of the final state's sum from the first row's\n")

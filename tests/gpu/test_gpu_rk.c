@@ -1,0 +1,346 @@
+/* test_gpu_rk.c - the GPU RK variants against the CPU "plain" variant (TAP;
+   exit 77 without a GPU). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "odebench.h"
+#include "odb_kernels.h"
+
+static const char *const variants[] = { "gpu_unfused", "gpu_reference",
+                                        "gpu_trapezoid" };
+static const char *const methods[] = { "bs3", "dopri5", "verner65",
+                                       "heun_euler", "rk4" };
+#define NV ((int)(sizeof variants / sizeof variants[0]))
+#define NM ((int)(sizeof methods / sizeof methods[0]))
+
+static odb_ctx *ctx;
+static odb_backend *gpu, *cpu;
+static int quick;   /* ODB_GPU_TEST_QUICK=1: shorter runs (sanitizers) */
+
+/* BRUSS2D with N points per side (n = 2 N^2). */
+static odb_problem *bruss(long N) {
+  odb_param_value v = { .name = "N", .num = (double)N, .str = NULL };
+  odb_problem *p = NULL;
+  if (odb_problem_create("bruss2d", &v, 1, &p) != ODB_OK) {
+    printf("Bail out! bruss2d(N=%ld): %s\n", N, odb_last_error());
+    exit(1);
+  }
+  return p;
+}
+
+/* A solver or NULL (the reason stays in odb_last_error). */
+static odb_solver *solver(odb_problem *p, const char *method,
+                          odb_backend *b, const char *variant,
+                          const odb_solver_opts *o) {
+  const odb_method *m = odb_method_find(method);
+  odb_solver *s = NULL;
+  if (!m || odb_solver_create(ctx, p, m, b, variant, o, &s) != ODB_OK)
+    return NULL;
+  return s;
+}
+
+/* The solver's state on the host (n doubles, malloc'd). */
+static double *state(odb_solver *s) {
+  double *y = malloc((size_t)s->n * sizeof(double));
+  if (s->backend->host_memory) {
+    memcpy(y, s->y, (size_t)s->n * sizeof(double));
+  } else if (odb_backend_sync(s->backend) != ODB_OK ||
+             s->backend->ops->to_host(s->backend, y, s->y,
+                                      (size_t)s->n * sizeof(double)) !=
+                 ODB_OK) {
+    for (long i = 0; i < s->n; ++i) y[i] = NAN;
+  }
+  return y;
+}
+
+/* Largest |a - b| / |b| (NaN counts as infinitely large). */
+static double max_rel(const double *a, const double *b, long n) {
+  double w = 0;
+  for (long i = 0; i < n; ++i) {
+    double e = fabs(a[i] - b[i]) / (fabs(b[i]) + 1e-300);
+    if (!(e <= w)) w = isnan(e) ? INFINITY : e;
+  }
+  return w;
+}
+
+/* Fills the device's ynew and stage vectors with NaN (unwritten shows). */
+static void poison(odb_solver *s) {
+  size_t bytes = (size_t)s->n * sizeof(double);
+  double *nan = malloc(bytes);
+  for (long i = 0; i < s->n; ++i) nan[i] = NAN;
+  s->backend->ops->to_device(s->backend, s->ynew, nan, bytes);
+  for (int i = 0; i < s->method->s; ++i)
+    s->backend->ops->to_device(s->backend, s->F[i], nan, bytes);
+  free(nan);
+}
+
+/*
+** Rounding allowance of an error norm: 100 ulps of the weighted change of
+** the step, RMS_j(|ynew_j - y_j| / sk_j). The estimate is h sum e_q F_q, a
+** difference of nearly equal sums of the stage values, so its rounding
+** error scales with the step's change, not with the estimate itself.
+*/
+static double err_allowance(const double *y, const double *yn, long n,
+                            double tol) {
+  double sum = 0;
+  for (long i = 0; i < n; ++i) {
+    double a = fabs(y[i]), b = fabs(yn[i]);
+    double r = (yn[i] - y[i]) / (tol + tol * (a > b ? a : b));
+    sum += r * r;
+  }
+  return 100 * 2.220446049250313e-16 * sqrt(sum / (double)n);
+}
+
+/* A message on one line (TAP): newlines become " | ". */
+static const char *one_line(const char *msg) {
+  static char buf[600];
+  size_t i = 0;
+  for (; msg[i] && i + 4 < sizeof buf; ++i) buf[i] = msg[i];
+  buf[i] = '\0';
+  for (char *c = buf; (c = strchr(c, '\n'));) *c = '|';
+  return buf;
+}
+
+/*
+** Two fixed steps of every GPU variant from a fresh random state against
+** plain: the state after each (the second uses F_0 from the first for FSAL
+** methods) to 1e-12 relative, the error norm to 1e-12 relative plus the
+** rounding allowance above.
+*/
+static void test_steps(long N, odb_rng *r) {
+  odb_problem *p = bruss(N);
+  double *y0 = malloc((size_t)p->n * sizeof(double));
+  double h = 1e-3;
+  for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + odb_rng_uniform(r);
+  for (int mi = 0; mi < NM; ++mi) {
+    odb_solver *c = solver(p, methods[mi], cpu, "plain", NULL);
+    double *yc[2];
+    double ec[2], allow[2];
+    odb_solve_stats info;
+    if (!c) {
+      tap_ok(0, "plain %s: %s", methods[mi], odb_last_error());
+      continue;
+    }
+    odb_solver_set_state(c, 0.0, y0);
+    for (int k = 0; k < 2; ++k) {
+      odb_solver_step(c, h, &info);
+      ec[k] = info.err_last;
+      yc[k] = state(c);
+      allow[k] = err_allowance(k ? yc[0] : y0, yc[k], p->n, c->opts.rtol);
+    }
+    for (int vi = 0; vi < NV; ++vi) {
+      odb_solver *g = solver(p, methods[mi], gpu, variants[vi], NULL);
+      if (!g) {
+        if (strstr(odb_last_error(), "unknown variant"))
+          continue;   /* not in this build yet */
+        tap_ok(0, "%s %s N=%ld: %s", variants[vi], methods[mi], N,
+               one_line(odb_last_error()));
+        continue;
+      }
+      odb_solver_set_state(g, 0.0, y0);
+      poison(g);
+      for (int k = 0; k < 2; ++k) {
+        odb_status st = odb_solver_step(g, h, &info);
+        double *yg = state(g), e = max_rel(yg, yc[k], p->n);
+        double de = fabs(info.err_last - ec[k]);
+        tap_ok(st == ODB_OK && e <= 1e-12,
+               "%s %s N=%ld n=%ld step %d: state rel err %.2e%s%s",
+               variants[vi], methods[mi], N, p->n, k + 1, e,
+               st == ODB_OK ? "" : ": ",
+               st == ODB_OK ? "" : one_line(odb_last_error()));
+        tap_ok(de <= 1e-12 * fabs(ec[k]) + allow[k],
+               "%s %s N=%ld step %d: error norm %.9e vs %.9e (diff %.1e, "
+               "allowed %.1e)", variants[vi], methods[mi], N, k + 1,
+               info.err_last, ec[k], de, 1e-12 * fabs(ec[k]) + allow[k]);
+        free(yg);
+      }
+      odb_solver_destroy(g);
+    }
+    free(yc[0]);
+    free(yc[1]);
+    odb_solver_destroy(c);
+  }
+  free(y0);
+  odb_problem_destroy(p);
+}
+
+/*
+** Adaptive integrations of BRUSS2D from its initial value: the GPU run
+** takes the same accepted and rejected steps as plain and ends within
+** 1e-10 relative of it. With o (a first step far too large and a tight
+** tolerance) rejections happen.
+*/
+static void test_adaptive(long N, const odb_solver_opts *o, const char *what,
+                          long *rejections) {
+  odb_problem *p = bruss(N);
+  double t1 = quick ? 0.1 : 0.5;
+  for (int mi = 0; mi < NM; ++mi) {
+    odb_solver *c;
+    odb_solve_stats sc, sg;
+    double *yc;
+    if (strcmp(methods[mi], "rk4") == 0) continue;   /* no estimate */
+    c = solver(p, methods[mi], cpu, "plain", o);
+    if (!c || odb_solver_integrate(c, t1, &sc) != ODB_OK) {
+      tap_ok(0, "plain %s adaptive: %s", methods[mi], odb_last_error());
+      odb_solver_destroy(c);
+      continue;
+    }
+    *rejections += sc.rejected;
+    yc = state(c);
+    for (int vi = 0; vi < NV; ++vi) {
+      odb_solver *g = solver(p, methods[mi], gpu, variants[vi], o);
+      odb_status st;
+      double *yg, e;
+      if (!g) {
+        if (!strstr(odb_last_error(), "unknown variant"))
+          tap_ok(0, "%s %s: %s", variants[vi], methods[mi],
+                 one_line(odb_last_error()));
+        continue;
+      }
+      st = odb_solver_integrate(g, t1, &sg);
+      yg = state(g);
+      e = max_rel(yg, yc, p->n);
+      tap_ok(st == ODB_OK && e <= 1e-10 && sg.accepted == sc.accepted &&
+             sg.rejected == sc.rejected,
+             "%s %s adaptive%s N=%ld to t=%g: %ld/%ld accepted/rejected "
+             "(plain %ld/%ld), state rel err %.2e%s%s", variants[vi],
+             methods[mi], what, N, t1, sg.accepted, sg.rejected, sc.accepted,
+             sc.rejected, e, st == ODB_OK ? "" : ": ",
+             st == ODB_OK ? "" : one_line(odb_last_error()));
+      free(yg);
+      odb_solver_destroy(g);
+    }
+    free(yc);
+    odb_solver_destroy(c);
+  }
+  odb_problem_destroy(p);
+}
+
+/*
+** Bad input: an f_j that does not compile (NVRTC's log, with the line in
+** the problem's source), d >= n, a problem larger than the device.
+*/
+static void test_refusals(void) {
+  static const char bad[] =
+    "__device__ double odb_rhs(odb_idx j, double t, const double *y) {\n"
+    "  return y[j] +* 2.0;\n"
+    "}\n";
+  odb_problem *p = bruss(9), *big;
+  const char *good = p->gpu_source;
+  odb_solver *s;
+  const char *e;
+  for (int vi = 0; vi < NV; ++vi) {
+    p->gpu_source = bad;
+    s = solver(p, "dopri5", gpu, variants[vi], NULL);
+    e = odb_last_error();
+    if (!s && strstr(e, "unknown variant")) continue;
+    tap_ok(!s && strstr(e, "NVRTC") && strstr(e, "gpu_source(2): error"),
+           "%s: a bad f_j is refused with NVRTC's log: %s", variants[vi],
+           one_line(e));
+    odb_solver_destroy(s);
+    p->gpu_source = good;
+    p->d = p->n;
+    s = solver(p, "dopri5", gpu, variants[vi], NULL);
+    e = odb_last_error();
+    tap_ok(!s && strstr(e, "access distance d = 162 is not smaller than n = "
+                        "162"), "%s: d >= n is refused: %s", variants[vi], e);
+    odb_solver_destroy(s);
+    p->d = 18;
+  }
+  big = bruss(40000);   /* n = 3.2e9: 25.6 GB a vector, 9 vectors */
+  s = solver(big, "dopri5", gpu, "gpu_reference", NULL);
+  e = odb_last_error();
+  tap_ok(!s && strstr(e, "out of device memory") && strstr(e, "230.40 GB"),
+         "too large for the device: refused before allocating: %s", e);
+  odb_solver_destroy(s);
+  odb_problem_destroy(big);
+  odb_problem_destroy(p);
+}
+
+/* ODEBENCH_DUMP_KERNELS receives the generated source. */
+static void test_dump(void) {
+  char dir[] = "/tmp/odb_dump_XXXXXX", path[512];
+  odb_problem *p = bruss(5);
+  odb_solver *s;
+  struct dirent *de;
+  DIR *d;
+  int found = 0;
+  if (!mkdtemp(dir)) {
+    tap_ok(0, "mkdtemp");
+    return;
+  }
+  setenv("ODEBENCH_DUMP_KERNELS", dir, 1);
+  s = solver(p, "bs3", gpu, "gpu_reference", NULL);
+  unsetenv("ODEBENCH_DUMP_KERNELS");
+  tap_ok(s != NULL, "gpu_reference bs3 N=5: %s", s ? "ok" : odb_last_error());
+  d = opendir(dir);
+  while (d && (de = readdir(d))) {
+    FILE *f;
+    char buf[4096];
+    size_t len;
+    if (de->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    f = fopen(path, "r");
+    len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[len] = '\0';
+    if (f) fclose(f);
+    found += strstr(de->d_name, "gpu_reference") && strstr(buf, "odb_rhs");
+    remove(path);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+  tap_ok(found == 1, "--dump-kernels wrote the generated source (%d file)",
+         found);
+  odb_solver_destroy(s);
+  odb_problem_destroy(p);
+}
+
+int main(void) {
+  odb_ctx_opts o = {0};
+  odb_rng r;
+  uint64_t seed = (uint64_t)time(NULL);
+  const char *q = getenv("ODB_GPU_TEST_QUICK");
+  quick = q && *q == '1';
+  o.seed = seed;
+  o.log_level = ODB_LOG_WARN;
+  if (odb_ctx_create(&o, &ctx) != ODB_OK) {
+    printf("Bail out! odb_ctx_create: %s\n", odb_last_error());
+    return 1;
+  }
+  if (odb_kernels_register(ctx) != ODB_OK ||
+      !(gpu = odb_ctx_backend(ctx, "cuda"))) {
+    for (int i = 0; i < ctx->nnotes; ++i) tap_diag("%s", ctx->backend_notes[i]);
+    odb_ctx_destroy(ctx);
+    printf("1..0 # SKIP no GPU\n");
+    return 77;
+  }
+  cpu = odb_ctx_backend(ctx, "cpu");
+  tap_diag("seed %llu", (unsigned long long)seed);
+  odb_rng_seed(&r, seed);
+  test_steps(3, &r);     /* n = 18: fewer components than a warp */
+  test_steps(37, &r);    /* n = 2738 */
+  if (!quick) test_steps(301, &r);   /* n = 181202: many blocks */
+  {
+    odb_solver_opts o;
+    long rej = 0;
+    test_adaptive(37, NULL, "", &rej);
+    memset(&o, 0, sizeof o);
+    o.h0 = 0.2;
+    o.rtol = o.atol = 1e-9;
+    rej = 0;
+    test_adaptive(37, &o, " (h0 0.2, tol 1e-9)", &rej);
+    tap_ok(rej > 0, "the runs with h0 0.2 had rejections (%ld)", rej);
+  }
+  test_refusals();
+  test_dump();
+  odb_ctx_destroy(ctx);
+  return tap_done();
+}

@@ -1,0 +1,233 @@
+/* test_ui_model.c - the dashboard's model (rates, tuning table, heatmap)
+   and the events.jsonl recorder and reader. Links ui_dep. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "odebench.h"
+#include "odb_ui_events.h"
+#include "odb_ui_model.h"
+#include "tap.h"
+
+/* An event of kind k at wall w (other fields zero). */
+static odb_event ev(int k, double w) {
+  odb_event e;
+  memset(&e, 0, sizeof e);
+  e.kind = k;
+  e.wall = w;
+  return e;
+}
+
+/* A TUNE_EVAL of configuration name: i of n, median, relative spread. */
+static odb_event tune(const char *name, long i, long n, double med,
+                      double spread) {
+  odb_event e = ev(ODB_EV_TUNE_EVAL, 1.0 + 0.1 * (double)i);
+  snprintf(e.name, sizeof e.name, "%s", name);
+  e.step = i;
+  e.accepted = n;
+  e.value = med;
+  e.value2 = spread;
+  snprintf(e.text, sizeof e.text, "exhaustive %ld/%ld", i, n);
+  return e;
+}
+
+static void test_parse_config(void) {
+  char k[ODB_UI_PARAM_MAX][ODB_UI_KEY_LEN], v[ODB_UI_PARAM_MAX][ODB_UI_VAL_LEN];
+  int n = odb_ui_parse_config("tile=4, stride=A;x y=", k, v, ODB_UI_PARAM_MAX);
+  tap_ok(n == 3 && strcmp(k[0], "tile") == 0 && strcmp(v[0], "4") == 0 &&
+         strcmp(k[1], "stride") == 0 && strcmp(v[1], "A") == 0 &&
+         strcmp(k[2], "y") == 0 && v[2][0] == '\0',
+         "parse_config splits k=v pairs, skips items without '=' (%d)", n);
+}
+
+/* Rates from STEP records: bytes over the wall time between them. */
+static void test_solve_rates(void) {
+  odb_ui_info info;
+  odb_ui_model *m = malloc(sizeof *m);
+  odb_event e;
+  memset(&info, 0, sizeof info);
+  info.floor_read = 10e9;
+  info.floor_copy = 10e9;
+  odb_ui_model_init(m, &info);
+  e = ev(ODB_EV_SOLVE_BEGIN, 0.0);
+  snprintf(e.name, sizeof e.name, "p/m/v");
+  e.value = 1000;
+  e.value2 = 2.0;
+  odb_ui_model_apply(m, &e);
+  e = ev(ODB_EV_STEP, 0.5);
+  snprintf(e.name, sizeof e.name, "p/m/v");
+  e.step = 100;
+  e.t = 1.0;
+  e.value = 4e9;          /* read 4 GB, wrote 1 GB in 0.5 s: 10 GB/s */
+  e.value2 = 1e9;
+  snprintf(e.text, sizeof e.text, "flops=%e", 2e9);
+  odb_ui_model_apply(m, &e);
+  tap_ok(fabs(m->gbs - 10.0) < 1e-9, "GB/s from STEP bytes (%g)", m->gbs);
+  tap_ok(fabs(m->gflops - 4.0) < 1e-9, "GFLOP/s from STEP flops (%g)",
+         m->gflops);
+  tap_ok(fabs(m->floor_pct - 100.0) < 1e-6, "%% of the floor (%g)",
+         m->floor_pct);
+  tap_ok(fabs(m->solve.steps_per_s - 200) < 1e-9 && m->solve.t1 == 2.0,
+         "steps per second and t1 from SOLVE_BEGIN");
+  e = ev(ODB_EV_SOLVE_END, 0.6);
+  snprintf(e.name, sizeof e.name, "p/m/v");
+  snprintf(e.text, sizeof e.text, "ok");
+  e.step = 120;
+  e.value = 0.6;
+  e.value2 = 9.0;
+  odb_ui_model_apply(m, &e);
+  tap_ok(!m->solve.active && m->nsolves == 1 &&
+         odb_ui_model_done(m, 0)->gbs == 9.0 && m->gbs == 9.0,
+         "SOLVE_END finishes the solve with its GB/s");
+  tap_ok(odb_ui_model_nspark(m) >= 1 && m->peak_gbs >= 10.0,
+         "throughput history and peak");
+  odb_ui_model_free(m);
+  free(m);
+}
+
+/* The best table, ties and the heatmap over two of three parameters. */
+static void test_tuning(void) {
+  odb_ui_model *m = malloc(sizeof *m);
+  double cells[ODB_UI_VALUE_MAX * ODB_UI_VALUE_MAX];
+  odb_event e;
+  int tile = -1, stride = -1;
+  odb_ui_model_init(m, NULL);
+  e = tune("tile=8 stride=B u=1", 1, 5, 2e-3, 0.01);
+  odb_ui_model_apply(m, &e);
+  e = tune("tile=2 stride=A u=1", 2, 5, 5e-3, 0.01);
+  odb_ui_model_apply(m, &e);
+  e = tune("tile=16 stride=A u=2", 3, 5, 1e-3, 0.05);
+  odb_ui_model_apply(m, &e);
+  e = tune("tile=16 stride=A u=1", 4, 5, 1.04e-3, 0.01);
+  odb_ui_model_apply(m, &e);
+  e = tune("tile=2 stride=B u=1", 5, 5, NAN, NAN);     /* failed: skipped */
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->nevals == 4 && m->tune_i == 5 && m->tune_n == 5,
+         "failed evaluations count but do not rank (%d kept)", m->nevals);
+  tap_ok(m->nbest == 4 && strcmp(m->evals[m->best[0]].config,
+                                 "tile=16 stride=A u=2") == 0 &&
+         strcmp(m->evals[m->best[3]].config, "tile=2 stride=A u=1") == 0,
+         "best configurations sorted by median");
+  tap_ok(odb_ui_tied(&m->evals[m->best[1]], &m->evals[m->best[0]]) &&
+         !odb_ui_tied(&m->evals[m->best[2]], &m->evals[m->best[0]]),
+         "ties within the spread");
+  tap_ok(m->have_best && m->best_median == 1e-3, "best so far");
+  for (int k = 0; k < m->nparams; ++k) {
+    if (strcmp(m->params[k].name, "tile") == 0) tile = k;
+    if (strcmp(m->params[k].name, "stride") == 0) stride = k;
+  }
+  tap_ok(m->nparams == 3 && tile >= 0 && stride >= 0 &&
+         m->params[tile].numeric && m->params[tile].nvalues == 3,
+         "parameters and their values from the configurations");
+  /* tile in numeric order 2, 8, 16 on the columns; stride A, B rows */
+  tap_ok(strcmp(m->params[tile].values[m->params[tile].order[2]], "16") == 0,
+         "numeric values in numeric order");
+  odb_ui_model_heat(m, tile, stride, cells);
+  tap_ok(cells[0 * 3 + 0] == 5e-3 && isnan(cells[0 * 3 + 1]) &&
+         cells[0 * 3 + 2] == 1e-3 && cells[1 * 3 + 1] == 2e-3 &&
+         isnan(cells[1 * 3 + 0]),
+         "heat cells: the smallest median per pair, NAN where none");
+  e = tune("a=1", 1, 2, 3e-3, 0.0);     /* a new run starts over */
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->nevals == 1 && m->nparams == 1, "a new tuning run resets");
+  odb_ui_model_free(m);
+  free(m);
+}
+
+/* Events pushed to a context come back from events.jsonl unchanged. */
+static void test_record_read(void) {
+  odb_ctx_opts co;
+  odb_ctx *c = NULL;
+  odb_ui_recorder *r = NULL;
+  odb_ui_info info, back;
+  odb_event e, *evs = NULL;
+  char dir[] = "/tmp/odb-ui-test.XXXXXX", path[64], part[80];
+  int n = 0, ok;
+  memset(&co, 0, sizeof co);
+  memset(&info, 0, sizeof info);
+  snprintf(info.scenario, sizeof info.scenario, "s\"q\\uote.lua");
+  info.floor_read = 1.5e10;
+  if (!mkdtemp(dir) || odb_ctx_create(&co, &c) != ODB_OK) {
+    tap_ok(0, "setup: %s", odb_last_error());
+    return;
+  }
+  snprintf(path, sizeof path, "%s/events.jsonl", dir);
+  snprintf(part, sizeof part, "%s.part", path);
+  tap_ok(odb_ui_record_start(c, path, &info, &r) == ODB_OK,
+         "recorder starts");
+  e = ev(ODB_EV_LOG, 0);
+  e.level = ODB_LOG_WARN;
+  snprintf(e.text, sizeof e.text, "tab\there \xc3\xa9 \"quoted\"\n");
+  odb_ctx_publish(c, &e);
+  e = tune("tile=4 stride=A", 3, 9, 1.25e-3, 0.02);
+  odb_ctx_publish(c, &e);
+  e = tune("tile=8 stride=A", 4, 9, NAN, NAN);
+  odb_ctx_publish(c, &e);
+  tap_ok(access(path, F_OK) != 0, "no events.jsonl while the run goes");
+  tap_ok(odb_ui_record_finish(r, 1) == ODB_OK && access(part, F_OK) != 0,
+         "finish renames the .part file");
+  ok = odb_ui_events_read(path, &back, &evs, &n) == ODB_OK;
+  tap_ok(ok && n == 3, "read back: %d events (%s)", n, odb_last_error());
+  if (ok && n == 3) {
+    tap_ok(strcmp(back.scenario, info.scenario) == 0 &&
+           back.floor_read == 1.5e10, "header round trip");
+    tap_ok(evs[0].kind == ODB_EV_LOG && evs[0].level == ODB_LOG_WARN &&
+           strcmp(evs[0].text, "tab\there \xc3\xa9 \"quoted\"\n") == 0,
+           "log text with escapes round trip");
+    tap_ok(evs[1].kind == ODB_EV_TUNE_EVAL && evs[1].step == 3 &&
+           evs[1].accepted == 9 && evs[1].value == 1.25e-3 &&
+           evs[1].value2 == 0.02 && strcmp(evs[1].name, "tile=4 stride=A") == 0
+           && evs[1].seq == evs[0].seq + 1 && evs[1].wall >= evs[0].wall,
+           "numbers, names, seq and wall round trip");
+    tap_ok(isnan(evs[2].value), "NAN is written as null and read as NAN");
+  }
+  free(evs);
+  r = NULL;
+  tap_ok(odb_ui_record_start(c, path, &info, &r) == ODB_OK &&
+         odb_ui_record_finish(r, 0) == ODB_OK && access(part, F_OK) != 0,
+         "finish without keep removes the file");
+  /* corrupt files: a clear message with the line */
+  {
+    FILE *f = fopen(path, "w");
+    fputs("{\"kind\":\"run\"}\n{\"kind\":\"step\",\"t\":}\n", f);
+    fclose(f);
+    tap_ok(odb_ui_events_read(path, &back, &evs, &n) == ODB_ERR_ARG &&
+           strstr(odb_last_error(), ":2: not valid JSON") != NULL,
+           "a bad line is named (%s)", odb_last_error());
+    f = fopen(path, "w");
+    fputs("{\"kind\":\"step\"}\n", f);
+    fclose(f);
+    tap_ok(odb_ui_events_read(path, &back, &evs, &n) == ODB_ERR_ARG &&
+           strstr(odb_last_error(), "not an odebench events file") != NULL,
+           "a file without the run header is refused");
+    f = fopen(path, "w");
+    fclose(f);
+    tap_ok(odb_ui_events_read(path, &back, &evs, &n) == ODB_ERR_ARG,
+           "an empty file is refused");
+  }
+  unlink(path);
+  rmdir(dir);
+  odb_ctx_destroy(c);
+}
+
+static void test_format(void) {
+  char b[32];
+  odb_ui_fmt_seconds(b, sizeof b, 1.234e-3);
+  tap_ok(strcmp(b, "1.23 ms") == 0, "fmt_seconds ms (%s)", b);
+  odb_ui_fmt_seconds(b, sizeof b, 4.5e-7);
+  tap_ok(strcmp(b, "450 ns") == 0, "fmt_seconds ns (%s)", b);
+  odb_ui_fmt_duration(b, sizeof b, 3725);
+  tap_ok(strcmp(b, "1:02:05") == 0, "fmt_duration h:mm:ss (%s)", b);
+  odb_ui_fmt_duration(b, sizeof b, 75);
+  tap_ok(strcmp(b, "1:15") == 0, "fmt_duration m:ss (%s)", b);
+}
+
+int main(void) {
+  test_parse_config();
+  test_solve_rates();
+  test_tuning();
+  test_record_read();
+  test_format();
+  return tap_done();
+}
