@@ -19,7 +19,10 @@ typedef enum odb_event_kind {
                          seconds, value2: spread relative to the median
                          (0.02 = 2%), step: i (1-based), accepted: n
                          (configurations in all), text: strategy state */
-  ODB_EV_TUNE_BEST    /* name: configuration, value: median seconds */
+  ODB_EV_TUNE_BEST,   /* name: configuration, value: median seconds */
+  ODB_EV_PROGRESS     /* a scenario's sweep: step: i of accepted: n steps
+                         done (0 <= i <= n; i = 0 starts the clock), name:
+                         its label; published by ob.progress */
 } odb_event_kind;
 
 typedef enum odb_log_level {

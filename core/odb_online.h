@@ -22,30 +22,55 @@
 ** block sizes, barrier-free variants first, barrier-cost pruning) or any
 ** other strategy.
 **
+** The first step of an adaptive integration (it picks the initial step
+** size, and may land near the stability limit) is taken by the solver's
+** own variant, untimed, as in the thesis (8.4.3).
+**
 ** One candidate: switch (not timed); `warmup` steps that are not timed
 ** (the workspace is new, its pages are touched for the first time); then
 ** `timed` steps, each timed alone over all its attempts (rejections
 ** included, thesis 8.4.3) and divided by the attempts: the median is the
-** candidate's seconds per step. A candidate whose first step already took
-** more than `hopeless` times the best seconds per step is recorded from
-** that step alone. The steps stop at t1; the search ends early when t1 is
-** reached.
+** candidate's seconds per step (one "step" below is one attempt). A
+** candidate whose warm-up step already took more than `hopeless` times the
+** best seconds per step is recorded from that step alone (a cold step
+** after a switch measured 1.0-1.65 times a warm one here, so 2 spares
+** every candidate within 20% of the best). The steps stop at t1; the
+** search ends early when t1 is reached.
 **
 ** Verification: the first step of every candidate is compared with the
-** same step (same state, same h) of a reference solver: the reference
-** variant (A for PIRK methods, plain for explicit RK) at first, later the
-** fastest candidate that passed (trust passes on: each link is checked
-** against the tolerance, far below the differences a wrong variant
-** makes). A candidate that fails is rejected, never chosen, and its step
-** is replaced by the reference's, so the solution never takes a wrong
-** step. When the reference runs a team of threads, the driver waits until
-** that team has parked (about 1 ms) before the next timed step, so that
-** its spinning workers do not slow the candidate.
+** same step (same state, same h) computed by a reference, after the
+** candidate's timed steps (so that the reference does not stir the caches
+** in between), relative max-norm error against odb_tune_ode_tolerance(1,
+** s, m). Two ways:
+**  - windows (the default where the access distance is limited: four
+**    windows with their reach cover at most an eighth of n): the new
+**    solution on both ends, around a tile boundary of the candidate's
+**    block and, for a thread team, around a thread boundary (the interior
+**    positions move from candidate to candidate), computed from the
+**    formulas by odb_stepcheck; a small part of a step.
+**  - full: a reference solver takes the whole step: the reference variant
+**    (A for PIRK methods, plain for explicit RK) at first, later the
+**    fastest candidate that passed (trust passes on: each link is checked
+**    against the tolerance, far below the differences a wrong variant
+**    makes). When that reference runs a thread team, the driver waits
+**    until the team has parked (about 1 ms) before going on, so that its
+**    spinning workers do not slow the next candidate.
+** A candidate that fails is rejected, never chosen, and its step is redone
+** by the reference variant (the candidate's later steps are dropped), so
+** the solution never keeps a wrong step.
 **
-** Overhead (thesis eq. 9.4): the tuning phase took `seconds` for `steps`
-** steps; the winner takes best_step per step, so the phase cost
-** overhead_steps = seconds / best_step - steps more steps' worth of time
-** than running the winner all along would have. Barrier profiling (done
+** Second look (not in the thesis): single-step timings on a busy machine
+** differ by 10% and more from run to run, so when the search has ended the
+** `finalists` best candidates within 10% of the best run again (a warm-up
+** step after the switch, then `timed` steps; real steps), the worst first,
+** so that the likely winner needs no switch afterwards; each one's first
+** median counts as one more sample, and the lowest merged median wins.
+**
+** Overhead (thesis eq. 9.4): the tuning phase took `seconds` for
+** `attempts` attempted steps; the winner takes best_step per attempt, so
+** the phase cost overhead_steps = seconds / best_step - attempts more
+** steps' worth of time than running the winner all along would have
+** (rejected attempts are work any run does). Barrier profiling (done
 ** offline at install time in the thesis) is reported apart.
 */
 typedef struct odb_online odb_online;
@@ -54,9 +79,12 @@ typedef struct odb_online_opts {
   const char *strategy;  /* NULL: "online" */
   int warmup;            /* untimed steps per candidate; 0: 1; < 0: none */
   int timed;             /* timed steps per candidate; 0: 1 */
-  double hopeless;       /* factor; 0: 3; < 0: off */
-  int verify;            /* 0: verify (default); -1: never */
-  odb_tune_solver_verify_fn verify_fn;  /* replaces the comparison */
+  double hopeless;       /* factor; 0: 2; < 0: off */
+  int finalists;         /* second look at the best within 10%; 0: 3;
+                            < 2: none */
+  int verify;            /* 0: verify, windows where cheap (default);
+                            1: verify in full; -1: never */
+  odb_tune_solver_verify_fn verify_fn;  /* replaces the comparison (full) */
   void *verify_ud;
   const char *reference; /* NULL: "A" for PIRK, "plain" for explicit RK */
   double barrier;        /* > 0: seconds per barrier for every p; 0:
@@ -85,13 +113,15 @@ typedef struct odb_online_report {
   double verify_seconds; /* of it: reference steps, comparisons, waits */
   double profile_seconds;/* barrier profiling (not in seconds) */
   double best_step;      /* the winner's seconds per step */
-  double overhead_steps; /* seconds / best_step - steps */
+  double overhead_steps; /* seconds / best_step - attempts */
   double t;              /* time reached at the end of the phase */
   int finished;          /* 1: the search ended; 0: t1 came first */
   long candidates;       /* valid configurations of the space */
   long evaluated, rejected, failed;
   odb_model_report model;   /* groups, pruned, hopeless (strategy online) */
+  int second_looks;      /* finalists run again */
   char winner[256];      /* "variant=ppDb1mt block=512" or "" */
+  char finalists[512];   /* "config first>merged; ..." (seconds per step) */
 } odb_online_report;
 
 /*
@@ -117,6 +147,8 @@ odb_status odb_online_integrate(odb_online *ol, double t1,
                                 odb_solve_stats *stats);
 
 odb_tuner *odb_online_tuner(const odb_online *ol);
+/* 1 when candidates are checked on windows, 0 in full or not at all. */
+int odb_online_windowed(const odb_online *ol);
 void odb_online_get_report(const odb_online *ol, odb_online_report *out);
 
 #endif

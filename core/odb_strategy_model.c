@@ -91,10 +91,16 @@ static const char *config_variant(const mstate *s, const odb_tuner *t,
   return sv ? sv->variant->name : NULL;
 }
 
-/* Online order: barrier class, then specialized, tiled, untiled. */
+/*
+** Online order: barrier class, then specialized, tiled, untiled; within
+** those, more tiled loops (working sets) first: the "t" variants refine
+** the ones without (an order only; it decides which group sets T_best
+** early, and so how early the hopeless rule can act).
+*/
 static int group_rank(const group *g) {
   int sub = !g->bv ? 2 : g->bv->specialized ? 0 : g->bv->nws > 0 ? 1 : 2;
-  return 10 * g->cls + sub;
+  int nws = g->bv ? g->bv->nws : 0;
+  return 100 * g->cls + 10 * sub + (ODB_BM_MAX_WS - nws);
 }
 
 /* Index of the group of c (block ignored); creates it when new. */
@@ -220,7 +226,7 @@ static odb_status create(odb_tuner *t, const void *opts, void **state,
   s->online = online;
   if (opts) s->o = *(const odb_model_opts *)opts;
   if (s->o.steps_per_eval <= 0) s->o.steps_per_eval = 1;
-  if (s->o.hopeless == 0) s->o.hopeless = online ? 3.0 : -1.0;
+  if (s->o.hopeless == 0) s->o.hopeless = online ? 2.0 : -1.0;
   s->topo = s->o.topo ? s->o.topo : ctx ? &ctx->topo : NULL;
   i = odb_space_find(sp, "variant");
   s->ivariant = i >= 0 && odb_space_is_enum(sp, i) ? i : -1;
@@ -419,7 +425,8 @@ static int start_group(mstate *s, odb_tuner *t, group *g) {
 */
 static int cut_hopeless(mstate *s, odb_tuner *t, group *g) {
   const odb_tune_eval *b = odb_tuner_best(t);
-  if (!s->online || s->o.hopeless <= 0 || !b || s->ncand < 2 ||
+  int tiled = g->bv ? g->bv->nws > 0 && g->nvals > 1 : g->nvals > 1;
+  if (!s->online || s->o.hopeless <= 0 || !b || !tiled ||
       !(g->screen_T > s->o.hopeless * b->m.median))
     return 0;
   odb_ctx_log(odb_tuner_ctx(t), ODB_LOG_DEBUG, "online: %s not searched "
@@ -525,7 +532,6 @@ static void model_observe(void *state, odb_tuner *t, const odb_tune_eval *e) {
   odb_config c;
   int ok = e->status == ODB_TUNE_OK;
   double T = ok ? e->m.median : NAN;
-  (void)t;
   if (s->pend == NO_POS || s->cur < 0 || s->cur >= s->ng) return;
   g = &s->g[s->order[s->cur]];
   c = g->key;

@@ -24,6 +24,7 @@
 #include "odb_tune_solver.h"
 #include "odb_blockmodel.h"
 #include "odb_online.h"
+#include "odb_stepcheck.h"
 
 /* Version of the library, e.g. "0.1.0". */
 const char *odb_version(void);

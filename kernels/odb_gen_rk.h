@@ -42,20 +42,29 @@ enum {
   ODB_GEN_IF_FSAL        /* only when F_0 is already there */
 };
 
+/* The grid a launch takes. */
+enum {
+  ODB_GEN_GRID_STRIDE = 0,   /* grid-stride loop over n, any grid size */
+  ODB_GEN_GRID_TILES,        /* one block per tile (plan.ntiles) */
+  ODB_GEN_GRID_BOUNDS        /* one block per inner tile boundary */
+};
+
 /* One kernel launch of a step, with the vectors it moves (for traffic). */
 typedef struct odb_gen_launch {
   char kernel[24];       /* extern "C" name in the module */
   int when;              /* ODB_GEN_ALWAYS / _IF_STAGE0 / _IF_FSAL */
-  int reduce;            /* finishes the error norm (needs part/ticket) */
-  int rvec, wvec;        /* full vectors read and written once each */
-  int tiles;             /* trapezoid: 1 when launched once per tile row */
+  int reduce;            /* takes part in the error norm */
+  double rvec, wvec;     /* full vectors' worth read and written */
+  int grid;              /* ODB_GEN_GRID_* */
+  size_t smem;           /* dynamic shared memory in bytes */
 } odb_gen_launch;
 
 /* Tuning parameters of the generated code. */
 typedef struct odb_gen_opts {
   int threads;           /* threads per block (power of two, 32..1024) */
-  int tile_w;            /* trapezoid: components per tile at its base */
-  int tile_h;            /* trapezoid: stages per tile (kernel) */
+  long tile_w;           /* trapezoid: components per tile at its base
+                            (0: the largest that fits shared memory) */
+  long smem_max;         /* trapezoid: shared memory a block may have */
 } odb_gen_opts;
 
 /* What the host needs to run the generated step. */
@@ -64,11 +73,12 @@ typedef struct odb_gen_plan {
   int s;
   int nlaunch;
   odb_gen_launch launch[ODB_GEN_MAX_LAUNCH];
-  int nscratch;          /* argument buffers Y[0..nscratch) of n doubles */
-  int has_err;           /* the method has bhat: the last kernel reduces */
+  long scratch[2];       /* doubles of the buffers Y[0], Y[1] (0: none) */
+  int has_err;           /* the method has bhat: the norm is reduced */
   int threads;
-  long tile_w, tile_h;   /* trapezoid */
-  long halo;             /* trapezoid: d times the stages of a tile */
+  long tile_w, tile_h;   /* trapezoid: tile width and height (stages) */
+  long ntiles;           /* trapezoid: tiles (blocks of the first kernel) */
+  long nparts;           /* trapezoid: partial sums of the norm (0: grid) */
 } odb_gen_plan;
 
 /*

@@ -19,7 +19,9 @@
 ** elects the block finishing it. A step is a fixed sequence of launches on
 ** the default stream; the only copy to the host is the 8-byte sum of
 ** squares of the weighted error, which accept/reject needs. The solver
-** option `block` sets the threads per block (default 256).
+** option `block` sets the threads per block (default 256) of gpu_unfused
+** and gpu_reference, and the tile width of gpu_trapezoid (default: the
+** widest tile that fits shared memory; 256 threads per block).
 */
 
 enum { DEFAULT_THREADS = 256, THREADS_PER_SM = 2048 };
@@ -28,12 +30,13 @@ typedef struct gpu_rk {
   odb_gen_plan plan;
   odb_gpu_module *mod;
   odb_gpu_kernel k[ODB_GEN_MAX_LAUNCH];
-  double *Y[2];          /* argument buffers (plan.nscratch of them) */
-  double *part;          /* grid partial sums */
+  double *Y[2];          /* argument or exchange buffers (plan.scratch) */
+  double *part;          /* partial sums of the norm (nparts) */
   unsigned *ticket;
   double *err2;
   double *err_host;      /* pinned: the sum of squares comes back here */
-  unsigned grid;
+  unsigned grid;         /* blocks of grid-stride kernels */
+  unsigned nparts;
   double rd[2], wr[2];   /* bytes read/written per step, [stage0] */
 } gpu_rk;
 
@@ -98,18 +101,20 @@ static void plan_traffic(gpu_rk *g, long n) {
 */
 static odb_status alloc_scratch(odb_solver *s, gpu_rk *g) {
   odb_backend *b = s->backend;
-  size_t vec = (size_t)s->n * sizeof(double), fr = 0, tot = 0;
-  size_t need = (size_t)g->plan.nscratch * vec + g->grid * sizeof(double) +
-                64;
+  size_t fr = 0, tot = 0;
+  size_t need = ((size_t)g->plan.scratch[0] + (size_t)g->plan.scratch[1] +
+                 g->nparts) * sizeof(double) + 64;
   if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && need > fr)
     return ODB_FAIL(ODB_ERR_NOMEM, "out of device memory: %s needs %.2f GB "
-                    "more for %d argument vectors of %ld doubles; %.2f GB of "
-                    "%.2f GB are free", s->variant->name, need * 1e-9,
-                    g->plan.nscratch, s->n, fr * 1e-9, tot * 1e-9);
+                    "more for its buffers (n = %ld); %.2f GB of %.2f GB are "
+                    "free", s->variant->name, need * 1e-9, s->n, fr * 1e-9,
+                    tot * 1e-9);
   (void)cudaGetLastError();
-  for (int i = 0; i < g->plan.nscratch; ++i)
-    ODB_TRY(b->ops->alloc(b, vec, (void **)&g->Y[i]));
-  ODB_TRY(b->ops->alloc(b, g->grid * sizeof(double), (void **)&g->part));
+  for (int i = 0; i < 2; ++i)
+    if (g->plan.scratch[i] > 0)
+      ODB_TRY(b->ops->alloc(b, (size_t)g->plan.scratch[i] * sizeof(double),
+                            (void **)&g->Y[i]));
+  ODB_TRY(b->ops->alloc(b, g->nparts * sizeof(double), (void **)&g->part));
   ODB_TRY(b->ops->alloc(b, sizeof(unsigned), (void **)&g->ticket));
   ODB_TRY(b->ops->alloc(b, sizeof(double), (void **)&g->err2));
   ODB_CUDA_CHECK(cudaMemset(g->ticket, 0, sizeof(unsigned)));
@@ -122,17 +127,31 @@ static odb_status build(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
                         const odb_device_info *dev) {
   odb_gen_opts o;
   char *src = NULL, name[160];
+  int smem = 0, device = 0;
   odb_status st;
   memset(&o, 0, sizeof o);
-  o.threads = s->opts.block > 0 ? (int)s->opts.block : DEFAULT_THREADS;
+  o.threads = s->opts.block > 0 && kind != ODB_GEN_TRAPEZOID
+                ? (int)s->opts.block : DEFAULT_THREADS;
+  o.tile_w = kind == ODB_GEN_TRAPEZOID ? s->opts.block : 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                             device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    smem = 48 << 10;
+  }
+  /* the norm's block reduction takes static shared memory besides */
+  o.smem_max = smem - (long)(DEFAULT_THREADS * sizeof(double) + 128);
   ODB_TRY(odb_gen_rk(s->problem, s->method, kind, &o, &src, &g->plan));
   snprintf(name, sizeof name, "%s %s %s", s->variant->name, s->method->name,
            s->problem->label);
   st = odb_nvrtc_build(name, src, dev->cc_major, dev->cc_minor, &g->mod);
   free(src);
   if (st != ODB_OK) return st;
-  for (int i = 0; i < g->plan.nlaunch; ++i)
+  for (int i = 0; i < g->plan.nlaunch; ++i) {
     ODB_TRY(odb_gpu_kernel_get(g->mod, g->plan.launch[i].kernel, &g->k[i]));
+    if (g->plan.launch[i].smem > (48u << 10))
+      ODB_TRY(odb_gpu_kernel_smem(&g->k[i], g->plan.launch[i].smem));
+  }
   return ODB_OK;
 }
 
@@ -152,6 +171,7 @@ static odb_status gpu_init(odb_solver *s, odb_gen_kind kind) {
       blocks > (long)dev.sm_count * (THREADS_PER_SM / g->plan.threads))
     blocks = (long)dev.sm_count * (THREADS_PER_SM / g->plan.threads);
   g->grid = (unsigned)blocks;
+  g->nparts = g->plan.nparts > 0 ? (unsigned)g->plan.nparts : g->grid;
   ODB_TRY(alloc_scratch(s, g));
   plan_traffic(g, s->n);
   return ODB_OK;
@@ -163,6 +183,10 @@ static odb_status unfused_init(odb_solver *s) {
 
 static odb_status reference_init(odb_solver *s) {
   return gpu_init(s, ODB_GEN_REFERENCE);
+}
+
+static odb_status trapezoid_init(odb_solver *s) {
+  return gpu_init(s, ODB_GEN_TRAPEZOID);
 }
 
 /*
@@ -189,12 +213,15 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   a.atol = s->opts.atol;
   a.rtol = s->opts.rtol;
   for (int i = 0; i < g->plan.nlaunch; ++i) {
-    int when = g->plan.launch[i].when;
-    if ((when == ODB_GEN_IF_STAGE0 && s->fsal_ready) ||
-        (when == ODB_GEN_IF_FSAL && !s->fsal_ready))
+    const odb_gen_launch *l = &g->plan.launch[i];
+    unsigned grid = l->grid == ODB_GEN_GRID_TILES ? (unsigned)g->plan.ntiles
+                  : l->grid == ODB_GEN_GRID_BOUNDS
+                      ? (unsigned)(g->plan.ntiles - 1) : g->grid;
+    if ((l->when == ODB_GEN_IF_STAGE0 && s->fsal_ready) ||
+        (l->when == ODB_GEN_IF_FSAL && !s->fsal_ready) || grid == 0)
       continue;
-    ODB_TRY(odb_gpu_launch(&g->k[i], g->grid, (unsigned)g->plan.threads, 0,
-                           &a));
+    ODB_TRY(odb_gpu_launch(&g->k[i], grid, (unsigned)g->plan.threads,
+                           l->smem, &a));
   }
   *err = 0.0;
   if (!g->plan.has_err) return ODB_OK;
@@ -232,6 +259,19 @@ const odb_variant odb_variant_gpu_reference = {
   .backend = "cuda",
   .applies = gpu_applies,
   .init = reference_init,
+  .fini = gpu_fini,
+  .attempt = gpu_attempt,
+  .traffic = gpu_traffic,
+};
+
+const odb_variant odb_variant_gpu_trapezoid = {
+  .name = "gpu_trapezoid",
+  .doc = "GPU, single-block trapezoidal tiles across all stages (block = "
+         "tile width): each tile's F in shared memory, an inverted "
+         "trapezoid per tile boundary; needs (2s-2)d <= W and small d",
+  .backend = "cuda",
+  .applies = gpu_applies,
+  .init = trapezoid_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,

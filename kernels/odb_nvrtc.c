@@ -29,6 +29,7 @@ typedef CUresult (*pfn_launch)(CUfunction, unsigned, unsigned, unsigned,
                                unsigned, unsigned, unsigned, unsigned,
                                CUstream, void **, void **);
 typedef CUresult (*pfn_func_attr)(int *, CUfunction_attribute, CUfunction);
+typedef CUresult (*pfn_func_set)(CUfunction, CUfunction_attribute, int);
 typedef CUresult (*pfn_error_str)(CUresult, const char **);
 
 static struct {
@@ -37,6 +38,7 @@ static struct {
   pfn_get_function get_function;
   pfn_launch launch;
   pfn_func_attr func_attr;
+  pfn_func_set func_set;
   pfn_error_str error_name;
   odb_status st;
   char msg[256];
@@ -74,6 +76,7 @@ static void driver_init(void) {
   drv.get_function = (pfn_get_function)driver_symbol("cuModuleGetFunction");
   drv.launch = (pfn_launch)driver_symbol("cuLaunchKernel");
   drv.func_attr = (pfn_func_attr)driver_symbol("cuFuncGetAttribute");
+  drv.func_set = (pfn_func_set)driver_symbol("cuFuncSetAttribute");
   drv.error_name = (pfn_error_str)driver_symbol("cuGetErrorName");
 }
 
@@ -331,6 +334,15 @@ odb_status odb_gpu_kernel_get(odb_gpu_module *m, const char *kernel,
   drv.func_attr(&out->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
   drv.func_attr(&out->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                 f);
+  return ODB_OK;
+}
+
+odb_status odb_gpu_kernel_smem(odb_gpu_kernel *k, size_t bytes) {
+  CUresult r = drv.func_set((CUfunction)k->fn,
+                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            (int)bytes);
+  if (r != CUDA_SUCCESS)
+    return drv_fail(r, "cuFuncSetAttribute", "max dynamic shared memory");
   return ODB_OK;
 }
 

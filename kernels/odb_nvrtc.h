@@ -45,6 +45,8 @@ const char *odb_gpu_module_key(const odb_gpu_module *m);
 /* Looks up an extern "C" kernel of the module by name. */
 odb_status odb_gpu_kernel_get(odb_gpu_module *m, const char *kernel,
                               odb_gpu_kernel *out);
+/* Lets k be launched with up to bytes of dynamic shared memory (> 48 KiB). */
+odb_status odb_gpu_kernel_smem(odb_gpu_kernel *k, size_t bytes);
 /*
 ** Launches k on the legacy default stream (the one the runtime's
 ** cudaMemcpy uses) with grid x block threads, smem bytes of dynamic shared

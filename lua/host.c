@@ -93,7 +93,8 @@ static void usage(FILE *f) {
 "                   X recorded seconds per second (default: 1 in the\n"
 "                   dashboard, no waiting as lines); s jumps ahead\n"
 "  plot RUN_DIR     PNG and SVG plots of the run with gnuplot, in\n"
-"                   RUN_DIR/plots (or --out DIR): time per step, GB/s and a\n"
+"                   RUN_DIR/plots (or --out DIR): the plots the scenario\n"
+"                   named with ob.plot, then time per step, GB/s and a\n"
 "                   roofline against the swept column (--x COLUMN, default\n"
 "                   n), the tuning curve and a heatmap of tuning runs\n"
 "  --list           problems, methods, variants and backends\n"
@@ -803,6 +804,7 @@ static int cmd_plot(const host_opts *o) {
   po.out_dir = o->outdir;
   po.x = o->xcol;
   po.log = o->quiet ? NULL : stdout;
+  po.warn = stderr;
   st = odb_plot_run(&po);
   if (st == ODB_OK) return EXIT_OK;
   message("cannot plot: %s", odb_last_error());

@@ -45,6 +45,9 @@ typedef struct odbL_state {
   int bw_failed;         /* they could not be had; do not try again */
   odb_bandwidth bw;
   int results_written;   /* ob.finish wrote the files (plain lua) */
+  long progress_i, progress_n;   /* the last ob.progress published (n 0:
+                                    none yet) and when (monotonic s) */
+  double progress_wall;
 } odbL_state;
 
 /* What the host (or the lazy plain-lua path) wants the run state to be. */
@@ -189,6 +192,14 @@ odb_solver *odbL_solver_test(lua_State *L, int idx);
 /* odebench tunedb list|show|export|prune (argv[0] is "tunedb"); returns
    the exit status. */
 int odbL_tunedb_main(int argc, char **argv);
+
+/* }====== */
+
+/* {====== odb_lua_plot.c */
+
+/* ob.plot{name =, kind =, x =, y =, ...}: records plots.<name>.* in the
+   context block for odebench plot. */
+int odbL_plot(lua_State *L);
 
 /* }====== */
 

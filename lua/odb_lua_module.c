@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* {====== ob.param */
 
@@ -174,6 +175,48 @@ static int l_metric(lua_State *L) {
   return 1;
 }
 
+/* Seconds on the monotonic clock. */
+static double mono_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/*
+** ob.progress(i, n [, label]): i of the n steps of the scenario's sweep are
+** done (0 <= i <= n; 0 starts the clock of the estimate). An event for the
+** progress bar of plain mode and the dashboard; no results row. Like the
+** solver's STEP records at most 20 a second: a report within 50 ms of the
+** previous one is dropped unless it starts a sweep (i = 0, another n, i
+** going back) or ends it (i = n), so a tight loop cannot flood the ring.
+*/
+static int l_progress(lua_State *L) {
+  odbL_state *S = odbL_state_get(L);
+  lua_Integer i = luaL_checkinteger(L, 1), n = luaL_checkinteger(L, 2);
+  const char *label = luaL_optstring(L, 3, "");
+  double now = mono_seconds();
+  odb_event ev;
+  if (n < 1)
+    return luaL_argerror(L, 2, lua_pushfstring(L, "number of steps >= 1 "
+                         "expected, got %I", n));
+  if (i < 0 || i > n)
+    return luaL_argerror(L, 1, lua_pushfstring(L, "steps done between 0 and "
+                         "n = %I expected, got %I", n, i));
+  if (i != 0 && i != n && n == S->progress_n && i >= S->progress_i &&
+      now - S->progress_wall < 0.05)
+    return 0;
+  S->progress_i = (long)i;
+  S->progress_n = (long)n;
+  S->progress_wall = now;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = ODB_EV_PROGRESS;
+  ev.step = (long)i;
+  ev.accepted = (long)n;
+  snprintf(ev.name, sizeof ev.name, "%s", label);
+  odb_ctx_publish(S->ctx, &ev);
+  return 0;
+}
+
 /* }====== */
 
 /* {====== machine and run */
@@ -328,6 +371,8 @@ static const luaL_Reg odb_funcs[] = {
   {"tune", odbL_tune},
   {"report", l_report},
   {"metric", l_metric},
+  {"progress", l_progress},
+  {"plot", odbL_plot},
   {"list", l_list},
   {"info", l_info},
   {"seed", l_seed},

@@ -316,6 +316,7 @@ static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
   put_str(&w, "backend", s->backend->ops->name);
   put_int(&w, "n", s->n);
   put_int(&w, "d", s->problem->d);
+  if (s->opts.threads > 0) put_int(&w, "threads", s->opts.threads);
   put_num(&w, "t0", f->t0);
   put_num(&w, "t1", f->t1);
   if (s->opts.h_fixed > 0) put_num(&w, "h_fixed", s->opts.h_fixed);

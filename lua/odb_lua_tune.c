@@ -30,6 +30,8 @@ typedef struct tune_box {
   int interrupted;           /* a Lua callback was interrupted */
   int online_timed;          /* online: timed steps per candidate */
   int is_online;             /* strategy "online" */
+  int verify_full;           /* online: verify = "full" */
+  int verify_off;            /* verify = false */
   char label[96], strategy[32], kind[16], code[160];
 } tune_box;
 
@@ -580,8 +582,18 @@ static int read_verify(lua_State *L, tune_box *b) {
     b->verify_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     return 1;
   }
+  if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "full") == 0) {
+    if (!b->is_online)
+      luaL_argerror(L, 1, "field 'verify': \"full\" applies to strategy "
+                    "'online' (offline checks are always full)");
+    b->verify_full = 1;
+    lua_pop(L, 1);
+    return 1;
+  }
   if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-    odbL_field_error(L, 1, "verify", "boolean or function", -1);
+    odbL_field_error(L, 1, "verify", b->is_online
+                     ? "boolean, \"full\" or function"
+                     : "boolean or function", -1);
   if (t == LUA_TBOOLEAN && lua_toboolean(L, -1) && !b->solver)
     luaL_argerror(L, 1, "field 'verify': a function target has no reference "
                   "to compare with; give verify = function(c) return ok "
@@ -737,7 +749,7 @@ static void read_online(lua_State *L, tune_box *b, const odb_tune_opts *o,
   oo->budget = o->budget;
   oo->has_seed = o->has_seed;
   oo->seed = o->seed;
-  oo->verify = o->verify;
+  oo->verify = o->verify < 0 ? -1 : b->verify_full ? 1 : 0;
   if (o->verify >= 0 && b->verify_ref != LUA_NOREF) {
     oo->verify_fn = solver_verify;
     oo->verify_ud = b;
@@ -759,7 +771,7 @@ static void push_online(lua_State *L, tune_box *b) {
     {"verify_seconds", 0}, {"profile_seconds", 0}, {"best_step", 0},
     {"overhead_steps", 0}, {"t", 0}, {"candidates", 0}, {"evaluated", 0},
     {"rejected", 0}, {"failed", 0}, {"groups", 0}, {"pruned", 0},
-    {"pruned_configs", 0}, {"hopeless", 0},
+    {"pruned_configs", 0}, {"hopeless", 0}, {"second_looks", 0},
   };
   odb_online_get_report(b->online, &r);
   nums[0].v = (double)r.steps;
@@ -781,6 +793,7 @@ static void push_online(lua_State *L, tune_box *b) {
   nums[16].v = (double)r.model.pruned;
   nums[17].v = (double)r.model.pruned_configs;
   nums[18].v = (double)r.model.hopeless;
+  nums[19].v = (double)r.second_looks;
   if (!row && b->row_st == ODB_OK)
     b->row_st = ODB_FAIL(ODB_ERR_NOMEM, "results row: out of memory");
   if (row) {
@@ -790,6 +803,9 @@ static void push_online(lua_State *L, tune_box *b) {
     row_str(b, row, "method", s->method->name);
     row_int(b, row, "n", s->n);
     row_str(b, row, "winner", r.winner);
+    row_str(b, row, "finalists", r.finalists);
+    row_str(b, row, "checks", odb_online_windowed(b->online) ? "windows"
+            : b->verify_off ? "none" : "full");
     row_str(b, row, "variant", s->variant->name);
     row_int(b, row, "block", s->block);
     row_int(b, row, "finished", r.finished);
@@ -803,6 +819,10 @@ static void push_online(lua_State *L, tune_box *b) {
   }
   lua_pushstring(L, r.winner);
   lua_setfield(L, -2, "winner");
+  lua_pushstring(L, r.finalists);
+  lua_setfield(L, -2, "finalists");
+  lua_pushboolean(L, odb_online_windowed(b->online));
+  lua_setfield(L, -2, "windowed");
   lua_pushstring(L, s->variant->name);
   lua_setfield(L, -2, "variant");
   lua_pushinteger(L, (lua_Integer)s->block);
@@ -1016,6 +1036,7 @@ int odbL_tune(lua_State *L) {
   }
   verify = read_verify(L, b);
   o.verify = verify ? 0 : -1;
+  b->verify_off = !verify;
   if (b->is_online) {
     read_online(L, b, &o, &oo, &t1);
   } else {

@@ -8,6 +8,8 @@
 -- percentage of the bandwidth floor (those bytes at the read/copy bandwidth
 -- `odebench info` measured for one thread; both variants run on one core),
 -- and how much faster the fused variant is than the plain loop.
+-- `odebench plot RUN_DIR` draws GB/s and % of the floor against n per
+-- method and variant (gbs_vs_n, floor_pct_vs_n).
 --
 --   odebench scenarios/bruss2d_cpu.lua                        -- all sizes
 --   odebench scenarios/bruss2d_cpu.lua --set max_mult=1       -- up to 1x LLC
@@ -48,6 +50,13 @@ while true do
   ws = math.min(ws * 4, max_mult * llc)
 end
 
+ob.plot { name = "gbs_vs_n", x = "n", y = "gbs", group = { "method", "variant" },
+          logx = true, title = "BRUSS2D on one core: effective bandwidth against n" }
+ob.plot { name = "floor_pct_vs_n", x = "n", y = "floor_pct", group = { "method", "variant" },
+          logx = true, title = "BRUSS2D on one core: % of the bandwidth floor against n" }
+
+local total, done = #sizes * #split(methods) * #split(variants), 0
+ob.progress(0, total)
 io.write(string.format("%6s %10s %8s  %-10s %-6s %10s %8s %7s %8s\n", "N", "n",
   "MiB/step", "method", "var", "s/step", "GB/s", "floor%", "speedup"))
 for _, N in ipairs(sizes) do
@@ -67,6 +76,8 @@ for _, N in ipairs(sizes) do
         N, p.n, r.bytes / r.steps / 2^20, m, v, tps,
         r.gbs, r.floor_pct or 0,
         (v ~= "plain" and plain_time) and string.format("%.2fx", plain_time / tps) or ""))
+      done = done + 1
+      ob.progress(done, total, string.format("N=%d %s/%s", N, m, v))
     end
   end
 end

@@ -6,7 +6,9 @@
 -- first touch), a few fixed steps each, and prints the time per step, the
 -- speed-up over the best sequential variant at the same n, and the best
 -- parallel variant per n. Needs a machine with many cores to be
--- interesting (the GPU machines have 16).
+-- interesting (the GPU machines have 16). `odebench plot RUN_DIR` draws
+-- the speed-up against the threads per variant, one plot per n
+-- (speedup_n<n>).
 --
 --   odebench scenarios/pirk_threads.lua
 --   odebench scenarios/pirk_threads.lua --set N=2000 --set threads=1,4,16
@@ -44,8 +46,19 @@ end
 local present = {}
 for _, v in ipairs(ob.list().variants) do present[v.name] = true end
 
+local nseq = 0
+for _, v in ipairs(split(seqs)) do
+  if present[v] then nseq = nseq + 1 end
+end
+local total, done = #split(Ns) * (nseq + #par * #counts), 0
+ob.progress(0, total)
+
 for _, N in ipairs(split(Ns)) do
   local p = ob.problem("bruss2d", { N = tonumber(N) })
+  ob.plot { name = "speedup_n" .. p.n, x = "threads", y = "speedup", group = "variant",
+            where = { n = p.n, method = method }, logx = true,
+            title = string.format("%s, %s: speed-up over the best sequential variant",
+                                  p.label, method) }
   local probe <close> = ob.solver { problem = p, method = method, variant = "A", tol = 1e-6 }
   for _ = 1, 2 do probe:step() end
   local h = probe.h * 0.9
@@ -62,6 +75,8 @@ for _, N in ipairs(split(Ns)) do
         if r.time_per_step < best_seq then best_seq, best_seq_name = r.time_per_step, v end
         s:close()
       end
+      done = done + 1
+      ob.progress(done, total, string.format("n=%d %s sequential", p.n, v))
     end
   end
   io.write(string.format("best sequential: %s, %.4e s/step\n", best_seq_name, best_seq))
@@ -83,6 +98,8 @@ for _, N in ipairs(split(Ns)) do
       else
         io.write(string.format("  %-16s %7d n/a: %s\n", v, th, tostring(s):sub(1, 80)))
       end
+      done = done + 1
+      ob.progress(done, total, string.format("n=%d %s p=%d", p.n, v, th))
     end
   end
   if best.v then

@@ -9,6 +9,8 @@
 -- step and component, the ranking, and the spread between the fastest and
 -- the slowest variant. All variants compute the same arithmetic; the step
 -- size is the one an adaptive run at tol 1e-6 chose for the first steps.
+-- `odebench plot RUN_DIR` draws the time per step and component against n
+-- per variant, one plot per problem and method (tpc_<problem>_<method>).
 --
 --   odebench scenarios/pirk_variants.lua
 --   odebench scenarios/pirk_variants.lua --set sizes=1e4,1e5,1e6,4e6 --set steps=3
@@ -41,8 +43,20 @@ local thesis = { "A", "E", "D", "Dblock", "PipeDe2m", "PipeDb2m", "PipeDb2mt",
 local present = {}
 for _, v in ipairs(ob.list().variants) do present[v.name] = true end
 
+local npresent = 0
+for _, v in ipairs(thesis) do
+  if present[v] then npresent = npresent + 1 end
+end
+local total, done = #split(problems) * #split(methods) * #split(sizes) * npresent, 0
+ob.progress(0, total)
+
 for _, pname in ipairs(split(problems)) do
   for _, mname in ipairs(split(methods)) do
+    ob.plot { name = string.format("tpc_%s_%s", pname, mname), x = "n",
+              y = "time_per_component", group = "variant",
+              where = { problem = pname, method = mname }, logx = true, logy = true,
+              title = string.format("%s, %s: time per step and component against n",
+                                    pname, mname) }
     for _, ntarget in ipairs(split(sizes)) do
       local p = ob.problem(pname, size_of[pname](tonumber(ntarget)))
       -- the step: what an adaptive run with variant A takes at first
@@ -68,6 +82,8 @@ for _, pname in ipairs(split(problems)) do
           else
             io.write(string.format("  %-10s %s\n", v, "n/a: " .. tostring(s):gsub("^.-%(", "("):sub(1, 90)))
           end
+          done = done + 1
+          ob.progress(done, total, string.format("%s n=%d %s %s", pname, p.n, mname, v))
         end
       end
       table.sort(rows, function(a, b) return a.tps < b.tps end)

@@ -8,7 +8,9 @@
 -- search's own median for the chosen configuration (one yardstick for
 -- all, so that timing noise between runs does not flatter anyone): "gap" is
 -- how much slower that is than the exhaustive best; a choice tied with the
--- exhaustive best (within its spread) counts as a hit.
+-- exhaustive best (within its spread) counts as a hit. `odebench plot
+-- RUN_DIR` draws the exhaustive search's median time per configuration as
+-- a heatmap of variant against block size (space).
 --
 --   odebench scenarios/tuner_strategies.lua
 --   odebench scenarios/tuner_strategies.lua --set N=256 --set fraction=0.2 --set seeds=5
@@ -45,8 +47,17 @@ local function tune(strategy, budget, seed)
                    measure = measure, label = "strategies " .. p.label }
 end
 
+ob.plot { name = "space", kind = "heatmap", x = "cfg.block", y = "cfg.variant",
+          z = "median", where = { strategy = "exhaustive" },
+          title = string.format("%s, %s: median time of each configuration (exhaustive)",
+                                p.label, method) }
+local runs, nrun = 1 + 2 * seeds, 0
+ob.progress(0, runs)
+
 io.write(string.format("%s, %s, %d steps per evaluation\n", p.label, method, steps))
 local ex = tune("exhaustive")
+nrun = nrun + 1
+ob.progress(nrun, runs, "exhaustive")
 local yard = {}                   -- exhaustive median and spread per configuration
 for _, e in ipairs(ex.evaluations) do
   if e.status == "ok" then yard[e.config_str] = e end
@@ -73,6 +84,8 @@ for _, strategy in ipairs { "random", "anneal" } do
   local evals, gaps, hits, secs, worst = 0, 0, 0, 0, nil
   for seed = 1, seeds do
     local r = tune(strategy, { evals = budget }, seed)
+    nrun = nrun + 1
+    ob.progress(nrun, runs, string.format("%s seed %d", strategy, seed))
     local gap, hit = judge(r.best_config)
     evals = evals + r.stats.evals
     gaps = gaps + gap

@@ -12,176 +12,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "odb_plot_int.h"
 #include "odb_ui_events.h"
 #include "odb_ui_model.h"
 
 #define MAX_GROUPS 32
 #define PATHBUF (PATH_MAX + 64)   /* a directory and a file name */
 
-/* {====== results.csv */
-
-/* A CSV file: context comments, a header and rows of strings. */
-typedef struct csv {
-  char **cells;          /* (nrows + 1) x ncols, row 0 the header */
-  int nrows, ncols, cap;
-  char **ctx;            /* "key=value" of the "# " lines */
-  int nctx;
-} csv;
-
-static void csv_free(csv *c) {
-  for (int i = 0; i < (c->nrows + 1) * c->ncols && c->cells; ++i)
-    free(c->cells[i]);
-  free(c->cells);
-  for (int i = 0; i < c->nctx; ++i) free(c->ctx[i]);
-  free(c->ctx);
-  memset(c, 0, sizeof *c);
-}
-
-/* Reads a whole file; NULL (errno set) on failure. */
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  char *buf = NULL;
-  size_t len = 0, cap = 0, got;
-  if (!f) return NULL;
-  do {
-    if (len + 4096 + 1 > cap) {
-      char *g;
-      cap = cap ? 2 * cap : 65536;
-      g = realloc(buf, cap);
-      if (!g) {
-        free(buf);
-        fclose(f);
-        errno = ENOMEM;
-        return NULL;
-      }
-      buf = g;
-    }
-    got = fread(buf + len, 1, cap - len - 1, f);
-    len += got;
-  } while (got > 0);
-  fclose(f);
-  buf[len] = '\0';
-  return buf;
-}
-
-/* One field at *p (quoted with doubled quotes, or plain up to ',' or the
-   end of the line); *p is left on the separator. */
-static char *read_field(const char **p) {
-  const char *s = *p;
-  char *out = malloc(strlen(s) + 1);
-  size_t n = 0;
-  if (!out) return NULL;
-  if (*s == '"') {
-    for (++s; *s; ++s) {
-      if (*s == '"' && s[1] == '"') out[n++] = *++s;
-      else if (*s == '"') { ++s; break; }
-      else out[n++] = *s;
-    }
-  }
-  while (*s && *s != ',' && *s != '\n' && *s != '\r') out[n++] = *s++;
-  out[n] = '\0';
-  *p = s;
-  return out;
-}
-
-/* Appends one record (a line); the first one fixes the columns. */
-static int add_record(csv *c, const char **p) {
-  int first = c->ncols == 0, k = 0;
-  char *fields[1024];
-  int nf = 0;
-  for (;;) {
-    char *f = read_field(p);
-    if (!f) return 0;
-    if (nf < 1024) fields[nf++] = f;
-    else free(f);
-    if (**p == ',') { ++*p; continue; }
-    break;
-  }
-  while (**p == '\r' || **p == '\n') ++*p;
-  if (first) c->ncols = nf;
-  if ((c->nrows + 2) * c->ncols > c->cap) {
-    int nc = c->cap ? 2 * c->cap : 64 * c->ncols;
-    char **g;
-    while (nc < (c->nrows + 2) * c->ncols) nc *= 2;
-    g = realloc(c->cells, (size_t)nc * sizeof *g);
-    if (!g) return 0;
-    c->cells = g;
-    c->cap = nc;
-  }
-  for (k = 0; k < c->ncols; ++k)
-    c->cells[(first ? 0 : c->nrows + 1) * c->ncols + k] =
-      k < nf ? fields[k] : strdup("");
-  for (; k < nf; ++k) free(fields[k]);
-  if (!first) c->nrows++;
-  return 1;
-}
-
-/* Parses results.csv; 0 (errno set) when it cannot be read. */
-static int csv_read(const char *path, csv *c) {
-  char *text = slurp(path);
-  const char *p = text;
-  memset(c, 0, sizeof *c);
-  if (!text) return 0;
-  while (*p) {
-    if (c->ncols == 0 && p[0] == '#') {
-      const char *e = strchr(p, '\n');
-      size_t len = e ? (size_t)(e - p) : strlen(p);
-      char **g = realloc(c->ctx, (size_t)(c->nctx + 1) * sizeof *g);
-      if (g) {
-        c->ctx = g;
-        c->ctx[c->nctx] = strndup(p + (p[1] == ' ' ? 2 : 1),
-                                  len - (p[1] == ' ' ? 2 : 1));
-        if (c->ctx[c->nctx]) c->nctx++;
-      }
-      p += len;
-      while (*p == '\n' || *p == '\r') ++p;
-      continue;
-    }
-    if (*p == '\n' || *p == '\r') { ++p; continue; }
-    if (!add_record(c, &p)) break;
-  }
-  free(text);
-  return 1;
-}
-
-/* Column index of name, or -1. */
-static int csv_col(const csv *c, const char *name) {
-  for (int k = 0; k < c->ncols; ++k)
-    if (strcmp(c->cells[k], name) == 0) return k;
-  return -1;
-}
-
-/* The cell of data row r (0-based) in column k; "" for k < 0. */
-static const char *csv_cell(const csv *c, int r, int k) {
-  return k < 0 ? "" : c->cells[(r + 1) * c->ncols + k];
-}
-
-/* The cell as a number; NAN when empty or not a number. */
-static double csv_num(const csv *c, int r, int k) {
-  const char *s = csv_cell(c, r, k);
-  char *end;
-  double v;
-  if (!*s) return NAN;
-  v = strtod(s, &end);
-  return *end ? NAN : v;
-}
-
-/* The value of a context key ("bandwidth.read_1t"), or NULL. */
-static const char *csv_ctx(const csv *c, const char *key) {
-  size_t n = strlen(key);
-  for (int i = 0; i < c->nctx; ++i)
-    if (strncmp(c->ctx[i], key, n) == 0 && c->ctx[i][n] == '=')
-      return c->ctx[i] + n + 1;
-  return NULL;
-}
-
-/* }====== */
-
 /* {====== the data */
 
 /* What a run gives to plot. */
 typedef struct plot_data {
-  csv res;
+  odb_csv res;
   int have_res;
   int xcol;                       /* swept column */
   const char *xname;
@@ -194,16 +36,17 @@ typedef struct plot_data {
   double floor_gbs;               /* bandwidth.read_1t, GB/s; 0 unknown */
   odb_ui_model *tune;             /* tuning evaluations */
   const char *scenario;
+  odb_plot_named *named;          /* the plots the scenario asked for */
 } plot_data;
 
 /* 1 when the solve row r should be plotted. */
-static int solve_row(const csv *c, int r, int xcol, int tcol) {
-  int kind = csv_col(c, "kind"), status = csv_col(c, "status");
-  if (kind >= 0 && strcmp(csv_cell(c, r, kind), "solve") != 0) return 0;
-  if (status >= 0 && *csv_cell(c, r, status) &&
-      strcmp(csv_cell(c, r, status), "ok") != 0)
+static int solve_row(const odb_csv *c, int r, int xcol, int tcol) {
+  int kind = odb_csv_col(c, "kind"), status = odb_csv_col(c, "status");
+  if (kind >= 0 && strcmp(odb_csv_cell(c, r, kind), "solve") != 0) return 0;
+  if (status >= 0 && *odb_csv_cell(c, r, status) &&
+      strcmp(odb_csv_cell(c, r, status), "ok") != 0)
     return 0;
-  return isfinite(csv_num(c, r, xcol)) && csv_num(c, r, tcol) > 0;
+  return isfinite(odb_csv_num(c, r, xcol)) && odb_csv_num(c, r, tcol) > 0;
 }
 
 /* Number of distinct values of column k among the plotted solve rows. */
@@ -212,8 +55,8 @@ static int distinct(const plot_data *d, int k) {
   for (int i = 0; i < d->nrows && n < 3; ++i) {
     int seen = 0;
     for (int j = 0; j < i && !seen; ++j)
-      seen = strcmp(csv_cell(&d->res, d->rows[i], k),
-                    csv_cell(&d->res, d->rows[j], k)) == 0;
+      seen = strcmp(odb_csv_cell(&d->res, d->rows[i], k),
+                    odb_csv_cell(&d->res, d->rows[j], k)) == 0;
     if (!seen) ++n;
   }
   return n;
@@ -221,7 +64,7 @@ static int distinct(const plot_data *d, int k) {
 
 /* The rows that can be plotted against column x. */
 static void pick_rows(plot_data *d, int xcol) {
-  int tcol = csv_col(&d->res, "time_per_step");
+  int tcol = odb_csv_col(&d->res, "time_per_step");
   d->nrows = 0;
   if (xcol < 0 || tcol < 0) return;
   for (int r = 0; r < d->res.nrows; ++r)
@@ -233,7 +76,7 @@ static odb_status choose_x(plot_data *d, const char *want) {
   static const char *const candidates[] = { "n", "block", "threads", "rtol",
                                             "atol", "h_fixed", "t1" };
   if (want) {
-    d->xcol = csv_col(&d->res, want);
+    d->xcol = odb_csv_col(&d->res, want);
     if (d->xcol < 0)
       return ODB_FAIL(ODB_ERR_ARG, "--x: results.csv has no column '%s'",
                       want);
@@ -242,11 +85,11 @@ static odb_status choose_x(plot_data *d, const char *want) {
     return ODB_OK;
   }
   d->xname = "n";
-  d->xcol = csv_col(&d->res, "n");
+  d->xcol = odb_csv_col(&d->res, "n");
   pick_rows(d, d->xcol);
   if (d->nrows > 0 && distinct(d, d->xcol) > 1) return ODB_OK;
   for (size_t k = 1; k < sizeof candidates / sizeof candidates[0]; ++k) {
-    int c = csv_col(&d->res, candidates[k]);
+    int c = odb_csv_col(&d->res, candidates[k]);
     if (c < 0) continue;
     pick_rows(d, c);
     if (d->nrows > 0 && distinct(d, c) > 1) {
@@ -266,7 +109,7 @@ static void make_groups(plot_data *d) {
                                       "backend" };
   int use[4], cols[4], any = 0;
   for (int k = 0; k < 4; ++k) {
-    cols[k] = csv_col(&d->res, keys[k]);
+    cols[k] = odb_csv_col(&d->res, keys[k]);
     use[k] = cols[k] >= 0 && distinct(d, cols[k]) > 1;
     any |= use[k];
   }
@@ -279,7 +122,7 @@ static void make_groups(plot_data *d) {
       size_t len = strlen(name);
       if (!use[k] || cols[k] < 0) continue;
       snprintf(name + len, sizeof name - len, "%s%s", len ? "/" : "",
-               csv_cell(&d->res, d->rows[i], cols[k]));
+               odb_csv_cell(&d->res, d->rows[i], cols[k]));
     }
     for (char *s = name; *s; ++s)
       if (*s == ' ' || *s == '"' || *s == '\'') *s = '_';
@@ -296,26 +139,26 @@ static void make_groups(plot_data *d) {
 
 /* Tuning rows of results.csv (kind tune*) folded into the model. */
 static void tune_from_rows(plot_data *d) {
-  const csv *c = &d->res;
-  int kind = csv_col(c, "kind"), cfg = csv_col(c, "config");
-  int med = csv_col(c, "median"), spr = csv_col(c, "spread"),
-      idx = csv_col(c, "eval");
+  const odb_csv *c = &d->res;
+  int kind = odb_csv_col(c, "kind"), cfg = odb_csv_col(c, "config");
+  int med = odb_csv_col(c, "median"), spr = odb_csv_col(c, "spread"),
+      idx = odb_csv_col(c, "eval");
   long i = 0;
-  if (cfg < 0) cfg = csv_col(c, "configuration");
-  if (med < 0) med = csv_col(c, "seconds");
-  if (idx < 0) idx = csv_col(c, "i");
+  if (cfg < 0) cfg = odb_csv_col(c, "configuration");
+  if (med < 0) med = odb_csv_col(c, "seconds");
+  if (idx < 0) idx = odb_csv_col(c, "i");
   if (kind < 0 || cfg < 0 || med < 0) return;
   for (int r = 0; r < c->nrows; ++r) {
     odb_event e;
-    if (strncmp(csv_cell(c, r, kind), "tune", 4) != 0) continue;
+    if (strncmp(odb_csv_cell(c, r, kind), "tune", 4) != 0) continue;
     memset(&e, 0, sizeof e);
     e.kind = ODB_EV_TUNE_EVAL;
-    snprintf(e.name, sizeof e.name, "%s", csv_cell(c, r, cfg));
-    e.value = csv_num(c, r, med);
-    e.value2 = spr >= 0 && isfinite(csv_num(c, r, spr)) ? csv_num(c, r, spr)
-                                                        : 0;
-    e.step = idx >= 0 && isfinite(csv_num(c, r, idx)) ? (long)csv_num(c, r, idx)
-                                                      : ++i;
+    snprintf(e.name, sizeof e.name, "%s", odb_csv_cell(c, r, cfg));
+    e.value = odb_csv_num(c, r, med);
+    e.value2 = isfinite(odb_csv_num(c, r, spr)) ? odb_csv_num(c, r, spr)
+                                                : 0;
+    e.step = isfinite(odb_csv_num(c, r, idx)) ? (long)odb_csv_num(c, r, idx)
+                                              : ++i;
     odb_ui_model_apply(d->tune, &e);
   }
 }
@@ -348,8 +191,8 @@ static void join(char *buf, size_t cap, const char *dir, const char *name) {
 /* solves.dat: one gnuplot index block per group, sorted by x. */
 static int write_solves(const plot_data *d, const char *dir) {
   char path[PATHBUF];
-  int tps = csv_col(&d->res, "time_per_step"), gbs = csv_col(&d->res, "gbs"),
-      gfl = csv_col(&d->res, "gflops");
+  int tps = odb_csv_col(&d->res, "time_per_step"),
+      gbs = odb_csv_col(&d->res, "gbs"), gfl = odb_csv_col(&d->res, "gflops");
   FILE *f;
   join(path, sizeof path, dir, "solves.dat");
   if (!(f = fopen(path, "w"))) return 0;
@@ -362,19 +205,19 @@ static int write_solves(const plot_data *d, const char *dir) {
       if (d->group[i] == g) order[n++] = d->rows[i];
     for (int i = 1; i < n; ++i) {          /* insertion sort by x */
       int r = order[i], j = i;
-      while (j > 0 && csv_num(&d->res, order[j - 1], d->xcol) >
-                      csv_num(&d->res, r, d->xcol)) {
+      while (j > 0 && odb_csv_num(&d->res, order[j - 1], d->xcol) >
+                      odb_csv_num(&d->res, r, d->xcol)) {
         order[j] = order[j - 1];
         --j;
       }
       order[j] = r;
     }
     for (int i = 0; i < n; ++i) {
-      double b = csv_num(&d->res, order[i], gbs),
-             fl = csv_num(&d->res, order[i], gfl);
+      double b = odb_csv_num(&d->res, order[i], gbs),
+             fl = odb_csv_num(&d->res, order[i], gfl);
       fprintf(f, "%.17g %.17g %.17g %.17g %.17g\n",
-              csv_num(&d->res, order[i], d->xcol),
-              csv_num(&d->res, order[i], tps), b, fl,
+              odb_csv_num(&d->res, order[i], d->xcol),
+              odb_csv_num(&d->res, order[i], tps), b, fl,
               b > 0 && fl > 0 ? fl / b : NAN);
     }
     fputs("\n\n", f);
@@ -382,8 +225,7 @@ static int write_solves(const plot_data *d, const char *dir) {
   return fclose(f) == 0;
 }
 
-/* The unit that shows seconds up to hi readably: factor and name. */
-static void time_unit(double hi, double *scale, const char **unit) {
+void odb_plot_time_unit(double hi, double *scale, const char **unit) {
   if (hi < 1e-6) { *scale = 1e9; *unit = "ns"; }
   else if (hi < 1e-3) { *scale = 1e6; *unit = "us"; }
   else if (hi < 1) { *scale = 1e3; *unit = "ms"; }
@@ -402,7 +244,7 @@ static int write_tuning(const plot_data *d, const char *dir, double *scale,
   char path[PATHBUF];
   FILE *f;
   for (int i = 0; i < m->nevals; ++i) hi = fmax(hi, m->evals[i].median);
-  time_unit(hi, scale, unit);
+  odb_plot_time_unit(hi, scale, unit);
   join(path, sizeof path, dir, "tuning.dat");
   if (!(f = fopen(path, "w"))) return 0;
   fprintf(f, "# evaluation median_%s best_so_far_%s\n", *unit, *unit);
@@ -432,8 +274,8 @@ static int write_tuning(const plot_data *d, const char *dir, double *scale,
   return fclose(f) == 0;
 }
 
-/* The start of one chart in both formats. */
-static void chart_begin(FILE *f, const char *name) {
+/* Both formats from one block: PNG (pngcairo when gnuplot has it). */
+void odb_plot_chart_begin(FILE *f, const char *name) {
   fprintf(f, "do for [fmt in \"png svg\"] {\n"
           "  if (fmt eq \"png\") { set terminal @pngterm size 960,640 } "
           "else { set terminal svg size 960,640 dynamic }\n"
@@ -441,11 +283,30 @@ static void chart_begin(FILE *f, const char *name) {
           "  set output \"%s.\".fmt\n", name);
 }
 
-static void chart_end(FILE *f) {
-  fputs("  set output\n}\nreset\nset grid\nset key below\n\n", f);
+void odb_plot_chart_end(FILE *f) {
+  fputs("  set output\n}\nreset\nset grid\nset key below\n"
+        "set datafile missing \"NaN\"\n\n", f);
 }
 
-/* plot.gp: every chart the data allows. */
+/* Single quotes: gnuplot takes the text literally, '' is one quote. */
+void odb_plot_put_quoted(FILE *f, const char *s) {
+  fputc('\'', f);
+  for (; s && *s; ++s) {
+    if (*s == '\'') fputs("''", f);
+    else if ((unsigned char)*s < 0x20) fputc(' ', f);
+    else fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+/* 1 when the automatic chart name is drawn: the scenario did not ask for
+   a plot of that name. */
+static int automatic(const plot_data *d, const char *name) {
+  return !d->named || !odb_plot_named_has(d->named, name);
+}
+
+/* plot.gp: the scenario's plots, then every automatic chart the data
+   allows. */
 static int write_script(const plot_data *d, const char *dir, double scale,
                         const char *unit) {
   char path[PATHBUF], groups[MAX_GROUPS * 97] = "";
@@ -463,16 +324,22 @@ static int write_script(const plot_data *d, const char *dir, double scale,
           "\"pngcairo\" : \"png\"\n"
           "set datafile missing \"NaN\"\nset grid\nset key below\n"
           "groups = \"%s\"\nngroups = %d\n\n", groups, d->ngroups);
-  if (d->nrows > 0) {
-    chart_begin(f, "time_per_step");
+  if (d->named && !odb_plot_named_write(d->named, dir, f, d->floor_gbs, sc)) {
+    int e = errno;
+    fclose(f);
+    errno = e;
+    return 0;
+  }
+  if (d->nrows > 0 && automatic(d, "time_per_step")) {
+    odb_plot_chart_begin(f, "time_per_step");
     fprintf(f, "  set title \"%s: time per step\"\n  set logscale xy\n"
             "  set xlabel \"%s\"\n  set ylabel \"seconds per step\"\n"
             "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 1:2 "
             "with linespoints pt 7 title word(groups, i+1)\n", sc, d->xname);
-    chart_end(f);
+    odb_plot_chart_end(f);
   }
-  if (d->nrows > 0 && d->have_gbs) {
-    chart_begin(f, "gbs");
+  if (d->nrows > 0 && d->have_gbs && automatic(d, "gbs")) {
+    odb_plot_chart_begin(f, "gbs");
     fprintf(f, "  set title \"%s: memory throughput\"\n  set logscale x\n"
             "  set xlabel \"%s\"\n  set ylabel \"GB/s\"\n  set yrange [0:*]\n"
             "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 1:3 "
@@ -481,10 +348,10 @@ static int write_script(const plot_data *d, const char *dir, double scale,
       fprintf(f, ", %.6g with lines dt 2 lc rgb \"black\" title \"read "
               "bandwidth, 1 thread (%.1f GB/s)\"", d->floor_gbs, d->floor_gbs);
     fputc('\n', f);
-    chart_end(f);
+    odb_plot_chart_end(f);
   }
-  if (d->nrows > 0 && d->have_roof) {
-    chart_begin(f, "roofline");
+  if (d->nrows > 0 && d->have_roof && automatic(d, "roofline")) {
+    odb_plot_chart_begin(f, "roofline");
     fprintf(f, "  set title \"%s: roofline\"\n  set logscale xy\n"
             "  set xlabel \"arithmetic intensity (flop/byte)\"\n"
             "  set ylabel \"GFLOP/s\"\n"
@@ -494,21 +361,22 @@ static int write_script(const plot_data *d, const char *dir, double scale,
       fprintf(f, ", %.6g * x with lines lw 2 lc rgb \"black\" title \"memory "
               "roof (%.1f GB/s)\"", d->floor_gbs, d->floor_gbs);
     fputc('\n', f);
-    chart_end(f);
+    odb_plot_chart_end(f);
   }
-  if (d->tune->nevals > 0) {
-    chart_begin(f, "tuning");
+  if (d->tune->nevals > 0 && automatic(d, "tuning")) {
+    odb_plot_chart_begin(f, "tuning");
     fprintf(f, "  set title \"%s: tuning (%d configurations)\"\n"
             "  set logscale y\n  set xlabel \"evaluation\"\n"
             "  set ylabel \"median (%s)\"\n"
             "  plot \"tuning.dat\" using 1:2 with points pt 7 title "
             "\"configuration\", \"\" using 1:3 with steps lw 2 title "
             "\"best so far\"\n", sc, d->tune->nevals, unit);
-    chart_end(f);
+    odb_plot_chart_end(f);
   }
-  if (d->tune->nevals > 0 && d->tune->nparams > 0) {
+  if (d->tune->nevals > 0 && d->tune->nparams > 0 &&
+      automatic(d, "heatmap")) {
     const odb_ui_model *m = d->tune;
-    chart_begin(f, "heatmap");
+    odb_plot_chart_begin(f, "heatmap");
     fprintf(f, "  set title \"%s: median time (%s), %s x %s\"\n"
             "  set xlabel \"%s\"\n  set ylabel \"%s\"\n  set logscale cb\n"
             "  set cblabel \"%s\"\n  set palette defined (0 \"#1a9850\", 0.5 "
@@ -519,7 +387,7 @@ static int write_script(const plot_data *d, const char *dir, double scale,
             sc, unit, m->params[0].name,
             m->nparams > 1 ? m->params[1].name : "-", m->params[0].name,
             m->nparams > 1 ? m->params[1].name : "", unit);
-    chart_end(f);
+    odb_plot_chart_end(f);
   }
   return fclose(f) == 0;
 }
@@ -577,11 +445,12 @@ static int check_outputs(const char *dir, const char *name, FILE *log) {
 
 /* Frees what plot_data holds. */
 static void data_free(plot_data *d) {
-  csv_free(&d->res);
+  odb_csv_free(&d->res);
   free(d->rows);
   free(d->group);
   if (d->tune) odb_ui_model_free(d->tune);
   free(d->tune);
+  odb_plot_named_free(d->named);
 }
 
 /* Loads results.csv and events.jsonl of the run directory. */
@@ -595,7 +464,7 @@ static odb_status load(plot_data *d, const odb_plot_opts *o) {
   if (!d->tune) return ODB_FAIL(ODB_ERR_NOMEM, "plot: out of memory");
   odb_ui_model_init(d->tune, NULL);
   join(path, sizeof path, o->run_dir, "results.csv");
-  if (csv_read(path, &d->res)) {
+  if (odb_csv_read(path, &d->res)) {
     d->have_res = 1;
     d->rows = malloc((size_t)(d->res.nrows + 1) * sizeof *d->rows);
     d->group = malloc((size_t)(d->res.nrows + 1) * sizeof *d->group);
@@ -603,11 +472,13 @@ static odb_status load(plot_data *d, const odb_plot_opts *o) {
       return ODB_FAIL(ODB_ERR_NOMEM, "plot: out of memory");
     ODB_TRY(choose_x(d, o->x));
     make_groups(d);
-    d->have_gbs = csv_col(&d->res, "gbs") >= 0;
-    d->have_roof = d->have_gbs && csv_col(&d->res, "gflops") >= 0;
-    v = csv_ctx(&d->res, "bandwidth.read_1t");
+    d->have_gbs = odb_csv_col(&d->res, "gbs") >= 0;
+    d->have_roof = d->have_gbs && odb_csv_col(&d->res, "gflops") >= 0;
+    v = odb_csv_ctx(&d->res, "bandwidth.read_1t");
     d->floor_gbs = v ? strtod(v, NULL) : 0;
-    d->scenario = csv_ctx(&d->res, "scenario.path");
+    d->scenario = odb_csv_ctx(&d->res, "scenario.path");
+    ODB_TRY(odb_plot_named_load(&d->res, o->warn ? o->warn : o->log,
+                                &d->named));
   } else if (errno != ENOENT) {
     return ODB_FAIL(ODB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
   } else if (o->x) {
@@ -630,12 +501,14 @@ odb_status odb_plot_run(const odb_plot_opts *o) {
   odb_status st;
   static const char *const charts[] = { "time_per_step", "gbs", "roofline",
                                         "tuning", "heatmap" };
-  int wrote = 0;
+  int wrote = 0, nnamed;
   memset(&d, 0, sizeof d);
   st = load(&d, o);
-  if (st == ODB_OK && d.nrows == 0 && d.tune->nevals == 0)
+  nnamed = d.named ? odb_plot_named_count(d.named) : 0;
+  if (st == ODB_OK && d.nrows == 0 && d.tune->nevals == 0 && nnamed == 0)
     st = ODB_FAIL(ODB_ERR_ARG, "nothing to plot in '%s': no finished solve "
-                  "rows with %s and time_per_step, and no tuning evaluations",
+                  "rows with %s and time_per_step, no tuning evaluations and "
+                  "no plot of the scenario (ob.plot) that can be drawn",
                   o->run_dir, d.xname ? d.xname : "n");
   if (st != ODB_OK) goto done;
   if (o->out_dir) snprintf(outdir, sizeof outdir, "%s", o->out_dir);
@@ -651,8 +524,11 @@ odb_status odb_plot_run(const odb_plot_opts *o) {
   }
   st = run_gnuplot(outdir);
   if (st != ODB_OK) goto done;
+  for (int k = 0; k < nnamed; ++k)
+    wrote += check_outputs(outdir, odb_plot_named_name(d.named, k), o->log);
   for (size_t k = 0; k < sizeof charts / sizeof charts[0]; ++k)
-    wrote += check_outputs(outdir, charts[k], o->log);
+    if (automatic(&d, charts[k]))
+      wrote += check_outputs(outdir, charts[k], o->log);
   if (wrote == 0)
     st = ODB_FAIL(ODB_ERR_UNSUPPORTED, "gnuplot wrote no plot; see "
                   "%s/gnuplot.log", outdir);

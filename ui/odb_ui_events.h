@@ -13,7 +13,7 @@
 **    "step":...,"accepted":...,"rejected":...,"value":...,"value2":...,
 **    "name":"...","text":"...","level":"info"}
 ** with zero numbers and empty strings left out. Kinds: log, solve_begin,
-** step, solve_end, metric, tune_eval, tune_best, and
+** step, solve_end, metric, tune_eval, tune_best, progress, and
 ** {"kind":"dropped","count":N} where the recorder fell behind the ring.
 */
 

@@ -394,9 +394,34 @@ void odb_ui_model_apply(odb_ui_model *m, const odb_event *e) {
   case ODB_EV_METRIC: set_metric(m, e); break;
   case ODB_EV_TUNE_EVAL: on_tune_eval(m, e); break;
   case ODB_EV_TUNE_BEST: on_tune_best(m, e); break;
+  case ODB_EV_PROGRESS: odb_ui_sweep_apply(&m->sweep, e); break;
   default: break;
   }
 }
+
+/* {====== sweeps */
+
+void odb_ui_sweep_apply(odb_ui_sweep *s, const odb_event *e) {
+  if (!s->active || e->accepted != s->n || e->step < s->i || e->step == 0) {
+    s->begin_i = e->step;
+    s->begin_wall = e->wall;
+  }
+  s->active = 1;
+  s->i = e->step;
+  s->n = e->accepted;
+  s->wall = e->wall;
+  copy_str(s->label, sizeof s->label, e->name);
+}
+
+double odb_ui_sweep_eta(const odb_ui_sweep *s) {
+  if (!s->active) return -1;
+  if (s->i >= s->n) return 0;
+  if (s->i <= s->begin_i) return -1;
+  return (s->wall - s->begin_wall) / (double)(s->i - s->begin_i) *
+         (double)(s->n - s->i);
+}
+
+/* }====== */
 
 /* {====== formatting */
 

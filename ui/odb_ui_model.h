@@ -76,6 +76,25 @@ typedef struct odb_ui_solve {
   double steps_per_s;
 } odb_ui_solve;
 
+/*
+** A scenario's sweep as ob.progress reports it: i of n steps done. A new
+** sweep starts when n changes, i goes back or i is 0; its clock starts at
+** the first report (begin_i, begin_wall), so the estimate of the time left
+** is (wall - begin_wall) / (i - begin_i) * (n - i).
+*/
+typedef struct odb_ui_sweep {
+  int active;              /* a PROGRESS was seen */
+  long i, n, begin_i;
+  double begin_wall, wall;
+  char label[48];
+} odb_ui_sweep;
+
+/* Folds a PROGRESS record into s. */
+void odb_ui_sweep_apply(odb_ui_sweep *s, const odb_event *e);
+/* Seconds left (0 when done); < 0 while unknown (fewer than one step
+   timed). */
+double odb_ui_sweep_eta(const odb_ui_sweep *s);
+
 typedef struct odb_ui_model {
   odb_ui_info info;
   double wall;             /* wall of the newest event */
@@ -108,6 +127,8 @@ typedef struct odb_ui_model {
   int nbest;
   odb_ui_param params[ODB_UI_PARAM_MAX];
   int nparams;
+  /* the scenario's sweep (ob.progress) */
+  odb_ui_sweep sweep;
   /* log (ring) */
   odb_ui_logline log[ODB_UI_LOG_MAX];
   long nlog;

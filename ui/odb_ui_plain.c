@@ -41,6 +41,8 @@ struct odb_ui_plain {
   odb_event last_end;
   long tune_i;           /* newest TUNE_EVAL: i, and wall of the first */
   double tune_begin;
+  odb_ui_sweep sweep;    /* the scenario's sweep (ob.progress) */
+  int sweep_pending;     /* its newest PROGRESS was not printed yet */
   int offline;           /* a replay: the clock is the recorded one */
   double offline_now;
 };
@@ -129,6 +131,12 @@ static void on_log(odb_ui_plain *p, const odb_event *e) {
   }
 }
 
+/* 1 while a sweep of the scenario (ob.progress) is under way: its bar
+   then has the line budget before begin and end lines. */
+static int in_sweep(const odb_ui_plain *p) {
+  return p->sweep.active && p->sweep.i < p->sweep.n;
+}
+
 /* A solve starts: its progress is tracked from here. */
 static void on_begin(odb_ui_plain *p, const odb_event *e) {
   p->in_solve = 1;
@@ -136,7 +144,7 @@ static void on_begin(odb_ui_plain *p, const odb_event *e) {
   snprintf(p->solve, sizeof p->solve, "%s", e->name);
   p->rate_step = 0;
   p->rate_wall = e->wall;
-  if (take_token(p)) {
+  if (!in_sweep(p) && take_token(p)) {
     stamp(p, e->wall);
     fprintf(p->out, "%s: n=%.0f, from t=%.6g\n", e->name, e->value, e->t);
   }
@@ -148,7 +156,36 @@ static void on_end(odb_ui_plain *p, const odb_event *e) {
   p->have_step = 0;
   p->last_end = *e;
   p->skipped_ends++;
-  if (take_token(p)) print_skipped(p);
+  if (!in_sweep(p) && take_token(p)) print_skipped(p);
+}
+
+/* A 20-character bar "#####---------------" of i out of n into bar[21]. */
+static void make_bar(char *bar, long i, long n) {
+  int full = n > 0 ? (int)(20.0 * (double)i / (double)n + 0.5) : 0;
+  if (full > 20) full = 20;
+  for (int k = 0; k < 20; ++k) bar[k] = k < full ? '#' : '-';
+  bar[20] = '\0';
+}
+
+/* "sweep [#####-----] 3/12 eta 0:42  N=128 fused" for the newest report. */
+static void print_sweep(odb_ui_plain *p) {
+  const odb_ui_sweep *w = &p->sweep;
+  char bar[24], eta[32] = "";
+  double left = odb_ui_sweep_eta(w);
+  make_bar(bar, w->i, w->n);
+  if (left > 0) odb_ui_fmt_duration(eta, sizeof eta, left);
+  stamp(p, w->wall);
+  fprintf(p->out, "sweep [%s] %ld/%ld%s%s%s%s\n", bar, w->i, w->n,
+          eta[0] ? " eta " : "", eta, w->label[0] ? "  " : "", w->label);
+  p->sweep_pending = 0;
+}
+
+/* ob.progress: a bar within the line budget; otherwise the newest report
+   waits for the next token (a burst of reports shows only the newest). */
+static void on_progress(odb_ui_plain *p, const odb_event *e) {
+  odb_ui_sweep_apply(&p->sweep, e);
+  p->sweep_pending = 1;
+  if (take_token(p)) print_sweep(p);
 }
 
 /*
@@ -158,16 +195,12 @@ static void on_end(odb_ui_plain *p, const odb_event *e) {
 static void on_tune_eval(odb_ui_plain *p, const odb_event *e) {
   char bar[24], eta[32] = "", med[32];
   long i = e->step, n = e->accepted;
-  int full;
   if (i <= 1 || i < p->tune_i) p->tune_begin = e->wall;
   p->tune_i = i;
   if (p->skipped_ends > 0 && take_token(p)) print_skipped(p);  /* in order */
   if (p->metric_pending && take_token(p)) print_metric(p);
   if (!(n > 0 && i >= n) && !take_token(p)) return;
-  full = n > 0 ? (int)(20.0 * (double)i / (double)n + 0.5) : 0;
-  if (full > 20) full = 20;
-  for (int k = 0; k < 20; ++k) bar[k] = k < full ? '#' : '-';
-  bar[20] = '\0';
+  make_bar(bar, i, n);
   if (i > 1 && n > i)
     odb_ui_fmt_duration(eta, sizeof eta, (e->wall - p->tune_begin) /
                         (double)(i - 1) * (double)(n - i));
@@ -196,6 +229,7 @@ static void handle(odb_ui_plain *p, const odb_event *e) {
     if (take_token(p)) print_metric(p);
     break;
   case ODB_EV_TUNE_EVAL: on_tune_eval(p, e); break;
+  case ODB_EV_PROGRESS: on_progress(p, e); break;
   case ODB_EV_TUNE_BEST: {
     char med[32];
     odb_ui_fmt_seconds(med, sizeof med, e->value);
@@ -208,8 +242,9 @@ static void handle(odb_ui_plain *p, const odb_event *e) {
   }
 }
 
-/* Prints the pending lines the budget allows. */
+/* Prints the pending lines the budget allows, the sweep's bar first. */
 static void flush_pending(odb_ui_plain *p) {
+  if (p->sweep_pending && take_token(p)) print_sweep(p);
   if (p->skipped_ends > 0 && take_token(p)) print_skipped(p);
   if (p->metric_pending && take_token(p)) print_metric(p);
   if (p->in_solve && p->have_step && p->step.seq != p->shown_step &&
@@ -256,6 +291,7 @@ static void *plain_main(void *arg) {
   drain(p);
   if (p->skipped_ends > 0) print_skipped(p);
   if (p->metric_pending) print_metric(p);
+  if (p->sweep_pending) print_sweep(p);
   if (p->in_solve && p->have_step && p->step.seq != p->shown_step)
     print_progress(p);
   fflush(p->out);
@@ -340,6 +376,7 @@ void odb_ui_plain_replay(const odb_event *evs, int n, double speed,
   }
   if (p->skipped_ends > 0) print_skipped(p);
   if (p->metric_pending) print_metric(p);
+  if (p->sweep_pending) print_sweep(p);
   if (p->in_solve && p->have_step && p->step.seq != p->shown_step)
     print_progress(p);
   fflush(out);

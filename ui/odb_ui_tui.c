@@ -552,6 +552,28 @@ static int tune_lines(odb_ui_tui *t, int y, int x, int w, int rows) {
   return ++used;
 }
 
+/* The scenario's sweep (ob.progress): "sweep 3/12 [####----] eta 0:42
+   label" on one line. */
+static int sweep_line(odb_ui_tui *t, int y, int x, int w, int rows) {
+  const odb_ui_sweep *s = &t->m->sweep;
+  char buf[64], eta[32];
+  double left = odb_ui_sweep_eta(s);
+  pen p = { y, x, x + w };
+  if (rows <= 0 || !s->active) return 0;
+  penf(&p, A_BOLD, "sweep ");
+  penf(&p, 0, "%ld/%ld ", s->i, s->n);
+  bar(buf, 14, (double)s->i / (double)s->n);
+  penf(&p, s->i >= s->n ? color(t, PAIR_GOOD) : 0, "%s", buf);
+  if (left > 0) {
+    odb_ui_fmt_duration(eta, sizeof eta, left);
+    penf(&p, 0, " eta %s", eta);
+  } else if (s->i >= s->n) {
+    penf(&p, color(t, PAIR_GOOD), " done");
+  }
+  if (s->label[0]) penf(&p, color(t, PAIR_DIM), "  %s", s->label);
+  return 1;
+}
+
 /* The scenario's metrics on the remaining rows, wrapped. */
 static void metric_lines(odb_ui_tui *t, int y, int x, int w, int rows) {
   pen p = { y, x, x + w };
@@ -574,11 +596,13 @@ static void metric_lines(odb_ui_tui *t, int y, int x, int w, int rows) {
 static void draw_activity(odb_ui_tui *t, int y, int x, int h, int w) {
   int rows = h - 2, used = 0, iw = w - 4;
   draw_box(t, y, x, h, w, "Activity", t->focus == P_ACTIVITY);
+  used += sweep_line(t, y + 1, x + 2, iw, rows);
   if (t->m->solve.name[0]) {
-    used += solve_lines(t, y + 1, x + 2, iw, t->m->tuning ? 3 : rows);
+    used += solve_lines(t, y + 1 + used, x + 2, iw,
+                        t->m->tuning ? 3 : rows - used);
   }
   if (t->m->tuning) used += tune_lines(t, y + 1 + used, x + 2, iw, rows - used);
-  if (!t->m->solve.name[0] && !t->m->tuning) {
+  if (!t->m->solve.name[0] && !t->m->tuning && !t->m->sweep.active) {
     put_at(y + 1, x + 2, iw, color(t, PAIR_DIM),
            t->o.ctx ? "waiting for the first solve ..." : "replay starting ...");
     used = 1;

@@ -136,7 +136,8 @@ describe("ob.solver", function()
     for _, m in ipairs(l.methods) do
       for _, v in ipairs(l.variants) do
         if backends[v.backend] then
-          local ok, s = pcall(ob.solver, { problem = p, method = m.name, variant = v.name })
+          local ok, s = pcall(ob.solver, { problem = p, method = m.name, variant = v.name,
+                                            backend = v.backend })
           if ok then
             assert.are.equal(m.name, s.method)
             assert.are.equal(v.name, s.variant)

@@ -136,6 +136,47 @@ static void test_tuning(void) {
 }
 
 /* Events pushed to a context come back from events.jsonl unchanged. */
+/* A PROGRESS of a sweep: i of n done at wall w. */
+static odb_event progress(long i, long n, double w, const char *label) {
+  odb_event e = ev(ODB_EV_PROGRESS, w);
+  e.step = i;
+  e.accepted = n;
+  snprintf(e.name, sizeof e.name, "%s", label);
+  return e;
+}
+
+/* ob.progress folded into the model: i of n, label, estimate, restarts. */
+static void test_sweep(void) {
+  odb_ui_model *m = malloc(sizeof *m);
+  odb_event e;
+  odb_ui_model_init(m, NULL);
+  tap_ok(!m->sweep.active && odb_ui_sweep_eta(&m->sweep) < 0,
+         "no sweep before the first report");
+  e = progress(0, 10, 1.0, "");
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->sweep.active && m->sweep.i == 0 && m->sweep.n == 10 &&
+         odb_ui_sweep_eta(&m->sweep) < 0, "0 of 10: started, no estimate");
+  e = progress(2, 10, 5.0, "N=64 fused");
+  odb_ui_model_apply(m, &e);
+  tap_ok(fabs(odb_ui_sweep_eta(&m->sweep) - 16.0) < 1e-12 &&
+         strcmp(m->sweep.label, "N=64 fused") == 0,
+         "2 of 10 after 4 s: 16 s left (%g)", odb_ui_sweep_eta(&m->sweep));
+  e = progress(10, 10, 21.0, "last");
+  odb_ui_model_apply(m, &e);
+  tap_ok(odb_ui_sweep_eta(&m->sweep) == 0, "10 of 10: done");
+  e = progress(1, 4, 30.0, "again");                /* a new sweep */
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->sweep.begin_i == 1 && m->sweep.begin_wall == 30.0 &&
+         odb_ui_sweep_eta(&m->sweep) < 0, "a new n restarts the clock");
+  e = progress(3, 4, 34.0, "");
+  odb_ui_model_apply(m, &e);
+  tap_ok(fabs(odb_ui_sweep_eta(&m->sweep) - 2.0) < 1e-12,
+         "the clock of a sweep without a 0 report starts at its first (%g)",
+         odb_ui_sweep_eta(&m->sweep));
+  odb_ui_model_free(m);
+  free(m);
+}
+
 static void test_record_read(void) {
   odb_ctx_opts co;
   odb_ctx *c = NULL;
@@ -164,12 +205,14 @@ static void test_record_read(void) {
   odb_ctx_publish(c, &e);
   e = tune("tile=8 stride=A", 4, 9, NAN, NAN);
   odb_ctx_publish(c, &e);
+  e = progress(3, 12, 0, "N=128 dopri5/fused");
+  odb_ctx_publish(c, &e);
   tap_ok(access(path, F_OK) != 0, "no events.jsonl while the run goes");
   tap_ok(odb_ui_record_finish(r, 1) == ODB_OK && access(part, F_OK) != 0,
          "finish renames the .part file");
   ok = odb_ui_events_read(path, &back, &evs, &n) == ODB_OK;
-  tap_ok(ok && n == 3, "read back: %d events (%s)", n, odb_last_error());
-  if (ok && n == 3) {
+  tap_ok(ok && n == 4, "read back: %d events (%s)", n, odb_last_error());
+  if (ok && n == 4) {
     tap_ok(strcmp(back.scenario, info.scenario) == 0 &&
            back.floor_read == 1.5e10, "header round trip");
     tap_ok(evs[0].kind == ODB_EV_LOG && evs[0].level == ODB_LOG_WARN &&
@@ -181,6 +224,11 @@ static void test_record_read(void) {
            && evs[1].seq == evs[0].seq + 1 && evs[1].wall >= evs[0].wall,
            "numbers, names, seq and wall round trip");
     tap_ok(isnan(evs[2].value), "NAN is written as null and read as NAN");
+    tap_ok(evs[3].kind == ODB_EV_PROGRESS && evs[3].step == 3 &&
+           evs[3].accepted == 12 &&
+           strcmp(evs[3].name, "N=128 dopri5/fused") == 0 &&
+           strcmp(odb_ui_event_kind_name(evs[3].kind), "progress") == 0,
+           "a sweep's progress round trip");
   }
   free(evs);
   r = NULL;
@@ -227,6 +275,7 @@ int main(void) {
   test_parse_config();
   test_solve_rates();
   test_tuning();
+  test_sweep();
   test_record_read();
   test_format();
   return tap_done();

@@ -1,0 +1,371 @@
+-- plot_spec.lua: ob.progress (the sweep's progress bar in plain mode, in
+-- events.jsonl, in replays and in the dashboard) and ob.plot (the plots a
+-- scenario names, drawn by odebench plot). Scenarios run in fixtures/ or
+-- from a temporary file, like in ui_spec.lua.
+
+local json = require "dkjson"
+
+local BIN = assert(os.getenv("ODEBENCH_BIN"), "set ODEBENCH_BIN")
+local SRC = assert(os.getenv("ODEBENCH_SRC"), "set ODEBENCH_SRC")
+local FIX = SRC .. "/tests/lua/fixtures"
+
+-- Single-quotes s for sh.
+local function q(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+local function sh_ok(cmd)
+  return os.execute(cmd) == true
+end
+
+local HAVE_TMUX = sh_ok("command -v tmux >/dev/null 2>&1")
+local HAVE_GNUPLOT = sh_ok("command -v gnuplot >/dev/null 2>&1")
+
+local made = {}
+
+local function tmpdir()
+  local p = assert(io.popen("mktemp -d /tmp/odebench-plot.XXXXXX"))
+  local d = p:read("l")
+  p:close()
+  made[#made + 1] = d
+  return d
+end
+
+teardown(function()
+  for _, d in ipairs(made) do os.execute("rm -rf " .. q(d)) end
+end)
+
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function exists(path)
+  return sh_ok("test -e " .. q(path))
+end
+
+local function has(text, part)
+  assert.is_truthy(text:find(part, 1, true),
+                   "expected to find:\n  " .. part .. "\nin:\n" .. text)
+end
+
+local function hasnt(text, part)
+  assert.is_falsy(text:find(part, 1, true),
+                  "did not expect:\n  " .. part .. "\nin:\n" .. text)
+end
+
+-- Runs BIN with args in FIX (not a terminal); returns status, stdout, stderr.
+local function run(args)
+  local dir = tmpdir()
+  local quoted = {}
+  for i, a in ipairs(args) do quoted[i] = q(a) end
+  local cmd = ("cd %s && env -u LD_PRELOAD %s %s </dev/null >%s/out 2>%s/err")
+    :format(q(FIX), q(BIN), table.concat(quoted, " "), q(dir), q(dir))
+  local _, how, code = os.execute(cmd)
+  if how == "signal" then code = 128 + code end
+  return code, slurp(dir .. "/out") or "", slurp(dir .. "/err") or ""
+end
+
+-- Writes a scenario (text after the require line) to a temporary file.
+local function scenario(body)
+  local path = tmpdir() .. "/scenario.lua"
+  local f = assert(io.open(path, "w"))
+  f:write('local ob = require "odebench"\n', body, "\n")
+  f:close()
+  return path
+end
+
+local function count(text, part)
+  local n, i = 0, 1
+  while true do
+    local s, e = text:find(part, i, true)
+    if not s then return n end
+    n, i = n + 1, e + 1
+  end
+end
+
+local function png(path)
+  local data = slurp(path)
+  return data ~= nil and data:sub(1, 8) == "\137PNG\r\n\26\n"
+end
+
+local function svg(path)
+  local data = slurp(path)
+  return data ~= nil and data:find("<svg", 1, true) ~= nil
+end
+
+-- One run of the fixture sweep (busy seconds per configuration) for the
+-- specs that only read it.
+local recorded
+local function sweep_run()
+  if not recorded then
+    recorded = tmpdir() .. "/run"
+    local code, _, err = run { "sweep_plot.lua", "--ui", "none", "--out", recorded }
+    assert.are.equal(0, code, err)
+  end
+  return recorded
+end
+
+local plot_it = HAVE_GNUPLOT and it or function(name)
+  pending(name .. " (gnuplot is not installed)")
+end
+
+local tmux_it = HAVE_TMUX and it or function(name)
+  pending(name .. " (tmux is not installed)")
+end
+
+describe("ob.progress", function()
+  it("shows a progress bar with the time left in plain mode under a pipe",
+     function()
+    local out = tmpdir() .. "/run"
+    local code, stdout, err = run { "sweep_plot.lua", "--set", "busy=0.2",
+                                    "--out", out }
+    assert.are.equal(0, code, err)
+    has(err, "sweep [--------------------] 0/6")
+    has(err, "sweep [####################] 6/6  N=32 fused")
+    assert.is_truthy(err:find("sweep %[#+%-+%] [1-5]/6 eta %d+s  N=%d+ %a+"), err)
+    hasnt(err .. stdout, "\27[")
+    -- every report is recorded, in order
+    local seen = {}
+    for line in io.lines(out .. "/events.jsonl") do
+      local obj = assert(json.decode(line), line)
+      if obj.kind == "progress" then
+        assert.are.equal(6, obj.accepted)
+        seen[#seen + 1] = obj.step or 0
+      end
+    end
+    assert.are.same({ 0, 1, 2, 3, 4, 5, 6 }, seen)
+  end)
+
+  it("prints a few lines a second however often it is called", function()
+    local path = scenario [[
+      for i = 1, 20000 do ob.progress(i, 20000, "item " .. i) end]]
+    local code, _, err = run { path, "--out", tmpdir() .. "/run" }
+    assert.are.equal(0, code, err)
+    has(err, "sweep [####################] 20000/20000  item 20000")
+    -- two lines a second after a burst of two, and the last one
+    local last = 0
+    for t in err:gmatch("%[%s*([%d.]+)s%]") do last = math.max(last, tonumber(t)) end
+    assert.is_true(count(err, "sweep [") <= 3 + 2 * math.ceil(last), err)
+  end)
+
+  it("replays as plain lines", function()
+    local code, _, err = run { "replay", sweep_run() }
+    assert.are.equal(0, code, err)
+    has(err, "sweep [--------------------] 0/6")
+    has(err, "6/6  N=32 fused")
+  end)
+
+  tmux_it("shows the sweep in the dashboard's Activity panel", function()
+    local dir = tmpdir()
+    local sock = dir .. "/tmux.sock"
+    local tmux = ("env -u LD_PRELOAD tmux -S %s "):format(q(sock))
+    local inner = ("cd %s && %s replay %s --speed 20; sleep 60"):format(
+      q(FIX), q(BIN), q(sweep_run()))
+    assert(sh_ok(tmux .. "new-session -d -s r -x 120 -y 40 " .. q(inner)))
+    local screen = ""
+    for _ = 1, 100 do
+      local p = assert(io.popen(tmux .. "capture-pane -p -t r"))
+      screen = p:read("a")
+      p:close()
+      if screen:find("replay finished", 1, true) then break end
+      os.execute("sleep 0.1")
+    end
+    os.execute(tmux .. "kill-server 2>/dev/null")
+    has(screen, "Activity")
+    has(screen, "sweep 6/6 [############] done  N=32 fused")
+  end)
+
+  it("refuses bad arguments", function()
+    local cases = {
+      { "ob.progress(7, 3)", "bad argument #1 to 'progress' (steps done between 0 and n = 3 expected, got 7)" },
+      { "ob.progress(-1, 3)", "bad argument #1 to 'progress' (steps done between 0 and n = 3 expected, got -1)" },
+      { "ob.progress(1, 0)", "bad argument #2 to 'progress' (number of steps >= 1 expected, got 0)" },
+      { "ob.progress(1.5, 3)", "bad argument #1 to 'progress' (number has no integer representation)" },
+      { "ob.progress(1, 3, {})", "bad argument #3 to 'progress' (string expected, got table)" },
+    }
+    for _, c in ipairs(cases) do
+      local code, _, err = run { scenario(c[1]), "--ui", "none" }
+      assert.are.equal(2, code, err)
+      has(err, c[2])
+    end
+  end)
+end)
+
+describe("ob.plot", function()
+  it("records the requests in the results context", function()
+    local doc = assert(json.decode(slurp(sweep_run() .. "/results.json")))
+    local p = doc.context.plots
+    assert.are.same({ kind = "lines", rows = "solve", x = "n", y = "gbs",
+                      group = "method,variant", logx = "true",
+                      title = "fixture: GB/s against n" }, p.gbs_vs_n)
+    assert.are.same({ kind = "heatmap", rows = "solve", x = "n", y = "variant",
+                      z = "time_per_step" }, p.heat)
+    assert.are.equal("roofline", p.roof.kind)
+    has(slurp(sweep_run() .. "/results.csv"), "# plots.tpc_vs_n.y=time_per_component\n")
+  end)
+
+  plot_it("odebench plot draws the named plots as PNG and SVG, and the automatic ones",
+          function()
+    local dir = tmpdir() .. "/plots"
+    local code, stdout, err = run { "plot", sweep_run(), "--out", dir }
+    assert.are.equal(0, code, err)
+    for _, name in ipairs { "gbs_vs_n", "tpc_vs_n", "roof", "heat",
+                            "time_per_step", "gbs", "roofline" } do
+      assert.is_true(png(dir .. "/" .. name .. ".png"), name .. ".png")
+      assert.is_true(svg(dir .. "/" .. name .. ".svg"), name .. ".svg")
+      has(stdout, dir .. "/" .. name .. ".png")
+    end
+    -- the named ones first, in the order the scenario asked for them
+    assert.is_true(stdout:find("gbs_vs_n.png", 1, true) < stdout:find("tpc_vs_n.png", 1, true))
+    assert.is_true(stdout:find("heat.png", 1, true) < stdout:find("time_per_step.png", 1, true))
+    local gp = slurp(dir .. "/plot.gp")
+    has(gp, "set title 'fixture: GB/s against n'")
+    has(gp, "title 'dopri5/plain'")
+    has(gp, "set ylabel 'time per step and component (")
+    local heat = slurp(dir .. "/named_heat.dat")
+    has(heat, "variant 128 512 2048\n")
+    assert.is_truthy(heat:find("\nplain [%d.]+ [%d.]+ [%d.]+\n"), heat)
+    -- a block per group, three sizes each, sorted by n
+    local dat = slurp(dir .. "/named_gbs_vs_n.dat")
+    assert.is_truthy(dat:find("# dopri5/plain\n128 [^\n]+\n512 [^\n]+\n2048 [^\n]+\n"), dat)
+  end)
+
+  plot_it("derives the speed-up over the sequential runs of the same n", function()
+    local out = tmpdir() .. "/run"
+    local path = scenario [[
+      local p = ob.problem("bruss2d", { N = 8 })
+      local function run(v, th)
+        local s <close> = ob.solver { problem = p, method = "radau1a5", variant = v,
+                                      h = 1e-3, threads = th }
+        return s:integrate { t1 = 0.01 }
+      end
+      ob.plot { name = "speedup", x = "threads", y = "speedup", group = "variant",
+                logx = true }
+      local seq = math.min(run("A").time_per_step, run("D").time_per_step)
+      local want = {}
+      for _, th in ipairs { 1, 2 } do
+        want[th] = seq / run("par_PipeDb2mt", th).time_per_step
+      end
+      io.write(string.format("%.10g %.10g\n", want[1], want[2]))]]
+    local code, stdout, err = run { path, "--ui", "none", "-q", "--out", out }
+    assert.are.equal(0, code, err)
+    local w1, w2 = stdout:match("^(%S+) (%S+)")
+    code, _, err = run { "plot", out, "-q" }
+    assert.are.equal(0, code, err)
+    assert.is_true(png(out .. "/plots/speedup.png"))
+    local dat = slurp(out .. "/plots/named_speedup.dat")
+    local y1, y2 = dat:match("# par_PipeDb2mt\n1 (%S+)\n2 (%S+)\n")
+    assert.is_truthy(y1, dat)
+    assert.is_true(math.abs(tonumber(y1) / tonumber(w1) - 1) < 1e-6, dat)
+    assert.is_true(math.abs(tonumber(y2) / tonumber(w2) - 1) < 1e-6, dat)
+  end)
+
+  plot_it("a tuning heatmap from the rows of ob.tune, filtered by where", function()
+    local out = tmpdir() .. "/run"
+    local path = scenario [[
+      local p = ob.problem("bruss2d", { N = 8 })
+      local s <close> = ob.solver { problem = p, method = "radau1a5", variant = "A", tol = 1e-6 }
+      ob.plot { name = "space", kind = "heatmap", x = "cfg.block", y = "cfg.variant",
+                where = { strategy = "exhaustive" } }
+      ob.tune { target = s, space = { variant = { "Dblock", "PipeDb2mt" },
+                                      block = { 16, 32 } },
+                strategy = "exhaustive", steps = 1, cache = "off",
+                measure = { warmup = 0, min_reps = 1, max_reps = 1 } }]]
+    local code, _, err = run { path, "--ui", "none", "-q", "--out", out }
+    assert.are.equal(0, code, err)
+    code, _, err = run { "plot", out, "-q" }
+    assert.are.equal(0, code, err)
+    assert.is_true(png(out .. "/plots/space.png"))
+    local dat = slurp(out .. "/plots/named_space.dat")
+    has(dat, "cfg.variant 16 32\n")
+    assert.is_truthy(dat:find("\nDblock [%d.e+-]+ [%d.e+-]+\nPipeDb2mt [%d.e+-]+ [%d.e+-]+\n"), dat)
+    has(slurp(out .. "/plots/plot.gp"), "set cblabel 'median time (")
+  end)
+
+  plot_it("leaves out a plot without data (with a warning) and replaces an "
+          .. "automatic chart of the same name", function()
+    local out = tmpdir() .. "/run"
+    local path = scenario [[
+      local p = ob.problem("bruss2d", { N = 8 })
+      local s <close> = ob.solver { problem = p, method = "dopri5", variant = "plain" }
+      s:integrate { t1 = 0.01 }
+      ob.plot { name = "gbs", x = "n", y = "gflops", title = "mine" }
+      ob.plot { name = "empty", x = "n", y = "gbs", where = { variant = "nosuch" } }]]
+    local code, _, err = run { path, "--ui", "none", "-q", "--out", out }
+    assert.are.equal(0, code, err)
+    local stdout
+    code, stdout, err = run { "plot", out }
+    assert.are.equal(0, code, err)
+    has(err, "warning: plot 'empty' of the scenario is left out: no finished "
+             .. "solve rows with values for it")
+    assert.is_false(exists(out .. "/plots/empty.png"))
+    assert.is_true(png(out .. "/plots/gbs.png"))
+    assert.are.equal(1, count(stdout, "/gbs.png"))
+    local gp = slurp(out .. "/plots/plot.gp")
+    assert.are.equal(1, count(gp, 'set output "gbs.".fmt'))
+    has(gp, "set title 'mine'")
+  end)
+
+  it("a run whose only plot has no data is refused", function()
+    local out = tmpdir() .. "/run"
+    local path = scenario [[
+      ob.metric("m", 1)
+      ob.plot { name = "nothing", x = "n", y = "gbs" }]]
+    local code, _, err = run { path, "--ui", "none", "-q", "--out", out }
+    assert.are.equal(0, code, err)
+    code, _, err = run { "plot", out }
+    assert.are.equal(2, code, err)
+    has(err, "plot 'nothing' of the scenario is left out")
+    has(err, "nothing to plot in '" .. out .. "'")
+  end)
+
+  it("refuses bad arguments with the allowed values", function()
+    local cases = {
+      { 'ob.plot { name = "a", kind = "bars", x = "n", y = "gbs" }',
+        "bad argument #1 to 'plot' (field 'kind': unknown kind 'bars' (allowed: lines, roofline, heatmap))" },
+      { 'ob.plot { name = "a", x = "n", y = "gbps" }',
+        "bad argument #1 to 'plot' (field 'y': unknown column 'gbps' for solve rows (allowed: n, d, t0, t1," },
+      { 'ob.plot { name = "a", x = "n", y = "gbps" }',
+        "time_per_step, gbs, gflops, floor_pct, bytes, t, h, err, threads, speedup, time_per_component, "
+        .. "flop_per_byte, label, problem, method, variant, backend, status))" },
+      { 'ob.plot { name = "a", x = "method", y = "gbs" }',
+        "(field 'x': column 'method' holds text, a number column is needed here (allowed: n, d," },
+      { 'ob.plot { name = "a", x = "cfg.block", y = "median", group = "colour" }',
+        "(field 'group': unknown column 'colour' for tune rows (allowed: n, steps, h, eval, median," },
+      { 'ob.plot { name = "a", x = "n", y = "gbs", group = { "variant", 3 } }',
+        "(field 'group': list of column names expected, got number)" },
+      { 'ob.plot { name = "a", x = "n", y = "gbs", rows = "all" }',
+        "(field 'rows': unknown value 'all' (allowed: solve, tune))" },
+      { 'ob.plot { x = "n", y = "gbs" }', "(field 'name' is required" },
+      { 'ob.plot { name = "a/b", x = "n", y = "gbs" }',
+        "(field 'name': 'a/b' is not a plot name (1 to 40 letters, digits, '_' and '-'))" },
+      { 'ob.plot { name = "a", x = "n" }', "(a lines plot needs fields 'x' and 'y' (column names))" },
+      { 'ob.plot { name = "a", kind = "roofline", y = "gbs" }',
+        "(a roofline plots GFLOP/s against flop/byte: leave out fields 'x', 'y' and 'z')" },
+      { 'ob.plot { name = "a", kind = "heatmap", x = "n", y = "variant", group = "method" }',
+        "(field 'group' does not apply to a heatmap" },
+      { 'ob.plot { name = "a", x = "n", y = "gbs", z = "n" }',
+        "(field 'z' (the colour) belongs to a heatmap only)" },
+      { 'ob.plot { name = "a", x = "n", y = "gbs", logx = "yes" }',
+        "(field 'logx': boolean expected, got string)" },
+      { 'ob.plot { name = "a", x = "n", y = "gbs", where = { variant = {} } }',
+        "(field 'where': {column = string, number or boolean, ...} expected)" },
+      { 'ob.plot { name = "a", x = "n", y = "gbs", colour = "red" }',
+        "(unknown field 'colour' (allowed: name, kind, x, y, z, group, rows, where, logx, logy, title))" },
+      { 'ob.plot { name = "a", x = "n", y = "gbs" }; ob.plot { name = "a", x = "n", y = "gflops" }',
+        "(field 'name': a plot named 'a' was requested already)" },
+      { 'ob.plot "gbs"', "bad argument #1 to 'plot' (table expected, got string)" },
+    }
+    for _, c in ipairs(cases) do
+      local out = tmpdir() .. "/run"
+      local code, _, err = run { scenario(c[1]), "--ui", "none", "--out", out }
+      assert.are.equal(2, code, err)
+      has(err, c[2])
+      assert.is_false(exists(out))
+    end
+  end)
+end)

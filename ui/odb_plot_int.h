@@ -1,0 +1,78 @@
+/* odb_plot_int.h - what the files of odebench plot share: results.csv
+   read into memory, the frame of a gnuplot chart, the plots a scenario
+   asked for with ob.plot. Internal to ui/. */
+#ifndef ODB_PLOT_INT_H
+#define ODB_PLOT_INT_H
+
+#include <stdio.h>
+
+#include "odebench.h"
+
+/* {====== results.csv (odb_plot_csv.c) */
+
+/* A CSV file: context comments, a header and rows of strings. */
+typedef struct odb_csv {
+  char **cells;          /* (nrows + 1) x ncols, row 0 the header */
+  int nrows, ncols, cap;
+  char **ctx;            /* "key=value" of the "# " lines */
+  int nctx;
+} odb_csv;
+
+/* Parses results.csv; 0 (errno set) when it cannot be read. */
+int odb_csv_read(const char *path, odb_csv *c);
+void odb_csv_free(odb_csv *c);
+/* Column index of name, or -1. */
+int odb_csv_col(const odb_csv *c, const char *name);
+/* The cell of data row r (0-based) in column k; "" for k < 0. */
+const char *odb_csv_cell(const odb_csv *c, int r, int k);
+/* The cell as a number; NAN when empty or not a number. */
+double odb_csv_num(const odb_csv *c, int r, int k);
+/* The value of a context key ("bandwidth.read_1t"), or NULL. */
+const char *odb_csv_ctx(const odb_csv *c, const char *key);
+
+/* }====== */
+
+/* {====== gnuplot charts (odb_plot.c) */
+
+/* Starts chart name (written as name.png and name.svg) in the script. */
+void odb_plot_chart_begin(FILE *f, const char *name);
+/* Ends it and resets the settings for the next one. */
+void odb_plot_chart_end(FILE *f);
+/* The unit that shows seconds up to hi readably: factor and name. */
+void odb_plot_time_unit(double hi, double *scale, const char **unit);
+/* s as a gnuplot single-quoted string (quotes doubled, control characters
+   as spaces). */
+void odb_plot_put_quoted(FILE *f, const char *s);
+
+/* }====== */
+
+/* {====== the scenario's plots (odb_plot_named.c) */
+
+typedef struct odb_plot_named odb_plot_named;
+
+/*
+** Reads the requests of ob.plot (the plots.<name>.* context keys of res)
+** and gathers each one's data. A request that cannot be drawn (a column
+** results.csv lacks, no rows that fit) is left out with a warning on warn
+** (may be NULL). ODB_ERR_NOMEM only.
+*/
+odb_status odb_plot_named_load(const odb_csv *res, FILE *warn,
+                               odb_plot_named **out);
+void odb_plot_named_free(odb_plot_named *n);
+/* Number of requests that will be drawn; the name of the i-th. */
+int odb_plot_named_count(const odb_plot_named *n);
+const char *odb_plot_named_name(const odb_plot_named *n, int i);
+/* 1 when a request that will be drawn is called name. */
+int odb_plot_named_has(const odb_plot_named *n, const char *name);
+/*
+** Writes each request's data (named_<name>.dat) into dir and its chart
+** into the script f. floor_gbs: the read bandwidth of one thread (GB/s,
+** 0 unknown) for the reference lines; scenario: for default titles.
+** 0 (errno set) when a file cannot be written.
+*/
+int odb_plot_named_write(const odb_plot_named *n, const char *dir, FILE *f,
+                         double floor_gbs, const char *scenario);
+
+/* }====== */
+
+#endif

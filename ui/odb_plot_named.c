@@ -1,0 +1,727 @@
+/* odb_plot_named.c - the plots a scenario asked for with ob.plot: their
+   requests read back from results.csv's context lines, their points
+   gathered from the rows, their data files and gnuplot charts written. */
+#include "odb_plot_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REQ 32          /* requests of one run */
+#define MAX_GROUP 4         /* grouping columns of one request */
+#define MAX_WHERE 8         /* filter columns of one request */
+#define MAX_SERIES 32       /* lines of one chart */
+#define MAX_CAT 64          /* heatmap values per axis */
+#define COL_LEN 64
+#define CAT_LEN 24
+#define PATHBUF (PATH_MAX + 64)
+
+/* One ob.plot request as results.csv holds it (plots.<name>.<field>). */
+typedef struct request {
+  char name[48], kind[16], rows[8];
+  char x[COL_LEN], y[COL_LEN], z[COL_LEN];
+  char title[256];
+  char group[MAX_GROUP][COL_LEN];
+  int ngroup;
+  char wkey[MAX_WHERE][COL_LEN], wval[MAX_WHERE][128];
+  int nwhere;
+  int logx, logy;
+} request;
+
+/* The points of one line; row[k] is the results row of point k. */
+typedef struct series {
+  char title[128];
+  int n, cap;
+  double *x, *y;
+  int *row;
+} series;
+
+/* A request and what it shows. */
+typedef struct chart {
+  request q;
+  series s[MAX_SERIES];       /* lines and roofline */
+  int ns;
+  int nx, ny;                 /* heatmap: values of x and y, and the cells */
+  char xv[MAX_CAT][CAT_LEN], yv[MAX_CAT][CAT_LEN];
+  double *cells;              /* ny x nx, NAN where no row fits */
+  double scale;               /* y (lines) or z (heatmap) into unit */
+  const char *unit;           /* "" unless the column is a time */
+} chart;
+
+struct odb_plot_named {
+  chart *c;                   /* the requests that can be drawn */
+  int n;
+};
+
+/* {====== requests */
+
+/* Copies at most cap - 1 bytes of s and terminates. */
+static void copy(char *dst, size_t cap, const char *s, size_t len) {
+  if (len >= cap) len = cap - 1;
+  memcpy(dst, s, len);
+  dst[len] = '\0';
+}
+
+/* The request called name (len bytes), added when new; NULL when full. */
+static request *find_request(request *reqs, int *n, const char *name,
+                             size_t len) {
+  for (int i = 0; i < *n; ++i)
+    if (strlen(reqs[i].name) == len && strncmp(reqs[i].name, name, len) == 0)
+      return &reqs[i];
+  if (*n == MAX_REQ) return NULL;
+  memset(&reqs[*n], 0, sizeof reqs[0]);
+  copy(reqs[*n].name, sizeof reqs[0].name, name, len);
+  return &reqs[(*n)++];
+}
+
+/* Splits "a,b,c" into the grouping columns. */
+static void set_group(request *q, const char *v) {
+  while (*v && q->ngroup < MAX_GROUP) {
+    size_t len = strcspn(v, ",");
+    if (len) copy(q->group[q->ngroup++], COL_LEN, v, len);
+    v += len;
+    if (*v == ',') ++v;
+  }
+}
+
+/* One field ("x", "where.variant", ...) of a request; others are ignored
+   (a later odebench may write more). */
+static void set_field(request *q, const char *field, const char *v) {
+  size_t len = strlen(v);
+  if (strcmp(field, "kind") == 0) copy(q->kind, sizeof q->kind, v, len);
+  else if (strcmp(field, "rows") == 0) copy(q->rows, sizeof q->rows, v, len);
+  else if (strcmp(field, "x") == 0) copy(q->x, COL_LEN, v, len);
+  else if (strcmp(field, "y") == 0) copy(q->y, COL_LEN, v, len);
+  else if (strcmp(field, "z") == 0) copy(q->z, COL_LEN, v, len);
+  else if (strcmp(field, "title") == 0)
+    copy(q->title, sizeof q->title, v, len);
+  else if (strcmp(field, "group") == 0) set_group(q, v);
+  else if (strcmp(field, "logx") == 0) q->logx = strcmp(v, "true") == 0;
+  else if (strcmp(field, "logy") == 0) q->logy = strcmp(v, "true") == 0;
+  else if (strncmp(field, "where.", 6) == 0 && field[6] &&
+           q->nwhere < MAX_WHERE) {
+    copy(q->wkey[q->nwhere], COL_LEN, field + 6, strlen(field + 6));
+    copy(q->wval[q->nwhere], sizeof q->wval[0], v, len);
+    q->nwhere++;
+  }
+}
+
+/* Reads the plots.<name>.<field>=value context lines, in order. */
+static int parse_requests(const odb_csv *res, request *reqs) {
+  int n = 0;
+  for (int i = 0; i < res->nctx; ++i) {
+    const char *e = res->ctx[i], *name, *dot, *eq;
+    char field[COL_LEN + 8];
+    request *q;
+    if (strncmp(e, "plots.", 6) != 0) continue;
+    name = e + 6;
+    eq = strchr(name, '=');
+    dot = strchr(name, '.');
+    if (!eq || !dot || dot > eq || dot == name) continue;
+    q = find_request(reqs, &n, name, (size_t)(dot - name));
+    if (!q) continue;
+    copy(field, sizeof field, dot + 1, (size_t)(eq - dot - 1));
+    set_field(q, field, eq + 1);
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!reqs[i].kind[0]) snprintf(reqs[i].kind, sizeof reqs[i].kind, "lines");
+    if (!reqs[i].rows[0]) snprintf(reqs[i].rows, sizeof reqs[i].rows, "solve");
+  }
+  return n;
+}
+
+/* }====== */
+
+/* {====== values of the rows */
+
+/* The columns a derived quantity is computed from (NULL: not derived). */
+static const char *const *derived_from(const char *col) {
+  static const char *const speedup[] = { "time_per_step", NULL };
+  static const char *const tpc[] = { "time_per_step", "n", NULL };
+  static const char *const fpb[] = { "gflops", "gbs", NULL };
+  if (strcmp(col, "speedup") == 0) return speedup;
+  if (strcmp(col, "time_per_component") == 0) return tpc;
+  if (strcmp(col, "flop_per_byte") == 0) return fpb;
+  return NULL;
+}
+
+/* The number of row r in col, derived ones included; "speedup" gives the
+   time per step here (its baseline is divided by it later). */
+static double value(const odb_csv *res, int r, const char *col) {
+  if (strcmp(col, "time_per_component") == 0)
+    return odb_csv_num(res, r, odb_csv_col(res, "time_per_step")) /
+           odb_csv_num(res, r, odb_csv_col(res, "n"));
+  if (strcmp(col, "flop_per_byte") == 0)
+    return odb_csv_num(res, r, odb_csv_col(res, "gflops")) /
+           odb_csv_num(res, r, odb_csv_col(res, "gbs"));
+  if (strcmp(col, "speedup") == 0)
+    return odb_csv_num(res, r, odb_csv_col(res, "time_per_step"));
+  return odb_csv_num(res, r, odb_csv_col(res, col));
+}
+
+/* 1 when the texts are equal, or both numbers of equal value. */
+static int same_value(const char *a, const char *b) {
+  char *ea, *eb;
+  double x, y;
+  if (strcmp(a, b) == 0) return 1;
+  if (!*a || !*b) return 0;
+  x = strtod(a, &ea);
+  y = strtod(b, &eb);
+  return !*ea && !*eb && x == y;
+}
+
+/* 1 when row r is of the request's kind, finished ok and passes where. */
+static int selected(const odb_csv *res, const request *q, int r) {
+  int kind = odb_csv_col(res, "kind"), status = odb_csv_col(res, "status");
+  const char *st = odb_csv_cell(res, r, status);
+  if (kind >= 0 && strcmp(odb_csv_cell(res, r, kind), q->rows) != 0) return 0;
+  if (*st && strcmp(st, "ok") != 0) return 0;
+  for (int i = 0; i < q->nwhere; ++i)
+    if (!same_value(odb_csv_cell(res, r, odb_csv_col(res, q->wkey[i])),
+                    q->wval[i]))
+      return 0;
+  return 1;
+}
+
+/* Writes into why the first column the request needs that res lacks;
+   returns 0 then. */
+static int has_columns(const odb_csv *res, const request *q, char *why,
+                       size_t cap) {
+  const char *need[3 + MAX_GROUP + MAX_WHERE + 2];
+  int n = 0;
+  if (strcmp(q->kind, "roofline") == 0) {
+    need[n++] = "gbs";
+    need[n++] = "gflops";
+  } else {
+    need[n++] = q->x;
+    need[n++] = q->y;
+    if (strcmp(q->kind, "heatmap") == 0) need[n++] = q->z;
+  }
+  for (int i = 0; i < q->ngroup; ++i) need[n++] = q->group[i];
+  for (int i = 0; i < q->nwhere; ++i) need[n++] = q->wkey[i];
+  for (int i = 0; i < n; ++i) {
+    const char *const *from = derived_from(need[i]);
+    if (!need[i][0]) {
+      snprintf(why, cap, "the request names no column for x, y or z");
+      return 0;
+    }
+    for (int k = 0; from && from[k]; ++k)
+      if (odb_csv_col(res, from[k]) < 0) {
+        snprintf(why, cap, "results.csv has no column '%s' (for %s)",
+                 from[k], need[i]);
+        return 0;
+      }
+    if (!from && odb_csv_col(res, need[i]) < 0) {
+      snprintf(why, cap, "results.csv has no column '%s'", need[i]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* }====== */
+
+/* {====== lines and rooflines */
+
+/* Appends a point; 0 when out of memory. */
+static int add_point(series *s, double x, double y, int row) {
+  if (s->n == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 64;
+    double *nx = realloc(s->x, (size_t)cap * sizeof *nx), *ny;
+    int *nr;
+    if (!nx) return 0;
+    s->x = nx;
+    ny = realloc(s->y, (size_t)cap * sizeof *ny);
+    if (!ny) return 0;
+    s->y = ny;
+    nr = realloc(s->row, (size_t)cap * sizeof *nr);
+    if (!nr) return 0;
+    s->row = nr;
+    s->cap = cap;
+  }
+  s->x[s->n] = x;
+  s->y[s->n] = y;
+  s->row[s->n] = row;
+  s->n++;
+  return 1;
+}
+
+/* The series of row r (the values of the grouping columns joined by '/');
+   NULL when MAX_SERIES are taken by others. */
+static series *series_of(const odb_csv *res, chart *c, int r) {
+  char title[128] = "";
+  for (int i = 0; i < c->q.ngroup; ++i) {
+    size_t len = strlen(title);
+    snprintf(title + len, sizeof title - len, "%s%s", i ? "/" : "",
+             odb_csv_cell(res, r, odb_csv_col(res, c->q.group[i])));
+  }
+  if (c->q.ngroup == 0)
+    snprintf(title, sizeof title, "%s", c->q.y[0] ? c->q.y : "solves");
+  for (int i = 0; i < c->ns; ++i)
+    if (strcmp(c->s[i].title, title) == 0) return &c->s[i];
+  if (c->ns == MAX_SERIES) return NULL;
+  snprintf(c->s[c->ns].title, sizeof c->s[0].title, "%s", title);
+  return &c->s[c->ns++];
+}
+
+/* Orders a series by x (insertion sort: a handful of points). */
+static void sort_series(series *s) {
+  for (int i = 1; i < s->n; ++i) {
+    double x = s->x[i], y = s->y[i];
+    int r = s->row[i], j = i;
+    while (j > 0 && s->x[j - 1] > x) {
+      s->x[j] = s->x[j - 1];
+      s->y[j] = s->y[j - 1];
+      s->row[j] = s->row[j - 1];
+      --j;
+    }
+    s->x[j] = x;
+    s->y[j] = y;
+    s->row[j] = r;
+  }
+}
+
+/* The fastest time per step among the solve rows without a threads value
+   (the sequential runs) of row r's problem, method and n; 0 when none. */
+static double sequential_best(const odb_csv *res, int r) {
+  static const char *const same[] = { "problem", "method", "n" };
+  int kind = odb_csv_col(res, "kind"), status = odb_csv_col(res, "status");
+  int th = odb_csv_col(res, "threads"), tps = odb_csv_col(res, "time_per_step");
+  double best = 0;
+  for (int o = 0; o < res->nrows; ++o) {
+    int match = 1;
+    double t = odb_csv_num(res, o, tps);
+    if (kind >= 0 && strcmp(odb_csv_cell(res, o, kind), "solve") != 0) continue;
+    if (*odb_csv_cell(res, o, status) &&
+        strcmp(odb_csv_cell(res, o, status), "ok") != 0)
+      continue;
+    if (*odb_csv_cell(res, o, th) || !(t > 0)) continue;
+    for (int k = 0; k < 3 && match; ++k) {
+      int col = odb_csv_col(res, same[k]);
+      match = strcmp(odb_csv_cell(res, o, col), odb_csv_cell(res, r, col)) == 0;
+    }
+    if (match && (best == 0 || t < best)) best = t;
+  }
+  return best;
+}
+
+/* Turns the times per step of a speedup chart into speed-ups: over the
+   sequential best of the same problem, method and n, else over the
+   series' own first point (its smallest x). */
+static void to_speedup(const odb_csv *res, chart *c) {
+  for (int i = 0; i < c->ns; ++i) {
+    series *s = &c->s[i];
+    double first = s->n > 0 ? s->y[0] : 0;
+    for (int k = 0; k < s->n; ++k) {
+      double base = sequential_best(res, s->row[k]);
+      if (!(base > 0)) base = first;
+      s->y[k] = base / s->y[k];
+    }
+  }
+}
+
+/* 1 when col holds seconds (shown in a readable unit). */
+static int is_time(const char *col) {
+  return strcmp(col, "time_per_step") == 0 || strcmp(col, "seconds") == 0 ||
+         strcmp(col, "median") == 0 || strcmp(col, "time_per_component") == 0;
+}
+
+/* The points of a lines or roofline chart; 0 when out of memory. */
+static int gather_points(const odb_csv *res, chart *c, FILE *warn) {
+  int roof = strcmp(c->q.kind, "roofline") == 0, full = 0;
+  double hi = 0;
+  for (int r = 0; r < res->nrows; ++r) {
+    double x, y;
+    series *s;
+    if (!selected(res, &c->q, r)) continue;
+    x = value(res, r, roof ? "flop_per_byte" : c->q.x);
+    y = value(res, r, roof ? "gflops" : c->q.y);
+    if (!isfinite(x) || !isfinite(y)) continue;
+    if ((roof || c->q.logx) && !(x > 0)) continue;
+    if ((roof || c->q.logy || strcmp(c->q.y, "speedup") == 0) && !(y > 0))
+      continue;
+    s = series_of(res, c, r);
+    if (!s) {
+      full = 1;
+      continue;
+    }
+    if (!add_point(s, x, y, r)) return 0;
+  }
+  if (full && warn)
+    fprintf(warn, "odebench: warning: plot '%s': more than %d groups; the "
+            "rest are left out\n", c->q.name, MAX_SERIES);
+  for (int i = 0; i < c->ns; ++i) sort_series(&c->s[i]);
+  if (!roof && strcmp(c->q.y, "speedup") == 0) to_speedup(res, c);
+  c->scale = 1;
+  c->unit = "";
+  if (!roof && is_time(c->q.y)) {
+    for (int i = 0; i < c->ns; ++i)
+      for (int k = 0; k < c->s[i].n; ++k) hi = fmax(hi, c->s[i].y[k]);
+    odb_plot_time_unit(hi, &c->scale, &c->unit);
+  }
+  return 1;
+}
+
+/* }====== */
+
+/* {====== heatmaps */
+
+/* Index of value v among the n values of an axis (added when new); -1
+   when the axis is full. */
+static int category(char (*vals)[CAT_LEN], int *n, const char *v) {
+  char t[CAT_LEN];
+  snprintf(t, sizeof t, "%s", v);
+  for (char *p = t; *p; ++p)               /* one token in the data file */
+    if (*p == ' ' || *p == '\t' || *p == '"' || *p == '\'') *p = '_';
+  for (int i = 0; i < *n; ++i)
+    if (strcmp(vals[i], t) == 0) return i;
+  if (*n == MAX_CAT) return -1;
+  snprintf(vals[*n], CAT_LEN, "%s", t);
+  return (*n)++;
+}
+
+/* Sorts the values of an axis numerically when all are numbers (the
+   first-seen order stays otherwise); perm[old index] = new index. */
+static void order_axis(char (*vals)[CAT_LEN], int n, int *perm) {
+  double num[MAX_CAT];
+  int idx[MAX_CAT], numeric = 1;
+  char tmp[MAX_CAT][CAT_LEN];
+  for (int i = 0; i < n; ++i) {
+    char *end;
+    idx[i] = i;
+    num[i] = strtod(vals[i], &end);
+    if (!vals[i][0] || *end) numeric = 0;
+  }
+  for (int i = 1; numeric && i < n; ++i) {
+    int v = idx[i], j = i;
+    while (j > 0 && num[idx[j - 1]] > num[v]) {
+      idx[j] = idx[j - 1];
+      --j;
+    }
+    idx[j] = v;
+  }
+  memcpy(tmp, vals, (size_t)n * CAT_LEN);
+  for (int i = 0; i < n; ++i) {
+    memcpy(vals[i], tmp[idx[i]], CAT_LEN);
+    perm[idx[i]] = i;
+  }
+}
+
+/* The cells of a heatmap: the smallest z of the rows per (x, y) value. */
+static int gather_cells(const odb_csv *res, chart *c) {
+  int *xi = malloc((size_t)(res->nrows + 1) * sizeof *xi);
+  int *yi = malloc((size_t)(res->nrows + 1) * sizeof *yi);
+  int xcol = odb_csv_col(res, c->q.x), ycol = odb_csv_col(res, c->q.y);
+  int px[MAX_CAT], py[MAX_CAT];
+  double hi = 0;
+  if (!xi || !yi) {
+    free(xi);
+    free(yi);
+    return 0;
+  }
+  for (int r = 0; r < res->nrows; ++r) {
+    xi[r] = yi[r] = -1;
+    if (!selected(res, &c->q, r) || !isfinite(value(res, r, c->q.z))) continue;
+    if (!*odb_csv_cell(res, r, xcol) || !*odb_csv_cell(res, r, ycol)) continue;
+    xi[r] = category(c->xv, &c->nx, odb_csv_cell(res, r, xcol));
+    yi[r] = category(c->yv, &c->ny, odb_csv_cell(res, r, ycol));
+  }
+  order_axis(c->xv, c->nx, px);
+  order_axis(c->yv, c->ny, py);
+  c->cells = malloc((size_t)(c->nx * c->ny + 1) * sizeof *c->cells);
+  if (!c->cells) {
+    free(xi);
+    free(yi);
+    return 0;
+  }
+  for (int k = 0; k < c->nx * c->ny; ++k) c->cells[k] = NAN;
+  for (int r = 0; r < res->nrows; ++r) {
+    double z, *cell;
+    if (xi[r] < 0 || yi[r] < 0) continue;
+    z = value(res, r, c->q.z);
+    cell = &c->cells[py[yi[r]] * c->nx + px[xi[r]]];
+    if (isnan(*cell) || z < *cell) *cell = z;
+    hi = fmax(hi, z);
+  }
+  free(xi);
+  free(yi);
+  c->scale = 1;
+  c->unit = "";
+  if (is_time(c->q.z)) odb_plot_time_unit(hi, &c->scale, &c->unit);
+  return 1;
+}
+
+/* }====== */
+
+/* {====== loading */
+
+/* Frees what a chart holds. */
+static void chart_free(chart *c) {
+  for (int i = 0; i < c->ns; ++i) {
+    free(c->s[i].x);
+    free(c->s[i].y);
+    free(c->s[i].row);
+  }
+  free(c->cells);
+}
+
+/* 1 when the chart shows at least one point or cell. */
+static int has_data(const chart *c) {
+  for (int i = 0; i < c->ns; ++i)
+    if (c->s[i].n > 0) return 1;
+  for (int k = 0; c->cells && k < c->nx * c->ny; ++k)
+    if (!isnan(c->cells[k])) return 1;
+  return 0;
+}
+
+/* Gathers the data of request q into c; 0 with why set when it cannot be
+   drawn, -1 when out of memory. */
+static int load_chart(const odb_csv *res, const request *q, chart *c,
+                      FILE *warn, char *why, size_t cap) {
+  int heat = strcmp(q->kind, "heatmap") == 0;
+  memset(c, 0, sizeof *c);
+  c->q = *q;
+  if (!heat && strcmp(q->kind, "lines") != 0 &&
+      strcmp(q->kind, "roofline") != 0) {
+    snprintf(why, cap, "unknown kind '%s' (allowed: lines, roofline, "
+             "heatmap)", q->kind);
+    return 0;
+  }
+  if (!has_columns(res, q, why, cap)) return 0;
+  if (!(heat ? gather_cells(res, c) : gather_points(res, c, warn))) return -1;
+  if (!has_data(c)) {
+    snprintf(why, cap, "no finished %s rows with values for it", q->rows);
+    return 0;
+  }
+  return 1;
+}
+
+odb_status odb_plot_named_load(const odb_csv *res, FILE *warn,
+                               odb_plot_named **out) {
+  request *reqs = calloc(MAX_REQ, sizeof *reqs);
+  odb_plot_named *n = calloc(1, sizeof *n);
+  int nreq;
+  *out = NULL;
+  if (!reqs || !n || !(n->c = calloc(MAX_REQ, sizeof *n->c))) {
+    free(reqs);
+    odb_plot_named_free(n);
+    return ODB_FAIL(ODB_ERR_NOMEM, "plot: out of memory");
+  }
+  nreq = parse_requests(res, reqs);
+  for (int i = 0; i < nreq; ++i) {
+    char why[256];
+    int got = load_chart(res, &reqs[i], &n->c[n->n], warn, why, sizeof why);
+    if (got < 0) {
+      chart_free(&n->c[n->n]);
+      free(reqs);
+      odb_plot_named_free(n);
+      return ODB_FAIL(ODB_ERR_NOMEM, "plot: out of memory");
+    }
+    if (got > 0) {
+      n->n++;
+      continue;
+    }
+    chart_free(&n->c[n->n]);
+    if (warn)
+      fprintf(warn, "odebench: warning: plot '%s' of the scenario is left "
+              "out: %s\n", reqs[i].name, why);
+  }
+  free(reqs);
+  *out = n;
+  return ODB_OK;
+}
+
+void odb_plot_named_free(odb_plot_named *n) {
+  if (!n) return;
+  for (int i = 0; n->c && i < n->n; ++i) chart_free(&n->c[i]);
+  free(n->c);
+  free(n);
+}
+
+int odb_plot_named_count(const odb_plot_named *n) { return n ? n->n : 0; }
+
+const char *odb_plot_named_name(const odb_plot_named *n, int i) {
+  return n && i >= 0 && i < n->n ? n->c[i].q.name : NULL;
+}
+
+int odb_plot_named_has(const odb_plot_named *n, const char *name) {
+  for (int i = 0; n && i < n->n; ++i)
+    if (strcmp(n->c[i].q.name, name) == 0) return 1;
+  return 0;
+}
+
+/* }====== */
+
+/* {====== files */
+
+/* How an axis names a column: "time per step (ms)", "GB/s", "block". */
+static void axis_label(char *buf, size_t cap, const char *col,
+                       const char *unit) {
+  static const char *const names[][2] = {
+    { "n", "n (components)" }, { "time_per_step", "time per step" },
+    { "time_per_component", "time per step and component" },
+    { "seconds", "run time" }, { "median", "median time" },
+    { "gbs", "memory throughput (GB/s)" },
+    { "floor_pct", "% of the bandwidth floor" }, { "gflops", "GFLOP/s" },
+    { "speedup", "speed-up" },
+    { "flop_per_byte", "arithmetic intensity (flop/byte)" },
+  };
+  const char *name = strncmp(col, "cfg.", 4) == 0 ? col + 4 : col;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+    if (strcmp(col, names[i][0]) == 0) name = names[i][1];
+  snprintf(buf, cap, unit && unit[0] ? "%s (%s)" : "%s", name, unit);
+}
+
+/* named_<name>.dat of a lines or roofline chart: a block per series. */
+static int write_points(const chart *c, FILE *f) {
+  fprintf(f, "# %s: x y, one block per series\n", c->q.name);
+  for (int i = 0; i < c->ns; ++i) {
+    fprintf(f, "# %s\n", c->s[i].title);
+    for (int k = 0; k < c->s[i].n; ++k)
+      fprintf(f, "%.17g %.17g\n", c->s[i].x[k], c->s[i].y[k] * c->scale);
+    fputs("\n\n", f);
+  }
+  return 1;
+}
+
+/* named_<name>.dat of a heatmap: a matrix with row and column headers. */
+static int write_matrix(const chart *c, FILE *f) {
+  fprintf(f, "%s", c->q.y);
+  for (int k = 0; k < c->nx; ++k) fprintf(f, " %s", c->xv[k]);
+  fputc('\n', f);
+  for (int r = 0; r < c->ny; ++r) {
+    fprintf(f, "%s", c->yv[r]);
+    for (int k = 0; k < c->nx; ++k) {
+      double v = c->cells[r * c->nx + k];
+      if (isnan(v)) fputs(" NaN", f);
+      else fprintf(f, " %.6g", v * c->scale);
+    }
+    fputc('\n', f);
+  }
+  return 1;
+}
+
+/* The title: the request's, else "<scenario>: <what>". */
+static void put_title(FILE *f, const chart *c, const char *scenario,
+                      const char *what) {
+  char buf[512];
+  if (c->q.title[0]) snprintf(buf, sizeof buf, "%s", c->q.title);
+  else snprintf(buf, sizeof buf, "%s%s%s", scenario ? scenario : "",
+                scenario && *scenario ? ": " : "", what);
+  fputs("  set title ", f);
+  odb_plot_put_quoted(f, buf);
+  fputc('\n', f);
+}
+
+/* "  set xlabel '...'" and the same for y, cb. */
+static void put_label(FILE *f, const char *axis, const char *text) {
+  fprintf(f, "  set %slabel ", axis);
+  odb_plot_put_quoted(f, text);
+  fputc('\n', f);
+}
+
+/* The chart of a lines request, with a reference line where one fits. */
+static void script_lines(FILE *f, const chart *c, const char *dat,
+                         double floor_gbs, const char *scenario) {
+  char xl[128], yl[128], what[300];
+  int nonneg = 1;
+  axis_label(xl, sizeof xl, c->q.x, NULL);
+  axis_label(yl, sizeof yl, c->q.y, c->unit);
+  snprintf(what, sizeof what, "%s against %s", yl, xl);
+  put_title(f, c, scenario, what);
+  put_label(f, "x", xl);
+  put_label(f, "y", yl);
+  if (c->q.logx)
+    fprintf(f, "  set logscale x%s\n",
+            strcmp(c->q.x, "threads") == 0 ? " 2" : "");
+  if (c->q.logy) fputs("  set logscale y\n", f);
+  for (int i = 0; i < c->ns; ++i)
+    for (int k = 0; k < c->s[i].n; ++k) nonneg &= c->s[i].y[k] >= 0;
+  if (!c->q.logy && nonneg) fputs("  set yrange [0:*]\n", f);
+  fputs("  plot ", f);
+  for (int i = 0; i < c->ns; ++i) {
+    fprintf(f, "%s'%s' index %d using 1:2 with linespoints pt 7 title ",
+            i ? ", \\\n       " : "", dat, i);
+    odb_plot_put_quoted(f, c->s[i].title);
+  }
+  if (strcmp(c->q.y, "gbs") == 0 && floor_gbs > 0)
+    fprintf(f, ", \\\n       %.6g with lines dt 2 lc rgb 'black' title "
+            "'read bandwidth, 1 thread (%.1f GB/s)'", floor_gbs, floor_gbs);
+  if (strcmp(c->q.y, "floor_pct") == 0)
+    fputs(", \\\n       100 with lines dt 2 lc rgb 'black' title "
+          "'the bandwidth floor'", f);
+  if (strcmp(c->q.y, "speedup") == 0)
+    fputs(", \\\n       1 with lines dt 2 lc rgb 'black' title "
+          "'no speed-up'", f);
+  fputc('\n', f);
+}
+
+/* The chart of a roofline request: points under the memory roof. */
+static void script_roofline(FILE *f, const chart *c, const char *dat,
+                            double floor_gbs, const char *scenario) {
+  put_title(f, c, scenario, "roofline");
+  fputs("  set logscale xy\n", f);
+  put_label(f, "x", "arithmetic intensity (flop/byte)");
+  put_label(f, "y", "GFLOP/s");
+  fputs("  plot ", f);
+  for (int i = 0; i < c->ns; ++i) {
+    fprintf(f, "%s'%s' index %d using 1:2 with points pt 7 ps 1.3 title ",
+            i ? ", \\\n       " : "", dat, i);
+    odb_plot_put_quoted(f, c->s[i].title);
+  }
+  if (floor_gbs > 0)
+    fprintf(f, ", \\\n       %.6g * x with lines lw 2 lc rgb 'black' title "
+            "'memory roof (%.1f GB/s)'", floor_gbs, floor_gbs);
+  fputc('\n', f);
+}
+
+/* The chart of a heatmap request: cells coloured and labelled by z. */
+static void script_heatmap(FILE *f, const chart *c, const char *dat,
+                           const char *scenario) {
+  char xl[128], yl[128], zl[128], what[400];
+  int positive = 1;
+  axis_label(xl, sizeof xl, c->q.x, NULL);
+  axis_label(yl, sizeof yl, c->q.y, NULL);
+  axis_label(zl, sizeof zl, c->q.z, c->unit);
+  for (int k = 0; k < c->nx * c->ny; ++k)
+    if (!isnan(c->cells[k]) && !(c->cells[k] > 0)) positive = 0;
+  snprintf(what, sizeof what, "%s by %s and %s", zl, xl, yl);
+  put_title(f, c, scenario, what);
+  put_label(f, "x", xl);
+  put_label(f, "y", yl);
+  put_label(f, "cb", zl);
+  if (positive) fputs("  set logscale cb\n", f);
+  fprintf(f, "  set palette defined (0 \"#1a9850\", 0.5 \"#fee08b\", "
+          "1 \"#d73027\")\n  unset key\n  unset grid\n"
+          "  plot '%s' matrix rowheaders columnheaders using 1:2:3 with "
+          "image, \\\n       '' matrix rowheaders columnheaders using 1:2:"
+          "($3 == $3 ? sprintf(\"%%.3g\", $3) : \"\") with labels\n", dat);
+}
+
+int odb_plot_named_write(const odb_plot_named *n, const char *dir, FILE *f,
+                         double floor_gbs, const char *scenario) {
+  for (int i = 0; n && i < n->n; ++i) {
+    const chart *c = &n->c[i];
+    char dat[96], path[PATHBUF];
+    int heat = strcmp(c->q.kind, "heatmap") == 0;
+    FILE *d;
+    snprintf(dat, sizeof dat, "named_%s.dat", c->q.name);
+    snprintf(path, sizeof path, "%s/%s", dir, dat);
+    if (!(d = fopen(path, "w"))) return 0;
+    if (heat) write_matrix(c, d);
+    else write_points(c, d);
+    if (fclose(d) != 0) return 0;
+    fprintf(f, "# the scenario's plot '%s' (ob.plot)\n", c->q.name);
+    odb_plot_chart_begin(f, c->q.name);
+    if (heat) script_heatmap(f, c, dat, scenario);
+    else if (strcmp(c->q.kind, "roofline") == 0)
+      script_roofline(f, c, dat, floor_gbs, scenario);
+    else script_lines(f, c, dat, floor_gbs, scenario);
+    odb_plot_chart_end(f);
+  }
+  return 1;
+}
+
+/* }====== */
