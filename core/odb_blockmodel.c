@@ -362,6 +362,16 @@ int odb_bm_candidates(const odb_bm_variant *v, const odb_bm_params *q,
     if (odb_bm_block_ok(v, q, c.B)) k = add_cand(out, k, max, &c);
   }
   qsort(out, (size_t)k, sizeof *out, cmp_cand);
+  if (!v->parallel && !v->specialized && nlv > 0) {   /* Fig. 8.4's ts_small */
+    long small = (long)ODB_BM_LINES * lv[0].line;
+    odb_bm_cand c = {small, small, -1, 0, 1};
+    if ((k == 0 || out[0].B >= small + 100) && odb_bm_block_ok(v, q, small) &&
+        k < max) {
+      memmove(out + 1, out, (size_t)k * sizeof *out);
+      out[0] = c;
+      ++k;
+    }
+  }
   return k;
 }
 

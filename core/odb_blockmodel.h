@@ -38,6 +38,12 @@
 **    itself is added (the smallest legal size, the thesis's second
 **    proposal). Parallel PipeDb1m* store each iterate B + d to the left, so
 **    B < d is legal there; parallel pp* use max(B, d) and need B <= n/p.
+**  - The candidate set of Fig. 9.11 is the parallel solver's; for the
+**    sequential general variants it also gets Fig. 8.4's ts_small = 16 L1
+**    lines (128 doubles for 64-byte lines) when the smallest candidate is
+**    at least ts_small + 100, the thesis's own heuristic for its sequential
+**    solver (small tiles often won there; here on CUSP, where d = n leaves
+**    only the 2B set in L1, the best tiles are about 100 components).
 **  - Table 9.3 prints (2s + 3) B for PipeDb2m's WS_1 where Table 8.1 has
 **    (2s + 2) B: each table is used as printed.
 **  - The thesis gives no working sets for parallel EAblock; they are

@@ -3,6 +3,7 @@
 #include "odb_online.h"
 #include "odb_stepcheck.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ static void sleep_for(double sec) {
   struct timespec ts;
   ts.tv_sec = (time_t)sec;
   ts.tv_nsec = (long)((sec - (double)ts.tv_sec) * 1e9);
-  while (nanosleep(&ts, &ts) != 0) {}
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 /* The variant called name (the injected lookup first). */
@@ -107,13 +108,21 @@ static odb_status fail_eval(odb_tune_eval *ev, odb_status st,
   return soft_failure(st) ? ODB_OK : st;
 }
 
-/* 1 when variant v with threads runs a team of more than one thread. */
-static int runs_team(const odb_online *ol, const odb_variant *v,
+/* Threads of the team variant v runs with `threads` (1: no team). */
+static int team_size(const odb_online *ol, const odb_variant *v,
                      int threads) {
   const odb_bm_variant *bv = odb_bm_variant_find(v->name);
   int par = bv ? bv->parallel : strncmp(v->name, "par_", 4) == 0;
-  int cores = ol->s->ctx ? ol->s->ctx->topo.cores : 1;
-  return par && (threads > 1 || (threads == 0 && cores > 1));
+  int cores = ol->s->ctx && ol->s->ctx->topo.cores > 0
+                  ? ol->s->ctx->topo.cores : 1;
+  if (!par) return 1;
+  return threads > 0 ? threads : cores;
+}
+
+/* 1 when variant v with threads runs a team of more than one thread. */
+static int runs_team(const odb_online *ol, const odb_variant *v,
+                     int threads) {
+  return team_size(ol, v, threads) > 1;
 }
 
 /* }====== */
@@ -391,7 +400,8 @@ static int same_as_ref(const odb_online *ol, const odb_variant *v,
          r->opts.threads == threads && r->backend == ol->s->backend;
 }
 
-/* Where the first step of a candidate started and ended (verification). */
+/* Where the first step of a candidate started, its h and the step proposed
+   before it (for verification and a redo). */
 typedef struct first_step {
   double t0, h, h_next0;
   int taken;
@@ -619,9 +629,7 @@ static odb_status evaluate(odb_online *ol, const odb_config *c, double t1,
   if (st != ODB_OK) return st;
   if (fs.taken) {   /* also after a later step failed: the first stays */
     st = verify_step(ol, c, &fs, t1, ol->rep.steps - steps0 - 1,
-                     ol->s->block, runs_team(ol, v, threads)
-                     ? (threads > 0 ? threads : ol->s->ctx->topo.cores) : 1,
-                     ev);
+                     ol->s->block, team_size(ol, v, threads), ev);
     if (st != ODB_OK) return st;
   }
   if (ev->status == ODB_TUNE_OK && ns == 0 && !isnan(warm)) {

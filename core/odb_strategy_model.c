@@ -245,15 +245,18 @@ static odb_status create(odb_tuner *t, const void *opts, void **state,
   return ODB_OK;
 }
 
+/* The strategy "model" (opts: odb_model_opts or NULL). */
 static odb_status model_create(odb_tuner *t, const void *opts, void **state) {
   return create(t, opts, state, 0);
 }
 
+/* The strategy "online" (opts: odb_model_opts or NULL). */
 static odb_status online_create(odb_tuner *t, const void *opts,
                                 void **state) {
   return create(t, opts, state, 1);
 }
 
+/* Frees the state; accepts NULL (a create that failed early). */
 static void mstate_destroy(void *state) {
   mstate *s = state;
   if (!s) return;
@@ -492,6 +495,10 @@ static int next_position(mstate *s, odb_tuner *t, const group *g) {
 
 /* {====== propose and observe */
 
+/*
+** Proposes the screening candidates (online), then the next block of the
+** active group, moving on through the groups; *done when none is left.
+*/
 static odb_status model_propose(void *state, odb_tuner *t, odb_config *cfg,
                                 int *done) {
   mstate *s = state;
@@ -526,6 +533,11 @@ static odb_status model_propose(void *state, odb_tuner *t, odb_config *cfg,
   return ODB_OK;
 }
 
+/*
+** Takes the result of the pending proposal (others, such as database
+** entries of other configurations, are ignored): the screening time, or a
+** step of the ascending search or of the halving.
+*/
 static void model_observe(void *state, odb_tuner *t, const odb_tune_eval *e) {
   mstate *s = state;
   group *g;
@@ -560,6 +572,7 @@ static void model_observe(void *state, odb_tuner *t, const odb_tune_eval *e) {
   if (s->o.report) *s->o.report = s->rep;
 }
 
+/* "model PipeDb2mt ascend 2/4, group 3/11" for events. */
 static void model_describe(void *state, char *buf, size_t len) {
   mstate *s = state;
   const group *g = s->cur >= 0 && s->cur < s->ng ? &s->g[s->order[s->cur]]

@@ -186,6 +186,8 @@ const char *odbL_format_bytes(double bytes, char *buf, size_t len);
 
 /* ob.tune{target =, space =, where =, strategy =, budget =, ...}. */
 int odbL_tune(lua_State *L);
+/* ob.kernel(name, {M=, N=, K=, dtype=}) (odb_lua_kernel.c). */
+int odbL_kernel(lua_State *L);
 /* The engine solver of the open Solver at idx; NULL for anything else and
    for a closed one (odb_lua_solver.c). Never raises. */
 odb_solver *odbL_solver_test(lua_State *L, int idx);

@@ -369,6 +369,7 @@ static const luaL_Reg odb_funcs[] = {
   {"vector", odbL_vector_ctor},
   {"reference", odbL_reference},
   {"tune", odbL_tune},
+  {"kernel", odbL_kernel},
   {"report", l_report},
   {"metric", l_metric},
   {"progress", l_progress},

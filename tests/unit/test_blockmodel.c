@@ -241,6 +241,24 @@ static void test_untiled_unbounded(void) {
          n ? c[0].B : -1L);
 }
 
+/* Fig. 8.4's ts_small joins the sequential general candidates. */
+static void test_ts_small(void) {
+  odb_bm_level lv[ODB_TOPO_MAX_CACHES];
+  odb_bm_cand c[ODB_BM_MAX_CANDS];
+  odb_bm_params cusp = {300000, 300000, 3, 4, 1};
+  int nlv = levels(OPT246, 1, 0, lv), n;
+  n = odb_bm_candidates(odb_bm_variant_find("PipeDb2mt"), &cusp, lv, nlv, c,
+                        ODB_BM_MAX_CANDS);
+  tap_ok(n > 1 && c[0].B == 128 && c[0].ws == -1 && c[1].B == 3680,
+         "sequential PipeDb2mt, d = n: 2B in L1 gives 3680 >= 228, so "
+         "ts_small = 128 leads (%ld, %ld)", n ? c[0].B : -1L,
+         n > 1 ? c[1].B : -1L);
+  n = odb_bm_candidates(odb_bm_variant_find("PipeDb2mt"), &seq_bruss, lv,
+                        nlv, c, ODB_BM_MAX_CANDS);
+  tap_ok(n > 0 && c[0].B == 168, "BRUSS2D n = 4.5e6: WS_2 in L1 gives 168 "
+         "< 228, no ts_small (%ld)", n ? c[0].B : -1L);
+}
+
 /* }====== */
 
 /* {====== the strategy on synthetic objectives */
@@ -414,6 +432,7 @@ int main(void) {
   test_minimum_strategy();
   test_specialized();
   test_untiled_unbounded();
+  test_ts_small();
   test_search_leo(ctx);
   test_search_uv(ctx);
   test_search_rules(ctx);

@@ -1,0 +1,115 @@
+/* odb_tsm.h - tall & skinny matrix products: C = A^T B (tsmttsm) and
+   B = A C (tsmm), real and complex double, row-major; CPU versions. */
+#ifndef ODB_TSM_H
+#define ODB_TSM_H
+
+#include <stddef.h>
+#include "odb_status.h"
+
+/*
+** Shapes and layout (all row-major, no padding):
+**   tsmttsm  C = A^T B   A: K x M, B: K x N, C: M x N (output)
+**   tsmm     B = A C     A: K x M, C: M x N, B: K x N (output)
+** Complex matrices ("z") hold interleaved (re, im) doubles; the transpose
+** is the plain one (no conjugation), as in BLAS's op 'T'.
+** M and N are the skinny sides (1..ODB_TSM_MAX_WIDTH for the generated
+** GPU kernels; the CPU versions take any positive width), K the long one.
+*/
+#define ODB_TSM_MAX_WIDTH 64
+
+typedef enum odb_tsm_op { ODB_TSM_TSMTTSM = 0, ODB_TSM_TSMM = 1 } odb_tsm_op;
+typedef enum odb_tsm_dtype { ODB_TSM_D = 0, ODB_TSM_Z = 1 } odb_tsm_dtype;
+
+/* "tsmttsm", "tsmm" / "d", "z". */
+const char *odb_tsm_op_name(odb_tsm_op op);
+const char *odb_tsm_dtype_name(odb_tsm_dtype t);
+/* Parses the names above; ODB_ERR_NAME (listing them) when unknown. */
+odb_status odb_tsm_op_parse(const char *name, odb_tsm_op *out);
+odb_status odb_tsm_dtype_parse(const char *name, odb_tsm_dtype *out);
+
+/*
+** Checks a shape: M, N >= 1 (and <= ODB_TSM_MAX_WIDTH when max_width is
+** set), K >= 1. ODB_ERR_ARG with a message naming the bad value and the
+** supported range.
+*/
+odb_status odb_tsm_check_shape(long M, long N, long K, int max_width);
+
+/* Flops (2MNK real, 8MNK complex) and the fewest bytes moved (each of the
+   three matrices once) of one product. */
+double odb_tsm_flops(odb_tsm_dtype t, long M, long N, long K);
+double odb_tsm_bytes(odb_tsm_dtype t, long M, long N, long K);
+
+/*
+** The CPU versions, with nthreads POSIX threads (<= 0: one per online
+** core; capped so that each has at least a few thousand rows). tsmttsm:
+** each thread sums its block of rows into a private M x N tile, the tiles
+** are added in thread order (the result does not depend on timing).
+** tsmm: each thread writes its block of rows of B. The innermost loops run
+** over N with unit stride and vectorize. Arguments as in the table above;
+** out and the inputs must not overlap.
+*/
+odb_status odb_tsm_cpu(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                       long K, const double *A, const double *B_or_C,
+                       double *out, int nthreads);
+
+/*
+** The plain triple loop (one thread, one summation order), the reference
+** that the tests compare everything with.
+*/
+void odb_tsm_naive(odb_tsm_op op, odb_tsm_dtype t, long M, long N, long K,
+                   const double *A, const double *B_or_C, double *out);
+
+/* ||x - y||_F / ||y||_F over n doubles (||x - y|| when y is 0). */
+double odb_tsm_relerr(const double *x, const double *y, size_t n);
+
+
+/* {====== tuned GPU kernels (kernels/odb_tsm_plan.c; without CUDA every
+   call fails with ODB_ERR_NO_DEVICE) */
+
+struct odb_ctx;
+struct odb_tunedb;
+
+/*
+** A tall & skinny product of one shape on the "cuda" backend, with its own
+** device matrices (random entries in [-1, 1)) and the best kernel known
+** for the shape. Creating it tunes through the tuner (strategy
+** "exhaustive" over the space, the register estimate of §5.2 as a
+** constraint, each configuration checked against the CPU reference on
+** min(K, 20011) rows before it is timed) unless the tuning database
+** already holds the evaluations; they are stored there.
+*/
+typedef struct odb_tsm_plan odb_tsm_plan;
+
+typedef struct odb_tsm_plan_opts {
+  int full;                 /* 1: the exhaustive space; 0: the quick one */
+  struct odb_tunedb *db;    /* NULL: the default database (if it opens) */
+  int no_db;                /* 1: keep nothing */
+} odb_tsm_plan_opts;
+
+/*
+** M, N in 1..ODB_TSM_MAX_WIDTH (ODB_ERR_ARG naming the range otherwise),
+** K >= 1. ODB_ERR_NO_DEVICE when ctx has no "cuda" backend, ODB_ERR_NOMEM
+** when the matrices do not fit. o may be NULL (quick space, default db).
+*/
+odb_status odb_tsm_plan_create(struct odb_ctx *ctx, odb_tsm_op op,
+                               odb_tsm_dtype t, long M, long N, long K,
+                               const odb_tsm_plan_opts *o,
+                               odb_tsm_plan **out);
+void odb_tsm_plan_destroy(odb_tsm_plan *p);
+/* The chosen configuration ("tm=4 tn=8 ..."), registers, and how the
+   search went: configurations evaluated, of them taken from the database. */
+const char *odb_tsm_plan_config(const odb_tsm_plan *p);
+int odb_tsm_plan_regs(const odb_tsm_plan *p);
+void odb_tsm_plan_search(const odb_tsm_plan *p, long *evals, long *cached);
+/* Median seconds of reps runs of the chosen kernel / of cuBLAS. */
+odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, double *seconds);
+odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
+                                    double *seconds);
+/* The larger relative Frobenius difference of the chosen kernel's output
+   from the CPU reference and from cuBLAS's, on fresh random matrices of
+   min(K, 20011) rows (output poisoned before each run). */
+odb_status odb_tsm_plan_check(odb_tsm_plan *p, double *err);
+
+/* }====== */
+
+#endif

@@ -1,0 +1,88 @@
+/* odb_gen_tsm.h - CUDA C source of one tall & skinny product kernel
+   (tsmttsm C = A^T B, tsmm B = A C), generated for one shape and one
+   configuration of the options of Ernst et al. (seeds/003). */
+#ifndef ODB_GEN_TSM_H
+#define ODB_GEN_TSM_H
+
+#include <stddef.h>
+#include "odb_tsm.h"
+
+typedef enum odb_tsm_reduce {
+  ODB_TSM_REDUCE_GLOBAL = 0,   /* every thread: global atomicAdd */
+  ODB_TSM_REDUCE_LOCAL = 1     /* shared-memory atomics per block, then
+                                  one global atomicAdd per entry and block */
+} odb_tsm_reduce;
+
+typedef enum odb_tsm_csrc {
+  ODB_TSM_C_L1 = 0,            /* tsmm: C read through the L1 cache */
+  ODB_TSM_C_SHARED = 1,        /* copied to shared memory by each block */
+  ODB_TSM_C_REGS = 2           /* each thread keeps its columns of C */
+} odb_tsm_csrc;
+
+/*
+** One kernel configuration. tsmttsm uses tm, tn (tile of C per thread),
+** transposed (tiles interleaved across threads, Fig. 10/11), leapfrog
+** (loads one group of rows ahead, §3.1), unroll (rows per loop iteration)
+** and reduce; tsmm uses tpr (threads per row of B; each computes columns
+** slot, slot + tpr, ...: the transposed mapping of Fig. 13), unroll and
+** csrc. Both: block (threads per block wanted; the launch uses the
+** largest multiple of the threads per row that fits) and blocks_per_sm
+** (grid = blocks_per_sm x SMs, fewer when K has fewer row groups).
+*/
+typedef struct odb_tsm_cfg {
+  odb_tsm_op op;
+  odb_tsm_dtype t;
+  int M, N;
+  int tm, tn, transposed, leapfrog;   /* tsmttsm */
+  int tpr, csrc;                      /* tsmm */
+  int unroll;                         /* 1..4 */
+  int reduce;                         /* tsmttsm: odb_tsm_reduce */
+  int block;                          /* 32..1024 */
+  int blocks_per_sm;                  /* 1..32 */
+} odb_tsm_cfg;
+
+/* Threads that work on one row (tiles per row for tsmttsm, tpr for tsmm). */
+int odb_tsm_cfg_group(const odb_tsm_cfg *c);
+/* Threads per block of the launch: a multiple of the group. */
+int odb_tsm_cfg_block(const odb_tsm_cfg *c);
+/* Bytes of dynamic shared memory the kernel needs. */
+size_t odb_tsm_cfg_smem(const odb_tsm_cfg *c);
+/*
+** The register estimate of §5.2, 2 (T_M T_N + 2 (T_M + T_N) + 8) for a
+** leap-frogging real tsmttsm kernel, generalized: accumulators, loaded
+** values (times the unroll depth, twice with leap frogging), kept columns
+** of C, and 8 for indices; complex entries count twice.
+*/
+int odb_tsm_cfg_regs(const odb_tsm_cfg *c);
+/* 1 when c fits its shape, the register estimate is at most 255 and the
+   threads of a row fit a block (the tuning space's constraint). */
+int odb_tsm_cfg_allowed(const odb_tsm_cfg *c);
+/* ODB_ERR_ARG naming the first option out of range for the shape. */
+odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c);
+/* "tm=4 tn=8 trans=1 lf=1 unroll=2 reduce=local block=256 bps=4". */
+const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len);
+
+/*
+** Writes the kernel's CUDA C (extern "C" __global__ void tsm_kernel(args))
+** into a new string (free() it). The argument struct is
+** { const double *A; const double *X; double *out; long long K; } with X
+** = B and out = C for tsmttsm, X = C and out = B for tsmm.
+*/
+odb_status odb_gen_tsm(const odb_tsm_cfg *c, char **source);
+
+#endif
+
+/*
+** The tuning space of a shape, as a list: full = 1 is the exhaustive
+** space (tiles T_M, T_N in {1,2,4,8,16} up to M, N, transposed and leap
+** frogging on and off, unroll 1 or 2, both reductions, 2, 4 or 8 blocks
+** per SM; tsmm: threads per row in {1,2,4,8,16,32} up to N, each source
+** of C, unroll 1..4, 2, 4 or 8 blocks per SM); full = 0 is the quick
+** space the roofline scenario tunes over (tsmttsm: tiles of at least 2
+** where the side allows, transposed, the local reduction, unroll 1;
+** tsmm: C in shared memory or L1, unroll 2 or 4). Configurations whose
+** register estimate exceeds 255 (§5.2) are left out. Writes at most max
+** configurations to list (may be NULL) and returns how many there are.
+*/
+int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
+                       int full, odb_tsm_cfg *list, int max);

@@ -1,0 +1,233 @@
+/* odb_tsm.c - the generated tall & skinny kernels and the cuBLAS baseline
+   on the current CUDA device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "odb_cuda_check.h"
+#include "odb_nvrtc.h"
+#include "odb_tsm_gpu.h"
+
+struct odb_tsm_kernel {
+  odb_tsm_cfg cfg;
+  odb_gpu_module *mod;
+  odb_gpu_kernel fn;
+  int sms;
+};
+
+/* The argument struct of every generated kernel (odb_gen_tsm.h). */
+typedef struct tsm_args {
+  const double *A;
+  const double *X;
+  double *out;
+  long long K;
+} tsm_args;
+
+/* Needs a current device; 0 when the query fails. */
+int odb_tsm_sm_count(void) {
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev)
+          != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+/* See the header. */
+odb_status odb_tsm_kernel_create(const odb_tsm_cfg *c, odb_tsm_kernel **out) {
+  odb_tsm_kernel *k = NULL;
+  char *src = NULL, name[200], txt[160];
+  int dev = 0, ccmaj = 0, ccmin = 0;
+  size_t smem;
+  odb_status st;
+
+  *out = NULL;
+  ODB_TRY(odb_tsm_cfg_check(c));
+  ODB_CUDA_CHECK(cudaFree(0));   /* makes the primary context current */
+  ODB_CUDA_CHECK(cudaGetDevice(&dev));
+  ODB_CUDA_CHECK(cudaDeviceGetAttribute(&ccmaj,
+                 cudaDevAttrComputeCapabilityMajor, dev));
+  ODB_CUDA_CHECK(cudaDeviceGetAttribute(&ccmin,
+                 cudaDevAttrComputeCapabilityMinor, dev));
+  k = calloc(1, sizeof *k);
+  if (!k) return ODB_FAIL(ODB_ERR_NOMEM, "tsm: kernel");
+  k->cfg = *c;
+  k->sms = odb_tsm_sm_count();
+  st = odb_gen_tsm(c, &src);
+  if (st != ODB_OK) goto fail;
+  snprintf(name, sizeof name, "tsm %s %s M=%d N=%d %s",
+           odb_tsm_op_name(c->op), odb_tsm_dtype_name(c->t), c->M, c->N,
+           odb_tsm_cfg_text(c, txt, sizeof txt));
+  st = odb_nvrtc_build(name, src, ccmaj, ccmin, &k->mod);
+  if (st != ODB_OK) goto fail;
+  st = odb_gpu_kernel_get(k->mod, "tsm_kernel", &k->fn);
+  if (st != ODB_OK) goto fail;
+  smem = odb_tsm_cfg_smem(c);
+  if (smem > 48 * 1024 && (st = odb_gpu_kernel_smem(&k->fn, smem)) != ODB_OK)
+    goto fail;
+  if (odb_tsm_cfg_block(c) > k->fn.max_threads) {
+    st = ODB_FAIL(ODB_ERR_UNSUPPORTED, "tsm: %d threads per block, the "
+                  "kernel allows %d", odb_tsm_cfg_block(c),
+                  k->fn.max_threads);
+    goto fail;
+  }
+  free(src);
+  *out = k;
+  return ODB_OK;
+fail:
+  free(src);
+  odb_tsm_kernel_free(k);
+  return st;
+}
+
+/* NULL is allowed. */
+void odb_tsm_kernel_free(odb_tsm_kernel *k) {
+  if (!k) return;
+  odb_gpu_module_free(k->mod);
+  free(k);
+}
+
+const odb_tsm_cfg *odb_tsm_kernel_cfg(const odb_tsm_kernel *k) {
+  return &k->cfg;
+}
+
+int odb_tsm_kernel_regs(const odb_tsm_kernel *k) { return k->fn.regs; }
+
+int odb_tsm_kernel_spill(const odb_tsm_kernel *k) {
+  return k->fn.local_bytes;
+}
+
+/* blocks_per_sm x SMs, no more than there are row groups for. */
+unsigned odb_tsm_kernel_grid(const odb_tsm_kernel *k, long K) {
+  long rpb = odb_tsm_cfg_block(&k->cfg) / odb_tsm_cfg_group(&k->cfg);
+  long most = (K + rpb - 1) / rpb;
+  long g = (long)k->cfg.blocks_per_sm * (k->sms > 0 ? k->sms : 80);
+  if (g > most) g = most;
+  return g < 1 ? 1u : (unsigned)g;
+}
+
+/* Device pointers; see the header. */
+odb_status odb_tsm_kernel_run(odb_tsm_kernel *k, const double *A,
+                              const double *X, double *out, long K) {
+  const odb_tsm_cfg *c = &k->cfg;
+  tsm_args a = { A, X, out, K };
+  size_t e = c->t == ODB_TSM_Z ? 16 : 8;
+  if (K < 1) return ODB_FAIL(ODB_ERR_ARG, "tsm: K = %ld, at least 1", K);
+  if (!A || !X || !out) return ODB_FAIL(ODB_ERR_ARG, "tsm: NULL matrix");
+  if (c->op == ODB_TSM_TSMTTSM)
+    ODB_CUDA_CHECK(cudaMemsetAsync(out, 0, e * (size_t)c->M * c->N, 0));
+  return odb_gpu_launch(&k->fn, odb_tsm_kernel_grid(k, K),
+                        (unsigned)odb_tsm_cfg_block(c), odb_tsm_cfg_smem(c),
+                        &a);
+}
+
+static cublasHandle_t blas;   /* created on first use, kept */
+
+/* The cuBLAS status as an odebench failure. */
+static odb_status blas_fail(cublasStatus_t s, const char *call) {
+  return ODB_FAIL(ODB_ERR_BACKEND, "%s failed: cuBLAS status %d", call,
+                  (int)s);
+}
+
+/*
+** Row-major X (r x c) is column-major X~ = X^T (c x r, ld c). tsmttsm:
+** C^T = B^T A, i.e. C~ (N x M) = B~ (N x K) A~^T; tsmm: B^T = C^T A^T,
+** i.e. B~ (N x K) = C~ (N x M) A~ (M x K).
+*/
+odb_status odb_tsm_cublas(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                          long K, const double *A, const double *X,
+                          double *out) {
+  cublasStatus_t s;
+  ODB_TRY(odb_tsm_check_shape(M, N, K, 0));
+  if (!blas) {
+    s = cublasCreate(&blas);
+    if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasCreate");
+  }
+  if (t == ODB_TSM_D) {
+    const double one = 1.0, zero = 0.0;
+    if (op == ODB_TSM_TSMTTSM)
+      s = cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)N, (int)M,
+                      (int)K, &one, X, (int)N, A, (int)M, &zero, out,
+                      (int)N);
+    else
+      s = cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)K,
+                      (int)M, &one, X, (int)N, A, (int)M, &zero, out,
+                      (int)N);
+    if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasDgemm");
+  } else {
+    const cuDoubleComplex one = { 1.0, 0.0 }, zero = { 0.0, 0.0 };
+    const cuDoubleComplex *a = (const cuDoubleComplex *)A;
+    const cuDoubleComplex *x = (const cuDoubleComplex *)X;
+    cuDoubleComplex *o = (cuDoubleComplex *)out;
+    if (op == ODB_TSM_TSMTTSM)
+      s = cublasZgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)N, (int)M,
+                      (int)K, &one, x, (int)N, a, (int)M, &zero, o, (int)N);
+    else
+      s = cublasZgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)K,
+                      (int)M, &one, x, (int)N, a, (int)M, &zero, o, (int)N);
+    if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasZgemm");
+  }
+  return ODB_OK;
+}
+
+/* One run of k, or of cuBLAS when k is NULL. */
+static odb_status run_once(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
+                           long M, long N, long K, const double *A,
+                           const double *X, double *out) {
+  if (k) return odb_tsm_kernel_run(k, A, X, out, K);
+  return odb_tsm_cublas(op, t, M, N, K, A, X, out);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* See the header; reps is clamped to 1..201. */
+odb_status odb_tsm_time(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
+                        long M, long N, long K, const double *A,
+                        const double *X, double *out, int reps,
+                        double *median) {
+  cudaEvent_t ev[202];
+  double ts[201];
+  int n = 0;
+  odb_status st = ODB_OK;
+  float ms;
+  if (reps < 1) reps = 1;
+  if (reps > 201) reps = 201;
+  for (int i = 0; i < 2 && st == ODB_OK; ++i)
+    st = run_once(k, op, t, M, N, K, A, X, out);
+  if (st != ODB_OK) return st;
+  for (; n <= reps; ++n)
+    if (cudaEventCreate(&ev[n]) != cudaSuccess) break;
+  if (n <= reps) {
+    st = ODB_FAIL(ODB_ERR_BACKEND, "tsm: cudaEventCreate failed");
+    goto done;
+  }
+  cudaEventRecord(ev[0], 0);
+  for (int i = 0; i < reps && st == ODB_OK; ++i) {
+    st = run_once(k, op, t, M, N, K, A, X, out);
+    cudaEventRecord(ev[i + 1], 0);
+  }
+  if (st == ODB_OK) {
+    cudaError_t e = cudaEventSynchronize(ev[reps]);
+    if (e != cudaSuccess) {
+      st = odb_cuda_fail(e, "cudaEventSynchronize", __FILE__, __LINE__);
+      goto done;
+    }
+    for (int i = 0; i < reps; ++i) {
+      cudaEventElapsedTime(&ms, ev[i], ev[i + 1]);
+      ts[i] = ms * 1e-3;
+    }
+    qsort(ts, (size_t)reps, sizeof ts[0], cmp_double);
+    *median = ts[reps / 2];
+  }
+done:
+  for (int i = 0; i < n; ++i) cudaEventDestroy(ev[i]);
+  return st;
+}

@@ -1,0 +1,62 @@
+/* odb_tsm_gpu.h - the generated tall & skinny kernels on the current CUDA
+   device, the cuBLAS baseline, and their timing (C interface). All matrix
+   pointers here are device memory; launches go to the legacy default
+   stream. */
+#ifndef ODB_TSM_GPU_H
+#define ODB_TSM_GPU_H
+
+#include "odb_gen_tsm.h"
+#include "odb_tsm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct odb_tsm_kernel odb_tsm_kernel;
+
+/*
+** Generates, compiles (NVRTC, disk cache) and loads the kernel of c for
+** the current device. ODB_ERR_ARG for a bad configuration or a compile
+** error, ODB_ERR_NO_DEVICE without a device.
+*/
+odb_status odb_tsm_kernel_create(const odb_tsm_cfg *c, odb_tsm_kernel **out);
+void odb_tsm_kernel_free(odb_tsm_kernel *k);
+const odb_tsm_cfg *odb_tsm_kernel_cfg(const odb_tsm_kernel *k);
+/* Registers per thread and spilled bytes the compiler gave it. */
+int odb_tsm_kernel_regs(const odb_tsm_kernel *k);
+int odb_tsm_kernel_spill(const odb_tsm_kernel *k);
+/* Blocks of a launch over K rows. */
+unsigned odb_tsm_kernel_grid(const odb_tsm_kernel *k, long K);
+
+/*
+** One product over K rows (see odb_tsm.h for X and out). tsmttsm clears
+** out first (a memset on the same stream). Does not wait.
+*/
+odb_status odb_tsm_kernel_run(odb_tsm_kernel *k, const double *A,
+                              const double *X, double *out, long K);
+
+/*
+** The same product through cuBLAS (D/Z gemm on the row-major data read as
+** column-major transposes, §1.5 of the seed). Does not wait.
+*/
+odb_status odb_tsm_cublas(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                          long K, const double *A, const double *X,
+                          double *out);
+
+/*
+** Times reps runs (after 2 warm-up runs) with device events; *median
+** gets the median seconds of one run. k NULL: cuBLAS.
+*/
+odb_status odb_tsm_time(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
+                        long M, long N, long K, const double *A,
+                        const double *X, double *out, int reps,
+                        double *median);
+
+/* Multiprocessors of the current device (0 when unknown). */
+int odb_tsm_sm_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

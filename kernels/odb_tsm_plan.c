@@ -1,0 +1,402 @@
+/* odb_tsm_plan.c - a tall & skinny product tuned per shape through the
+   tuner, its evaluations kept in the tuning database. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "odb_cuda_check.h"
+#include "odb_tsm_gpu.h"
+#include "odebench.h"
+
+enum { CHECK_ROWS = 20011 };
+
+struct odb_tsm_plan {
+  odb_ctx *ctx;
+  odb_backend *b;
+  odb_tsm_op op;
+  odb_tsm_dtype t;
+  long M, N, K;
+  size_t na, nx, no;             /* doubles of A, X, out at K rows */
+  double *A, *X, *out;           /* device, K rows */
+  /* verification: CHECK_ROWS rows at most, with the CPU reference */
+  long Kc;
+  size_t nac, nxc, noc;
+  double *Ac, *Xc, *outc, *ref, *got, *poison;
+  /* the search */
+  odb_space *space;
+  odb_tsm_kernel *cur;           /* the configuration being evaluated */
+  odb_tsm_kernel *best;
+  char cfg_text[160];
+  char size[96], family[32];
+  long evals, cached;
+};
+
+/* Doubles of A, X, out for K rows. */
+static void sizes(const odb_tsm_plan *p, long K, size_t *na, size_t *nx,
+                  size_t *no) {
+  size_t e = p->t == ODB_TSM_Z ? 2 : 1;
+  *na = e * (size_t)K * p->M;
+  *nx = e * (size_t)(p->op == ODB_TSM_TSMTTSM ? K * p->N : p->M * p->N);
+  *no = e * (size_t)(p->op == ODB_TSM_TSMTTSM ? p->M * p->N : K * p->N);
+}
+
+/* Uniform values in [-1, 1) from the context's generator. */
+static void fill_host(odb_ctx *ctx, double *v, size_t n) {
+  for (size_t i = 0; i < n; ++i) v[i] = 2.0 * odb_rng_uniform(&ctx->rng) - 1.0;
+}
+
+/* n random doubles at device d: one host block, then doubling copies. */
+static odb_status fill_device(odb_tsm_plan *p, double *d, size_t n) {
+  size_t blk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20), done;
+  double *h = calloc(blk, 8);
+  odb_status st;
+  if (!h) return ODB_FAIL(ODB_ERR_NOMEM, "tsm: host block");
+  fill_host(p->ctx, h, blk);
+  st = p->b->ops->to_device(p->b, d, h, 8 * blk);
+  free(h);
+  for (done = blk; st == ODB_OK && done < n;) {
+    size_t c = done < n - done ? done : n - done;
+    st = odb_backend_copy(p->b, d + done, d, 8 * c);
+    done += c;
+  }
+  return st;
+}
+
+/* The kernel configuration of a tuner configuration. */
+static odb_tsm_cfg to_cfg(const odb_tsm_plan *p, const odb_config *c) {
+  const odb_space *s = p->space;
+  odb_tsm_cfg k;
+  memset(&k, 0, sizeof k);
+  k.op = p->op;
+  k.t = p->t;
+  k.M = (int)p->M;
+  k.N = (int)p->N;
+  k.block = 256;
+  k.unroll = (int)odb_config_int(s, c, "unroll", 1);
+  k.blocks_per_sm = (int)odb_config_int(s, c, "bps", 2);
+  if (p->op == ODB_TSM_TSMTTSM) {
+    k.tm = (int)odb_config_int(s, c, "tm", 1);
+    k.tn = (int)odb_config_int(s, c, "tn", 1);
+    k.transposed = (int)odb_config_int(s, c, "trans", 1);
+    k.leapfrog = (int)odb_config_int(s, c, "lf", 1);
+    k.reduce = strcmp(odb_config_str(s, c, "reduce", "local"), "local") == 0;
+  } else {
+    const char *src = odb_config_str(s, c, "csrc", "shared");
+    k.tpr = (int)odb_config_int(s, c, "tpr", 1);
+    k.csrc = strcmp(src, "regs") == 0 ? ODB_TSM_C_REGS
+           : strcmp(src, "shared") == 0 ? ODB_TSM_C_SHARED : ODB_TSM_C_L1;
+  }
+  return k;
+}
+
+/* The space's constraint: odb_tsm_cfg_allowed. */
+static int allowed(const odb_space *s, const odb_config *c, void *ud) {
+  odb_tsm_plan *p = ud;
+  odb_tsm_cfg k;
+  (void)s;
+  k = to_cfg(p, c);
+  return odb_tsm_cfg_allowed(&k);
+}
+
+/* Widths from vals[] up to side (at least min(side, lo)). */
+static int widths(long side, int lo, long *out) {
+  static const long w[] = { 1, 2, 4, 8, 16, 32 };
+  int n = 0;
+  for (int i = 0; i < 6; ++i)
+    if (w[i] <= side && w[i] >= (side < lo ? side : lo)) out[n++] = w[i];
+  return n;
+}
+
+/* The space of odb_tsm_space_list as tuner parameters. */
+static odb_status make_space(odb_tsm_plan *p, int full) {
+  static const long bps[] = { 2, 4, 8 }, one[] = { 1 }, two[] = { 0, 1 };
+  static const long u12[] = { 1, 2 }, u24[] = { 2, 4 };
+  static const long u14[] = { 1, 2, 3, 4 };
+  static const char *const red[] = { "global", "local" };
+  static const char *const src[] = { "l1", "shared", "regs" };
+  long v[8];
+  int n;
+  odb_status st = odb_space_create(&p->space);
+  if (st != ODB_OK) return st;
+  if (p->op == ODB_TSM_TSMTTSM) {
+    n = widths(p->M < 16 ? p->M : 16, full ? 1 : 2, v);
+    ODB_TRY(odb_space_add_ints(p->space, "tm", v, n));
+    n = widths(p->N < 16 ? p->N : 16, full ? 1 : 2, v);
+    ODB_TRY(odb_space_add_ints(p->space, "tn", v, n));
+    ODB_TRY(odb_space_add_ints(p->space, "trans", full ? two : one + 0,
+                               full ? 2 : 1));
+    ODB_TRY(odb_space_add_ints(p->space, "lf", two, 2));
+    ODB_TRY(odb_space_add_ints(p->space, "unroll", full ? u12 : one,
+                               full ? 2 : 1));
+    ODB_TRY(odb_space_add_enum(p->space, "reduce", full ? red : red + 1,
+                               full ? 2 : 1));
+  } else {
+    n = widths(p->N < 32 ? p->N : 32, 1, v);
+    ODB_TRY(odb_space_add_ints(p->space, "tpr", v, n));
+    ODB_TRY(odb_space_add_enum(p->space, "csrc", src, full ? 3 : 2));
+    ODB_TRY(odb_space_add_ints(p->space, "unroll", full ? u14 : u24,
+                               full ? 4 : 2));
+  }
+  ODB_TRY(odb_space_add_ints(p->space, "bps", bps, 3));
+  (void)u12;
+  return odb_space_add_constraint(p->space, allowed, p, NULL,
+                                  "register estimate of Ernst et al. 5.2 "
+                                  "at most 255, a row's threads fit a block");
+}
+
+/* Compiles c (tuner setup). */
+static odb_status t_setup(void *ud, const odb_config *c) {
+  odb_tsm_plan *p = ud;
+  odb_tsm_cfg k = to_cfg(p, c);
+  odb_tsm_kernel_free(p->cur);
+  p->cur = NULL;
+  return odb_tsm_kernel_create(&k, &p->cur);
+}
+
+/* Frees the kernel of the configuration (tuner teardown). */
+static void t_teardown(void *ud, const odb_config *c) {
+  odb_tsm_plan *p = ud;
+  (void)c;
+  odb_tsm_kernel_free(p->cur);
+  p->cur = NULL;
+}
+
+/* Runs k on the verification rows; *err against the CPU reference. */
+static odb_status verify(odb_tsm_plan *p, odb_tsm_kernel *k, double *err) {
+  odb_backend *b = p->b;
+  ODB_TRY(b->ops->to_device(b, p->outc, p->poison, 8 * p->noc));
+  if (k) ODB_TRY(odb_tsm_kernel_run(k, p->Ac, p->Xc, p->outc, p->Kc));
+  else ODB_TRY(odb_tsm_cublas(p->op, p->t, p->M, p->N, p->Kc, p->Ac, p->Xc,
+                              p->outc));
+  ODB_TRY(odb_backend_sync(b));
+  ODB_TRY(b->ops->to_host(b, p->got, p->outc, 8 * p->noc));
+  *err = odb_tsm_relerr(p->got, p->ref, p->noc);
+  return ODB_OK;
+}
+
+/* Tuner check: the verification rows against the CPU reference. */
+static odb_status t_check(void *ud, const odb_config *c, double *err,
+                          double *tol) {
+  odb_tsm_plan *p = ud;
+  (void)c;
+  *tol = 1e-12;
+  return verify(p, p->cur, err);
+}
+
+/* Tuner run: one product over K rows timed with device events. */
+static odb_status t_run(void *ud, const odb_config *c, double *seconds) {
+  odb_tsm_plan *p = ud;
+  cudaEvent_t e0, e1;
+  float ms = 0;
+  odb_status st;
+  (void)c;
+  ODB_CUDA_CHECK(cudaEventCreate(&e0));
+  ODB_CUDA_CHECK(cudaEventCreate(&e1));
+  cudaEventRecord(e0, 0);
+  st = odb_tsm_kernel_run(p->cur, p->A, p->X, p->out, p->K);
+  cudaEventRecord(e1, 0);
+  if (st == ODB_OK) {
+    cudaError_t e = cudaEventSynchronize(e1);
+    if (e != cudaSuccess)
+      st = odb_cuda_fail(e, "cudaEventSynchronize", __FILE__, __LINE__);
+    else cudaEventElapsedTime(&ms, e0, e1);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  *seconds = ms * 1e-3;
+  return st;
+}
+
+/* Allocates and fills the matrices, and the verification set. */
+static odb_status plan_data(odb_tsm_plan *p) {
+  odb_backend *b = p->b;
+  sizes(p, p->K, &p->na, &p->nx, &p->no);
+  p->Kc = p->K < CHECK_ROWS ? p->K : CHECK_ROWS;
+  sizes(p, p->Kc, &p->nac, &p->nxc, &p->noc);
+  ODB_TRY(b->ops->alloc(b, 8 * p->na, (void **)&p->A));
+  ODB_TRY(b->ops->alloc(b, 8 * p->nx, (void **)&p->X));
+  ODB_TRY(b->ops->alloc(b, 8 * p->no, (void **)&p->out));
+  ODB_TRY(fill_device(p, p->A, p->na));
+  ODB_TRY(fill_device(p, p->X, p->nx));
+  ODB_TRY(b->ops->alloc(b, 8 * p->nac, (void **)&p->Ac));
+  ODB_TRY(b->ops->alloc(b, 8 * p->nxc, (void **)&p->Xc));
+  ODB_TRY(b->ops->alloc(b, 8 * p->noc, (void **)&p->outc));
+  double *hA = malloc(8 * p->nac), *hX = malloc(8 * p->nxc);
+  p->ref = malloc(8 * p->noc);
+  p->got = malloc(8 * p->noc);
+  p->poison = malloc(8 * p->noc);
+  odb_status st = ODB_OK;
+  if (!hA || !hX || !p->ref || !p->got || !p->poison) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "tsm: verification data");
+  } else {
+    fill_host(p->ctx, hA, p->nac);
+    fill_host(p->ctx, hX, p->nxc);
+    for (size_t i = 0; i < p->noc; ++i) p->poison[i] = NAN;
+    st = odb_tsm_cpu(p->op, p->t, p->M, p->N, p->Kc, hA, hX, p->ref, 0);
+    if (st == ODB_OK) st = b->ops->to_device(b, p->Ac, hA, 8 * p->nac);
+    if (st == ODB_OK) st = b->ops->to_device(b, p->Xc, hX, 8 * p->nxc);
+  }
+  free(hA);
+  free(hX);
+  return st;
+}
+
+/* Runs the search and builds the best kernel. */
+static odb_status plan_tune(odb_tsm_plan *p, const odb_tsm_plan_opts *o) {
+  odb_tune_target tg;
+  odb_tune_opts to;
+  odb_tuner *tu = NULL;
+  odb_tunedb *own = NULL;
+  odb_tune_stats ts;
+  odb_status st;
+  char path[1024];
+  memset(&tg, 0, sizeof tg);
+  memset(&to, 0, sizeof to);
+  tg.space = p->space;
+  snprintf(p->size, sizeof p->size, "M=%ld N=%ld K=%ld dtype=%s", p->M,
+           p->N, p->K, odb_tsm_dtype_name(p->t));
+  snprintf(p->family, sizeof p->family, "tsm/cuda %s",
+           o && o->full ? "full" : "quick");
+  tg.key.problem = odb_tsm_op_name(p->op);
+  tg.key.size = p->size;
+  tg.key.method = "";
+  tg.key.family = p->family;
+  tg.key.params = "";
+  tg.key.code_hash = odb_engine_code_hash();
+  tg.ud = p;
+  tg.setup = t_setup;
+  tg.check = t_check;
+  tg.run = t_run;
+  tg.teardown = t_teardown;
+  to.verify = 1;
+  to.measure.max_reps = 9;
+  to.measure.max_seconds = 0.3;
+  to.label = p->size;
+  if (o && o->db) {
+    to.db = o->db;
+  } else if (!(o && o->no_db) &&
+             odb_tunedb_default_path(path, sizeof path) == ODB_OK &&
+             odb_tunedb_open(path, 0, &own) == ODB_OK) {
+    to.db = own;
+  }
+  st = odb_tuner_create(p->ctx, &tg, &to, &tu);
+  if (st == ODB_OK) st = odb_tuner_run(tu);
+  if (st == ODB_OK) {
+    const odb_tune_eval *best = odb_tuner_best(tu);
+    odb_tuner_stats(tu, &ts);
+    p->evals = ts.evals;
+    p->cached = ts.cached;
+    if (!best) {
+      st = ODB_FAIL(ODB_ERR_BACKEND, "tsm %s %s: no configuration passed "
+                    "(%ld rejected, %ld failed)", odb_tsm_op_name(p->op),
+                    p->size, ts.rejected, ts.failed);
+    } else {
+      odb_tsm_cfg k = to_cfg(p, &best->cfg);
+      odb_tsm_cfg_text(&k, p->cfg_text, sizeof p->cfg_text);
+      st = odb_tsm_kernel_create(&k, &p->best);
+    }
+  }
+  odb_tuner_destroy(tu);
+  odb_tunedb_close(own);
+  return st;
+}
+
+/* See odb_tsm.h. */
+odb_status odb_tsm_plan_create(odb_ctx *ctx, odb_tsm_op op, odb_tsm_dtype t,
+                               long M, long N, long K,
+                               const odb_tsm_plan_opts *o,
+                               odb_tsm_plan **out) {
+  odb_tsm_plan *p;
+  odb_backend *b;
+  odb_status st;
+  *out = NULL;
+  ODB_TRY(odb_tsm_check_shape(M, N, K, 1));
+  if ((unsigned)op > 1 || (unsigned)t > 1)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: bad operation or dtype");
+  b = odb_ctx_backend(ctx, "cuda");
+  if (!b)
+    return ODB_FAIL(ODB_ERR_NO_DEVICE, "%s: no cuda backend in this run",
+                    odb_tsm_op_name(op));
+  p = calloc(1, sizeof *p);
+  if (!p) return ODB_FAIL(ODB_ERR_NOMEM, "tsm: plan");
+  p->ctx = ctx;
+  p->b = b;
+  p->op = op;
+  p->t = t;
+  p->M = M;
+  p->N = N;
+  p->K = K;
+  st = plan_data(p);
+  if (st == ODB_OK) st = make_space(p, o && o->full);
+  if (st == ODB_OK) st = plan_tune(p, o);
+  if (st != ODB_OK) {
+    odb_tsm_plan_destroy(p);
+    return st;
+  }
+  *out = p;
+  return ODB_OK;
+}
+
+/* NULL is allowed. */
+void odb_tsm_plan_destroy(odb_tsm_plan *p) {
+  if (!p) return;
+  odb_tsm_kernel_free(p->cur);
+  odb_tsm_kernel_free(p->best);
+  if (p->b) {
+    p->b->ops->free(p->b, p->A);
+    p->b->ops->free(p->b, p->X);
+    p->b->ops->free(p->b, p->out);
+    p->b->ops->free(p->b, p->Ac);
+    p->b->ops->free(p->b, p->Xc);
+    p->b->ops->free(p->b, p->outc);
+  }
+  free(p->ref);
+  free(p->got);
+  free(p->poison);
+  odb_space_destroy(p->space);
+  free(p);
+}
+
+const char *odb_tsm_plan_config(const odb_tsm_plan *p) { return p->cfg_text; }
+
+int odb_tsm_plan_regs(const odb_tsm_plan *p) {
+  return p->best ? odb_tsm_kernel_regs(p->best) : 0;
+}
+
+void odb_tsm_plan_search(const odb_tsm_plan *p, long *evals, long *cached) {
+  *evals = p->evals;
+  *cached = p->cached;
+}
+
+odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, double *seconds) {
+  return odb_tsm_time(p->best, p->op, p->t, p->M, p->N, p->K, p->A, p->X,
+                      p->out, reps, seconds);
+}
+
+odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
+                                    double *seconds) {
+  return odb_tsm_time(NULL, p->op, p->t, p->M, p->N, p->K, p->A, p->X,
+                      p->out, reps, seconds);
+}
+
+/* The verification rows: the chosen kernel against the CPU reference and
+   against cuBLAS; the larger difference. */
+odb_status odb_tsm_plan_check(odb_tsm_plan *p, double *err) {
+  double e1, e2, *mine = malloc(8 * p->noc);
+  odb_status st = mine ? ODB_OK : ODB_FAIL(ODB_ERR_NOMEM, "tsm: check");
+  if (st == ODB_OK) st = verify(p, p->best, &e1);
+  if (st == ODB_OK) {
+    memcpy(mine, p->got, 8 * p->noc);
+    st = verify(p, NULL, &e2);
+  }
+  if (st == ODB_OK) {
+    e2 = odb_tsm_relerr(mine, p->got, p->noc);
+    *err = e1 > e2 ? e1 : e2;
+    if (isnan(*err)) *err = INFINITY;
+  }
+  free(mine);
+  return st;
+}

@@ -1,0 +1,85 @@
+-- tsm_roofline.lua: tall & skinny products on the GPU (Ernst, Hager, Thies,
+-- Wellein 2020; seeds/003): C = A^T B ("tsmttsm") and B = A C ("tsmm"),
+-- A: K x M, B: K x N, row-major, real (d) and complex (z) double.
+--
+-- For each shape the generated kernel is tuned over the quick space
+-- (ob.kernel; the tuning database keeps the result, so a second run starts
+-- at once) and compared with cuBLAS (row-major data read as column-major
+-- transposes) on the same matrices. Reported per shape: GFLOP/s of both,
+-- the percentage of the roofline min(I * b, P) with I = flops / (bytes of
+-- A, B and C once), b the device-to-device copy bandwidth measured in this
+-- run (ob.info().gpu.copy_gbs) and P the FP64 peak (--set fp64_peak=GFLOP/s;
+-- the default is the tensor-core FP64 rate of an H100/H200 SXM, 67 TFLOP/s),
+-- and the speedup over cuBLAS. Seeds/003's Figures 3, 4, 15 and 23.
+--
+--   odebench scenarios/tsm_roofline.lua
+--   odebench scenarios/tsm_roofline.lua --set widths=1,8,32 --set dtypes=d
+--   odebench scenarios/tsm_roofline.lua --set space=full   (exhaustive)
+local ob = require "odebench"
+
+local widths  = ob.param("widths", "1,2,4,8,16,32,64,3,12,24,48")
+local pairs_  = ob.param("pairs", "4x16,16x4,32x8")       -- M x N, M ~= N
+local dtypes  = ob.param("dtypes", "d,z")
+local ops     = ob.param("ops", "tsmttsm,tsmm")
+local rows    = ob.param("rows", 2^29)                   -- K = rows / M
+local space   = ob.param("space", "quick")
+local peak    = ob.param("fp64_peak", 67000)             -- GFLOP/s
+local reps    = ob.param("reps", 9)
+
+local gpu = ob.info().gpu
+if not gpu then
+  print("tsm_roofline: no GPU in this run; nothing to measure")
+  return
+end
+local bw = gpu.copy_gbs
+print(string.format("%s: copy bandwidth %.1f GB/s, FP64 peak %.0f GFLOP/s",
+                    gpu.name, bw, peak))
+
+local function split(s)
+  local t = {}
+  for x in tostring(s):gmatch("[^,]+") do t[#t + 1] = x end
+  return t
+end
+
+local shapes = {}
+for _, w in ipairs(split(widths)) do
+  shapes[#shapes + 1] = { tonumber(w), tonumber(w) }
+end
+for _, p in ipairs(split(pairs_)) do
+  local m, n = p:match("(%d+)x(%d+)")
+  shapes[#shapes + 1] = { tonumber(m), tonumber(n) }
+end
+
+print(string.format("%-7s %s %3s %3s %10s %9s %6s %9s %6s %6s  %s", "op",
+                    "t", "M", "N", "K", "GFLOP/s", "roof", "cuBLAS", "roof",
+                    "speedup", "configuration"))
+local n, i = #shapes * #split(ops) * #split(dtypes), 0
+ob.progress(0, n, "shapes")
+for _, s in ipairs(shapes) do
+  for _, op in ipairs(split(ops)) do
+    for _, dt in ipairs(split(dtypes)) do
+      local M, N = s[1], s[2]
+      local K = math.floor(rows / math.max(M, N))
+      local k = ob.kernel(op, { M = M, N = N, K = K, dtype = dt,
+                                space = space })
+      local info = k:info()
+      local err = k:check()
+      assert(err <= 1e-12, string.format("%s %s M=%d N=%d: %.2e from cuBLAS",
+                                         op, dt, M, N, err))
+      local _, g = k:time(reps)
+      local _, gb = k:cublas(reps)
+      local roof = math.min(info.flops / info.bytes * bw, peak)
+      local tag = string.format("%s_%s_%dx%d", op, dt, M, N)
+      ob.metric(tag .. "_gflops", g, "GFLOP/s")
+      ob.metric(tag .. "_roofline_pct", 100 * g / roof, "%")
+      ob.metric(tag .. "_cublas_gflops", gb, "GFLOP/s")
+      print(string.format("%-7s %s %3d %3d %10d %9.1f %5.1f%% %9.1f %5.1f%% "
+                          .. "%6.2f  %s (%d evals, %d cached)", op, dt, M, N,
+                          K, g, 100 * g / roof, gb, 100 * gb / roof, g / gb,
+                          info.config, info.evals, info.cached))
+      k:close()
+      i = i + 1
+      ob.progress(i, n, "shapes")
+    end
+  end
+end

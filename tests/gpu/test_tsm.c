@@ -1,0 +1,395 @@
+/* test_tsm.c - the generated tall & skinny kernels and the cuBLAS baseline
+   against the CPU reference (TAP; exit 77 without a GPU). With --roofline
+   it instead tunes each shape over the quick space and prints GFLOP/s,
+   the percentage of the roofline and the ratio to cuBLAS. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "odebench.h"
+#include "odb_kernels.h"
+#include "odb_tsm.h"
+#include "odb_tsm_gpu.h"
+
+static odb_backend *gpu;
+
+/* Fills v with uniform values in [-1, 1). */
+static void fill(odb_rng *r, double *v, size_t n) {
+  for (size_t i = 0; i < n; ++i) v[i] = 2.0 * odb_rng_uniform(r) - 1.0;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* Device buffers and host data of one shape, op and type. */
+typedef struct shape_data {
+  odb_tsm_op op;
+  odb_tsm_dtype t;
+  long M, N, K;
+  size_t na, nx, no;          /* doubles */
+  double *hA, *hX, *ref, *got, *poison;
+  void *dA, *dX, *dout;
+} shape_data;
+
+/* Fresh random inputs on host and device, the CPU reference. */
+static int shape_init(shape_data *s, odb_rng *r, odb_tsm_op op,
+                      odb_tsm_dtype t, long M, long N, long K) {
+  size_t e = t == ODB_TSM_Z ? 2 : 1;
+  memset(s, 0, sizeof *s);
+  s->op = op; s->t = t; s->M = M; s->N = N; s->K = K;
+  s->na = e * K * M;
+  s->nx = e * (op == ODB_TSM_TSMTTSM ? K * N : M * N);
+  s->no = e * (op == ODB_TSM_TSMTTSM ? M * N : K * N);
+  s->hA = malloc(8 * s->na); s->hX = malloc(8 * s->nx);
+  s->ref = malloc(8 * s->no); s->got = malloc(8 * s->no);
+  s->poison = malloc(8 * s->no);
+  fill(r, s->hA, s->na);
+  fill(r, s->hX, s->nx);
+  for (size_t i = 0; i < s->no; ++i) s->poison[i] = NAN;
+  if (odb_tsm_cpu(op, t, M, N, K, s->hA, s->hX, s->ref, 0) != ODB_OK)
+    return 0;
+  return gpu->ops->alloc(gpu, 8 * s->na, &s->dA) == ODB_OK &&
+         gpu->ops->alloc(gpu, 8 * s->nx, &s->dX) == ODB_OK &&
+         gpu->ops->alloc(gpu, 8 * s->no, &s->dout) == ODB_OK &&
+         gpu->ops->to_device(gpu, s->dA, s->hA, 8 * s->na) == ODB_OK &&
+         gpu->ops->to_device(gpu, s->dX, s->hX, 8 * s->nx) == ODB_OK;
+}
+
+static void shape_free(shape_data *s) {
+  gpu->ops->free(gpu, s->dA); gpu->ops->free(gpu, s->dX);
+  gpu->ops->free(gpu, s->dout);
+  free(s->hA); free(s->hX); free(s->ref); free(s->got); free(s->poison);
+}
+
+/* Poisons the output, runs k (NULL: cuBLAS), returns the relative error
+   (INFINITY on failure, with the message in why). */
+static double shape_run(shape_data *s, odb_tsm_kernel *k, char *why,
+                        size_t len) {
+  odb_status st = gpu->ops->to_device(gpu, s->dout, s->poison, 8 * s->no);
+  if (st == ODB_OK)
+    st = k ? odb_tsm_kernel_run(k, s->dA, s->dX, s->dout, s->K)
+           : odb_tsm_cublas(s->op, s->t, s->M, s->N, s->K, s->dA, s->dX,
+                            s->dout);
+  if (st == ODB_OK) st = odb_backend_sync(gpu);
+  if (st == ODB_OK) st = gpu->ops->to_host(gpu, s->got, s->dout, 8 * s->no);
+  if (st != ODB_OK) {
+    snprintf(why, len, "%s", odb_last_error());
+    return INFINITY;
+  }
+  why[0] = 0;
+  return odb_tsm_relerr(s->got, s->ref, s->no);
+}
+
+/* Every configuration of the quick space (and every stride-th of the
+   full one) on one shape, and cuBLAS. */
+static void check_shape(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
+                        long N, long K, int stride) {
+  shape_data s;
+  char why[256], txt[160];
+  int nq = odb_tsm_space_list(op, t, M, N, 0, NULL, 0);
+  int nf = odb_tsm_space_list(op, t, M, N, 1, NULL, 0);
+  odb_tsm_cfg *list = malloc(sizeof *list * (size_t)(nq + nf));
+  int bad = 0, n = 0;
+  double worst = 0.0;
+  odb_tsm_space_list(op, t, M, N, 0, list, nq);
+  odb_tsm_space_list(op, t, M, N, 1, list + nq, nf);
+  if (!shape_init(&s, r, op, t, M, N, K)) {
+    tap_ok(0, "%s %s M=%ld N=%ld: setup: %s", odb_tsm_op_name(op),
+           odb_tsm_dtype_name(t), M, N, odb_last_error());
+    free(list);
+    return;
+  }
+  double e = shape_run(&s, NULL, why, sizeof why);
+  tap_ok(e <= 1e-12, "cublas %s %s M=%ld N=%ld K=%ld: rel err %.2e %s",
+         odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N, K, e, why);
+  for (int i = 0; i < nq + nf; ++i) {
+    odb_tsm_kernel *k = NULL;
+    if (i >= nq && (i - nq) % stride) continue;
+    ++n;
+    if (odb_tsm_kernel_create(&list[i], &k) != ODB_OK) {
+      e = INFINITY;
+      snprintf(why, sizeof why, "%s", odb_last_error());
+    } else {
+      e = shape_run(&s, k, why, sizeof why);
+      /* a second fresh run: atomics must not leave stale sums */
+      if (e <= 1e-12) {
+        double e2 = shape_run(&s, k, why, sizeof why);
+        if (e2 > e) e = e2;
+      }
+    }
+    odb_tsm_kernel_free(k);
+    if (!(e <= 1e-12)) {
+      if (++bad <= 5)
+        tap_diag("FAIL %s %s M=%ld N=%ld %s: err %.2e %s",
+                 odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N,
+                 odb_tsm_cfg_text(&list[i], txt, sizeof txt), e, why);
+    }
+    if (e > worst) worst = e;
+  }
+  tap_ok(bad == 0, "%s %s M=%ld N=%ld K=%ld: %d configurations match the "
+         "CPU reference (worst %.2e)", odb_tsm_op_name(op),
+         odb_tsm_dtype_name(t), M, N, K, n - bad, worst);
+  shape_free(&s);
+  free(list);
+}
+
+/* Bad input is refused with a message. */
+static void check_bad(void) {
+  odb_tsm_cfg c;
+  odb_tsm_kernel *k = NULL;
+  double x;
+  memset(&c, 0, sizeof c);
+  c.op = ODB_TSM_TSMTTSM; c.M = 65; c.N = 4; c.tm = c.tn = 1; c.unroll = 1;
+  c.block = 256; c.blocks_per_sm = 2;
+  tap_ok(odb_tsm_kernel_create(&c, &k) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "1..64"), "M = 65 refused: %s",
+         odb_last_error());
+  c.M = 8; c.tm = 16;
+  tap_ok(odb_tsm_kernel_create(&c, &k) == ODB_ERR_ARG, "tile larger than M "
+         "refused: %s", odb_last_error());
+  tap_ok(odb_tsm_cublas(ODB_TSM_TSMM, ODB_TSM_D, 4, 4, 0, &x, &x, &x)
+         == ODB_ERR_ARG, "cublas K = 0 refused: %s", odb_last_error());
+}
+
+static const long test_shapes[][3] = {
+  { 7, 5, 100003 }, { 13, 11, 65537 }, { 1, 1, 100003 },
+  { 64, 64, 20011 }, { 3, 64, 30011 }, { 33, 17, 40009 },
+};
+static const long roof_sq[] = { 1, 2, 4, 8, 16, 32, 64, 3, 12, 24, 48 };
+static const long roof_ne[][2] = { { 4, 16 }, { 16, 4 }, { 32, 8 } };
+
+/* Full-space stride of test shape i. */
+static int test_stride(int i) {
+  const char *full = getenv("ODB_TSM_FULL");
+  if (full && atoi(full)) return 1;
+  return i == 0 ? 4 : 17;
+}
+
+/* {====== --precompile: fills the kernel cache from several processes */
+
+/* Compiles the configurations j with j % parts == part that the test
+   (roofline = 0) or the roofline table (1) will use. */
+static int precompile(int part, int parts, int roof) {
+  odb_tsm_cfg list[4000];
+  long j = 0;
+  for (int s = 0; s < (roof ? 14 : 6); ++s) {
+    long M = roof ? (s < 11 ? roof_sq[s] : roof_ne[s - 11][0])
+                  : test_shapes[s][0];
+    long N = roof ? (s < 11 ? roof_sq[s] : roof_ne[s - 11][1])
+                  : test_shapes[s][1];
+    for (int op = 0; op < 2; ++op)
+      for (int t = 0; t < 2; ++t) {
+        int nq = odb_tsm_space_list(op, t, M, N, 0, list, 4000);
+        int nf = roof ? 0 : odb_tsm_space_list(op, t, M, N, 1, list + nq,
+                                               4000 - nq);
+        for (int i = 0; i < nq + nf; ++i) {
+          odb_tsm_kernel *k = NULL;
+          if (i >= nq && (i - nq) % test_stride(s)) continue;
+          if (j++ % parts != part) continue;
+          odb_tsm_kernel_create(&list[i], &k);
+          odb_tsm_kernel_free(k);
+        }
+      }
+  }
+  return 0;
+}
+
+/* Runs parts copies of this program with --precompile and waits. */
+static void precompile_spawn(const char *self, int parts, int roof) {
+  pid_t pids[64];
+  int n = 0;
+  double t0 = now();
+  for (int i = 0; i < parts && i < 64; ++i) {
+    char a[16], b[16];
+    snprintf(a, sizeof a, "%d", i);
+    snprintf(b, sizeof b, "%d", parts);
+    pid_t p = fork();
+    if (p == 0) {
+      execl(self, self, "--precompile", a, b, roof ? "1" : "0",
+            (char *)NULL);
+      _exit(127);
+    }
+    if (p > 0) pids[n++] = p;
+  }
+  for (int i = 0; i < n; ++i) waitpid(pids[i], NULL, 0);
+  printf("# precompiled with %d processes in %.1f s\n", n, now() - t0);
+  fflush(stdout);
+}
+
+/* }====== */
+
+/* {====== --roofline */
+
+/* Fills n doubles of device memory d with random data: one random host
+   block, then doubling device copies. */
+static int big_fill(odb_rng *r, double *d, size_t n) {
+  size_t blk = (size_t)1 << 22, done;
+  double *h = malloc(8 * blk);
+  fill(r, h, blk);
+  if (blk > n) blk = n;
+  if (gpu->ops->to_device(gpu, d, h, 8 * blk) != ODB_OK) return 0;
+  free(h);
+  for (done = blk; done < n;) {
+    size_t c = done < n - done ? done : n - done;
+    if (gpu->ops->copy(gpu, d + done, d, 8 * c) != ODB_OK) return 0;
+    done += c;
+  }
+  return odb_backend_sync(gpu) == ODB_OK;
+}
+
+/* Tunes one shape over the quick space and prints one table row. */
+static void roof_shape(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                       long K, double *A, double *X, double *out, double bw,
+                       double peak, double *stat) {
+  odb_tsm_cfg list[256], best;
+  char txt[160];
+  int n = odb_tsm_space_list(op, t, M, N, 0, list, 256), bregs = 0;
+  double bt = INFINITY, tb = INFINITY, t0 = now(), tc = 0;
+  for (int i = 0; i < n && i < 256; ++i) {
+    odb_tsm_kernel *k = NULL;
+    double sec, c0 = now();
+    if (odb_tsm_kernel_create(&list[i], &k) != ODB_OK) {
+      printf("# %s\n", odb_last_error());
+      continue;
+    }
+    tc += now() - c0;
+    if (odb_tsm_time(k, op, t, M, N, K, A, X, out, 5, &sec) == ODB_OK &&
+        sec < bt) {
+      bt = sec;
+      best = list[i];
+      bregs = odb_tsm_kernel_regs(k);
+    }
+    odb_tsm_kernel_free(k);
+  }
+  if (odb_tsm_time(NULL, op, t, M, N, K, A, X, out, 5, &tb) != ODB_OK)
+    printf("# cublas: %s\n", odb_last_error());
+  double fl = odb_tsm_flops(t, M, N, K), by = odb_tsm_bytes(t, M, N, K);
+  double roof = fmin(fl / by * bw * 1e9, peak);
+  double g = fl / bt, gb = fl / tb;
+  printf("%-7s %s %3ld %3ld %10ld %9.1f %6.1f%% %9.1f %6.1f%% %5.2f  "
+         "%s regs=%d (%d cfgs, compile %.1fs, all %.1fs)\n",
+         odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N, K, g * 1e-9,
+         100 * g / roof, gb * 1e-9, 100 * gb / roof, tb / bt,
+         bt < INFINITY ? odb_tsm_cfg_text(&best, txt, sizeof txt) : "-",
+         bregs, n, tc, now() - t0);
+  fflush(stdout);
+  stat[0] = 100 * g / roof;
+  stat[1] = tb / bt;
+}
+
+/* The roofline table: M = N and a few M != N, both ops and types. */
+static int roofline(odb_rng *r, double limit) {
+  const long *sq = roof_sq;
+  const long (*ne)[2] = roof_ne;
+  odb_device_info info;
+  double bw = 0, peak, stat[2], t0 = now();
+  size_t cap = (size_t)1 << 30;   /* doubles: 2^29 complex entries */
+  void *A = NULL, *X = NULL, *out = NULL;
+  if (odb_backend_query(gpu, &info) != ODB_OK ||
+      odb_backend_copy_bandwidth(gpu, &bw) != ODB_OK) {
+    printf("Bail out! %s\n", odb_last_error());
+    return 1;
+  }
+  /* FP64 peak: the tensor cores' rate, twice that of the FMA units */
+  peak = info.sm_count * info.clock_mhz * 1e6 * 256.0;
+  if (!(peak > 0)) peak = INFINITY;
+  printf("# %s: %d SMs, %.0f MHz, copy bandwidth %.1f GB/s, FP64 peak "
+         "%.1f GFLOP/s (tensor cores; FMA units half)\n", info.name, info.sm_count, info.clock_mhz, bw,
+         peak * 1e-9);
+  while (cap >= ((size_t)1 << 24)) {
+    if (gpu->ops->alloc(gpu, 8 * cap, &A) == ODB_OK &&
+        gpu->ops->alloc(gpu, 8 * cap, &X) == ODB_OK &&
+        gpu->ops->alloc(gpu, 8 * cap, &out) == ODB_OK)
+      break;
+    gpu->ops->free(gpu, A); gpu->ops->free(gpu, X); gpu->ops->free(gpu, out);
+    A = X = out = NULL;
+    cap /= 2;
+  }
+  if (!A || !big_fill(r, A, cap) || !big_fill(r, X, cap)) {
+    printf("Bail out! device memory: %s\n", odb_last_error());
+    return 1;
+  }
+  printf("%-7s %s %3s %3s %10s %9s %7s %9s %7s %5s  best\n", "op", "t", "M",
+         "N", "K", "GF/s", "roof", "cublasGF", "roof", "ratio");
+  for (int s = 0; s < 14; ++s) {
+    long M = s < 11 ? sq[s] : ne[s - 11][0];
+    long N = s < 11 ? sq[s] : ne[s - 11][1];
+    for (int op = 0; op < 2; ++op)
+      for (int t = 0; t < 2; ++t) {
+        size_t e = t ? 2 : 1;
+        long K = ((long)1 << 29) / M;
+        long wide = M > N ? M : N;
+        if ((size_t)K * wide * e > cap) K = (long)(cap / (wide * e));
+        if (now() - t0 > limit) {
+          printf("# time limit reached\n");
+          return 0;
+        }
+        roof_shape((odb_tsm_op)op, (odb_tsm_dtype)t, M, N, K, A, X, out, bw,
+                   peak, stat);
+      }
+  }
+  return 0;
+}
+
+/* }====== */
+
+int main(int argc, char **argv) {
+  odb_ctx_opts o = {0};
+  odb_ctx *ctx = NULL;
+  odb_rng r;
+  uint64_t seed = (uint64_t)time(NULL);
+  odb_status st;
+  o.seed = seed;
+  o.log_level = ODB_LOG_WARN;
+  if (odb_ctx_create(&o, &ctx) != ODB_OK) {
+    printf("Bail out! odb_ctx_create: %s\n", odb_last_error());
+    return 1;
+  }
+  st = odb_kernels_register(ctx);
+  gpu = odb_ctx_backend(ctx, "cuda");
+  if (st != ODB_OK || !gpu) {
+    odb_ctx_destroy(ctx);
+    printf("1..0 # SKIP no GPU\n");
+    return 77;
+  }
+  odb_rng_seed(&r, seed);
+  if (argc > 4 && strcmp(argv[1], "--precompile") == 0) {
+    int rc = precompile(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    odb_ctx_destroy(ctx);
+    return rc;
+  }
+  {
+    const char *pc = getenv("ODB_TSM_PRECOMPILE");   /* processes */
+    int roof = argc > 1 && (strcmp(argv[1], "--roofline") == 0 ||
+                            strcmp(argv[1], "--fill-cache") == 0);
+    if (pc && atoi(pc) > 1) precompile_spawn(argv[0], atoi(pc), roof);
+  }
+  if (argc > 1 && strcmp(argv[1], "--fill-cache") == 0) {
+    /* the roofline scenario's quick space, compiled into the disk cache */
+    odb_ctx_destroy(ctx);
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "--roofline") == 0) {
+    int rc = roofline(&r, argc > 2 ? atof(argv[2]) : 1e9);
+    odb_ctx_destroy(ctx);
+    return rc;
+  }
+  tap_diag("seed %llu", (unsigned long long)seed);
+  for (int i = 0; i < 6; ++i)
+    for (int op = 0; op < 2; ++op)
+      for (int t = 0; t < 2; ++t)
+        check_shape(&r, (odb_tsm_op)op, (odb_tsm_dtype)t, test_shapes[i][0],
+                    test_shapes[i][1], test_shapes[i][2], test_stride(i));
+  check_bad();
+  odb_ctx_destroy(ctx);
+  return tap_done();
+}
