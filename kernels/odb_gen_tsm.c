@@ -59,13 +59,16 @@ int odb_tsm_cfg_block(const odb_tsm_cfg *c) {
 size_t odb_tsm_cfg_smem(const odb_tsm_cfg *c) {
   size_t e = c->t == ODB_TSM_Z ? 16 : 8;
   if (c->op == ODB_TSM_TSMTTSM)
-    return c->reduce == ODB_TSM_REDUCE_LOCAL ? e * c->M * c->N : 0;
+    return (c->reduce == ODB_TSM_REDUCE_LOCAL ? e * c->M * c->N : 0) +
+           (c->stage ? e * (size_t)c->chunk * (c->M + c->N) : 0);
   return c->csrc == ODB_TSM_C_SHARED ? e * c->M * c->N : 0;
 }
 
 /* See the header. */
 int odb_tsm_cfg_regs(const odb_tsm_cfg *c) {
   int e = c->t == ODB_TSM_Z ? 2 : 1;
+  if (c->op == ODB_TSM_TSMTTSM && c->stage)
+    return 2 * (e * c->tm * c->tn + e * (c->tm + c->tn) + 16);
   if (c->op == ODB_TSM_TSMTTSM) {
     int loads = (c->leapfrog ? 2 : 1) * c->unroll * (c->tm + c->tn);
     return 2 * (e * c->tm * c->tn + e * loads + 8);
@@ -95,6 +98,10 @@ odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
                       "M=%d N=%d", c->tm, c->tn, c->M, c->N);
     if ((unsigned)c->reduce > 1)
       return ODB_FAIL(ODB_ERR_ARG, "tsmttsm: bad reduction %d", c->reduce);
+    if (c->stage && (c->chunk < 1 || c->chunk > 256 || c->leapfrog ||
+                     c->unroll != 1))
+      return ODB_FAIL(ODB_ERR_ARG, "tsmttsm: staging takes a chunk of "
+                      "1..256 rows, no leap frogging, unroll 1");
   } else {
     if (c->tpr < 1 || c->tpr > c->N)
       return ODB_FAIL(ODB_ERR_ARG, "tsmm: %d threads per row for N=%d",
@@ -114,7 +121,11 @@ odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
 const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
   static const char *const red[] = { "global", "local" };
   static const char *const src[] = { "l1", "shared", "regs" };
-  if (c->op == ODB_TSM_TSMTTSM)
+  if (c->op == ODB_TSM_TSMTTSM && c->stage)
+    snprintf(buf, len, "tm=%d tn=%d trans=%d stage=%d reduce=%s "
+             "block=%d bps=%d", c->tm, c->tn, c->transposed, c->chunk,
+             red[c->reduce & 1], c->block, c->blocks_per_sm);
+  else if (c->op == ODB_TSM_TSMTTSM)
     snprintf(buf, len, "tm=%d tn=%d trans=%d lf=%d unroll=%d reduce=%s "
              "block=%d bps=%d", c->tm, c->tn, c->transposed, c->leapfrog,
              c->unroll, red[c->reduce & 1], c->block, c->blocks_per_sm);
@@ -206,6 +217,53 @@ static void gen_tsmttsm_decl(sbuf *b, const odb_tsm_cfg *c, int U,
   }
 }
 
+/* The copy of n elements from g (row-major rows from k0) to shared sh by
+   all BS threads; rows past K read as zero when guard is set. */
+static void gen_stage_copy(sbuf *b, const odb_tsm_cfg *c, int BS, int n,
+                           int width, const char *g, const char *sh,
+                           int guard) {
+  int q = cdiv(n, BS);
+  out(b, "#pragma unroll\n    for (int q = 0; q < %d; ++q) {\n", q);
+  out(b, "      const int i = threadIdx.x + q * %d;\n", BS);
+  if (n % BS) out(b, "      if (i < %d)\n", n);
+  if (guard)
+    out(b, "      %s[i] = k0 + i / %d < K ? %s[k0 * %d + i] : %s;\n", sh,
+        width, g, width, c->t == ODB_TSM_Z ? "make_double2(0.0, 0.0)"
+                                           : "0.0");
+  else
+    out(b, "      %s[i] = %s[k0 * %d + i];\n", sh, g, width);
+  out(b, "    }\n");
+}
+
+/* Staged main loop: chunks of rows through shared memory, then the tile
+   sums from there; row group rg of the block takes rows rg, rg + RG, ... */
+static void gen_tsmttsm_staged(sbuf *b, const odb_tsm_cfg *c, int G,
+                               int RG) {
+  int M = c->M, N = c->N, R = c->chunk, BS = G * RG;
+  const char *T = ety(c);
+  out(b, "  // staged: chunks of %d rows of A and B in shared memory\n", R);
+  out(b, "  %s *sA = (%s *)smem, *sB = sA + %d;\n", T, T, R * M);
+  out(b, "  const int rg = threadIdx.x / %d;\n", G);
+  out(b, "  for (long long k0 = (long long)blockIdx.x * %d; k0 < K; "
+      "k0 += (long long)gridDim.x * %d) {\n", R, R);
+  out(b, "    __syncthreads();  // the last chunk is used up\n");
+  out(b, "    if (k0 + %d <= K) {\n", R);
+  gen_stage_copy(b, c, BS, R * M, M, "A", "sA", 0);
+  gen_stage_copy(b, c, BS, R * N, N, "B", "sB", 0);
+  out(b, "    } else {\n");
+  gen_stage_copy(b, c, BS, R * M, M, "A", "sA", 1);
+  gen_stage_copy(b, c, BS, R * N, N, "B", "sB", 1);
+  out(b, "    }\n    __syncthreads();\n");
+  out(b, "#pragma unroll 4\n    for (int r = rg; r < %d; r += %d) {\n", R,
+      RG);
+  for (int i = 0; i < c->tm; ++i)
+    out(b, "      a0_%d = sA[r * %d + ma%d];\n", i, M, i);
+  for (int j = 0; j < c->tn; ++j)
+    out(b, "      b0_%d = sB[r * %d + nb%d];\n", j, N, j);
+  gen_tsmttsm_fmas(b, c, 1, "");
+  out(b, "    }\n  }\n");
+}
+
 /* C = A^T B: tiles of C per thread, rows of A and B in a grid-stride loop,
    then the global reduction. */
 static void gen_tsmttsm(sbuf *b, const odb_tsm_cfg *c) {
@@ -220,6 +278,7 @@ static void gen_tsmttsm(sbuf *b, const odb_tsm_cfg *c) {
   out(b, "  const %s *__restrict__ A = (const %s *)p.A;\n", T, T);
   out(b, "  const %s *__restrict__ B = (const %s *)p.X;\n", T, T);
   out(b, "  const long long K = p.K;\n");
+  out(b, "  extern __shared__ double smem[];\n");
   out(b, "  // %d x %d tiles of %d x %d per row, %d rows per block\n", mt, nt,
       c->tm, c->tn, RPB);
   if (G > 1) {
@@ -253,7 +312,9 @@ static void gen_tsmttsm(sbuf *b, const odb_tsm_cfg *c) {
       out(b, "  %s c%d_%d = %s;\n", T, i, j,
           z ? "make_double2(0.0, 0.0)" : "0.0");
   gen_tsmttsm_decl(b, c, U, "");
-  if (c->leapfrog) {
+  if (c->stage) {
+    gen_tsmttsm_staged(b, c, G, RPB);
+  } else if (c->leapfrog) {
     gen_tsmttsm_decl(b, c, U, "n");
     out(b, "  // leap frogging: the next row group loads while this one "
         "computes\n");
@@ -278,7 +339,7 @@ static void gen_tsmttsm(sbuf *b, const odb_tsm_cfg *c) {
     gen_tsmttsm_fmas(b, c, U, "");
     out(b, "  }\n");
   }
-  if (U > 1 || c->leapfrog) {
+  if (!c->stage && (U > 1 || c->leapfrog)) {
     out(b, "  for (; k < K; k += ks) {  // the rows left over\n");
     gen_tsmttsm_loads(b, c, 1, "", "k");
     gen_tsmttsm_fmas(b, c, 1, "");
@@ -288,13 +349,15 @@ static void gen_tsmttsm(sbuf *b, const odb_tsm_cfg *c) {
   if (c->reduce == ODB_TSM_REDUCE_LOCAL) {
     out(b, "  // block-local sums in shared memory, then one global atomic "
         "per entry\n");
-    out(b, "  extern __shared__ double s[];\n");
+    out(b, "  double *s = smem + %d;\n",
+        c->stage ? c->chunk * (M + N) * (z ? 2 : 1) : 0);
     out(b, "  for (int i = threadIdx.x; i < %d; i += blockDim.x) s[i] = 0.0;"
         "\n  __syncthreads();\n", M * N * (z ? 2 : 1));
   } else {
     out(b, "  // every thread adds its tile to C\n");
-    out(b, "  if (blockIdx.x * %d + threadIdx.x / %d >= K) return;\n", RPB,
-        G);
+    if (!c->stage)
+      out(b, "  if (blockIdx.x * %d + threadIdx.x / %d >= K) return;\n", RPB,
+          G);
   }
   for (int i = 0; i < c->tm; ++i)
     for (int j = 0; j < c->tn; ++j) {
@@ -432,6 +495,8 @@ odb_status odb_gen_tsm(const odb_tsm_cfg *c, char **source) {
 int odb_tsm_cfg_allowed(const odb_tsm_cfg *c) {
   if (c->op == ODB_TSM_TSMTTSM) {
     if (c->tm < 1 || c->tm > c->M || c->tn < 1 || c->tn > c->N) return 0;
+    if (c->stage && (c->leapfrog || c->unroll != 1)) return 0;
+    if (odb_tsm_cfg_smem(c) > 200 * 1024) return 0;
   } else if (c->tpr < 1 || c->tpr > c->N) {
     return 0;
   }
@@ -477,14 +542,17 @@ int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
           for (int lf = 0; lf <= 1; ++lf)
             for (int u = 1; u <= (full ? 2 : 1); ++u)
               for (int r = full ? 0 : 1; r <= 1; ++r)
-                for (int q = 0; q < 3; ++q) {
-                  c.transposed = tr;
-                  c.leapfrog = lf;
-                  c.unroll = u;
-                  c.reduce = r;
-                  c.blocks_per_sm = bpss[q];
-                  space_add(&c, list, max, &n);
-                }
+                for (int st = 0; st <= 64; st += 32)
+                  for (int q = 0; q < 3; ++q) {
+                    c.transposed = tr;
+                    c.leapfrog = lf;
+                    c.unroll = u;
+                    c.reduce = r;
+                    c.stage = st > 0;
+                    c.chunk = st;
+                    c.blocks_per_sm = bpss[q];
+                    space_add(&c, list, max, &n);
+                  }
       }
     return n;
   }

@@ -28,6 +28,8 @@ typedef enum odb_tsm_csrc {
 ** csrc. Both: block (threads per block wanted; the launch uses the
 ** largest multiple of the threads per row that fits) and blocks_per_sm
 ** (grid = blocks_per_sm x SMs, fewer when K has fewer row groups).
+** stage (tsmttsm) follows the seed's outlook: rows go through shared
+** memory in chunks, loaded contiguously by the whole block.
 */
 typedef struct odb_tsm_cfg {
   odb_tsm_op op;
@@ -39,6 +41,10 @@ typedef struct odb_tsm_cfg {
   int reduce;                         /* tsmttsm: odb_tsm_reduce */
   int block;                          /* 32..1024 */
   int blocks_per_sm;                  /* 1..32 */
+  /* tsmttsm: 1 stages chunks of `chunk` rows of A and B in shared memory
+     with coalesced loads of all the block's threads, then each thread
+     sums its tile over the chunk from there (lf and unroll unused) */
+  int stage, chunk;
 } odb_tsm_cfg;
 
 /* Threads that work on one row (tiles per row for tsmttsm, tpr for tsmm). */

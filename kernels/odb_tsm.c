@@ -104,7 +104,8 @@ int odb_tsm_kernel_spill(const odb_tsm_kernel *k) {
 
 /* blocks_per_sm x SMs, no more than there are row groups for. */
 unsigned odb_tsm_kernel_grid(const odb_tsm_kernel *k, long K) {
-  long rpb = odb_tsm_cfg_block(&k->cfg) / odb_tsm_cfg_group(&k->cfg);
+  long rpb = k->cfg.stage ? k->cfg.chunk
+             : odb_tsm_cfg_block(&k->cfg) / odb_tsm_cfg_group(&k->cfg);
   long most = (K + rpb - 1) / rpb;
   long g = (long)k->cfg.blocks_per_sm * (k->sms > 0 ? k->sms : 80);
   if (g > most) g = most;

@@ -83,6 +83,8 @@ static odb_tsm_cfg to_cfg(const odb_tsm_plan *p, const odb_config *c) {
     k.transposed = (int)odb_config_int(s, c, "trans", 1);
     k.leapfrog = (int)odb_config_int(s, c, "lf", 1);
     k.reduce = strcmp(odb_config_str(s, c, "reduce", "local"), "local") == 0;
+    k.chunk = (int)odb_config_int(s, c, "stage", 0);
+    k.stage = k.chunk > 0;
   } else {
     const char *src = odb_config_str(s, c, "csrc", "shared");
     k.tpr = (int)odb_config_int(s, c, "tpr", 1);
@@ -114,7 +116,7 @@ static int widths(long side, int lo, long *out) {
 static odb_status make_space(odb_tsm_plan *p, int full) {
   static const long bps[] = { 2, 4, 8 }, one[] = { 1 }, two[] = { 0, 1 };
   static const long u12[] = { 1, 2 }, u24[] = { 2, 4 };
-  static const long u14[] = { 1, 2, 3, 4 };
+  static const long u14[] = { 1, 2, 3, 4 }, stg[] = { 0, 32, 64 };
   static const char *const red[] = { "global", "local" };
   static const char *const src[] = { "l1", "shared", "regs" };
   long v[8];
@@ -133,6 +135,9 @@ static odb_status make_space(odb_tsm_plan *p, int full) {
                                full ? 2 : 1));
     ODB_TRY(odb_space_add_enum(p->space, "reduce", full ? red : red + 1,
                                full ? 2 : 1));
+    /* rows per chunk staged in shared memory; 0: loads straight to
+       registers */
+    ODB_TRY(odb_space_add_ints(p->space, "stage", stg, 3));
   } else {
     n = widths(p->N < 32 ? p->N : 32, 1, v);
     ODB_TRY(odb_space_add_ints(p->space, "tpr", v, n));

@@ -93,7 +93,7 @@ static int kernel_info(lua_State *L) {
   return 1;
 }
 
-/* k:close() and __gc: frees the device matrices. */
+/* k:close(), __gc and __close: frees the device matrices. */
 static int kernel_close(lua_State *L) {
   odbL_tsmk *k = luaL_checkudata(L, 1, ODBL_KERNEL);
   odb_tsm_plan_destroy(k->plan);
@@ -113,6 +113,8 @@ static void kernel_meta(lua_State *L) {
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, kernel_close);
     lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, kernel_close);
+    lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);
 }

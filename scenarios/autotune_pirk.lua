@@ -29,9 +29,15 @@
 --     exhaustive best, also runs over [0, T1] for its "run" distance.
 --
 -- The exhaustive yardstick is a minimum over a hundred or more short,
--- noisy measurements, so it favours whichever configuration was lucky; the
--- long runs compare two configurations head to head over thousands of
--- steps.
+-- noisy measurements, so it favours whichever configuration was lucky. The
+-- long runs compare head to head over thousands of steps, but on the
+-- development VM two runs of one configuration differed by up to 25%
+-- (memory placement, neighbours on the host), so their columns show noise
+-- as much as choice.
+--
+-- The full run (both problems, both methods, 2000 steps each, nothing
+-- extrapolated) takes about 5 minutes on the 2-core development VM, most
+-- of it in the exhaustive searches and the 2000-step runs.
 --
 --   odebench scenarios/autotune_pirk.lua
 --   odebench scenarios/autotune_pirk.lua --set problems=bruss2d --set methods=radau1a5

@@ -1,0 +1,51 @@
+-- kernel_spec.lua: ob.kernel, the tuned tall & skinny products (odb_tsm.h).
+local ob = require "odebench"
+
+describe("ob.kernel", function()
+  it("names the supported range of M and N", function()
+    local ok, err = pcall(ob.kernel, "tsmttsm", { M = 65, N = 4, K = 100 })
+    assert.is_false(ok)
+    assert.matches("M = 65 is outside the supported range 1..64", err, 1,
+                   true)
+    ok, err = pcall(ob.kernel, "tsmm", { M = 4, N = 0, K = 100 })
+    assert.is_false(ok)
+    assert.matches("N = 0 is outside the supported range 1..64", err, 1,
+                   true)
+  end)
+
+  it("refuses K = 0, unknown names, dtypes and fields", function()
+    local ok, err = pcall(ob.kernel, "tsmm", { M = 4, N = 4, K = 0 })
+    assert.is_false(ok)
+    assert.matches("K = 0", err, 1, true)
+    ok, err = pcall(ob.kernel, "gemm", { M = 4, N = 4, K = 10 })
+    assert.is_false(ok)
+    assert.matches("known: tsmttsm, tsmm", err, 1, true)
+    ok, err = pcall(ob.kernel, "tsmm", { M = 4, N = 4, K = 10, dtype = "s" })
+    assert.is_false(ok)
+    assert.matches("unknown dtype 's'", err, 1, true)
+    ok, err = pcall(ob.kernel, "tsmm", { M = 4, N = 4, K = 10, bogus = 1 })
+    assert.is_false(ok)
+    assert.matches("unknown field 'bogus'", err, 1, true)
+    ok, err = pcall(ob.kernel, "tsmm", { M = 4, N = 4 })
+    assert.is_false(ok)
+    assert.matches("M, N and K are required", err, 1, true)
+  end)
+
+  it("runs on the GPU, or says there is none", function()
+    local ok, k = pcall(ob.kernel, "tsmttsm",
+                        { M = 3, N = 5, K = 10007, dtype = "z" })
+    if not ob.info({ bandwidth = false }).gpu then
+      assert.is_false(ok)
+      -- built with CUDA but no device, or built without CUDA at all
+      assert.is_truthy(k:find("no cuda backend", 1, true) or
+                       k:find("this build has no CUDA kernels", 1, true), k)
+      return
+    end
+    assert.is_true(ok, k)
+    assert.is_true(k:check() <= 1e-12)
+    local sec, gf = k:time(3)
+    assert.is_true(sec > 0 and gf > 0)
+    assert.is_string(k:info().config)
+    k:close()
+  end)
+end)
