@@ -112,15 +112,22 @@ static odb_status make_reference(odb_tune_solver *ts) {
   ts->h = ts->o.h > 0 ? ts->o.h : b->opts.h_fixed > 0 ? b->opts.h_fixed
           : b->h_next;
   if (!(ts->h > 0)) {
+    /*
+    ** The smallest of the first few adaptive steps: the very first one can
+    ** be far above the stability limit the controller settles to on stiff
+    ** problems (80x on CUSP), and fixed steps of it would blow up.
+    */
     odb_solver_set_state(ref, ts->t0, ts->y0);
-    st = odb_solver_step(ref, 0, &info);
-    if (st != ODB_OK) {
-      odb_solver_destroy(ref);
-      return ODB_FAIL(st == ODB_ERR_UNSUPPORTED ? ODB_ERR_ARG : st,
-                      "no step size for tuning: %s (give the solver h=)",
-                      odb_last_error());
+    for (int k = 0; k < 8; ++k) {
+      st = odb_solver_step(ref, 0, &info);
+      if (st != ODB_OK) {
+        odb_solver_destroy(ref);
+        return ODB_FAIL(st == ODB_ERR_UNSUPPORTED ? ODB_ERR_ARG : st,
+                        "no step size for tuning: %s (give the solver h=)",
+                        odb_last_error());
+      }
+      if (k == 0 || info.h < ts->h) ts->h = info.h;
     }
-    ts->h = info.h;
   }
   st = run_steps(ts, ref);
   if (st == ODB_OK) st = copy_state(ref, ts->yref);
