@@ -14,6 +14,9 @@ typedef struct odb_bandwidth {
   double read_1t, copy_1t;   /* one thread */
   double read_all, copy_all; /* one thread per core */
   int threads_all;
+  double flops_1t;           /* FP64 flop/s of one core: independent
+                                multiply-add chains in this build's widest
+                                vectors (the compute roof of a roofline) */
   double array_bytes;        /* size of each array used */
   char measured_at[32];      /* ISO-8601 UTC */
   int from_cache;            /* 1 when read from the cache file */

@@ -293,6 +293,9 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
   print_bw_line(f, "", "copy", 1, bw->copy_1t, NULL);
   print_bw_line(f, "", "read", bw->threads_all, bw->read_all, NULL);
   print_bw_line(f, "", "copy", bw->threads_all, bw->copy_all, NULL);
+  if (bw->flops_1t > 0)
+    fprintf(f, "%-10s %-5s %-12s %8.2f GFLOP/s  (FP64 multiply-add peak)\n",
+            "compute", "peak", "1 core", bw->flops_1t / 1e9);
 }
 
 /*

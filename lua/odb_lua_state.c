@@ -229,6 +229,7 @@ const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
   odb_record_set_num(c, "bandwidth.read_all", S->bw.read_all / 1e9);
   odb_record_set_num(c, "bandwidth.copy_all", S->bw.copy_all / 1e9);
   odb_record_set_int(c, "bandwidth.threads_all", S->bw.threads_all);
+  odb_record_set_num(c, "bandwidth.peak_gflops_1t", S->bw.flops_1t / 1e9);
   odb_record_set_num(c, "bandwidth.array_bytes", S->bw.array_bytes);
   odb_record_set_str(c, "bandwidth.measured_at", S->bw.measured_at);
   odb_record_set_int(c, "bandwidth.from_cache", S->bw.from_cache);

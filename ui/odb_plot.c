@@ -34,6 +34,7 @@ typedef struct plot_data {
   int *group;                     /* group of rows[i] */
   int have_gbs, have_roof;
   double floor_gbs;               /* bandwidth.read_1t, GB/s; 0 unknown */
+  double peak_gflops;             /* bandwidth.peak_gflops_1t; 0 unknown */
   odb_ui_model *tune;             /* tuning evaluations */
   const char *scenario;
   odb_plot_named *named;          /* the plots the scenario asked for */
@@ -324,7 +325,8 @@ static int write_script(const plot_data *d, const char *dir, double scale,
           "\"pngcairo\" : \"png\"\n"
           "set datafile missing \"NaN\"\nset grid\nset key below\n"
           "groups = \"%s\"\nngroups = %d\n\n", groups, d->ngroups);
-  if (d->named && !odb_plot_named_write(d->named, dir, f, d->floor_gbs, sc)) {
+  if (d->named && !odb_plot_named_write(d->named, dir, f, d->floor_gbs,
+                                           d->peak_gflops, sc)) {
     int e = errno;
     fclose(f);
     errno = e;
@@ -360,6 +362,10 @@ static int write_script(const plot_data *d, const char *dir, double scale,
     if (d->floor_gbs > 0)
       fprintf(f, ", %.6g * x with lines lw 2 lc rgb \"black\" title \"memory "
               "roof (%.1f GB/s)\"", d->floor_gbs, d->floor_gbs);
+    if (d->peak_gflops > 0)
+      fprintf(f, ", %.6g with lines lw 2 dt 2 lc rgb \"black\" title "
+              "\"compute roof, 1 core (%.1f GFLOP/s)\"", d->peak_gflops,
+              d->peak_gflops);
     fputc('\n', f);
     odb_plot_chart_end(f);
   }
@@ -476,6 +482,8 @@ static odb_status load(plot_data *d, const odb_plot_opts *o) {
     d->have_roof = d->have_gbs && odb_csv_col(&d->res, "gflops") >= 0;
     v = odb_csv_ctx(&d->res, "bandwidth.read_1t");
     d->floor_gbs = v ? strtod(v, NULL) : 0;
+    v = odb_csv_ctx(&d->res, "bandwidth.peak_gflops_1t");
+    d->peak_gflops = v ? strtod(v, NULL) : 0;
     d->scenario = odb_csv_ctx(&d->res, "scenario.path");
     ODB_TRY(odb_plot_named_load(&d->res, o->warn ? o->warn : o->log,
                                 &d->named));

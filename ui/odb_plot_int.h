@@ -67,11 +67,13 @@ int odb_plot_named_has(const odb_plot_named *n, const char *name);
 /*
 ** Writes each request's data (named_<name>.dat) into dir and its chart
 ** into the script f. floor_gbs: the read bandwidth of one thread (GB/s,
-** 0 unknown) for the reference lines; scenario: for default titles.
-** 0 (errno set) when a file cannot be written.
+** 0 unknown) for the reference lines; peak_gflops: the measured FP64 peak
+** of one core (the roofline's compute roof, 0 unknown); scenario: for
+** default titles. 0 (errno set) when a file cannot be written.
 */
 int odb_plot_named_write(const odb_plot_named *n, const char *dir, FILE *f,
-                         double floor_gbs, const char *scenario);
+                         double floor_gbs, double peak_gflops,
+                         const char *scenario);
 
 /* }====== */
 

@@ -658,9 +658,11 @@ static void script_lines(FILE *f, const chart *c, const char *dat,
   fputc('\n', f);
 }
 
-/* The chart of a roofline request: points under the memory roof. */
+/* The chart of a roofline request: points under the memory and compute
+   roofs. */
 static void script_roofline(FILE *f, const chart *c, const char *dat,
-                            double floor_gbs, const char *scenario) {
+                            double floor_gbs, double peak_gflops,
+                            const char *scenario) {
   put_title(f, c, scenario, "roofline");
   fputs("  set logscale xy\n", f);
   put_label(f, "x", "arithmetic intensity (flop/byte)");
@@ -674,6 +676,9 @@ static void script_roofline(FILE *f, const chart *c, const char *dat,
   if (floor_gbs > 0)
     fprintf(f, ", \\\n       %.6g * x with lines lw 2 lc rgb 'black' title "
             "'memory roof (%.1f GB/s)'", floor_gbs, floor_gbs);
+  if (peak_gflops > 0)
+    fprintf(f, ", \\\n       %.6g with lines lw 2 dt 2 lc rgb 'black' title "
+            "'compute roof, 1 core (%.1f GFLOP/s)'", peak_gflops, peak_gflops);
   fputc('\n', f);
 }
 
@@ -701,7 +706,8 @@ static void script_heatmap(FILE *f, const chart *c, const char *dat,
 }
 
 int odb_plot_named_write(const odb_plot_named *n, const char *dir, FILE *f,
-                         double floor_gbs, const char *scenario) {
+                         double floor_gbs, double peak_gflops,
+                         const char *scenario) {
   for (int i = 0; n && i < n->n; ++i) {
     const chart *c = &n->c[i];
     char dat[96], path[PATHBUF];
@@ -717,7 +723,7 @@ int odb_plot_named_write(const odb_plot_named *n, const char *dir, FILE *f,
     odb_plot_chart_begin(f, c->q.name);
     if (heat) script_heatmap(f, c, dat, scenario);
     else if (strcmp(c->q.kind, "roofline") == 0)
-      script_roofline(f, c, dat, floor_gbs, scenario);
+      script_roofline(f, c, dat, floor_gbs, peak_gflops, scenario);
     else script_lines(f, c, dat, floor_gbs, scenario);
     odb_plot_chart_end(f);
   }
