@@ -25,6 +25,8 @@
 #include "odb_blockmodel.h"
 #include "odb_online.h"
 #include "odb_stepcheck.h"
+#include "odb_sparse.h"
+#include "odb_batched.h"
 
 /* Version of the library, e.g. "0.1.0". */
 const char *odb_version(void);

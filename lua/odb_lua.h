@@ -188,6 +188,9 @@ const char *odbL_format_bytes(double bytes, char *buf, size_t len);
 int odbL_tune(lua_State *L);
 /* ob.kernel(name, {M=, N=, K=, dtype=}) (odb_lua_kernel.c). */
 int odbL_kernel(lua_State *L);
+/* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */
+int odbL_reservoir(lua_State *L);
+int odbL_krylov(lua_State *L);
 /* The engine solver of the open Solver at idx; NULL for anything else and
    for a closed one (odb_lua_solver.c). Never raises. */
 odb_solver *odbL_solver_test(lua_State *L, int idx);

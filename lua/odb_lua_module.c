@@ -369,6 +369,8 @@ static const luaL_Reg odb_funcs[] = {
   {"vector", odbL_vector_ctor},
   {"reference", odbL_reference},
   {"tune", odbL_tune},
+  {"reservoir", odbL_reservoir},
+  {"krylov", odbL_krylov},
   {"kernel", odbL_kernel},
   {"report", l_report},
   {"metric", l_metric},

@@ -1,0 +1,374 @@
+/* blocktridiag.c - many independent block-tridiagonal lines (the line-
+   implicit solver): block LU (block Thomas) factorization and solve, one
+   pack of VL interleaved lines at a time (compact) or one line (standard). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "batched_kernels.h"
+
+struct odb_blocktridiag {
+  odb_batch bt;     /* one entry per line */
+  int K;            /* block rows per line */
+  int factored;
+  double *m;        /* blocks: ((pack*K + r)*3 + w)*B*B*VL + (i*B+j)*VL + l */
+};
+
+/* Offset of element (i, j) of block (line, r, w). */
+static size_t blk_at(const odb_blocktridiag *t, long line, int r, int w,
+                     int i, int j) {
+  size_t vl = (size_t)t->bt.vl, b = (size_t)t->bt.b;
+  size_t pk = (size_t)line / vl;
+  return ((pk * (size_t)t->K + (size_t)r) * 3 + (size_t)w) * b * b * vl
+         + ((size_t)i * b + (size_t)j) * vl + (size_t)line % vl;
+}
+
+/* See the header; blocks start as A = C = 0, D = I (padding lines too). */
+odb_status odb_blocktridiag_new(long lines, int length, int block,
+                                odb_batched_layout layout, int vl,
+                                odb_blocktridiag **out) {
+  odb_blocktridiag *t = NULL;
+  odb_status st;
+  *out = NULL;
+  if (length < 1)
+    return ODB_FAIL(ODB_ERR_ARG, "line length %d must be at least 1", length);
+  t = calloc(1, sizeof *t);
+  if (!t)
+    return ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag: no memory");
+  st = odb_batch_init(&t->bt, layout, lines, block, vl);
+  if (st != ODB_OK)
+    goto fail;
+  t->K = length;
+  size_t len = odb_batch_mat_len(&t->bt) * 3 * (size_t)length;
+  t->m = calloc(len, sizeof(double));
+  if (!t->m) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag: no memory for %zu doubles",
+                  len);
+    goto fail;
+  }
+  for (long p = 0; p < t->bt.packs * t->bt.vl; ++p)
+    for (int r = 0; r < length; ++r)
+      for (int i = 0; i < block; ++i)
+        t->m[blk_at(t, p, r, ODB_BTD_D, i, i)] = 1.0;
+  *out = t;
+  return ODB_OK;
+fail:
+  odb_blocktridiag_free(t);
+  return st;
+}
+
+/* t may be NULL. */
+void odb_blocktridiag_free(odb_blocktridiag *t) {
+  if (!t)
+    return;
+  free(t->m);
+  free(t);
+}
+
+const odb_batch *odb_blocktridiag_batch(const odb_blocktridiag *t) {
+  return &t->bt;
+}
+
+int odb_blocktridiag_length(const odb_blocktridiag *t) { return t->K; }
+
+int odb_blocktridiag_factored(const odb_blocktridiag *t) {
+  return t->factored;
+}
+
+/* Refuses a block outside the object. */
+static odb_status check_block(const odb_blocktridiag *t, long line, int row,
+                              odb_btd_block w) {
+  if (line < 0 || line >= t->bt.n)
+    return ODB_FAIL(ODB_ERR_ARG, "line %ld is outside 0..%ld", line,
+                    t->bt.n - 1);
+  if (row < 0 || row >= t->K)
+    return ODB_FAIL(ODB_ERR_ARG, "block row %d is outside 0..%d", row,
+                    t->K - 1);
+  if (w != ODB_BTD_A && w != ODB_BTD_D && w != ODB_BTD_C)
+    return ODB_FAIL(ODB_ERR_ARG, "block kind %d is not A, D or C", (int)w);
+  return ODB_OK;
+}
+
+/* blk is row-major B x B. */
+odb_status odb_blocktridiag_set(odb_blocktridiag *t, long line, int row,
+                                odb_btd_block w, const double *blk) {
+  int b = t->bt.b;
+  ODB_TRY(check_block(t, line, row, w));
+  for (int i = 0; i < b; ++i)
+    for (int j = 0; j < b; ++j)
+      t->m[blk_at(t, line, row, (int)w, i, j)] = blk[i * b + j];
+  t->factored = 0;
+  return ODB_OK;
+}
+
+/* blk receives row-major B x B (the factors once factored). */
+odb_status odb_blocktridiag_get(const odb_blocktridiag *t, long line, int row,
+                                odb_btd_block w, double *blk) {
+  int b = t->bt.b;
+  ODB_TRY(check_block(t, line, row, w));
+  for (int i = 0; i < b; ++i)
+    for (int j = 0; j < b; ++j)
+      blk[i * b + j] = t->m[blk_at(t, line, row, (int)w, i, j)];
+  return ODB_OK;
+}
+
+/*
+** Factors one pack: for each row r, LU(D_r); then C_r := L_r^{-1} C_r,
+** A_{r+1} := A_{r+1} U_r^{-1} and D_{r+1} -= A_{r+1} C_r. badrow[l] gets
+** the first block row with a refused pivot in lane l (or -1).
+*/
+BK_INLINE void factor_pack(const int VL, int B, int K, double *p,
+                           int *badrow) {
+  size_t blk = (size_t)B * B * VL;
+  int br[ODB_BATCHED_MAX_VL];
+  for (int l = 0; l < VL; ++l)
+    badrow[l] = -1;
+  for (int r = 0; r < K; ++r) {
+    double *D = p + ((size_t)r * 3 + 1) * blk;
+    bk_lu(VL, B, D, br);
+    for (int l = 0; l < VL; ++l)
+      if (br[l] >= 0 && badrow[l] < 0)
+        badrow[l] = r;
+    if (r + 1 == K)
+      break;
+    double *C = p + ((size_t)r * 3 + 2) * blk;
+    double *An = p + ((size_t)(r + 1) * 3 + 0) * blk;
+    double *Dn = p + ((size_t)(r + 1) * 3 + 1) * blk;
+    bk_trsm_llu(VL, B, B, D, C);
+    bk_trsm_ru(VL, B, D, An);
+    bk_gemm(VL, B, B, -1.0, An, C, 1.0, Dn);
+  }
+}
+
+#define FACTOR_PACKS(VL, t, p0, p1, first, first_row)                 \
+  for (long pk = (p0); pk < (p1); ++pk) {                               \
+    int badrow[ODB_BATCHED_MAX_VL];                                     \
+    factor_pack(VL, (t)->bt.b, (t)->K,                                  \
+                (t)->m + (size_t)pk * 3 * (t)->K * bb * VL, badrow);    \
+    for (int l = 0; l < VL; ++l) {                                      \
+      long line = pk * VL + l;                                          \
+      if (badrow[l] >= 0 && line < (t)->bt.n && *(first) < 0) {         \
+        *(first) = line;                                                \
+        *(first_row) = badrow[l];                                       \
+      }                                                                 \
+    }                                                                   \
+  }
+
+/* Factors packs [p0, p1); *first (-1 on entry) gets the lowest bad line. */
+static void factor_range(odb_blocktridiag *t, long p0, long p1, long *first,
+                         int *first_row) {
+  size_t bb = (size_t)t->bt.b * (size_t)t->bt.b;
+  BATCHED_DISPATCH(t->bt.vl, FACTOR_PACKS, t, p0, p1, first, first_row);
+}
+
+/* Per-member results of a team factorization. */
+typedef struct factor_job {
+  odb_blocktridiag *t;
+  long *first;      /* one per member */
+  int *first_row;
+} factor_job;
+
+/* Team member tid factors its block of packs. */
+static void factor_member(odb_team *team, int tid, void *arg) {
+  factor_job *job = arg;
+  long p0, p1;
+  odb_team_range(job->t->bt.packs, odb_team_size(team), tid, &p0, &p1);
+  job->first[tid] = -1;
+  factor_range(job->t, p0, p1, &job->first[tid], &job->first_row[tid]);
+}
+
+/* Records the outcome of a factorization (first < 0: success). */
+static odb_status factor_done(odb_blocktridiag *t, long first, int first_row,
+                              long *bad_line) {
+  t->factored = first < 0;
+  if (bad_line)
+    *bad_line = first;
+  if (first >= 0)
+    return ODB_FAIL(ODB_ERR_ARG, "line %ld has a zero or tiny pivot in the "
+                    "diagonal block of row %d (block LU without pivoting "
+                    "needs block diagonally dominant lines)", first,
+                    first_row);
+  return ODB_OK;
+}
+
+/* t from odb_blocktridiag_new. */
+odb_status odb_blocktridiag_factor(odb_blocktridiag *t, long *bad_line) {
+  long first = -1;
+  int first_row = -1;
+  if (t->factored)
+    return ODB_FAIL(ODB_ERR_ARG, "blocktridiag: already factored (set the "
+                    "blocks again first)");
+  factor_range(t, 0, t->bt.packs, &first, &first_row);
+  return factor_done(t, first, first_row, bad_line);
+}
+
+/* team from odb_team_create, not running. */
+odb_status odb_blocktridiag_factor_team(odb_blocktridiag *t, odb_team *team,
+                                        long *bad_line) {
+  int p = odb_team_size(team);
+  long first = -1;
+  int first_row = -1;
+  odb_status st;
+  if (t->factored)
+    return ODB_FAIL(ODB_ERR_ARG, "blocktridiag: already factored (set the "
+                    "blocks again first)");
+  factor_job job = { t, calloc((size_t)p, sizeof(long)),
+                     calloc((size_t)p, sizeof(int)) };
+  if (!job.first || !job.first_row) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag: no memory");
+    goto done;
+  }
+  st = odb_team_run(team, factor_member, &job);
+  if (st != ODB_OK)
+    goto done;
+  for (int q = 0; q < p && first < 0; ++q)   /* members own ascending packs */
+    if (job.first[q] >= 0) {
+      first = job.first[q];
+      first_row = job.first_row[q];
+    }
+  st = factor_done(t, first, first_row, bad_line);
+done:
+  free(job.first);
+  free(job.first_row);
+  return st;
+}
+
+/*
+** Solves one pack in place: forward y_r = L_r^{-1}(b_r - A'_r y_{r-1}),
+** backward x_r = U_r^{-1}(y_r - C'_r x_{r+1}). x: ((r*B + i)*VL + l).
+*/
+BK_INLINE void solve_pack(const int VL, int B, int K, const double *p,
+                          double *x) {
+  size_t blk = (size_t)B * B * VL, vec = (size_t)B * VL;
+  for (int r = 0; r < K; ++r) {
+    double *xr = x + (size_t)r * vec;
+    if (r > 0)
+      bk_gemm(VL, B, 1, -1.0, p + ((size_t)r * 3 + 0) * blk, xr - vec, 1.0,
+              xr);
+    bk_trsm_llu(VL, B, 1, p + ((size_t)r * 3 + 1) * blk, xr);
+  }
+  for (int r = K - 1; r >= 0; --r) {
+    double *xr = x + (size_t)r * vec;
+    if (r + 1 < K)
+      bk_gemm(VL, B, 1, -1.0, p + ((size_t)r * 3 + 2) * blk, xr + vec, 1.0,
+              xr);
+    bk_trsm_lu(VL, B, 1, p + ((size_t)r * 3 + 1) * blk, xr);
+  }
+}
+
+#define SOLVE_PACKS(VL, t, p0, p1, xp)                                  \
+  for (long pk = (p0); pk < (p1); ++pk)                                 \
+    solve_pack(VL, (t)->bt.b, (t)->K,                                   \
+               (t)->m + (size_t)pk * 3 * (t)->K * bb * VL,              \
+               (xp) + (size_t)pk * (t)->K * (size_t)(t)->bt.b * VL);
+
+/* Solves packs [p0, p1) of xp. */
+static void solve_range(const odb_blocktridiag *t, long p0, long p1,
+                        double *xp) {
+  size_t bb = (size_t)t->bt.b * (size_t)t->bt.b;
+  BATCHED_DISPATCH(t->bt.vl, SOLVE_PACKS, t, p0, p1, xp);
+}
+
+size_t odb_blocktridiag_work_len(const odb_blocktridiag *t) {
+  return odb_batch_rhs_len(&t->bt, 1) * (size_t)t->K;
+}
+
+/* xp in the internal layout (odb_blocktridiag_work_len doubles). */
+odb_status odb_blocktridiag_solve_packed(const odb_blocktridiag *t,
+                                         double *xp) {
+  if (!t->factored)
+    return ODB_FAIL(ODB_ERR_ARG, "blocktridiag: solve before factor");
+  solve_range(t, 0, t->bt.packs, xp);
+  return ODB_OK;
+}
+
+typedef struct solve_job { const odb_blocktridiag *t; double *xp; } solve_job;
+
+/* Team member tid solves its block of packs. */
+static void solve_member(odb_team *team, int tid, void *arg) {
+  solve_job *job = arg;
+  long p0, p1;
+  odb_team_range(job->t->bt.packs, odb_team_size(team), tid, &p0, &p1);
+  solve_range(job->t, p0, p1, job->xp);
+}
+
+/* team from odb_team_create, not running. */
+odb_status odb_blocktridiag_solve_packed_team(const odb_blocktridiag *t,
+                                              odb_team *team, double *xp) {
+  solve_job job = { t, xp };
+  if (!t->factored)
+    return ODB_FAIL(ODB_ERR_ARG, "blocktridiag: solve before factor");
+  return odb_team_run(team, solve_member, &job);
+}
+
+/* Offset of entry (line, r, i) of a right-hand side in the internal layout. */
+static size_t rhs_at(const odb_blocktridiag *t, long line, int r, int i) {
+  size_t vl = (size_t)t->bt.vl, b = (size_t)t->bt.b;
+  return (((size_t)line / vl * (size_t)t->K + (size_t)r) * b + (size_t)i) * vl
+         + (size_t)line % vl;
+}
+
+/* Padding lines get zero. */
+void odb_blocktridiag_pack_rhs(const odb_blocktridiag *t, const double *x,
+                               double *xp) {
+  int b = t->bt.b;
+  if (t->bt.vl == 1) {
+    memcpy(xp, x, sizeof(double) * odb_blocktridiag_work_len(t));
+    return;
+  }
+  for (long line = 0; line < t->bt.packs * t->bt.vl; ++line)
+    for (int r = 0; r < t->K; ++r)
+      for (int i = 0; i < b; ++i)
+        xp[rhs_at(t, line, r, i)] =
+          line < t->bt.n ? x[((size_t)line * t->K + r) * b + i] : 0.0;
+}
+
+/* Only real lines are written. */
+void odb_blocktridiag_unpack_rhs(const odb_blocktridiag *t, const double *xp,
+                                 double *x) {
+  int b = t->bt.b;
+  if (t->bt.vl == 1) {
+    memcpy(x, xp, sizeof(double) * odb_blocktridiag_work_len(t));
+    return;
+  }
+  for (long line = 0; line < t->bt.n; ++line)
+    for (int r = 0; r < t->K; ++r)
+      for (int i = 0; i < b; ++i)
+        x[((size_t)line * t->K + r) * b + i] = xp[rhs_at(t, line, r, i)];
+}
+
+/* x in the standard order; work NULL or work_len doubles. */
+odb_status odb_blocktridiag_solve(const odb_blocktridiag *t, double *x,
+                                  size_t len, double *work) {
+  size_t need = (size_t)t->bt.n * (size_t)t->K * (size_t)t->bt.b;
+  double *own = NULL;
+  odb_status st;
+  if (len != need)
+    return ODB_FAIL(ODB_ERR_ARG, "blocktridiag solve: right-hand side has %zu "
+                    "values, expected lines*length*block = %zu", len, need);
+  if (!t->factored)
+    return ODB_FAIL(ODB_ERR_ARG, "blocktridiag: solve before factor");
+  if (t->bt.vl == 1)
+    return odb_blocktridiag_solve_packed(t, x);
+  if (!work) {
+    own = malloc(sizeof(double) * odb_blocktridiag_work_len(t));
+    if (!own)
+      return ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag solve: no memory");
+    work = own;
+  }
+  odb_blocktridiag_pack_rhs(t, x, work);
+  st = odb_blocktridiag_solve_packed(t, work);
+  if (st == ODB_OK)
+    odb_blocktridiag_unpack_rhs(t, work, x);
+  free(own);
+  return st;
+}
+
+/* Real lines only. */
+double odb_blocktridiag_factor_bytes(const odb_blocktridiag *t) {
+  return 2.0 * 8.0 * 3.0 * (double)t->bt.n * t->K * t->bt.b * t->bt.b;
+}
+
+double odb_blocktridiag_solve_bytes(const odb_blocktridiag *t) {
+  return 8.0 * (double)t->bt.n * t->K *
+         (3.0 * t->bt.b * t->bt.b + 2.0 * t->bt.b);
+}

@@ -1,0 +1,424 @@
+/* formats.c - CSR, BSR, ELL, HYB, DIA and Bdia: conversions from CSR,
+** memory footprints and SpMV (plain loops).
+**
+** Footprints (bytes; int64 row pointers and offsets, int32 columns, doubles):
+**   CSR  12 nnz + 8 (n + 1)
+**   BSR  8 bs^2 nblocks + 4 nblocks + 8 (nbr + 1),  nbr = ceil(n / bs)
+**   ELL  12 n width
+**   HYB  12 n width + 16 ncoo
+**   DIA  8 n ndiag + 8 ndiag
+**   Bdia 8 (7 k^2 M) + 16 nw J (Wa, WTa) + 12 nw (a, b, c) + 4 pu pv (d)
+**        + 8 nw (well positions) + 8 nw (D)
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "odb_sparse.h"
+#include "odb_team.h"
+
+static const char *fmt_names[ODB_FMT_COUNT] = {"csr", "bsr", "ell", "hyb", "dia", "bdia"};
+
+/* Any value. */
+const char *odb_sparse_format_name(odb_sparse_format f)
+{
+  return (unsigned)f < ODB_FMT_COUNT ? fmt_names[f] : "unknown";
+}
+
+/* name may be NULL. */
+odb_status odb_sparse_format_parse(const char *name, odb_sparse_format *out)
+{
+  for (int f = 0; name && f < ODB_FMT_COUNT; f++)
+    if (!strcmp(name, fmt_names[f])) { *out = (odb_sparse_format)f; return ODB_OK; }
+  return ODB_FAIL(ODB_ERR_NAME, "unknown sparse format '%s' (csr, bsr, ell, hyb, dia, bdia)",
+                  name ? name : "(null)");
+}
+
+/* Accepts NULL. */
+static void bdia_free(odb_bdia *b)
+{
+  if (!b) return;
+  free(b->val); free(b->Wa); free(b->WTa); free(b->a); free(b->b); free(b->c);
+  free(b->d); free(b->well_h); free(b->well_i); free(b->D); free(b);
+}
+
+/* Accepts NULL. */
+void odb_sparse_free(odb_sparse *A)
+{
+  if (!A) return;
+  free(A->rowptr); free(A->col); free(A->val);
+  free(A->browptr); free(A->bcol); free(A->bval);
+  free(A->ecol); free(A->eval);
+  free(A->crow); free(A->ccol); free(A->cval);
+  free(A->doff); free(A->dval);
+  bdia_free(A->bd);
+  free(A);
+}
+
+/* A valid. */
+size_t odb_sparse_bytes(const odb_sparse *A)
+{
+  size_t n = (size_t)A->n;
+  switch (A->fmt) {
+  case ODB_FMT_CSR: return 12 * (size_t)A->nnz + 8 * (n + 1);
+  case ODB_FMT_BSR:
+    return 8 * (size_t)A->bs * A->bs * A->nblocks + 4 * (size_t)A->nblocks + 8 * ((size_t)A->nbr + 1);
+  case ODB_FMT_ELL: return 12 * n * A->width;
+  case ODB_FMT_HYB: return 12 * n * A->width + 16 * (size_t)A->ncoo;
+  case ODB_FMT_DIA: return 8 * n * A->ndiag + 8 * (size_t)A->ndiag;
+  case ODB_FMT_BDIA: {
+    const odb_bdia *b = A->bd;
+    size_t nw = b->nw;
+    return 8 * (size_t)7 * b->k * b->k * b->M + 16 * nw * b->J + 12 * nw
+           + 4 * (size_t)b->pu * b->pv + 8 * nw + 8 * nw;
+  }
+  default: return 0;
+  }
+}
+
+/* Arrays valid for n rows. */
+odb_status odb_sparse_csr_from(long n, const int64_t *rowptr, const int32_t *col,
+                               const double *val, odb_sparse **out)
+{
+  *out = NULL;
+  if (n <= 0) return ODB_FAIL(ODB_ERR_ARG, "matrix order must be positive, got %ld", n);
+  long nnz = rowptr[n];
+  odb_sparse *A = calloc(1, sizeof *A);
+  if (!A) return ODB_FAIL(ODB_ERR_NOMEM, "CSR");
+  A->fmt = ODB_FMT_CSR; A->n = n; A->nnz = nnz;
+  A->rowptr = malloc((n + 1) * sizeof *A->rowptr);
+  A->col = malloc((nnz ? nnz : 1) * sizeof *A->col);
+  A->val = malloc((nnz ? nnz : 1) * sizeof *A->val);
+  if (!A->rowptr || !A->col || !A->val) {
+    odb_sparse_free(A);
+    return ODB_FAIL(ODB_ERR_NOMEM, "CSR with %ld nonzeros", nnz);
+  }
+  memcpy(A->rowptr, rowptr, (n + 1) * sizeof *rowptr);
+  memcpy(A->col, col, nnz * sizeof *col);
+  memcpy(A->val, val, nnz * sizeof *val);
+  *out = A;
+  return ODB_OK;
+}
+
+/* csr sorted columns per row; fills the BSR fields of A. */
+static odb_status to_bsr(const odb_sparse *s, int bs, size_t max_bytes, odb_sparse *A)
+{
+  long n = s->n, nbr = (n + bs - 1) / bs;
+  int32_t *mark = malloc(nbr * sizeof *mark);
+  A->browptr = malloc((nbr + 1) * sizeof *A->browptr);
+  if (!mark || !A->browptr) { free(mark); return ODB_FAIL(ODB_ERR_NOMEM, "BSR row pointers"); }
+  for (long c = 0; c < nbr; c++) mark[c] = -1;
+  long nb = 0;
+  A->browptr[0] = 0;
+  for (long br = 0; br < nbr; br++) {          /* count distinct block columns */
+    for (long r = br * bs; r < (br + 1) * bs && r < n; r++)
+      for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
+        long bc = s->col[p] / bs;
+        if (mark[bc] != (int32_t)br) { mark[bc] = (int32_t)br; nb++; }
+      }
+    A->browptr[br + 1] = nb;
+  }
+  A->bs = bs; A->nbr = nbr; A->nblocks = nb;
+  size_t need = odb_sparse_bytes(A);
+  if (max_bytes && need > max_bytes) {
+    free(mark);
+    return ODB_FAIL(ODB_ERR_NOMEM, "BSR needs %zu bytes, limit %zu", need, max_bytes);
+  }
+  A->bcol = malloc((nb ? nb : 1) * sizeof *A->bcol);
+  A->bval = calloc((size_t)(nb ? nb : 1) * bs * bs, sizeof *A->bval);
+  if (!A->bcol || !A->bval) { free(mark); return ODB_FAIL(ODB_ERR_NOMEM, "BSR needs %zu bytes", need); }
+  for (long c = 0; c < nbr; c++) mark[c] = -1;
+  for (long br = 0; br < nbr; br++) {
+    /* block columns in ascending order: collect, then sort small list */
+    int64_t q = A->browptr[br], e = q;
+    for (long r = br * bs; r < (br + 1) * bs && r < n; r++)
+      for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
+        long bc = s->col[p] / bs;
+        if (mark[bc] < 0 || mark[bc] < q) { mark[bc] = (int32_t)e; A->bcol[e++] = (int32_t)bc; }
+      }
+    for (int64_t a = q + 1; a < e; a++) {      /* insertion sort */
+      int32_t v = A->bcol[a]; int64_t b = a;
+      while (b > q && A->bcol[b - 1] > v) { A->bcol[b] = A->bcol[b - 1]; b--; }
+      A->bcol[b] = v;
+    }
+    for (int64_t a = q; a < e; a++) mark[A->bcol[a]] = (int32_t)a;
+    for (long r = br * bs; r < (br + 1) * bs && r < n; r++)
+      for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
+        long bc = s->col[p] / bs;
+        A->bval[((size_t)mark[bc] * bs + (r - br * bs)) * bs + (s->col[p] - bc * bs)] = s->val[p];
+      }
+  }
+  free(mark);
+  return ODB_OK;
+}
+
+/* Fills ELL (width w) and, when hyb, COO overflow. */
+static odb_status to_ell(const odb_sparse *s, int w, int hyb, size_t max_bytes, odb_sparse *A)
+{
+  long n = s->n, nc = 0;
+  for (long r = 0; r < n; r++) {
+    long len = s->rowptr[r + 1] - s->rowptr[r];
+    if (len > w) nc += len - w;
+  }
+  A->width = w; A->ncoo = nc;
+  size_t need = odb_sparse_bytes(A);
+  if (max_bytes && need > max_bytes)
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s needs %zu bytes, limit %zu", hyb ? "HYB" : "ELL", need, max_bytes);
+  A->ecol = calloc((size_t)n * (w ? w : 1), sizeof *A->ecol);
+  A->eval = calloc((size_t)n * (w ? w : 1), sizeof *A->eval);
+  if (hyb) {
+    A->crow = malloc((nc ? nc : 1) * sizeof *A->crow);
+    A->ccol = malloc((nc ? nc : 1) * sizeof *A->ccol);
+    A->cval = malloc((nc ? nc : 1) * sizeof *A->cval);
+  }
+  if (!A->ecol || !A->eval || (hyb && (!A->crow || !A->ccol || !A->cval)))
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s needs %zu bytes", hyb ? "HYB" : "ELL", need);
+  long q = 0;
+  for (long r = 0; r < n; r++) {
+    int e = 0;
+    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++, e++) {
+      if (e < w) { A->ecol[(size_t)e * n + r] = s->col[p]; A->eval[(size_t)e * n + r] = s->val[p]; }
+      else { A->crow[q] = (int32_t)r; A->ccol[q] = s->col[p]; A->cval[q++] = s->val[p]; }
+    }
+  }
+  return ODB_OK;
+}
+
+/* Width for HYB: the most frequent row length (ties: the larger one). */
+static int hyb_width(const odb_sparse *s)
+{
+  long maxlen = 0;
+  for (long r = 0; r < s->n; r++)
+    if (s->rowptr[r + 1] - s->rowptr[r] > maxlen) maxlen = s->rowptr[r + 1] - s->rowptr[r];
+  long *h = calloc(maxlen + 1, sizeof *h);
+  if (!h) return (int)maxlen;
+  for (long r = 0; r < s->n; r++) h[s->rowptr[r + 1] - s->rowptr[r]]++;
+  long best = 0;
+  for (long l = 0; l <= maxlen; l++) if (h[l] >= h[best]) best = l;
+  free(h);
+  return (int)best;
+}
+
+/* int64 comparison for qsort. */
+static int cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Fills the DIA fields. */
+static odb_status to_dia(const odb_sparse *s, size_t max_bytes, odb_sparse *A)
+{
+  long n = s->n;
+  char *seen = calloc(2 * n, 1);                /* offset + n - 1 */
+  if (!seen) return ODB_FAIL(ODB_ERR_NOMEM, "DIA offsets");
+  long nd = 0;
+  for (long r = 0; r < n; r++)
+    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
+      long o = s->col[p] - r + n - 1;
+      if (!seen[o]) { seen[o] = 1; nd++; }
+    }
+  A->ndiag = nd;
+  size_t need = odb_sparse_bytes(A);
+  if (max_bytes && need > max_bytes) {
+    free(seen);
+    return ODB_FAIL(ODB_ERR_NOMEM, "DIA needs %zu bytes (%ld diagonals), limit %zu", need, nd, max_bytes);
+  }
+  A->doff = malloc((nd ? nd : 1) * sizeof *A->doff);
+  A->dval = calloc((size_t)n * (nd ? nd : 1), sizeof *A->dval);
+  long *slot = malloc(2 * n * sizeof *slot);
+  if (!A->doff || !A->dval || !slot) {
+    free(seen); free(slot);
+    return ODB_FAIL(ODB_ERR_NOMEM, "DIA needs %zu bytes (%ld diagonals)", need, nd);
+  }
+  long d = 0;
+  for (long o = 0; o < 2 * n; o++) if (seen[o]) A->doff[d++] = o - (n - 1);
+  qsort(A->doff, nd, sizeof *A->doff, cmp_i64);
+  for (long e = 0; e < nd; e++) slot[A->doff[e] + n - 1] = e;
+  for (long r = 0; r < n; r++)
+    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++)
+      A->dval[(size_t)slot[s->col[p] - r + n - 1] * n + r] = s->val[p];
+  free(seen); free(slot);
+  return ODB_OK;
+}
+
+/* s is CSR with sorted columns. */
+odb_status odb_sparse_convert(const odb_sparse *s, odb_sparse_format f, int bs,
+                              int ell_width, size_t max_bytes, odb_sparse **out)
+{
+  *out = NULL;
+  if (s->fmt != ODB_FMT_CSR) return ODB_FAIL(ODB_ERR_UNSUPPORTED, "conversion needs a CSR source");
+  if (f == ODB_FMT_CSR) return odb_sparse_csr_from(s->n, s->rowptr, s->col, s->val, out);
+  if (f == ODB_FMT_BDIA)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "Bdia is built from the grid (odb_reservoir_matrix)");
+  if (f == ODB_FMT_BSR && (bs < 1 || bs > 64))
+    return ODB_FAIL(ODB_ERR_ARG, "BSR block size must be in 1..64, got %d", bs);
+  if ((unsigned)f >= ODB_FMT_COUNT) return ODB_FAIL(ODB_ERR_ARG, "unknown format %d", (int)f);
+  odb_sparse *A = calloc(1, sizeof *A);
+  if (!A) return ODB_FAIL(ODB_ERR_NOMEM, "matrix");
+  A->fmt = f; A->n = s->n; A->nnz = s->nnz;
+  odb_status st = ODB_OK;
+  switch (f) {
+  case ODB_FMT_BSR: st = to_bsr(s, bs, max_bytes, A); break;
+  case ODB_FMT_ELL: {
+    int w = 0;
+    for (long r = 0; r < s->n; r++)
+      if (s->rowptr[r + 1] - s->rowptr[r] > w) w = (int)(s->rowptr[r + 1] - s->rowptr[r]);
+    st = to_ell(s, w, 0, max_bytes, A);
+    break;
+  }
+  case ODB_FMT_HYB: st = to_ell(s, ell_width > 0 ? ell_width : hyb_width(s), 1, max_bytes, A); break;
+  case ODB_FMT_DIA: st = to_dia(s, max_bytes, A); break;
+  default: break;
+  }
+  if (st != ODB_OK) { odb_sparse_free(A); return st; }
+  *out = A;
+  return ODB_OK;
+}
+
+/* Bdia SpMV, seed 6.1-6.2, cells [m0, m1) and wells [w0, w1): block row m
+** reads its seven blocks and x at the regenerated columns, adds the W^T
+** term found through the partition map d; the well rows use Wa, a, b, c, D. */
+static void spmv_bdia(const odb_bdia *b, const double *x, double *y,
+                      long m0, long m1, int w0, int w1)
+{
+  int k = b->k; long M = b->M, Mk = M * k, JH = (long)b->J * b->H;
+  long off[7] = {-JH, -b->J, -1, 0, 1, b->J, JH};
+  for (long m = m0; m < m1; m++) {
+    int odd = b->pattern == ODB_GH_HALF && (m & 1);
+    for (int r = 0; r < k; r++) {
+      double s = 0.0;
+      for (int u = 0; u < 7; u++) {
+        long c0 = (m + off[u]) * k + (odd && u != 3 ? (u < 3 ? -(k / 2) : k / 2) : 0);
+        const double *v = b->val + (size_t)(u * k + r) * k * M + m;
+        for (int c = 0; c < k; c++) {
+          long cc = c0 + c;
+          if (cc >= 0 && cc < Mk) s += v[(size_t)c * M] * x[cc];
+        }
+      }
+      y[m * k + r] = s;
+    }
+    if (b->nw) {
+      int h = (int)((m / b->J) % b->H), i = (int)(m / JH);
+      int ph = 0, pi = 0;
+      while ((long)(ph + 1) * b->H / b->pu <= h) ph++;
+      while ((long)(pi + 1) * b->I / b->pv <= i) pi++;
+      int w = b->d[ph * b->pv + pi] - 1;
+      if (w >= 0 && b->well_h[w] == h && b->well_i[w] == i)
+        y[m * k] += b->WTa[b->a[w] + (m - b->b[w])] * x[Mk + w];
+    }
+  }
+  for (int w = w0; w < w1; w++) {
+    double s = b->D[w] * x[Mk + w];
+    for (int t = 0; t < b->c[w]; t++) s += b->Wa[b->a[w] + t] * x[((long)b->b[w] + t) * k];
+    y[Mk + w] = s;
+  }
+}
+
+/* First COO entry with row >= r (entries are in row order). */
+static long coo_lower(const odb_sparse *A, long r)
+{
+  long lo = 0, hi = A->ncoo;
+  while (lo < hi) { long mid = (lo + hi) / 2; if (A->crow[mid] < r) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
+/* y = A x on part q of p (rows, block rows or cells split in contiguous
+** ranges); the parts together write every y entry once. */
+static void spmv_part(const odb_sparse *A, const double *x, double *y, int q, int p)
+{
+  long n = A->n;
+#define PART(total, lo, hi) long lo = (long)((total) * (double)q / p), hi = (long)((total) * (double)(q + 1) / p); \
+  if (q == p - 1) hi = (total)
+  switch (A->fmt) {
+  case ODB_FMT_CSR: {
+    PART(n, r0, r1);
+    for (long r = r0; r < r1; r++) {
+      double s = 0.0;
+      for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++) s += A->val[e] * x[A->col[e]];
+      y[r] = s;
+    }
+    break;
+  }
+  case ODB_FMT_BSR: {
+    int bs = A->bs;
+    PART(A->nbr, b0, b1);
+    for (long br = b0; br < b1; br++) {
+      double acc[64] = {0};
+      for (int64_t e = A->browptr[br]; e < A->browptr[br + 1]; e++) {
+        const double *blk = A->bval + (size_t)e * bs * bs;
+        long c0 = (long)A->bcol[e] * bs;
+        for (int r = 0; r < bs; r++)
+          for (int c = 0; c < bs && c0 + c < n; c++) acc[r] += blk[r * bs + c] * x[c0 + c];
+      }
+      for (int r = 0; r < bs && br * bs + r < n; r++) y[br * bs + r] = acc[r];
+    }
+    break;
+  }
+  case ODB_FMT_ELL:
+  case ODB_FMT_HYB: {
+    PART(n, r0, r1);
+    for (long r = r0; r < r1; r++) {
+      double s = 0.0;
+      for (int e = 0; e < A->width; e++) s += A->eval[(size_t)e * n + r] * x[A->ecol[(size_t)e * n + r]];
+      y[r] = s;
+    }
+    for (long e = A->ncoo ? coo_lower(A, r0) : 0; e < A->ncoo && A->crow[e] < r1; e++)
+      y[A->crow[e]] += A->cval[e] * x[A->ccol[e]];
+    break;
+  }
+  case ODB_FMT_DIA: {
+    PART(n, r0, r1);
+    for (long r = r0; r < r1; r++) y[r] = 0.0;
+    for (long d = 0; d < A->ndiag; d++) {
+      long o = A->doff[d];
+      long lo = o < 0 ? -o : 0, hi = o > 0 ? n - o : n;
+      if (lo < r0) lo = r0;
+      if (hi > r1) hi = r1;
+      const double *v = A->dval + (size_t)d * n;
+      for (long r = lo; r < hi; r++) y[r] += v[r] * x[r + o];
+    }
+    break;
+  }
+  case ODB_FMT_BDIA: {
+    PART(A->bd->M, m0, m1);
+    PART(A->bd->nw, w0, w1);
+    spmv_bdia(A->bd, x, y, m0, m1, (int)w0, (int)w1);
+    break;
+  }
+  default: break;
+  }
+#undef PART
+}
+
+/* A valid, x and y of length n and distinct. */
+void odb_sparse_spmv(const odb_sparse *A, const double *x, double *y)
+{
+  spmv_part(A, x, y, 0, 1);
+}
+
+typedef struct spmv_job { const odb_sparse *A; const double *x; double *y; } spmv_job;
+
+/* Team member tid's share. */
+static void spmv_member(odb_team *team, int tid, void *arg)
+{
+  spmv_job *j = arg;
+  spmv_part(j->A, j->x, j->y, tid, odb_team_size(team));
+}
+
+/* A valid, x and y of length n and distinct; team NULL runs serially. */
+odb_status odb_sparse_spmv_team(const odb_sparse *A, odb_team *team, const double *x, double *y)
+{
+  if (!team) { spmv_part(A, x, y, 0, 1); return ODB_OK; }
+  spmv_job j = {A, x, y};
+  return odb_team_run(team, spmv_member, &j);
+}
+
+/* A CSR. */
+odb_status odb_sparse_spmv_t(const odb_sparse *A, const double *x, double *y)
+{
+  if (A->fmt != ODB_FMT_CSR) return ODB_FAIL(ODB_ERR_UNSUPPORTED, "A^T x needs CSR, got %s",
+                                             odb_sparse_format_name(A->fmt));
+  for (long r = 0; r < A->n; r++) y[r] = 0.0;
+  for (long r = 0; r < A->n; r++)
+    for (int64_t p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) y[A->col[p]] += A->val[p] * x[r];
+  return ODB_OK;
+}

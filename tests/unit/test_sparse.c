@@ -1,0 +1,359 @@
+/* test_sparse.c - reservoir GH generator, formats, SpMV and Krylov (CPU). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#include "tap.h"
+#include "odebench.h"
+
+/* Dense GH of g built straight from the stencil definition by coordinates. */
+static double *dense_gh(const odb_reservoir *g)
+{
+  long n = g->n, Mk = g->M * g->k; int k = g->k;
+  double *D = calloc((size_t)n * n, sizeof *D);
+  char *S = calloc((size_t)n * n, 1);
+  static const int dj[7] = {0, 0, -1, 0, 1, 0, 0}, dh[7] = {0, -1, 0, 0, 0, 1, 0},
+                   di[7] = {-1, 0, 0, 0, 0, 0, 1};
+  for (int i = 0; i < g->I; i++)
+    for (int h = 0; h < g->H; h++)
+      for (int j = 0; j < g->J; j++) {
+        long m = j + (long)g->J * h + (long)g->J * g->H * i;
+        for (int s = 0; s < 7; s++) {
+          int jj = j + dj[s], hh = h + dh[s], ii = i + di[s];
+          if (jj < 0 || jj >= g->J || hh < 0 || hh >= g->H || ii < 0 || ii >= g->I) continue;
+          long nb = jj + (long)g->J * hh + (long)g->J * g->H * ii;
+          long bias = 0;
+          if (g->pattern == ODB_GH_HALF && (m % 2 == 1) && nb != m) bias = nb < m ? -(k / 2) : k / 2;
+          for (int r = 0; r < k; r++)
+            for (int c = 0; c < k; c++) {
+              long row = m * k + r, col = nb * k + bias + c;
+              if (col < 0 || col >= Mk) continue;
+              S[row * n + col] = 1;
+            }
+        }
+      }
+  for (int w = 0; w < g->nw; w++)
+    for (int j = 0; j < g->J; j++) {
+      long m = j + (long)g->J * g->well_h[w] + (long)g->J * g->H * g->well_i[w];
+      S[(Mk + w) * n + m * k] = 1;
+      S[(m * k) * n + Mk + w] = 1;
+    }
+  for (long r = 0; r < n; r++) {
+    double sum = 1.0;
+    for (long c = 0; c < n; c++)
+      if (S[r * n + c] && c != r) { D[r * n + c] = odb_gh_offdiag(g->seed, r, c); sum += fabs(D[r * n + c]); }
+    D[r * n + r] = sum;
+  }
+  free(S);
+  return D;
+}
+
+static void test_generator(int J, int H, int I, int k, int nw, odb_gh_pattern pat)
+{
+  odb_reservoir *g; odb_sparse *A;
+  if (odb_reservoir_create(&g, J, H, I, k, nw, pat, 42) != ODB_OK) { tap_ok(0, "create: %s", odb_last_error()); return; }
+  odb_reservoir_csr(g, &A);
+  double *D = dense_gh(g);
+  long n = g->n, bad = 0, unsorted = 0;
+  double *row = calloc(n, sizeof *row);
+  for (long r = 0; r < n; r++) {
+    memset(row, 0, n * sizeof *row);
+    for (int64_t p = A->rowptr[r]; p < A->rowptr[r + 1]; p++) {
+      if (p > A->rowptr[r] && A->col[p] <= A->col[p - 1]) unsorted++;
+      row[A->col[p]] = A->val[p];
+    }
+    for (long c = 0; c < n; c++) if (row[c] != D[r * n + c]) bad++;
+  }
+  tap_ok(bad == 0 && unsorted == 0, "GH %dx%dx%d k=%d wells=%d %s equals the direct stencil entry by entry (%ld bad, %ld unsorted)",
+         J, H, I, k, nw, pat == ODB_GH_HALF ? "GH-h" : "GH-b", bad, unsorted);
+  free(row); free(D); odb_sparse_free(A); odb_reservoir_free(g);
+}
+
+static void test_wells_placed(void)
+{
+  odb_reservoir *g;
+  odb_reservoir_create(&g, 4, 9, 11, 2, 6, ODB_GH_BLOCK, 1);
+  int ok = 1;
+  for (int w = 0; w < g->nw; w++) {
+    if (odb_gh_partition(g, g->well_h[w], g->well_i[w]) != w) ok = 0;
+    for (int v = 0; v < w; v++)
+      if (abs(g->well_h[w] - g->well_h[v]) + abs(g->well_i[w] - g->well_i[v]) < 2) ok = 0;
+  }
+  tap_ok(ok && g->pu * g->pv >= 6, "6 wells one per partition (%d x %d), apart", g->pu, g->pv);
+  odb_reservoir_free(g);
+}
+
+static double rel_diff(long n, const double *a, const double *b)
+{
+  double num = 0, den = 0;
+  for (long i = 0; i < n; i++) {
+    if (fabs(a[i] - b[i]) > num) num = fabs(a[i] - b[i]);
+    if (fabs(b[i]) > den) den = fabs(b[i]);
+  }
+  return den > 0 ? num / den : num;
+}
+
+static void test_spmv_all(uint64_t xseed)
+{
+  static const int grids[][3] = {{3, 5, 7}, {1, 3, 5}, {5, 1, 3}, {3, 3, 1}, {1, 1, 3}};
+  static const int ks[] = {1, 2, 3}, wells[] = {0, 1, 3};
+  odb_rng rng; odb_rng_seed(&rng, xseed);
+  int fails = 0, cases = 0;
+  for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++)
+    for (int pat = 0; pat < 2; pat++)
+      for (int ki = 0; ki < 3; ki++)
+        for (int wi = 0; wi < 3; wi++) {
+          const int *s = grids[gi];
+          if (wells[wi] > s[1] * s[2]) continue;
+          odb_reservoir *g; odb_sparse *csr;
+          if (odb_reservoir_create(&g, s[0], s[1], s[2], ks[ki], wells[wi], (odb_gh_pattern)pat, 7 + gi) != ODB_OK) { fails++; continue; }
+          odb_reservoir_csr(g, &csr);
+          long n = g->n;
+          double *x = malloc(n * sizeof *x), *y0 = malloc(n * sizeof *x), *y = malloc(n * sizeof *x);
+          for (long i = 0; i < n; i++) x[i] = 2 * odb_rng_uniform(&rng) - 1;
+          odb_sparse_spmv(csr, x, y0);
+          for (int f = ODB_FMT_BSR; f < ODB_FMT_COUNT; f++) {
+            odb_sparse *A;
+            cases++;
+            if (odb_reservoir_matrix(g, (odb_sparse_format)f, 0, &A) != ODB_OK) { fails++; continue; }
+            for (long i = 0; i < n; i++) y[i] = NAN;
+            odb_sparse_spmv(A, x, y);
+            double e = rel_diff(n, y, y0);
+            if (!(e <= 1e-14)) {
+              fails++;
+              tap_diag("%s on %dx%dx%d k=%d wells=%d pat=%d: rel err %.3g", odb_sparse_format_name(f),
+                       s[0], s[1], s[2], ks[ki], wells[wi], pat, e);
+            }
+            odb_sparse_free(A);
+          }
+          free(x); free(y0); free(y); odb_sparse_free(csr); odb_reservoir_free(g);
+        }
+  tap_ok(fails == 0, "every format's SpMV equals CSR to 1e-14 (%d cases, %d failed, x seed %llu)",
+         cases, fails, (unsigned long long)xseed);
+}
+
+/* The team SpMV (3 members, uneven ranges) equals the serial one. */
+static void test_spmv_team(uint64_t xseed)
+{
+  odb_team *team;
+  if (odb_team_create(NULL, NULL, 3, ODB_BARRIER_CENTRAL, &team) != ODB_OK) {
+    tap_ok(0, "team: %s", odb_last_error());
+    return;
+  }
+  odb_reservoir *g;
+  odb_reservoir_create(&g, 5, 7, 3, 3, 3, ODB_GH_HALF, 8);
+  long n = g->n;
+  odb_rng rng; odb_rng_seed(&rng, xseed + 1);
+  double *x = malloc(n * sizeof *x), *y0 = malloc(n * sizeof *x), *y = malloc(n * sizeof *x);
+  for (long i = 0; i < n; i++) x[i] = 2 * odb_rng_uniform(&rng) - 1;
+  int fails = 0;
+  for (int f = 0; f < ODB_FMT_COUNT; f++) {
+    odb_sparse *A;
+    odb_reservoir_matrix(g, (odb_sparse_format)f, 0, &A);
+    odb_sparse_spmv(A, x, y0);
+    for (long i = 0; i < n; i++) y[i] = NAN;
+    if (odb_sparse_spmv_team(A, team, x, y) != ODB_OK || !(rel_diff(n, y, y0) == 0.0)) {
+      fails++;
+      tap_diag("team %s differs", odb_sparse_format_name(f));
+    }
+    odb_sparse_free(A);
+  }
+  tap_ok(fails == 0, "SpMV on a team of 3 equals the serial SpMV bit for bit, every format");
+  free(x); free(y0); free(y); odb_reservoir_free(g); odb_team_destroy(team);
+}
+
+/* Wrong entry in a converted matrix must show. */
+static void test_spmv_detects_damage(void)
+{
+  odb_reservoir *g; odb_sparse *csr, *b;
+  odb_reservoir_create(&g, 3, 3, 3, 2, 1, ODB_GH_BLOCK, 5);
+  odb_reservoir_csr(g, &csr);
+  odb_reservoir_matrix(g, ODB_FMT_BDIA, 0, &b);
+  b->bd->WTa[1] += 0.5;                   /* one W^T entry of the well */
+  long n = g->n;
+  double *x = malloc(n * sizeof *x), *y0 = malloc(n * sizeof *x), *y = malloc(n * sizeof *x);
+  for (long i = 0; i < n; i++) x[i] = 1.0 + i % 3;
+  odb_sparse_spmv(csr, x, y0); odb_sparse_spmv(b, x, y);
+  tap_ok(rel_diff(n, y, y0) > 1e-6, "a damaged well entry in Bdia is caught by the comparison");
+  free(x); free(y0); free(y); odb_sparse_free(csr); odb_sparse_free(b); odb_reservoir_free(g);
+}
+
+static void test_footprints(void)
+{
+  int J = 3, H = 5, I = 7, k = 2, nw = 3;
+  odb_reservoir *g;
+  odb_reservoir_create(&g, J, H, I, k, nw, ODB_GH_BLOCK, 3);
+  long M = (long)J * H * I, n = M * k + nw;
+  long blocks = 7 * M - 2L * H * I - 2L * J * I - 2L * J * H;
+  long nnz = blocks * k * k + 2L * nw * J + nw;
+  odb_sparse *A[ODB_FMT_COUNT];
+  for (int f = 0; f < ODB_FMT_COUNT; f++) odb_reservoir_matrix(g, (odb_sparse_format)f, 0, &A[f]);
+  tap_ok(A[0]->nnz == nnz && odb_sparse_bytes(A[0]) == (size_t)(12 * nnz + 8 * (n + 1)),
+         "CSR nnz = (7JHI-2HI-2JI-2JH)k^2 + 2 nw J + nw = %ld, bytes 12 nnz + 8(n+1)", nnz);
+  /* BSR: H blocks + one block per well cell in W and in W^T + the well corner */
+  long nbr = (n + k - 1) / k;
+  tap_ok(odb_sparse_bytes(A[1]) == (size_t)(8 * k * k * A[1]->nblocks + 4 * A[1]->nblocks + 8 * (nbr + 1))
+         && A[1]->nblocks >= blocks, "BSR bytes 8 k^2 nb + 4 nb + 8 (nbr+1), nb = %ld", A[1]->nblocks);
+  int width = 7 * k + 1 > J + 1 ? 7 * k + 1 : J + 1;
+  tap_ok(A[2]->width == width && odb_sparse_bytes(A[2]) == (size_t)(12 * n * width),
+         "ELL width max(7k+1, J+1) = %d, bytes 12 n width", width);
+  long stored = A[3]->ncoo;
+  for (long r = 0; r < n; r++) { long len = A[0]->rowptr[r + 1] - A[0]->rowptr[r]; stored += len < A[3]->width ? len : A[3]->width; }
+  tap_ok(stored == nnz && odb_sparse_bytes(A[3]) == (size_t)(12 * n * A[3]->width + 16 * A[3]->ncoo),
+         "HYB width %d + %ld COO holds every nonzero, bytes 12 n w + 16 ncoo", A[3]->width, A[3]->ncoo);
+  tap_ok(odb_sparse_bytes(A[4]) == (size_t)(8 * n * A[4]->ndiag + 8 * A[4]->ndiag),
+         "DIA bytes 8 n ndiag + 8 ndiag (%ld diagonals)", A[4]->ndiag);
+  size_t bd = 8 * 7 * (size_t)k * k * M + 16 * nw * J + 12 * nw + 4 * g->pu * g->pv + 16 * nw;
+  tap_ok(odb_sparse_bytes(A[5]) == bd, "Bdia bytes 56 k^2 M + 16 nw J + 28 nw + 4 pu pv = %zu", bd);
+  for (int f = 0; f < ODB_FMT_COUNT; f++) odb_sparse_free(A[f]);
+  odb_reservoir_free(g);
+  /* DIA of a scalar 7-point stencil: exactly 7 diagonals */
+  odb_sparse *dia;
+  odb_reservoir_create(&g, 3, 4, 5, 1, 0, ODB_GH_BLOCK, 3);
+  odb_reservoir_matrix(g, ODB_FMT_DIA, 0, &dia);
+  tap_ok(dia->ndiag == 7, "DIA of k=1 without wells has 7 diagonals (%ld)", dia->ndiag);
+  odb_sparse_free(dia); odb_reservoir_free(g);
+}
+
+static void test_krylov(odb_krylov_method meth, odb_sparse_format fmt, odb_gh_pattern pat)
+{
+  odb_reservoir *g; odb_sparse *A;
+  odb_reservoir_create(&g, 5, 7, 6, 2, 3, pat, 11);
+  odb_reservoir_matrix(g, fmt, 0, &A);
+  long n = g->n;
+  double *xs = malloc(n * sizeof *xs), *b = malloc(n * sizeof *b), *x = calloc(n, sizeof *x);
+  odb_reservoir_rhs(g, A, xs, b);
+  odb_krylov_opts o = {1e-10, 500, 100};
+  odb_krylov_result res;
+  odb_status st = odb_krylov_solve(A, meth, b, x, &o, &res);
+  double err = rel_diff(n, x, xs);
+  tap_ok(st == ODB_OK && res.outcome == ODB_KRY_CONVERGED && err <= 1e-8 && res.relres_true <= o.tol
+         && res.nhist == res.iters + 1,
+         "%s on %s %s: %d iterations, error %.2g, true residual %.2g",
+         meth == ODB_KRYLOV_QMR ? "QMR" : "BiCGStab", odb_sparse_format_name(fmt),
+         pat == ODB_GH_HALF ? "GH-h" : "GH-b", res.iters, err, res.relres_true);
+  odb_krylov_result_free(&res);
+  free(xs); free(b); free(x); odb_sparse_free(A); odb_reservoir_free(g);
+}
+
+/* Skew-symmetric A: r0 . A r0 = 0, so BiCGStab's rhat.v and QMR's q.Ap vanish. */
+static void test_breakdown(void)
+{
+  int64_t rp[] = {0, 1, 2, 3, 4};
+  int32_t cl[] = {1, 0, 3, 2};
+  double vl[] = {1.0, -1.0, 2.0, -2.0};
+  odb_sparse *A;
+  odb_sparse_csr_from(4, rp, cl, vl, &A);
+  double b[4] = {1, 1, 1, 1}, x[4] = {0};
+  odb_krylov_result res;
+  odb_status st = odb_krylov_solve(A, ODB_KRYLOV_BICGSTAB, b, x, NULL, &res);
+  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_BREAKDOWN_RHO && res.breakdown_iter == 1
+         && strstr(odb_last_error(), "breakdown") && strstr(odb_last_error(), "iteration 1"),
+         "BiCGStab breakdown reported: %s", odb_last_error());
+  odb_krylov_result_free(&res);
+  memset(x, 0, sizeof x);
+  st = odb_krylov_solve(A, ODB_KRYLOV_QMR, b, x, NULL, &res);
+  tap_ok(st == ODB_ERR_MAX_STEPS && res.breakdown_iter == 1 && strstr(odb_last_error(), "breakdown"),
+         "QMR breakdown reported: %s", odb_last_error());
+  odb_krylov_result_free(&res);
+  odb_sparse_free(A);
+}
+
+/* A = [1 1; 1 0], b = e1: alpha = 1, s = (0, -1), t = A s = (-1, 0), t.s = 0. */
+static void test_omega_breakdown(void)
+{
+  int64_t rp[] = {0, 2, 3};
+  int32_t cl[] = {0, 1, 0};
+  double vl[] = {1.0, 1.0, 1.0};
+  odb_sparse *A;
+  odb_sparse_csr_from(2, rp, cl, vl, &A);
+  double b[2] = {1, 0}, x[2] = {0};
+  odb_krylov_result res;
+  odb_status st = odb_krylov_solve(A, ODB_KRYLOV_BICGSTAB, b, x, NULL, &res);
+  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_BREAKDOWN_OMEGA && res.breakdown_iter == 1,
+         "BiCGStab omega breakdown reported: %s", odb_last_error());
+  odb_krylov_result_free(&res);
+  odb_sparse_free(A);
+}
+
+/* Cyclic shift with a tiny random diagonal (n = 60): eigenvalues surround
+** the origin, QMR makes no 1% progress for 10 iterations: stagnation. */
+static void test_stagnation_and_maxit(void)
+{
+  enum { N = 60 };
+  int64_t rp[N + 1]; int32_t cl[2 * N]; double vl[2 * N];
+  odb_rng r; odb_rng_seed(&r, 3);
+  int p = 0;
+  for (int i = 0; i < N; i++) {
+    int c1 = i, c2 = (i + 1) % N;
+    if (c2 < c1) { int t = c1; c1 = c2; c2 = t; }
+    rp[i] = p;
+    cl[p] = c1; vl[p++] = c1 == i ? 0.05 * (odb_rng_uniform(&r) - 0.5) : 1.0;
+    cl[p] = c2; vl[p++] = c2 == i ? 0.05 * (odb_rng_uniform(&r) - 0.5) : 1.0;
+  }
+  rp[N] = p;
+  odb_sparse *A;
+  odb_sparse_csr_from(N, rp, cl, vl, &A);
+  double b[N], x[N] = {0};
+  for (int i = 0; i < N; i++) b[i] = odb_rng_uniform(&r) - 0.5;
+  odb_krylov_opts o = {1e-10, 300, 10};
+  odb_krylov_result res;
+  odb_status st = odb_krylov_solve(A, ODB_KRYLOV_QMR, b, x, &o, &res);
+  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_STAGNATED && strstr(odb_last_error(), "stagnated"),
+         "QMR stagnation reported: %s", odb_last_error());
+  odb_krylov_result_free(&res);
+  odb_sparse_free(A);
+  odb_reservoir *g; odb_sparse *B;
+  odb_reservoir_create(&g, 4, 4, 4, 2, 1, ODB_GH_BLOCK, 2);
+  odb_reservoir_matrix(g, ODB_FMT_CSR, 0, &B);
+  double *bb = malloc(g->n * sizeof *bb), *xs = malloc(g->n * sizeof *xs), *xx = calloc(g->n, sizeof *xx);
+  odb_reservoir_rhs(g, B, xs, bb);
+  odb_krylov_opts o2 = {1e-12, 2, 100};
+  st = odb_krylov_solve(B, ODB_KRYLOV_BICGSTAB, bb, xx, &o2, &res);
+  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_MAXIT && res.iters == 2 && res.relres_true > 1e-12,
+         "maxit reported: %s", odb_last_error());
+  odb_krylov_result_free(&res);
+  free(bb); free(xs); free(xx); odb_sparse_free(B); odb_reservoir_free(g);
+}
+
+static void test_bad_input(void)
+{
+  odb_reservoir *g; odb_sparse *A;
+  tap_ok(odb_reservoir_create(&g, 0, 3, 3, 2, 0, ODB_GH_BLOCK, 1) == ODB_ERR_ARG, "J = 0 refused: %s", odb_last_error());
+  tap_ok(odb_reservoir_create(&g, 3, 3, 3, 17, 0, ODB_GH_BLOCK, 1) == ODB_ERR_ARG, "k = 17 refused: %s", odb_last_error());
+  tap_ok(odb_reservoir_create(&g, 3, 2, 2, 2, 5, ODB_GH_BLOCK, 1) == ODB_ERR_ARG, "5 wells on 2x2 refused: %s", odb_last_error());
+  odb_reservoir_create(&g, 3, 3, 3, 2, 1, ODB_GH_BLOCK, 1);
+  tap_ok(odb_reservoir_matrix(g, ODB_FMT_DIA, 1000, &A) == ODB_ERR_NOMEM && strstr(odb_last_error(), "bytes"),
+         "DIA over a memory limit refused with its size: %s", odb_last_error());
+  odb_sparse_format f;
+  tap_ok(odb_sparse_format_parse("bdia", &f) == ODB_OK && f == ODB_FMT_BDIA
+         && odb_sparse_format_parse("coo", &f) == ODB_ERR_NAME, "format names parse");
+  odb_reservoir_free(g);
+}
+
+int main(void)
+{
+  const char *env = getenv("ODB_TEST_SEED");
+  uint64_t xseed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+  tap_diag("random x seed %llu (set ODB_TEST_SEED to repeat)", (unsigned long long)xseed);
+  test_generator(3, 2, 3, 2, 2, ODB_GH_BLOCK);
+  test_generator(3, 2, 3, 2, 2, ODB_GH_HALF);
+  test_generator(2, 3, 3, 3, 3, ODB_GH_HALF);
+  test_generator(1, 3, 1, 3, 1, ODB_GH_HALF);
+  test_wells_placed();
+  test_spmv_all(xseed);
+  test_spmv_team(xseed);
+  test_spmv_detects_damage();
+  test_footprints();
+  for (int pat = 0; pat < 2; pat++) {
+    test_krylov(ODB_KRYLOV_BICGSTAB, ODB_FMT_CSR, (odb_gh_pattern)pat);
+    test_krylov(ODB_KRYLOV_QMR, ODB_FMT_CSR, (odb_gh_pattern)pat);
+  }
+  test_krylov(ODB_KRYLOV_BICGSTAB, ODB_FMT_BDIA, ODB_GH_HALF);
+  test_breakdown();
+  test_omega_breakdown();
+  test_stagnation_and_maxit();
+  test_bad_input();
+  return tap_done();
+}
