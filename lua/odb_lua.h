@@ -191,6 +191,8 @@ int odbL_kernel(lua_State *L);
 /* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */
 int odbL_reservoir(lua_State *L);
 int odbL_krylov(lua_State *L);
+/* ob.blocktridiag (lua/odb_lua_batched.c). */
+int odbL_blocktridiag(lua_State *L);
 /* The engine solver of the open Solver at idx; NULL for anything else and
    for a closed one (odb_lua_solver.c). Never raises. */
 odb_solver *odbL_solver_test(lua_State *L, int idx);

@@ -371,6 +371,7 @@ static const luaL_Reg odb_funcs[] = {
   {"tune", odbL_tune},
   {"reservoir", odbL_reservoir},
   {"krylov", odbL_krylov},
+  {"blocktridiag", odbL_blocktridiag},
   {"kernel", odbL_kernel},
   {"report", l_report},
   {"metric", l_metric},
