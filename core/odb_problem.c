@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Problems being written are declared weak: absent ones are skipped. */
+/* Problems declared weak, so a build may leave one out; absent ones are
+   skipped by the registry. */
 extern const odb_problem_type odb_problem_string __attribute__((weak));
 extern const odb_problem_type odb_problem_medakzo __attribute__((weak));
 extern const odb_problem_type odb_problem_cusp __attribute__((weak));

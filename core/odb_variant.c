@@ -5,9 +5,11 @@
 #include <string.h>
 
 /*
-** The thesis's PIRK variants (variants/pirk_*.c) and the parallel ones
-** (variants/par_*.c). Declared weak while they are being written, so that
-** the registry lists the ones present in this build.
+** Variants defined outside this file: the thesis's PIRK variants
+** (variants/pirk_*.c), the parallel ones (variants/par_*.c), the ARKODE peer
+** (variants/arkode.c, only with -Dpeers) and the GPU variants (kernels/,
+** only with CUDA). They are declared weak so that a build without the
+** optional ones still links; the registry lists those present.
 */
 #define ODB_PLANNED(name) extern const odb_variant name __attribute__((weak));
 ODB_PLANNED(odb_variant_pirk_A)
