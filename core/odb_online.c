@@ -63,17 +63,6 @@ static const odb_variant *lookup(const odb_online *ol, const char *name) {
   return odb_variant_find(name);
 }
 
-/* Copies the state of s into the host array y. */
-static odb_status copy_state(odb_solver *s, double *y) {
-  size_t bytes = (size_t)s->n * sizeof(double);
-  if (s->backend->host_memory) {
-    memcpy(y, s->y, bytes);
-    return ODB_OK;
-  }
-  ODB_TRY(odb_backend_sync(s->backend));
-  return s->backend->ops->to_host(s->backend, y, s->y, bytes);
-}
-
 /* Relative max-norm error of y against yref (NaN counts as infinite). */
 static double rel_err(const double *y, const double *yref, long n) {
   double num = 0, den = 0;
@@ -128,39 +117,6 @@ static int runs_team(const odb_online *ol, const odb_variant *v,
 /* }====== */
 
 /* {====== the space and the target */
-
-/* Checks parameter i of the space and notes its index. */
-static odb_status check_param(odb_online *ol, int i) {
-  const odb_space *sp = ol->space;
-  const char *name = odb_space_name(sp, i);
-  int is_enum = odb_space_is_enum(sp, i);
-  if (strcmp(name, "variant") == 0 && is_enum) {
-    ol->ivariant = i;
-    for (int k = 0; k < odb_space_nvalues(sp, i); ++k)
-      if (!lookup(ol, odb_space_str(sp, i, k)))
-        return ODB_FAIL(ODB_ERR_NAME, "unknown variant '%s' in the space",
-                        odb_space_str(sp, i, k));
-    return ODB_OK;
-  }
-  if ((strcmp(name, "block") == 0 || strcmp(name, "threads") == 0) &&
-      !is_enum) {
-    if (odb_space_int(sp, i, 0) < 1)
-      return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must be at least 1, got "
-                      "%ld", name, odb_space_int(sp, i, 0));
-    *(name[0] == 'b' ? &ol->iblock : &ol->ithreads) = i;
-    return ODB_OK;
-  }
-  if (strcmp(name, "m") == 0)
-    return ODB_FAIL(ODB_ERR_ARG, "parameter 'm' (corrector steps) changes "
-                    "the method's order and cannot be tuned (allowed for a "
-                    "solver: variant, block, threads)");
-  return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must be %s (allowed for a "
-                  "solver: variant = names, block and threads = integers)",
-                  name, strcmp(name, "variant") == 0 ? "a list of variant "
-                  "names" : strcmp(name, "block") == 0 ||
-                  strcmp(name, "threads") == 0 ? "a list of integers"
-                  : "one of variant, block, threads");
-}
 
 /* The constraint: the variant runs on the solver's backend and applies. */
 static int variant_applies(const odb_space *sp, const odb_config *c,
@@ -262,10 +218,12 @@ static odb_status make_check(odb_online *ol) {
 static odb_status make_tuner(odb_online *ol) {
   static const char *const deps[] = {"variant", NULL};
   odb_tune_opts to;
-  if (odb_space_nparams(ol->space) == 0)
-    return ODB_FAIL(ODB_ERR_ARG, "the space is empty (no parameters)");
-  for (int i = 0; i < odb_space_nparams(ol->space); ++i)
-    ODB_TRY(check_param(ol, i));
+  odb_solver_space w;
+  ODB_TRY(odb_solver_space_check(ol->space, ol->o.lookup, ol->o.lookup_ud,
+                                 &w));
+  ol->ivariant = w.ivariant;
+  ol->iblock = w.iblock;
+  ol->ithreads = w.ithreads;
   if (ol->ivariant >= 0)
     ODB_TRY(odb_space_add_constraint(ol->space, variant_applies, ol, deps,
                                      "the variant applies"));
@@ -570,7 +528,7 @@ static int run_steps(odb_online *ol, double t1, int verify, double *warm,
   for (int k = 0; k < nsteps && s->t < t1; ++k) {
     odb_solve_stats info;
     double ts = s->t, hn = s->h_next, per;
-    if (k == 0 && verify && (*st = copy_state(s, ol->y0)) != ODB_OK) {
+    if (k == 0 && verify && (*st = odb_solver_get_state(s, ol->y0)) != ODB_OK) {
       *st = fail_eval(ev, *st, "state");
       return -1;
     }
@@ -580,7 +538,7 @@ static int run_steps(odb_online *ol, double t1, int verify, double *warm,
     }
     if (k == 0 && verify) {
       *fs = (first_step){ts, info.h, hn, 1};
-      if ((*st = copy_state(s, ol->yc)) != ODB_OK) {
+      if ((*st = odb_solver_get_state(s, ol->yc)) != ODB_OK) {
         *st = fail_eval(ev, *st, "state");
         return -1;
       }

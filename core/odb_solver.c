@@ -290,6 +290,16 @@ void odb_solver_set_state(odb_solver *s, double t, const double *y) {
   s->h_next = 0;
 }
 
+odb_status odb_solver_get_state(odb_solver *s, double *y) {
+  size_t bytes = (size_t)s->n * sizeof(double);
+  if (s->backend->host_memory) {
+    memcpy(y, s->y, bytes);
+    return ODB_OK;
+  }
+  ODB_TRY(odb_backend_sync(s->backend));
+  return s->backend->ops->to_host(s->backend, y, s->y, bytes);
+}
+
 void odb_solver_reset(odb_solver *s, double t0) {
   if (s->backend->host_memory) {
     s->problem->initial(s->problem, s->y);

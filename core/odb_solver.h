@@ -123,6 +123,9 @@ void odb_solver_destroy(odb_solver *s);
 
 /* Sets the state (y has n components) and forgets FSAL data and h_next. */
 void odb_solver_set_state(odb_solver *s, double t, const double *y);
+/* Copies the current state (n doubles) into the host array y, waiting for
+   the backend first when the state lives in device memory. */
+odb_status odb_solver_get_state(odb_solver *s, double *y);
 /* Resets to the problem's initial value at time t0. */
 void odb_solver_reset(odb_solver *s, double t0);
 

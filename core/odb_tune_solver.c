@@ -21,15 +21,23 @@ struct odb_tune_solver {
 
 /* {====== checking the space */
 
-/* Checks one parameter of the space; sets its index in ts. */
-static odb_status check_param(odb_tune_solver *ts, int i) {
-  const odb_space *sp = ts->space;
+/* The variant called name in the registry. */
+static const odb_variant *registry_lookup(void *ud, const char *name) {
+  (void)ud;
+  return odb_variant_find(name);
+}
+
+/* Checks parameter i of sp and notes its index in w. */
+static odb_status check_param(const odb_space *sp, int i,
+                              const odb_variant *(*lookup)(void *,
+                                                           const char *),
+                              void *ud, odb_solver_space *w) {
   const char *name = odb_space_name(sp, i);
   int is_enum = odb_space_is_enum(sp, i);
   if (strcmp(name, "variant") == 0 && is_enum) {
-    ts->ivariant = i;
+    w->ivariant = i;
     for (int k = 0; k < odb_space_nvalues(sp, i); ++k)
-      if (!odb_variant_find(odb_space_str(sp, i, k)))
+      if (!lookup(ud, odb_space_str(sp, i, k)))
         return ODB_FAIL(ODB_ERR_NAME, "unknown variant '%s' in the space",
                         odb_space_str(sp, i, k));
     return ODB_OK;
@@ -39,7 +47,7 @@ static odb_status check_param(odb_tune_solver *ts, int i) {
     if (odb_space_int(sp, i, 0) < 1)
       return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must be at least 1, got "
                       "%ld", name, odb_space_int(sp, i, 0));
-    *(name[0] == 'b' ? &ts->iblock : &ts->ithreads) = i;
+    *(name[0] == 'b' ? &w->iblock : &w->ithreads) = i;
     return ODB_OK;
   }
   if (strcmp(name, "m") == 0)
@@ -53,6 +61,18 @@ static odb_status check_param(odb_tune_solver *ts, int i) {
     return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must list integers", name);
   return ODB_FAIL(ODB_ERR_ARG, "unknown parameter '%s' for a solver target "
                   "(allowed: variant, block, threads)", name);
+}
+
+odb_status odb_solver_space_check(const odb_space *sp,
+                                  const odb_variant *(*lookup)(void *ud,
+                                                               const char *name),
+                                  void *ud, odb_solver_space *w) {
+  w->ivariant = w->iblock = w->ithreads = -1;
+  if (odb_space_nparams(sp) == 0)
+    return ODB_FAIL(ODB_ERR_ARG, "the space is empty (no parameters)");
+  for (int i = 0; i < odb_space_nparams(sp); ++i)
+    ODB_TRY(check_param(sp, i, lookup ? lookup : registry_lookup, ud, w));
+  return ODB_OK;
 }
 
 /* The constraint: the configuration's variant runs here and applies. */
@@ -70,17 +90,6 @@ static int variant_applies(const odb_space *sp, const odb_config *c,
 /* }====== */
 
 /* {====== states */
-
-/* Copies the solver's current state into y (host). */
-static odb_status copy_state(odb_solver *s, double *y) {
-  size_t bytes = (size_t)s->n * sizeof(double);
-  if (s->backend->host_memory) {
-    memcpy(y, s->y, bytes);
-    return ODB_OK;
-  }
-  ODB_TRY(odb_backend_sync(s->backend));
-  return s->backend->ops->to_host(s->backend, y, s->y, bytes);
-}
 
 /* Runs ts->o.steps fixed steps of h on s from (t0, y0). */
 static odb_status run_steps(odb_tune_solver *ts, odb_solver *s) {
@@ -130,7 +139,7 @@ static odb_status make_reference(odb_tune_solver *ts) {
     }
   }
   st = run_steps(ts, ref);
-  if (st == ODB_OK) st = copy_state(ref, ts->yref);
+  if (st == ODB_OK) st = odb_solver_get_state(ref, ts->yref);
   odb_solver_destroy(ref);
   return st;
 }
@@ -180,7 +189,7 @@ static odb_status ts_check(void *ud, const odb_config *c, double *err,
   odb_tune_solver *ts = ud;
   odb_solver *s = ts->cur;
   ODB_TRY(run_steps(ts, s));
-  ODB_TRY(copy_state(s, ts->y));
+  ODB_TRY(odb_solver_get_state(s, ts->y));
   if (ts->o.verify)
     return ts->o.verify(ts->o.verify_ud, c, ts->y, ts->yref, s->n, err, tol);
   *err = rel_err(ts->y, ts->yref, s->n);
@@ -238,12 +247,13 @@ static void fill_key(odb_tune_solver *ts) {
   ts->target.key.code_hash = odb_engine_code_hash();
 }
 
-/* Checks the parameters of the space. */
+/* Checks the parameters of the space and notes where they are. */
 static odb_status check_space(odb_tune_solver *ts) {
-  if (odb_space_nparams(ts->space) == 0)
-    return ODB_FAIL(ODB_ERR_ARG, "the space is empty (no parameters)");
-  for (int i = 0; i < odb_space_nparams(ts->space); ++i)
-    ODB_TRY(check_param(ts, i));
+  odb_solver_space w;
+  ODB_TRY(odb_solver_space_check(ts->space, NULL, NULL, &w));
+  ts->ivariant = w.ivariant;
+  ts->iblock = w.iblock;
+  ts->ithreads = w.ithreads;
   return ODB_OK;
 }
 
@@ -280,7 +290,7 @@ odb_status odb_tune_solver_create(odb_solver *base, odb_space *space,
                   bytes);
     goto fail;
   }
-  st = copy_state(base, ts->y0);
+  st = odb_solver_get_state(base, ts->y0);
   if (st == ODB_OK) st = make_reference(ts);
   if (st == ODB_OK) st = add_constraint(ts);
   if (st != ODB_OK) goto fail;

@@ -36,6 +36,21 @@ typedef struct odb_tune_solver_opts {
   void *verify_ud;
 } odb_tune_solver_opts;
 
+/* Where the parameters of a solver's tuning space are (-1: absent). */
+typedef struct odb_solver_space {
+  int ivariant, iblock, ithreads;
+} odb_solver_space;
+
+/*
+** Checks that every parameter of sp is one a solver can take (variant: a
+** list of names that lookup knows (NULL: the registry); block, threads:
+** integers >= 1), naming m specially, and notes where they are.
+*/
+odb_status odb_solver_space_check(const odb_space *sp,
+                                  const odb_variant *(*lookup)(void *ud,
+                                                               const char *name),
+                                  void *ud, odb_solver_space *where);
+
 /*
 ** Makes the target. Fails with ODB_ERR_ARG for a parameter other than
 ** variant, block and threads (naming m specially) or values below 1,

@@ -140,12 +140,6 @@ int odbL_solver_new(lua_State *L);    /* ob.solver{...} */
 int odbL_vector_ctor(lua_State *L);   /* ob.vector(n or table) */
 int odbL_reference(lua_State *L);     /* ob.reference(problem, opts) */
 
-/*
-** Copies the current state of s (wherever the backend keeps it) into the
-** host array y[0..n). Never raises.
-*/
-odb_status odbL_solver_copy_state(odb_solver *s, double *y);
-
 /* }====== */
 
 /* {====== odb_lua_table.c: reading option tables with uniform errors. */

@@ -26,17 +26,6 @@ static const char *const reference_keys[] = {
 
 /* {====== helpers */
 
-/* Never raises. Host-memory backends are read directly. */
-odb_status odbL_solver_copy_state(odb_solver *s, double *y) {
-  size_t bytes = (size_t)s->n * sizeof(double);
-  if (s->backend->host_memory) {
-    memcpy(y, s->y, bytes);
-    return ODB_OK;
-  }
-  ODB_TRY(odb_backend_sync(s->backend));
-  return s->backend->ops->to_host(s->backend, y, s->y, bytes);
-}
-
 /* "ok", "interrupted", or the status name without its ODB_ERR_ prefix in
    lower case ("step_size"), written into buf. */
 static const char *status_label(odb_status st, char *buf, size_t len) {
@@ -390,7 +379,7 @@ static int solver_integrate(lua_State *L) {
   st = odb_solver_integrate(s, f.t1, &f.st);
   f.st.status = st;
   if (st != ODB_OK) copy_error(st, msg, sizeof msg);
-  if (ref && st == ODB_OK && odbL_solver_copy_state(s, y->v) == ODB_OK) {
+  if (ref && st == ODB_OK && odb_solver_get_state(s, y->v) == ODB_OK) {
     f.have_err = 1;
     f.err = odbL_max_rel_err(y->v, ref->v, s->n);
   }
@@ -404,7 +393,7 @@ static int solver_integrate(lua_State *L) {
 static int solver_state(lua_State *L) {
   odbL_solver *box = check_solver(L, 1);
   odbL_vector *v = odbL_vector_new(L, box->s->n);
-  odb_status st = odbL_solver_copy_state(box->s, v->v);
+  odb_status st = odb_solver_get_state(box->s, v->v);
   char msg[512];
   if (st != ODB_OK) {
     copy_error(st, msg, sizeof msg);
@@ -550,7 +539,7 @@ int odbL_reference(lua_State *L) {
   if (st == ODB_OK) {
     odb_solver_reset(s, t0);
     st = odb_solver_integrate(s, t1, &stats);
-    if (st == ODB_OK) st = odbL_solver_copy_state(s, out->v);
+    if (st == ODB_OK) st = odb_solver_get_state(s, out->v);
   }
   if (st != ODB_OK) copy_error(st, msg, sizeof msg);
   if (s) odb_solver_destroy(s);
