@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Seconds on the monotonic clock. */
 static double now(void) {
@@ -288,6 +289,22 @@ void odb_solver_set_state(odb_solver *s, double t, const double *y) {
   s->t = t;
   s->fsal_ready = 0;
   s->h_next = 0;
+}
+
+int odb_solver_threads(const odb_solver *s) {
+  long n;
+  if (s->opts.threads > 0) return s->opts.threads;
+  if (s->ctx && s->ctx->topo.cores > 0) return s->ctx->topo.cores;
+  n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+double odb_solver_cache_bytes(const odb_solver *s, int level, double fallback) {
+  if (s->ctx)
+    for (int i = 0; i < s->ctx->topo.ncaches; ++i)
+      if (s->ctx->topo.caches[i].level == level && s->ctx->topo.caches[i].size)
+        return (double)s->ctx->topo.caches[i].size;
+  return fallback;
 }
 
 odb_status odb_solver_get_state(odb_solver *s, double *y) {

@@ -126,6 +126,12 @@ void odb_solver_set_state(odb_solver *s, double t, const double *y);
 /* Copies the current state (n doubles) into the host array y, waiting for
    the backend first when the state lives in device memory. */
 odb_status odb_solver_get_state(odb_solver *s, double *y);
+/* Threads a parallel variant uses: opts.threads, else every core hwloc
+   reports, else the OS's count of online CPUs. */
+int odb_solver_threads(const odb_solver *s);
+/* Bytes of one instance of the cache of the given level, or fallback when
+   the context's topology does not know it. */
+double odb_solver_cache_bytes(const odb_solver *s, int level, double fallback);
 /* Resets to the problem's initial value at time t0. */
 void odb_solver_reset(odb_solver *s, double t0);
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 int par_applies(const char *variant, const odb_method *m, char *why,
                 size_t nwhy) {
@@ -22,25 +21,6 @@ int par_applies(const char *variant, const odb_method *m, char *why,
   return 1;
 }
 
-/* Threads: opts.threads, or every core hwloc reports (the OS's count
-   without a context). */
-static int thread_count(const odb_solver *s) {
-  long n;
-  if (s->opts.threads > 0) return s->opts.threads;
-  if (s->ctx && s->ctx->topo.cores > 0) return s->ctx->topo.cores;
-  n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
-}
-
-/* Bytes of one level-1 data cache instance; 32 KiB when unknown. */
-static double l1_bytes(const odb_solver *s) {
-  if (s->ctx)
-    for (int i = 0; i < s->ctx->topo.ncaches; ++i)
-      if (s->ctx->topo.caches[i].level == 1 && s->ctx->topo.caches[i].size)
-        return (double)s->ctx->topo.caches[i].size;
-  return 32768.0;
-}
-
 /*
 ** Default tile size: the largest multiple of 8 with (s + ws_extra) B + 2d
 ** doubles in 90 % of L1 (the block-size model's effective cache, Ch. 8;
@@ -49,7 +29,7 @@ static double l1_bytes(const odb_solver *s) {
 ** streamed, not cached). At least 8, at most ceil(n/p).
 */
 static long block_default(const odb_solver *s, const par_spec *spec, int p) {
-  double cap = 0.9 * l1_bytes(s) / sizeof(double);
+  double cap = 0.9 * odb_solver_cache_bytes(s, 1, 32768.0) / sizeof(double);
   double halo = 2.0 * (double)s->problem->d;
   long B, per = (s->n + p - 1) / p;
   if (halo > cap / 2) halo = 0;
@@ -135,7 +115,7 @@ odb_status par_init(odb_solver *s, const par_spec *spec) {
   d->n = s->n;
   d->atol = s->opts.atol;
   d->rtol = s->opts.rtol;
-  d->p = thread_count(s);
+  d->p = odb_solver_threads(s);
   if (d->m < 1)
     return ODB_FAIL(ODB_ERR_ARG, "%s needs at least 1 corrector step, got "
                     "m = %d", spec->name, d->m);

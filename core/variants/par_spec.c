@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* PIRK correctors of at most PSP_MAX_STAGES stages, d < n (the n/p rules
    need the thread count and m, so psp_init checks them). */
@@ -32,24 +31,6 @@ int psp_applies(const psp_spec *spec, const odb_problem *p,
 
 /* {====== init */
 
-/* Threads: opts.threads, or every core (hwloc's count, else the OS's). */
-static int thread_count(const odb_solver *s) {
-  long n;
-  if (s->opts.threads > 0) return s->opts.threads;
-  if (s->ctx && s->ctx->topo.cores > 0) return s->ctx->topo.cores;
-  n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
-}
-
-/* Bytes of one level-2 cache instance (256 KiB when unknown). */
-static double l2_bytes(const odb_solver *s) {
-  if (s->ctx)
-    for (int i = 0; i < s->ctx->topo.ncaches; ++i)
-      if (s->ctx->topo.caches[i].level == 2 && s->ctx->topo.caches[i].size)
-        return (double)s->ctx->topo.caches[i].size;
-  return 256.0 * 1024.0;
-}
-
 /*
 ** Default block (opts.block = 0): the sequential variants' model per thread
 ** (pirk_overlap.c): half of one L2 holds the working set of one block
@@ -58,7 +39,7 @@ static double l2_bytes(const odb_solver *s) {
 ** 8, at least 8, at most n/p. B < d is allowed (par_spec.h).
 */
 static long default_block(const odb_solver *s, const psp_data *D) {
-  double words = 0.5 * l2_bytes(s) / sizeof(double), B;
+  double words = 0.5 * odb_solver_cache_bytes(s, 2, 256.0 * 1024.0) / sizeof(double), B;
   long per = D->n / D->p;
   if (D->spec->pipelined)
     B = words / ((3.0 * D->S + 1.0) * D->m + 3.0);
@@ -157,7 +138,7 @@ odb_status psp_init(odb_solver *s, const psp_spec *spec) {
   D->d = s->problem->d;
   D->atol = s->opts.atol;
   D->rtol = s->opts.rtol;
-  D->p = thread_count(s);
+  D->p = odb_solver_threads(s);
   if (D->m < 1)
     return ODB_FAIL(ODB_ERR_ARG, "%s needs at least 1 corrector step, got "
                     "m = %d", spec->name, D->m);

@@ -39,15 +39,6 @@ int pirk_ov_applies(const char *name, int pipelined, const odb_problem *p,
   return 1;
 }
 
-/* Bytes of one per-core L2 cache instance (256 KiB when unknown). */
-static double l2_bytes(const odb_solver *s) {
-  if (s->ctx)
-    for (int i = 0; i < s->ctx->topo.ncaches; ++i)
-      if (s->ctx->topo.caches[i].level == 2 && s->ctx->topo.caches[i].size)
-        return (double)s->ctx->topo.caches[i].size;
-  return 256.0 * 1024.0;
-}
-
 /*
 ** Default block size: the largest multiple of 8 whose most important
 ** working set fills half of one L2 cache (the rest is left to the RHS's
@@ -58,7 +49,7 @@ static double l2_bytes(const odb_solver *s) {
 ** exist.
 */
 static long default_block(const odb_solver *s, long d, int pipelined) {
-  double words = 0.5 * l2_bytes(s) / sizeof(double), B;
+  double words = 0.5 * odb_solver_cache_bytes(s, 2, 256.0 * 1024.0) / sizeof(double), B;
   int S = s->method->s, m = s->m;
   if (pipelined)
     B = words / ((3.0 * S + 1.0) * m + 3.0);
