@@ -20,22 +20,6 @@
 ** suggests that with m = p - 1 the leading error comes from truncating the
 ** iteration, which is the same for both, rather than from the corrector.)
 */
-static void rigid_rhs(const odb_problem *p, double t, const double *y,
-                      long yoff, double *f, long j0, long j1) {
-  double g[3];
-  (void)p; (void)t; (void)yoff;   /* n = d = 3: y is always the full vector */
-  g[0] = -2.0 * y[1] * y[2];
-  g[1] = 1.25 * y[0] * y[2];
-  g[2] = -0.5 * y[0] * y[1];
-  for (long j = j0; j < j1; ++j) f[j - j0] = g[j];
-}
-
-static void rigid_initial(const odb_problem *p, double *y) {
-  (void)p;
-  y[0] = 1.0; y[1] = 0.0; y[2] = 0.9;
-}
-
-static const odb_problem_type rigid_type = { .name = "rigid_body" };
 
 /* Global error at t = 10 with fixed step h and m corrector steps (0: p-1). */
 static double error_with(odb_ctx *ctx, const odb_problem *p, const char *m,
@@ -126,14 +110,7 @@ int main(void) {
   odb_solver_opts fine = { .h_fixed = 1.0 / 4096 };
   odb_solve_stats st;
   if (odb_ctx_create(&co, &ctx) != ODB_OK) return 1;
-  memset(&p, 0, sizeof p);
-  p.type = &rigid_type;
-  p.n = 3;
-  p.d = 3;
-  p.t1 = 10;
-  p.rhs = rigid_rhs;
-  p.initial = rigid_initial;
-  snprintf(p.label, sizeof p.label, "rigid_body");
+  make_rigid_body(&p);
   ref = make_solver(ctx, &p, "verner65", "plain", &fine);
   odb_solver_integrate(ref, 10.0, &st);
   for (int i = 0; i < odb_method_count(); ++i) {
