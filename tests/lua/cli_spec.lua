@@ -4,41 +4,12 @@
 
 local json = require "dkjson"
 
-local BIN = assert(os.getenv("ODEBENCH_BIN"), "set ODEBENCH_BIN")
-local SRC = assert(os.getenv("ODEBENCH_SRC"), "set ODEBENCH_SRC")
-local FIX = SRC .. "/tests/lua/fixtures"
-
--- Single-quotes s for sh.
-local function q(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
--- Temporary directories, removed when the file's specs are done.
-local made = {}
-
-local function tmpdir()
-  local p = assert(io.popen("mktemp -d /tmp/odebench-cli.XXXXXX"))
-  local d = p:read("l")
-  p:close()
-  made[#made + 1] = d
-  return d
-end
-
-teardown(function()
-  for _, d in ipairs(made) do os.execute("rm -rf " .. q(d)) end
-end)
-
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function exists(path)
-  return os.execute("test -e " .. q(path)) == true
-end
+local H = dofile(assert(os.getenv("ODEBENCH_SRC"), "set ODEBENCH_SRC")
+                 .. "/tests/lua/spec_helpers.lua")
+local BIN, SRC, FIX, q, sh_ok, slurp, exists =
+  H.BIN, H.SRC, H.FIX, H.q, H.sh_ok, H.slurp, H.exists
+local function tmpdir() return H.tmpdir("cli") end
+teardown(H.cleanup)
 
 -- Entries of a directory (sorted), or nil when it does not exist.
 local function entries(dir)

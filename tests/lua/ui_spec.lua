@@ -4,43 +4,14 @@
 
 local json = require "dkjson"
 
-local BIN = assert(os.getenv("ODEBENCH_BIN"), "set ODEBENCH_BIN")
-local SRC = assert(os.getenv("ODEBENCH_SRC"), "set ODEBENCH_SRC")
-local FIX = SRC .. "/tests/lua/fixtures"
-
--- Single-quotes s for sh.
-local function q(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
-local function sh_ok(cmd)
-  return os.execute(cmd) == true
-end
+local H = dofile(assert(os.getenv("ODEBENCH_SRC"), "set ODEBENCH_SRC")
+                 .. "/tests/lua/spec_helpers.lua")
+local BIN, SRC, FIX, q, sh_ok, slurp, exists =
+  H.BIN, H.SRC, H.FIX, H.q, H.sh_ok, H.slurp, H.exists
+local function tmpdir() return H.tmpdir("ui") end
 
 local HAVE_TMUX = sh_ok("command -v tmux >/dev/null 2>&1")
 local HAVE_GNUPLOT = sh_ok("command -v gnuplot >/dev/null 2>&1")
-
-local made = {}
-
-local function tmpdir()
-  local p = assert(io.popen("mktemp -d /tmp/odebench-ui.XXXXXX"))
-  local d = p:read("l")
-  p:close()
-  made[#made + 1] = d
-  return d
-end
-
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function exists(path)
-  return sh_ok("test -e " .. q(path))
-end
 
 local function sleep(s)
   os.execute("sleep " .. s)
@@ -177,7 +148,7 @@ end)
 
 teardown(function()
   if T.sock then os.execute(tmux("kill-server") .. " 2>/dev/null") end
-  for _, d in ipairs(made) do os.execute("rm -rf " .. q(d)) end
+  H.cleanup()   -- after the tmux server whose socket lives in T.dir
 end)
 
 local tmux_it = HAVE_TMUX and it or function(name)
