@@ -1,6 +1,7 @@
 /* par_spec.c - buffers, team, block kernels and the attempt of the
    specialized parallel PIRK variants (see par_spec.h). */
 #include "par_spec.h"
+#include "pirk_overlap.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -178,53 +179,6 @@ void psp_fini(odb_solver *s) {
 
 /* {====== block kernels (the arithmetic of pirk_overlap.c) */
 
-/*
-** dst (= | += | finish) a F[0..len) for source stage i of S: assigns at the
-** first stage, adds at the middle ones, and at the last one finishes
-** dst = eta + h (dst + a F), the order of (3.27).
-*/
-static void row_update(double *restrict dst, const double *restrict F,
-                       const double *restrict eta, double a, double h,
-                       int i, int S, long len) {
-  if (i == 0 && S == 1)
-    for (long k = 0; k < len; ++k) dst[k] = eta[k] + h * (a * F[k]);
-  else if (i == 0)
-    for (long k = 0; k < len; ++k) dst[k] = a * F[k];
-  else if (i < S - 1)
-    for (long k = 0; k < len; ++k) dst[k] += a * F[k];
-  else
-    for (long k = 0; k < len; ++k) dst[k] = eta[k] + h * (dst[k] + a * F[k]);
-}
-
-/* acc[0..len) (= | +=) b F[0..len): first stage assigns. */
-static void sum_update(double *restrict acc, const double *restrict F,
-                       double b, int i, long len) {
-  if (i == 0)
-    for (long k = 0; k < len; ++k) acc[k] = b * F[k];
-  else
-    for (long k = 0; k < len; ++k) acc[k] += b * F[k];
-}
-
-/*
-** The untiled variants' jj-l order: each f value F[jj] goes into all s
-** target rows at once (dst[l][jj]), with row_update's arithmetic.
-*/
-static void apply_run(double *const *dst, const double *A, const double *F,
-                      const double *eta, double h, int i, int S, long len) {
-  for (long jj = 0; jj < len; ++jj) {
-    double f = F[jj], e = eta[jj];
-    if (i == 0 && S == 1)
-      dst[0][jj] = e + h * (A[0] * f);
-    else if (i == 0)
-      for (int l = 0; l < S; ++l) dst[l][jj] = A[l * S] * f;
-    else if (i < S - 1)
-      for (int l = 0; l < S; ++l) dst[l][jj] += A[l * S + i] * f;
-    else
-      for (int l = 0; l < S; ++l)
-        dst[l][jj] = e + h * (dst[l][jj] + A[l * S + i] * f);
-  }
-}
-
 /* The eta vector of thread T: y_local (yl) or the solver's y. */
 static void eta_src(const psp_data *D, const psp_thr *T, const double **e,
                     long *off) {
@@ -272,8 +226,8 @@ static void corrector(const psp_data *D, psp_thr *T, int r, long x0,
     if (D->spec->tiled) {
       pr->rhs(pr, tau, src, yoff, T->Fb, x0, x1);
       for (int l = 0; l < S; ++l)
-        row_update(dst[l], T->Fb, eta, D->A[l * S + i], h, i, S, len);
-      if (s1) sum_update(s1, T->Fb, D->b[i], i, len);
+        pirk_ov_row_update(dst[l], T->Fb, eta, D->A[l * S + i], h, i, S, len);
+      if (s1) pirk_ov_sum_update(s1, T->Fb, D->b[i], i, len);
       continue;
     }
     for (long a = 0; a < len; a += PSP_RUN) {
@@ -281,8 +235,8 @@ static void corrector(const psp_data *D, psp_thr *T, int r, long x0,
       long k = len - a < PSP_RUN ? len - a : PSP_RUN;
       pr->rhs(pr, tau, src, yoff, F, x0 + a, x0 + a + k);
       for (int l = 0; l < S; ++l) dr[l] = dst[l] + a;
-      apply_run(dr, D->A, F, eta + a, h, i, S, k);
-      if (s1) sum_update(s1 + a, F, D->b[i], i, k);
+      pirk_ov_apply_run(dr, D->A, F, eta + a, h, i, S, k);
+      if (s1) pirk_ov_sum_update(s1 + a, F, D->b[i], i, k);
     }
   }
 }
@@ -304,14 +258,14 @@ static void finish(const psp_data *D, psp_thr *T, long x0, long x1) {
     double tau = D->t + D->c[i] * h;
     if (D->spec->tiled) {
       pr->rhs(pr, tau, src, yoff, T->Fb, x0, x1);
-      sum_update(yn, T->Fb, D->b[i], i, len);
+      pirk_ov_sum_update(yn, T->Fb, D->b[i], i, len);
       continue;
     }
     for (long a = 0; a < len; a += PSP_RUN) {
       double F[PSP_RUN];
       long k = len - a < PSP_RUN ? len - a : PSP_RUN;
       pr->rhs(pr, tau, src, yoff, F, x0 + a, x0 + a + k);
-      sum_update(yn + a, F, D->b[i], i, k);
+      pirk_ov_sum_update(yn + a, F, D->b[i], i, k);
     }
   }
   if (D->spec->yl) yl = T->yl[T->cur ^ 1] + (x0 - T->yl_lo);

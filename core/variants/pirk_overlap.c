@@ -36,6 +36,11 @@ int pirk_ov_applies(const char *name, int pipelined, const odb_problem *p,
              "d = n = %ld", name, p->label, p->n);
     return 0;
   }
+  if (m->s > PIRK_OV_MAX_STAGES) {
+    snprintf(why, nwhy, "%s supports at most %d stages; '%s' has %d", name,
+             PIRK_OV_MAX_STAGES, m->name, m->s);
+    return 0;
+  }
   return 1;
 }
 
@@ -141,57 +146,6 @@ static inline long off(const pirk_ov *ov, int k) {
 }
 
 /*
-** Adds a * F[0..len) into dst for source stage i of s: assigns for the
-** first stage, adds for the middle ones, and for the last one finishes
-** dst = eta + h * (dst + a F). dst, F and eta point at the block's start.
-*/
-static void row_update(double *restrict dst, const double *restrict F,
-                       const double *restrict eta, double a, double h,
-                       int i, int S, long len) {
-  if (i == 0 && S == 1)
-    for (long k = 0; k < len; ++k) dst[k] = eta[k] + h * (a * F[k]);
-  else if (i == 0)
-    for (long k = 0; k < len; ++k) dst[k] = a * F[k];
-  else if (i < S - 1)
-    for (long k = 0; k < len; ++k) dst[k] += a * F[k];
-  else
-    for (long k = 0; k < len; ++k) dst[k] = eta[k] + h * (dst[k] + a * F[k]);
-}
-
-/* s1[0..len) (= | +=) b F[0..len): the estimate sum, first stage assigns. */
-static void sum_update(double *restrict s1, const double *restrict F,
-                       double b, int i, long len) {
-  if (i == 0)
-    for (long k = 0; k < len; ++k) s1[k] = b * F[k];
-  else
-    for (long k = 0; k < len; ++k) s1[k] += b * F[k];
-}
-
-/*
-** One f value per component applied to all s rows (the untiled variants'
-** jj-l order): column o + j of every row gets a_li F[jj], assigned for the
-** first source stage, added for the middle ones and finished with eta and h
-** at the last (as row_update does for a whole block).
-*/
-static void apply_run(double *const *rows, long o, const double *A,
-                      const double *F, const double *eta, double h, int i,
-                      int S, long j, long len) {
-  for (long jj = 0; jj < len; ++jj) {
-    double f = F[jj], e = eta[j + jj];
-    long q = o + j + jj;
-    if (i == 0 && S == 1)
-      rows[0][q] = e + h * (A[0] * f);
-    else if (i == 0)
-      for (int l = 0; l < S; ++l) rows[l][q] = A[l * S] * f;
-    else if (i < S - 1)
-      for (int l = 0; l < S; ++l) rows[l][q] += A[l * S + i] * f;
-    else
-      for (int l = 0; l < S; ++l)
-        rows[l][q] = e + h * (rows[l][q] + A[l * S + i] * f);
-  }
-}
-
-/*
 ** Block J of Y^(r) (see pirk_overlap.h): per source stage i, f on the block
 ** (one call, or runs of PIRK_OV_RUN) from Y_i^(r-1), then into all s rows.
 */
@@ -203,23 +157,25 @@ void pirk_ov_corrector(odb_solver *s, pirk_ov *ov, int r, long J, double h,
   long j0 = J * ov->B, j1 = j0 + ov->B < ov->n ? j0 + ov->B : ov->n;
   long o = off(ov, r);
   int S = ov->s;
+  double *dr[PIRK_OV_MAX_STAGES];
   for (int i = 0; i < S; ++i) {
     const double *src = r == 1 ? eta : ov->rows[i] + off(ov, r - 1);
     double tau = s->t + me->c[i] * h;
     if (ov->tiled) {
       p->rhs(p, tau, src, 0, ov->Fb, j0, j1);
       for (int l = 0; l < S; ++l)
-        row_update(ov->rows[l] + o + j0, ov->Fb, eta + j0, me->A[l * S + i],
-                   h, i, S, j1 - j0);
-      if (s1) sum_update(s1, ov->Fb, me->b[i], i, j1 - j0);
+        pirk_ov_row_update(ov->rows[l] + o + j0, ov->Fb, eta + j0,
+                           me->A[l * S + i], h, i, S, j1 - j0);
+      if (s1) pirk_ov_sum_update(s1, ov->Fb, me->b[i], i, j1 - j0);
       continue;
     }
     for (long a = j0; a < j1; a += PIRK_OV_RUN) {
       double F[PIRK_OV_RUN];
       long len = j1 - a < PIRK_OV_RUN ? j1 - a : PIRK_OV_RUN;
       p->rhs(p, tau, src, 0, F, a, a + len);
-      apply_run(ov->rows, o, me->A, F, eta, h, i, S, a, len);
-      if (s1) sum_update(s1 + (a - j0), F, me->b[i], i, len);
+      for (int l = 0; l < S; ++l) dr[l] = ov->rows[l] + o + a;
+      pirk_ov_apply_run(dr, me->A, F, eta + a, h, i, S, len);
+      if (s1) pirk_ov_sum_update(s1 + (a - j0), F, me->b[i], i, len);
     }
   }
 }
@@ -240,14 +196,14 @@ void pirk_ov_finish(odb_solver *s, pirk_ov *ov, long J, double h,
     double tau = s->t + me->c[i] * h;
     if (ov->tiled) {
       p->rhs(p, tau, src, 0, ov->Fb, j0, j1);
-      sum_update(yn + j0, ov->Fb, me->b[i], i, j1 - j0);
+      pirk_ov_sum_update(yn + j0, ov->Fb, me->b[i], i, j1 - j0);
       continue;
     }
     for (long a = j0; a < j1; a += PIRK_OV_RUN) {
       double F[PIRK_OV_RUN];
       long len = j1 - a < PIRK_OV_RUN ? j1 - a : PIRK_OV_RUN;
       p->rhs(p, tau, src, 0, F, a, a + len);
-      sum_update(yn + a, F, me->b[i], i, len);
+      pirk_ov_sum_update(yn + a, F, me->b[i], i, len);
     }
   }
   for (long j = j0; j < j1; ++j) {

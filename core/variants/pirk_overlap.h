@@ -91,4 +91,61 @@ void pirk_ov_corrector(odb_solver *s, pirk_ov *ov, int r, long J, double h,
 void pirk_ov_finish(odb_solver *s, pirk_ov *ov, long J, double h,
                     const double *s1, double *acc);
 
+#define PIRK_OV_MAX_STAGES 16   /* stages of the correctors supported */
+
+/*
+** Block kernels shared by the sequential (pirk_overlap.c, pirk_pp.c) and
+** the parallel (par_spec.c) overlapped variants, so both compute the same
+** arithmetic.
+**
+** pirk_ov_row_update: adds a * F[0..len) into dst for source stage i of S:
+** assigns for the first stage, adds for the middle ones, and for the last
+** one finishes dst = eta + h * (dst + a F).
+*/
+static inline void pirk_ov_row_update(double *restrict dst,
+                                      const double *restrict F,
+                                      const double *restrict eta, double a,
+                                      double h, int i, int S, long len) {
+  if (i == 0 && S == 1)
+    for (long k = 0; k < len; ++k) dst[k] = eta[k] + h * (a * F[k]);
+  else if (i == 0)
+    for (long k = 0; k < len; ++k) dst[k] = a * F[k];
+  else if (i < S - 1)
+    for (long k = 0; k < len; ++k) dst[k] += a * F[k];
+  else
+    for (long k = 0; k < len; ++k) dst[k] = eta[k] + h * (dst[k] + a * F[k]);
+}
+
+/* acc[0..len) (= | +=) b F[0..len): the first stage assigns. */
+static inline void pirk_ov_sum_update(double *restrict acc,
+                                      const double *restrict F, double b,
+                                      int i, long len) {
+  if (i == 0)
+    for (long k = 0; k < len; ++k) acc[k] = b * F[k];
+  else
+    for (long k = 0; k < len; ++k) acc[k] += b * F[k];
+}
+
+/*
+** The untiled variants' jj-l order: each f value F[jj] goes into all S
+** target rows at once (dst[l][jj]), with pirk_ov_row_update's arithmetic.
+** dst[l], F and eta point at the run's first component.
+*/
+static inline void pirk_ov_apply_run(double *const *dst, const double *A,
+                                     const double *F, const double *eta,
+                                     double h, int i, int S, long len) {
+  for (long jj = 0; jj < len; ++jj) {
+    double f = F[jj], e = eta[jj];
+    if (i == 0 && S == 1)
+      dst[0][jj] = e + h * (A[0] * f);
+    else if (i == 0)
+      for (int l = 0; l < S; ++l) dst[l][jj] = A[l * S] * f;
+    else if (i < S - 1)
+      for (int l = 0; l < S; ++l) dst[l][jj] += A[l * S + i] * f;
+    else
+      for (int l = 0; l < S; ++l)
+        dst[l][jj] = e + h * (dst[l][jj] + A[l * S + i] * f);
+  }
+}
+
 #endif
