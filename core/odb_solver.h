@@ -10,6 +10,24 @@ typedef struct odb_solver odb_solver;
 typedef struct odb_variant odb_variant;
 
 /* Options of a solver. Zero means "the default" for every number. */
+/*
+** Multi-block tiling of the GPU variant gpu_multiblock (seeds/000 4.5-4.6);
+** 0 in any field: the variant's default or its choice by equation (8).
+*/
+typedef struct odb_tiling_opts {
+  int threads;           /* threads per block (default 256) */
+  int comps;             /* consecutive components per block, n_comp (1) */
+  int blocks;            /* blocks per thread, n_blocks (2) */
+  char stride;           /* 'A', 'B' (default) or 'C' */
+  char barrier;          /* 'A' (default), 'B' or 'C' */
+  int wg_per_tile;       /* thread blocks per tile */
+  int tiles;             /* concurrent tiles */
+  int wg_per_sm;         /* thread blocks per multiprocessor, n_wgcore */
+  int persistent;        /* 1 (default): a resident grid loops over the
+                            tiles; -1: one group of blocks per tile */
+  double watchdog;       /* seconds a barrier may wait (default 2) */
+} odb_tiling_opts;
+
 typedef struct odb_solver_opts {
   double rtol, atol;     /* default 1e-6 both */
   double safety;         /* default 0.9 */
@@ -24,6 +42,7 @@ typedef struct odb_solver_opts {
   int streaming;         /* non-temporal stores: 0 auto, 1 on, -1 off */
   int m;                 /* PIRK corrector steps; 0: the method's default */
   int threads;           /* threads of parallel variants; 0: all cores */
+  odb_tiling_opts tiling;  /* gpu_multiblock's tile configuration */
 } odb_solver_opts;
 
 /* Figures of one integrate call (or of the steps since the last reset). */

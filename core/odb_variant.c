@@ -44,6 +44,7 @@ ODB_PLANNED(odb_variant_arkode)
 ODB_PLANNED(odb_variant_gpu_reference)
 ODB_PLANNED(odb_variant_gpu_unfused)
 ODB_PLANNED(odb_variant_gpu_trapezoid)
+ODB_PLANNED(odb_variant_gpu_multiblock)
 #undef ODB_PLANNED
 
 /*
@@ -84,6 +85,7 @@ static const odb_variant *const all_variants[] = {
   &odb_variant_gpu_reference,
   &odb_variant_gpu_unfused,
   &odb_variant_gpu_trapezoid,
+  &odb_variant_gpu_multiblock,
 };
 #define NALL ((int)(sizeof all_variants / sizeof all_variants[0]))
 

@@ -168,7 +168,8 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
   put(b, "struct odb_args {\n"
          "  const double *y;\n  double *ynew;\n  double *F[%d];\n"
          "  double *Y[2];\n  double *part;\n  unsigned int *ticket;\n"
-         "  double *err2;\n  double tl[%d];\n  double h, atol, rtol;\n};\n",
+         "  double *err2;\n  double tl[%d];\n  double h, atol, rtol;\n"
+         "  unsigned int *bar;\n  unsigned int *fail;\n};\n",
       ODB_GEN_MAX_STAGES, ODB_GEN_MAX_STAGES);
   put(b, "#line 1 \"%s:gpu_source\"\n", p->label);
   put(b, "%s", p->gpu_source);
@@ -623,11 +624,315 @@ static odb_status gen_trapezoid(gen *g, const odb_gen_opts *o) {
 
 /* }====== */
 
+/* {====== gpu_multiblock: multi-block tiles across the stages */
+
+/*
+** The multi-block barriers of seeds/000 4.3 as CUDA C. Words of bar:
+** [0] counts the blocks leaving the kernel (the last one resets the rest
+** for the next launch), [32 (1 + g)] is barrier A's counter of group g (a
+** line of its own), from ODB_BARB on barrier B's entered flags, one per
+** block, then its exit flags. Counters and flags only grow during a
+** launch, so barrier k waits for k G arrivals (A) or for flags >= k (B).
+** Every wait polls *fail and a clock: past ODB_WATCHDOG ns it sets *fail
+** and returns 0, and so does every other waiting block, so a barrier that
+** cannot complete ends the kernel with an error instead of hanging it.
+*/
+const char odb_gen_barrier_src[] =
+  "static __device__ __forceinline__ unsigned long long odb_clock_ns() {\n"
+  "  unsigned long long t;\n"
+  "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
+  "  return t;\n"
+  "}\n"
+  "static __device__ __forceinline__ unsigned odb_ld(const unsigned *p) {\n"
+  "  return *(const volatile unsigned *)p;\n"
+  "}\n"
+  "// Waits until *p >= k; 0 when the watchdog fired or *fail was set.\n"
+  "static __device__ int odb_wait_ge(const unsigned *p, unsigned k,\n"
+  "                                  unsigned *fail) {\n"
+  "  unsigned long long t0 = 0ull;\n"
+  "  unsigned spin = 0u;\n"
+  "  while (odb_ld(p) < k) {\n"
+  "    if ((spin++ & 15u) == 0u) {\n"
+  "      const unsigned long long t = odb_clock_ns();\n"
+  "      if (odb_ld(fail)) return 0;\n"
+  "      if (t0 == 0ull) t0 = t;\n"
+  "      else if (t - t0 > (unsigned long long)ODB_WATCHDOG) {\n"
+  "        atomicExch(fail, 1u);\n"
+  "        return 0;\n"
+  "      }\n"
+  "    }\n"
+  "  }\n"
+  "  return 1;\n"
+  "}\n"
+  "// Barrier A: one thread per block adds to the group's counter and waits\n"
+  "// for k G arrivals; the block's other threads wait at __syncthreads.\n"
+  "static __device__ int odb_bar_a(unsigned *bar, unsigned *fail,\n"
+  "                                unsigned grp, unsigned mem, unsigned k) {\n"
+  "  __shared__ int ok;\n"
+  "  (void)mem;\n"
+  "  __syncthreads();\n"
+  "  if (threadIdx.x == 0) {\n"
+  "    unsigned *const c = bar + 32u * (1u + grp);\n"
+  "    __threadfence();\n"
+  "    atomicAdd(c, 1u);\n"
+  "    ok = odb_wait_ge(c, k * (unsigned)ODB_G, fail);\n"
+  "    __threadfence();\n"
+  "  }\n"
+  "  __syncthreads();\n"
+  "  return ok;\n"
+  "}\n"
+  "// Barrier B: every block sets its entered flag; the group's master block\n"
+  "// (member 0) waits for all of them, its threads in parallel, then sets\n"
+  "// every exit flag, on which the other blocks wait.\n"
+  "static __device__ int odb_bar_b(unsigned *bar, unsigned *fail,\n"
+  "                                unsigned grp, unsigned mem, unsigned k) {\n"
+  "  __shared__ int okb;\n"
+  "  unsigned *const in = bar + ODB_BARB + grp * (unsigned)ODB_G;\n"
+  "  unsigned *const ex = in + ODB_GRID;\n"
+  "  int ok = 1;\n"
+  "  __syncthreads();\n"
+  "  if (mem == 0u) {\n"
+  "    for (unsigned i = 1u + threadIdx.x; i < (unsigned)ODB_G; i += ODB_T)\n"
+  "      ok &= odb_wait_ge(in + i, k, fail);\n"
+  "    ok = __syncthreads_and(ok);\n"
+  "    if (!ok) return 0;\n"
+  "    __threadfence();\n"
+  "    for (unsigned i = 1u + threadIdx.x; i < (unsigned)ODB_G; i += ODB_T)\n"
+  "      *(volatile unsigned *)(ex + i) = k;\n"
+  "    return 1;\n"
+  "  }\n"
+  "  if (threadIdx.x == 0) {\n"
+  "    __threadfence();\n"
+  "    *(volatile unsigned *)(in + mem) = k;\n"
+  "    okb = odb_wait_ge(ex + mem, k, fail);\n"
+  "    __threadfence();\n"
+  "  }\n"
+  "  __syncthreads();\n"
+  "  return okb;\n"
+  "}\n"
+  "#ifdef ODB_BAR_C\n"
+  "// Barrier C: cooperative groups' grid sync (one group, cooperative\n"
+  "// launch; co-residency is guaranteed by the launch, no watchdog).\n"
+  "static __device__ int odb_bar_c(unsigned *bar, unsigned *fail,\n"
+  "                                unsigned grp, unsigned mem, unsigned k) {\n"
+  "  (void)bar; (void)fail; (void)grp; (void)mem; (void)k;\n"
+  "  cooperative_groups::this_grid().sync();\n"
+  "  return 1;\n"
+  "}\n"
+  "#endif\n"
+  "// The last block to leave resets the barrier words for the next launch.\n"
+  "static __device__ void odb_bar_exit(unsigned *bar, unsigned nwords) {\n"
+  "  __shared__ int last;\n"
+  "  __syncthreads();\n"
+  "  if (threadIdx.x == 0) {\n"
+  "    __threadfence();\n"
+  "    last = atomicAdd(bar, 1u) == gridDim.x - 1u;\n"
+  "  }\n"
+  "  __syncthreads();\n"
+  "  if (!last) return;\n"
+  "  for (unsigned i = 1u + threadIdx.x; i < nwords; i += ODB_T) bar[i] = 0u;\n"
+  "  __threadfence();\n"
+  "  __syncthreads();\n"
+  "  if (threadIdx.x == 0) bar[0] = 0u;\n"
+  "}\n";
+
+/*
+** The components of a thread: q = i * NC + c for its block i < NB and
+** component c < NC of that block, at an offset from the extended tile's
+** start that depends on the stride kind (seeds/000 Figure 9): A, the
+** thread's blocks one after the other; B, blocks a workgroup's threads
+** apart; C, blocks a tile's threads apart.
+*/
+static void put_mb_mapping(sbuf *b, char stride) {
+  put(b, "#define ODB_I(q) ((q) / ODB_NC)\n#define ODB_C(q) ((q) %% ODB_NC)\n");
+  if (stride == 'A')
+    put(b, "#define ODB_LOC(q) ((((odb_idx)gb * ODB_T + threadIdx.x) * ODB_NB "
+           "+ ODB_I(q)) * ODB_NC + ODB_C(q))\n");
+  else if (stride == 'B')
+    put(b, "#define ODB_LOC(q) (((odb_idx)gb * ODB_NB * ODB_T + ODB_I(q) * "
+           "ODB_T + threadIdx.x) * ODB_NC + ODB_C(q))\n");
+  else
+    put(b, "#define ODB_LOC(q) ((ODB_I(q) * (odb_idx)ODB_G * ODB_T + "
+           "(odb_idx)gb * ODB_T + threadIdx.x) * ODB_NC + ODB_C(q))\n");
+}
+
+/* The loop over a thread's components, with j its index in [lo, hi). */
+static void put_mb_for(sbuf *b, const char *lo, const char *hi) {
+  put(b, "    #pragma unroll\n"
+         "    for (int q = 0; q < ODB_K; ++q) {\n"
+         "      const odb_idx j = e0 + ODB_LOC(q);\n"
+         "      if (j < %s || j >= %s) continue;\n", lo, hi);
+}
+
+/* "y<q> + h (sum a F)" with registers fl[q]. */
+static void put_mb_lc(sbuf *b, const erk_terms *t) {
+  put(b, "yv[q]");
+  if (t->n == 0) return;
+  put(b, " + a.h * (");
+  for (int i = 0; i < t->n; ++i) {
+    if (i) put(b, " + ");
+    put_num(b, t->coef[i]);
+    put(b, " * f%d[q]", t->idx[i]);
+  }
+  put(b, ")");
+}
+
+/*
+** The kernel (fsal_load: F_0 from memory). A group of ODB_G blocks owns
+** one tile at a time (persistent: tiles grp, grp + groups, ...): the top
+** range [ta, tb) of width ODB_W, extended by ODB_H = (s-1) d on each side
+** so that stage l is computed on [ta - (s-1-l) d, tb + (s-1-l) d), the
+** trapezoid narrowing by d per stage (seeds/000 4.1, with the overlap
+** computed redundantly instead of by a second kernel). Each thread keeps
+** y and every F_q of its components in registers (the same mapping for
+** all stages, 4.2/4.4); only the argument Y_l goes through the group's
+** double buffer in global memory (L2-resident), one barrier per stage.
+*/
+static void gen_mb_kernel(gen *g, int fsal_load, char barrier) {
+  sbuf *b = &g->b;
+  int S = g->S;
+  put_kernel_head(b, fsal_load ? "k_mbtf" : "k_mbt");
+  put(b, "  const unsigned grp = blockIdx.x / ODB_G, gb = blockIdx.x %% ODB_G;\n"
+         "  const unsigned ngrp = gridDim.x / ODB_G;\n"
+         "  double *const buf = a.Y[0] + (odb_idx)grp * (2 * ODB_WE);\n"
+         "  unsigned k = 0u;\n  double acc = 0.0;\n"
+         "  for (odb_idx tile = grp; tile < ODB_NTILES; tile += ngrp) {\n"
+         "    const odb_idx ta = tile * ODB_W;\n"
+         "    const odb_idx tb = ta + ODB_W < ODB_N ? ta + ODB_W : ODB_N;\n"
+         "    const odb_idx e0 = ta - ODB_H;\n"
+         "    const odb_idx lo0 = e0 > 0 ? e0 : 0;\n"
+         "    const odb_idx hi0 = tb + ODB_H < ODB_N ? tb + ODB_H : ODB_N;\n"
+         "    double yv[ODB_K]");
+  for (int l = 0; l < S; ++l) put(b, ", f%d[ODB_K]", l);
+  put(b, ";\n");
+  put_mb_for(b, "lo0", "hi0");
+  put(b, "      yv[q] = __ldg(a.y + j);\n      f0[q] = %s;\n    }\n",
+      fsal_load ? "__ldg(a.F[0] + j)" : "odb_rhs(j, a.tl[0], a.y)");
+  for (int l = 1; l < S; ++l) {
+    put(b, "    {  // stage %d: Y_%d to the buffer, barrier, F_%d\n", l, l, l);
+    put(b, "    double *const B = buf + (odb_idx)(k & 1u) * ODB_WE;\n"
+           "    odb_idx lo = ta - %d * ODB_D, hi = tb + %d * ODB_D;\n"
+           "    lo = lo > 0 ? lo : 0;\n    hi = hi < ODB_N ? hi : ODB_N;\n",
+        S - l, S - l);
+    put_mb_for(b, "lo", "hi");
+    put(b, "      B[j - e0] = ");
+    put_mb_lc(b, &g->e.a[l]);
+    put(b, ";\n    }\n    ++k;\n"
+           "    if (!odb_bar_%c(a.bar, a.fail, grp, gb, k)) return;\n",
+        barrier == 'A' ? 'a' : barrier == 'B' ? 'b' : 'c');
+    put(b, "    lo = ta - %d * ODB_D; hi = tb + %d * ODB_D;\n"
+           "    lo = lo > 0 ? lo : 0;\n    hi = hi < ODB_N ? hi : ODB_N;\n"
+           "    const double *const arg = B - e0;\n", S - 1 - l, S - 1 - l);
+    put_mb_for(b, "lo", "hi");
+    put(b, "      f%d[q] = odb_rhs(j, a.tl[%d], arg);\n    }\n    }\n", l, l);
+  }
+  put_mb_for(b, "ta", "tb");
+  put(b, "      const double yn = ");
+  put_mb_lc(b, &g->e.b);
+  put(b, ";\n      a.ynew[j] = yn;\n");
+  if (g->m->fsal) put(b, "      a.F[%d][j] = f%d[q];\n", S - 1, S - 1);
+  if (g->plan->has_err) {
+    put(b, "      const double ej = ");
+    if (g->e.e.n == 0) {
+      put(b, "0.0");
+    } else {
+      put(b, "a.h * (");
+      for (int i = 0; i < g->e.e.n; ++i) {
+        if (i) put(b, " + ");
+        put_num(b, g->e.e.coef[i]);
+        put(b, " * f%d[q]", g->e.e.idx[i]);
+      }
+      put(b, ")");
+    }
+    put(b, ";\n      acc += odb_sq_scaled(ej, yv[q], yn, a.atol, a.rtol);\n");
+  }
+  put(b, "    }\n  }\n");
+  if (g->plan->has_err) put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
+  else put(b, "  (void)acc;\n");
+  put(b, "  odb_bar_exit(a.bar, ODB_NBAR);\n}\n");
+}
+
+/*
+** Checks the tile width configuration (equation (7): W_ext = n_comp
+** n_blocks threads wg_per_tile must exceed the 2 (s-1) d of redundant
+** halo) and generates both kernels. The buffers hold 2 W_ext doubles per
+** group. Traffic per step: y once (plus the halos of neighbouring tiles,
+** which the L2 usually serves), ynew and, FSAL, F_{s-1} once.
+*/
+static odb_status gen_multiblock(gen *g, const odb_gen_opts *o) {
+  odb_gen_plan *pl = g->plan;
+  long S = g->S, d = g->p->d, n = g->p->n, halo = (S - 1) * d;
+  long G = o->wg_per_tile, K = (long)o->comps * o->blocks, we, w, nt, ngrp;
+  char bar = o->barrier ? o->barrier : 'A', stride = o->stride ? o->stride : 'B';
+  if (o->comps < 1 || o->comps > 8 || o->blocks < 1 || o->blocks > 8 ||
+      K > 16)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: comps (%d) and blocks (%d) "
+                    "per thread must be 1..8 with comps * blocks <= 16",
+                    o->comps, o->blocks);
+  if (stride != 'A' && stride != 'B' && stride != 'C')
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: stride must be A, B or C");
+  if (bar != 'A' && bar != 'B' && bar != 'C')
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: barrier must be A, B or C");
+  if (G < 1 || o->groups < 1)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: wg_per_tile (%ld) and "
+                    "groups (%d) must be positive", G, o->groups);
+  we = K * o->threads * G;
+  w = we - 2 * halo;
+  if (w <= 0)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_multiblock: tile width %ld "
+                    "(comps %d x blocks %d x threads %d x wg_per_tile %ld) "
+                    "does not exceed the halo 2 (s-1) d = %ld (s = %ld, d = "
+                    "%ld); give more blocks per tile or components per "
+                    "thread", we, o->comps, o->blocks, o->threads, G,
+                    2 * halo, S, d);
+  nt = (n + w - 1) / w;
+  ngrp = o->groups < nt ? o->groups : nt;
+  if (bar == 'C' && ngrp != 1)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: barrier C (grid sync) "
+                    "spans the whole grid, so it takes one tile group, not "
+                    "%ld", ngrp);
+  pl->tile_w = w;
+  pl->tile_we = we;
+  pl->tile_h = S;
+  pl->ntiles = nt;
+  pl->wg_per_tile = (int)G;
+  pl->grid = ngrp * G;
+  pl->nbar = 32 * (1 + ngrp) + 2 * pl->grid;
+  pl->scratch[0] = ngrp * 2 * we;
+  pl->scratch[1] = 0;
+  if (bar == 'C') put(&g->b, "#define ODB_BAR_C 1\n#include <cooperative_groups.h>\n");
+  put(&g->b, "#define ODB_S %ld\n#define ODB_NC %d\n#define ODB_NB %d\n"
+             "#define ODB_K %ld\n#define ODB_G %ld\n#define ODB_GRID %ldu\n"
+             "#define ODB_WE ((odb_idx)%ld)\n#define ODB_W ((odb_idx)%ld)\n"
+             "#define ODB_H ((odb_idx)%ld)\n#define ODB_NTILES ((odb_idx)%ld)\n"
+             "#define ODB_BARB %ldu\n#define ODB_NBAR %ldu\n"
+             "#define ODB_WATCHDOG %.0f\n",
+      S, o->comps, o->blocks, K, G, pl->grid, we, w, halo, nt, 32 * (1 + ngrp),
+      pl->nbar, (o->watchdog > 0 ? o->watchdog : 2.0) * 1e9);
+  put(&g->b, "%s", odb_gen_barrier_src);
+  put_mb_mapping(&g->b, stride);
+  gen_mb_kernel(g, 0, bar);
+  gen_mb_kernel(g, 1, bar);
+  {
+    double halo_v = (double)nt * 2.0 * (double)halo / (double)n;
+    double wv = 1 + (g->m->fsal ? 1 : 0);
+    odb_gen_launch *l = add_launch(g, "k_mbt", ODB_GEN_IF_STAGE0,
+                                   g->plan->has_err, 1 + halo_v, wv);
+    if (l) l->grid = ODB_GEN_GRID_GROUPS;
+    l = add_launch(g, "k_mbtf", ODB_GEN_IF_FSAL, g->plan->has_err,
+                   2 + 2 * halo_v, wv);
+    if (l) l->grid = ODB_GEN_GRID_GROUPS;
+  }
+  return ODB_OK;
+}
+
+/* }====== */
+
 odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
                       odb_gen_kind kind, const odb_gen_opts *o, char **source,
                       odb_gen_plan *plan) {
   static const char *const kinds[] = { "gpu_unfused", "gpu_reference",
-                                       "gpu_trapezoid" };
+                                       "gpu_trapezoid", "gpu_multiblock" };
   gen g;
   *source = NULL;
   memset(plan, 0, sizeof *plan);
@@ -668,7 +973,8 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
   } else if (kind == ODB_GEN_REFERENCE) {
     gen_reference(&g);
   } else {
-    odb_status st = gen_trapezoid(&g, o);
+    odb_status st = kind == ODB_GEN_TRAPEZOID ? gen_trapezoid(&g, o)
+                                               : gen_multiblock(&g, o);
     if (st != ODB_OK) {
       free(g.b.buf);
       return st;

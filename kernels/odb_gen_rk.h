@@ -12,7 +12,8 @@
 typedef enum odb_gen_kind {
   ODB_GEN_UNFUSED = 0,   /* one kernel per RHS, per LC and for the norm */
   ODB_GEN_REFERENCE,     /* seeds/000's reference: all fused but LC->RHS */
-  ODB_GEN_TRAPEZOID      /* single-block trapezoidal tiles across stages */
+  ODB_GEN_TRAPEZOID,     /* single-block trapezoidal tiles across stages */
+  ODB_GEN_MULTIBLOCK     /* multi-block (multi-workgroup) tiles, seeds/000 4 */
 } odb_gen_kind;
 
 /*
@@ -33,6 +34,8 @@ typedef struct odb_gen_args {
   double *err2;
   double tl[ODB_GEN_MAX_STAGES];   /* t + c_l h, computed on the host */
   double h, atol, rtol;
+  unsigned *bar;         /* multi-block: barrier counters and flags */
+  unsigned *fail;        /* multi-block: set by a barrier's watchdog */
 } odb_gen_args;
 
 /* When a launch of a step runs. */
@@ -46,7 +49,8 @@ enum {
 enum {
   ODB_GEN_GRID_STRIDE = 0,   /* grid-stride loop over n, any grid size */
   ODB_GEN_GRID_TILES,        /* one block per tile (plan.ntiles) */
-  ODB_GEN_GRID_BOUNDS        /* one block per inner tile boundary */
+  ODB_GEN_GRID_BOUNDS,       /* one block per inner tile boundary */
+  ODB_GEN_GRID_GROUPS        /* plan.grid blocks (multi-block tiles) */
 };
 
 /* One kernel launch of a step, with the vectors it moves (for traffic). */
@@ -65,6 +69,17 @@ typedef struct odb_gen_opts {
   long tile_w;           /* trapezoid: components per tile at its base
                             (0: the largest that fits shared memory) */
   long smem_max;         /* trapezoid: shared memory a block may have */
+  /* multi-block tiles (seeds/000 4.5-4.6; the tile width is
+     comps * blocks * threads * wg_per_tile, equation (7)) */
+  int comps;             /* consecutive components per block, n_comp */
+  int blocks;            /* blocks per thread, n_blocks */
+  char stride;           /* 'A', 'B' or 'C': stride between those blocks */
+  int wg_per_tile;       /* workgroups (thread blocks) per tile */
+  int groups;            /* tile groups launched (persistent: concurrent
+                            tiles; otherwise one per tile) */
+  char barrier;          /* 'A' atomic counter, 'B' master block and flags,
+                            'C' cooperative groups' grid sync */
+  double watchdog;       /* seconds a barrier may wait before failing */
 } odb_gen_opts;
 
 /* What the host needs to run the generated step. */
@@ -79,7 +94,22 @@ typedef struct odb_gen_plan {
   long tile_w, tile_h;   /* trapezoid: tile width and height (stages) */
   long ntiles;           /* trapezoid: tiles (blocks of the first kernel) */
   long nparts;           /* trapezoid: partial sums of the norm (0: grid) */
+  /* multi-block: extended tile width (top width tile_w plus 2 (s-1) d),
+     blocks per tile, blocks launched, unsigned words of the barriers */
+  long tile_we;
+  int wg_per_tile;
+  long grid;
+  long nbar;
 } odb_gen_plan;
+
+/*
+** CUDA C of the multi-block barriers (seeds/000 4.3), for kernels that
+** define ODB_T (threads per block), ODB_G (blocks per barrier) and
+** ODB_WATCHDOG (nanoseconds a barrier may wait) first. odb_bar_a/b/c(bar,
+** fail, group, member, k) return 1, or 0 when the watchdog fired or
+** another block reported failure (*fail). k counts the barriers from 1.
+*/
+extern const char odb_gen_barrier_src[];
 
 /*
 ** Generates the CUDA C of one step of method m on problem p (which must

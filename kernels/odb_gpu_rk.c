@@ -37,6 +37,10 @@ typedef struct gpu_rk {
   double *err_host;      /* pinned: the sum of squares comes back here */
   unsigned grid;         /* blocks of grid-stride kernels */
   unsigned nparts;
+  unsigned *bar;         /* multi-block: barrier words (plan.nbar) */
+  int coop;              /* multi-block with barrier C: cooperative launch */
+  char barrier;
+  double watchdog;
   double rd[2], wr[2];   /* bytes read/written per step, [stage0] */
 } gpu_rk;
 
@@ -73,6 +77,7 @@ static void gpu_fini(odb_solver *s) {
   b->ops->free(b, g->part);
   b->ops->free(b, g->ticket);
   b->ops->free(b, g->err2);
+  b->ops->free(b, g->bar);
   if (g->err_host) cudaFreeHost(g->err_host);
   odb_gpu_module_free(g->mod);
   free(g);
@@ -116,32 +121,41 @@ static odb_status alloc_scratch(odb_solver *s, gpu_rk *g) {
                             (void **)&g->Y[i]));
   ODB_TRY(b->ops->alloc(b, g->nparts * sizeof(double), (void **)&g->part));
   ODB_TRY(b->ops->alloc(b, sizeof(unsigned), (void **)&g->ticket));
-  ODB_TRY(b->ops->alloc(b, sizeof(double), (void **)&g->err2));
+  /* err2[0]: the sum of squares; err2[1]: the watchdog's failure word */
+  ODB_TRY(b->ops->alloc(b, 2 * sizeof(double), (void **)&g->err2));
   ODB_CUDA_CHECK(cudaMemset(g->ticket, 0, sizeof(unsigned)));
-  ODB_CUDA_CHECK(cudaMallocHost((void **)&g->err_host, sizeof(double)));
+  ODB_CUDA_CHECK(cudaMemset(g->err2, 0, 2 * sizeof(double)));
+  if (g->plan.nbar > 0) {
+    ODB_TRY(b->ops->alloc(b, (size_t)g->plan.nbar * sizeof(unsigned),
+                          (void **)&g->bar));
+    ODB_CUDA_CHECK(cudaMemset(g->bar, 0, (size_t)g->plan.nbar *
+                                         sizeof(unsigned)));
+  }
+  ODB_CUDA_CHECK(cudaMallocHost((void **)&g->err_host, 2 * sizeof(double)));
   return ODB_OK;
 }
 
-/* Generates, compiles (or finds in the cache) and loads the step. */
-static odb_status build(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
-                        const odb_device_info *dev) {
-  odb_gen_opts o;
-  char *src = NULL, name[160];
+/* Shared memory a block may have (opt-in maximum), 48 KiB when unknown. */
+static long smem_optin(void) {
   int smem = 0, device = 0;
-  odb_status st;
-  memset(&o, 0, sizeof o);
-  o.threads = s->opts.block > 0 && kind != ODB_GEN_TRAPEZOID
-                ? (int)s->opts.block : DEFAULT_THREADS;
-  o.tile_w = kind == ODB_GEN_TRAPEZOID ? s->opts.block : 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                              device) != cudaSuccess) {
     (void)cudaGetLastError();
     smem = 48 << 10;
   }
-  /* the norm's block reduction takes static shared memory besides */
-  o.smem_max = smem - (long)(DEFAULT_THREADS * sizeof(double) + 128);
-  ODB_TRY(odb_gen_rk(s->problem, s->method, kind, &o, &src, &g->plan));
+  return smem;
+}
+
+/* Generates the step with options o, compiles (or finds in the cache) and
+   loads it; replaces a module loaded before. */
+static odb_status build(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
+                        const odb_gen_opts *o, const odb_device_info *dev) {
+  char *src = NULL, name[160];
+  odb_status st;
+  odb_gpu_module_free(g->mod);
+  g->mod = NULL;
+  ODB_TRY(odb_gen_rk(s->problem, s->method, kind, o, &src, &g->plan));
   snprintf(name, sizeof name, "%s %s %s", s->variant->name, s->method->name,
            s->problem->label);
   st = odb_nvrtc_build(name, src, dev->cc_major, dev->cc_minor, &g->mod);
@@ -155,16 +169,29 @@ static odb_status build(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
   return ODB_OK;
 }
 
+/* The options of the single-kernel-per-stage and trapezoid variants. */
+static void basic_opts(const odb_solver *s, odb_gen_kind kind,
+                       odb_gen_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->threads = s->opts.block > 0 && kind != ODB_GEN_TRAPEZOID
+                 ? (int)s->opts.block : DEFAULT_THREADS;
+  o->tile_w = kind == ODB_GEN_TRAPEZOID ? s->opts.block : 0;
+  /* the norm's block reduction takes static shared memory besides */
+  o->smem_max = smem_optin() - (long)(DEFAULT_THREADS * sizeof(double) + 128);
+}
+
 /* Common init of the GPU variants: kernels, launch size, scratch. */
 static odb_status gpu_init(odb_solver *s, odb_gen_kind kind) {
   odb_device_info dev;
+  odb_gen_opts o;
   gpu_rk *g;
   long blocks;
   ODB_TRY(odb_backend_query(s->backend, &dev));
   g = calloc(1, sizeof *g);
   if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU variant state");
   s->vdata = g;
-  ODB_TRY(build(s, g, kind, &dev));
+  basic_opts(s, kind, &o);
+  ODB_TRY(build(s, g, kind, &o, &dev));
   s->block = g->plan.threads;
   blocks = (s->n + g->plan.threads - 1) / g->plan.threads;
   if (dev.sm_count > 0 &&
@@ -172,6 +199,102 @@ static odb_status gpu_init(odb_solver *s, odb_gen_kind kind) {
     blocks = (long)dev.sm_count * (THREADS_PER_SM / g->plan.threads);
   g->grid = (unsigned)blocks;
   g->nparts = g->plan.nparts > 0 ? (unsigned)g->plan.nparts : g->grid;
+  ODB_TRY(alloc_scratch(s, g));
+  plan_traffic(g, s->n);
+  return ODB_OK;
+}
+
+/* The default number of concurrent tiles: the most that still leave each
+   tile's top at least three times its redundant halo (at least one). */
+static long default_tiles(long cap, long per_block, long halo) {
+  long t = 1;
+  while (t < cap && per_block * (cap / (t + 1)) >= 8 * halo) ++t;
+  return t;
+}
+
+/*
+** gpu_multiblock: the solver's tiling options with defaults; blocks per
+** tile and concurrent tiles from equation (8) of seeds/000 where not given
+** (wg_per_tile = floor(wg_per_sm SMs / tiles)). A probe build gives the
+** kernel's registers and so its occupancy; the final build is refused
+** before any launch when the blocks that must be co-resident (the whole
+** persistent grid, or one tile's group) exceed what the device holds.
+*/
+static odb_status multiblock_init(odb_solver *s) {
+  const odb_tiling_opts *t = &s->opts.tiling;
+  odb_device_info dev;
+  odb_gen_opts o;
+  gpu_rk *g;
+  int occ = 0, persistent = t->persistent >= 0;
+  long halo = (long)(s->method->s - 1) * s->problem->d, per, cap, G, tiles;
+  ODB_TRY(odb_backend_query(s->backend, &dev));
+  g = calloc(1, sizeof *g);
+  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU variant state");
+  s->vdata = g;
+  memset(&o, 0, sizeof o);
+  o.threads = t->threads > 0 ? t->threads : DEFAULT_THREADS;
+  o.comps = t->comps > 0 ? t->comps : 1;
+  o.blocks = t->blocks > 0 ? t->blocks : 2;
+  o.stride = t->stride ? t->stride : 'B';
+  o.barrier = t->barrier ? t->barrier : 'A';
+  o.watchdog = t->watchdog > 0 ? t->watchdog : 2.0;
+  per = (long)o.comps * o.blocks * o.threads;
+  o.groups = 1;
+  o.wg_per_tile = t->wg_per_tile > 0 ? t->wg_per_tile
+                                     : (int)(2 * halo / per + 1);
+  ODB_TRY(build(s, g, ODB_GEN_MULTIBLOCK, &o, &dev));
+  ODB_TRY(odb_gpu_occupancy(&g->k[0], (unsigned)o.threads, 0, &occ));
+  if (t->wg_per_sm > 0 && t->wg_per_sm < occ) occ = t->wg_per_sm;
+  if (occ < 1)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: a block of %d threads "
+                    "does not fit a multiprocessor (%d registers per thread)",
+                    o.threads, g->k[0].regs);
+  cap = (long)occ * (dev.sm_count > 0 ? dev.sm_count : 1);
+  if (o.barrier == 'C') {
+    tiles = 1;
+    G = t->wg_per_tile > 0 ? t->wg_per_tile : cap;
+  } else if (t->wg_per_tile > 0) {
+    G = t->wg_per_tile;
+    tiles = t->tiles > 0 ? t->tiles : (cap / G > 0 ? cap / G : 1);
+  } else {
+    tiles = t->tiles > 0 ? t->tiles : default_tiles(cap, per, halo);
+    G = cap / tiles;
+  }
+  if (G < 1)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: %ld concurrent tiles leave "
+                    "no block per tile (the device holds %ld blocks of this "
+                    "kernel)", tiles, cap);
+  /* the final kernel may take more registers than the probe: with blocks
+     per tile of our choosing, shrink them until the grid fits */
+  for (int tries = 0; tries < 4; ++tries) {
+    o.wg_per_tile = (int)G;
+    o.groups = persistent ? (int)tiles : 1 << 30;
+    ODB_TRY(build(s, g, ODB_GEN_MULTIBLOCK, &o, &dev));
+    ODB_TRY(odb_gpu_occupancy(&g->k[0], (unsigned)o.threads, 0, &occ));
+    if (t->wg_per_sm > 0 && t->wg_per_sm < occ) occ = t->wg_per_sm;
+    cap = (long)occ * (dev.sm_count > 0 ? dev.sm_count : 1);
+    if (t->wg_per_tile > 0 || g->plan.grid <= cap || cap / tiles < 1 ||
+        cap / tiles >= G)
+      break;
+    G = cap / tiles;
+  }
+  {
+    long need = persistent || o.barrier == 'C' ? g->plan.grid : G;
+    if (need > cap)
+      return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: %ld blocks must be "
+                      "co-resident (%s), but the device holds %ld blocks of "
+                      "this kernel (%d per multiprocessor x %d; %d registers "
+                      "per thread, %d threads per block); lower tiles or "
+                      "wg_per_tile", need, persistent ? "the persistent grid"
+                      : "one tile's group", cap, occ, dev.sm_count,
+                      g->k[0].regs, o.threads);
+  }
+  g->coop = o.barrier == 'C';
+  g->barrier = o.barrier;
+  g->watchdog = o.watchdog;
+  s->block = o.threads;
+  g->grid = (unsigned)g->plan.grid;
+  g->nparts = g->grid;
   ODB_TRY(alloc_scratch(s, g));
   plan_traffic(g, s->n);
   return ODB_OK;
@@ -187,6 +310,25 @@ static odb_status reference_init(odb_solver *s) {
 
 static odb_status trapezoid_init(odb_solver *s) {
   return gpu_init(s, ODB_GEN_TRAPEZOID);
+}
+
+/*
+** After a multi-block step: a barrier's watchdog that fired (the failure
+** word beside the norm) becomes an error; the barrier words, the norm's
+** ticket and the failure word are cleared so that the solver can go on.
+*/
+static odb_status check_watchdog(odb_solver *s, gpu_rk *g) {
+  unsigned failed;
+  memcpy(&failed, g->err_host + 1, sizeof failed);
+  if (!failed) return ODB_OK;
+  ODB_CUDA_CHECK(cudaMemset(g->bar, 0, (size_t)g->plan.nbar *
+                                       sizeof(unsigned)));
+  ODB_CUDA_CHECK(cudaMemset(g->ticket, 0, sizeof(unsigned)));
+  ODB_CUDA_CHECK(cudaMemset(g->err2, 0, 2 * sizeof(double)));
+  return ODB_FAIL(ODB_ERR_BACKEND, "%s: barrier %c waited longer than its "
+                  "watchdog (%.3g s) in a step at t = %.17g; the blocks of "
+                  "a tile (%d) were not all running at once", s->variant->name,
+                  g->barrier, g->watchdog, s->t, g->plan.wg_per_tile);
 }
 
 /*
@@ -212,6 +354,8 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   a.h = h;
   a.atol = s->opts.atol;
   a.rtol = s->opts.rtol;
+  a.bar = g->bar;
+  a.fail = (unsigned *)(g->err2 + 1);
   for (int i = 0; i < g->plan.nlaunch; ++i) {
     const odb_gen_launch *l = &g->plan.launch[i];
     unsigned grid = l->grid == ODB_GEN_GRID_TILES ? (unsigned)g->plan.ntiles
@@ -220,14 +364,19 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
     if ((l->when == ODB_GEN_IF_STAGE0 && s->fsal_ready) ||
         (l->when == ODB_GEN_IF_FSAL && !s->fsal_ready) || grid == 0)
       continue;
-    ODB_TRY(odb_gpu_launch(&g->k[i], grid, (unsigned)g->plan.threads,
-                           l->smem, &a));
+    if (g->coop)
+      ODB_TRY(odb_gpu_launch_coop(&g->k[i], grid, (unsigned)g->plan.threads,
+                                  l->smem, &a));
+    else
+      ODB_TRY(odb_gpu_launch(&g->k[i], grid, (unsigned)g->plan.threads,
+                             l->smem, &a));
   }
   *err = 0.0;
-  if (!g->plan.has_err) return ODB_OK;
-  ODB_CUDA_CHECK(cudaMemcpy(g->err_host, g->err2, sizeof(double),
+  if (!g->plan.has_err && !g->bar) return ODB_OK;
+  ODB_CUDA_CHECK(cudaMemcpy(g->err_host, g->err2, 2 * sizeof(double),
                             cudaMemcpyDeviceToHost));
-  *err = sqrt(*g->err_host / (double)s->n);
+  if (g->bar) ODB_TRY(check_watchdog(s, g));
+  if (g->plan.has_err) *err = sqrt(g->err_host[0] / (double)s->n);
   return ODB_OK;
 }
 
@@ -272,6 +421,20 @@ const odb_variant odb_variant_gpu_trapezoid = {
   .backend = "cuda",
   .applies = gpu_applies,
   .init = trapezoid_init,
+  .fini = gpu_fini,
+  .attempt = gpu_attempt,
+  .traffic = gpu_traffic,
+};
+
+const odb_variant odb_variant_gpu_multiblock = {
+  .name = "gpu_multiblock",
+  .doc = "GPU, multi-block tiles across all stages (seeds/000 4): groups of "
+         "blocks share a tile, F in registers, arguments through an "
+         "L2-resident double buffer, barrier A/B/C per stage; tiling options "
+         "set threads, comps, blocks, stride, tiles, wg_per_tile, barrier",
+  .backend = "cuda",
+  .applies = gpu_applies,
+  .init = multiblock_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,

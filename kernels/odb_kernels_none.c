@@ -43,3 +43,18 @@ odb_status odb_tsm_plan_check(odb_tsm_plan *p, double *err) {
   return ODB_FAIL(ODB_ERR_NO_DEVICE, "tsm: no CUDA in this build");
 }
 /* }====== */
+
+/* {====== the barrier microbenchmark needs CUDA (odb_gpu_barrier.h) */
+#include "odb_gpu_barrier.h"
+#include <string.h>
+
+odb_status odb_gpu_barrier_bench(char kind, int m, int n, int threads,
+                                 int iters, int reps, double watchdog,
+                                 odb_barrier_result *out) {
+  (void)kind; (void)m; (void)n; (void)threads; (void)iters; (void)reps;
+  (void)watchdog;
+  memset(out, 0, sizeof *out);
+  return ODB_FAIL(ODB_ERR_NO_DEVICE, "barrier benchmark: this build has no "
+                  "CUDA (configure with -Dcuda=enabled)");
+}
+/* }====== */

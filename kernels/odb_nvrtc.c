@@ -17,6 +17,10 @@
 #include "odb_results.h"
 #include "odb_sha256.h"
 
+#ifndef ODB_CUDA_HOME
+#define ODB_CUDA_HOME "/usr/local/cuda"
+#endif
+
 /*
 ** The driver API is reached through the runtime's entry-point query
 ** (cudaGetDriverEntryPointByVersion), so libodebench links only cudart and
@@ -31,6 +35,10 @@ typedef CUresult (*pfn_launch)(CUfunction, unsigned, unsigned, unsigned,
 typedef CUresult (*pfn_func_attr)(int *, CUfunction_attribute, CUfunction);
 typedef CUresult (*pfn_func_set)(CUfunction, CUfunction_attribute, int);
 typedef CUresult (*pfn_error_str)(CUresult, const char **);
+typedef CUresult (*pfn_launch_coop)(CUfunction, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, unsigned, unsigned,
+                                    CUstream, void **);
+typedef CUresult (*pfn_occupancy)(int *, CUfunction, int, size_t);
 
 static struct {
   pfn_load_data load_data;
@@ -40,6 +48,8 @@ static struct {
   pfn_func_attr func_attr;
   pfn_func_set func_set;
   pfn_error_str error_name;
+  pfn_launch_coop launch_coop;
+  pfn_occupancy occupancy;
   odb_status st;
   char msg[256];
 } drv;
@@ -78,6 +88,9 @@ static void driver_init(void) {
   drv.func_attr = (pfn_func_attr)driver_symbol("cuFuncGetAttribute");
   drv.func_set = (pfn_func_set)driver_symbol("cuFuncSetAttribute");
   drv.error_name = (pfn_error_str)driver_symbol("cuGetErrorName");
+  drv.launch_coop = (pfn_launch_coop)driver_symbol("cuLaunchCooperativeKernel");
+  drv.occupancy = (pfn_occupancy)driver_symbol(
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor");
 }
 
 /* The driver table, or the failure to get it (recorded). */
@@ -218,8 +231,19 @@ static void trim_log(const char *log, char *out, size_t cap) {
 static odb_status compile(const char *name, const char *source,
                           const char *arch_opt, char **cubin, size_t *len) {
   nvrtcProgram prog;
+  char inc[2][320];
   const char *opts[] = { arch_opt, "--std=c++17", "--fmad=true",
-                         "--extra-device-vectorization" };
+                         "--extra-device-vectorization", inc[0], inc[1] };
+  int nopts = 4;
+  if (strstr(source, "#include <")) {   /* toolkit headers (cooperative
+                                            groups): from the toolkit */
+    const char *root = getenv("ODEBENCH_CUDA_HOME");
+    if (!root || !*root) root = getenv("CUDA_HOME");
+    if (!root || !*root) root = ODB_CUDA_HOME;
+    snprintf(inc[0], sizeof inc[0], "-I%s/include", root);
+    snprintf(inc[1], sizeof inc[1], "-I%s/include/cccl", root);
+    nopts = 6;
+  }
   nvrtcResult r = nvrtcCreateProgram(&prog, source, "odb_gen_rk.cu", 0, NULL,
                                      NULL);
   odb_status st = ODB_OK;
@@ -227,7 +251,7 @@ static odb_status compile(const char *name, const char *source,
   if (r != NVRTC_SUCCESS)
     return ODB_FAIL(ODB_ERR_BACKEND, "nvrtcCreateProgram(%s): %s", name,
                     nvrtcGetErrorString(r));
-  r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+  r = nvrtcCompileProgram(prog, nopts, opts);
   if (r != NVRTC_SUCCESS) {
     size_t loglen = 0;
     char *log = NULL, shown[400];
@@ -352,5 +376,28 @@ odb_status odb_gpu_launch(const odb_gpu_kernel *k, unsigned grid,
   CUresult r = drv.launch((CUfunction)k->fn, grid, 1, 1, block, 1, 1,
                           (unsigned)smem, CU_STREAM_LEGACY, params, NULL);
   if (r != CUDA_SUCCESS) return drv_fail(r, "cuLaunchKernel", "kernel");
+  return ODB_OK;
+}
+
+odb_status odb_gpu_launch_coop(const odb_gpu_kernel *k, unsigned grid,
+                               unsigned block, size_t smem, void *arg) {
+  void *params[1] = { arg };
+  CUresult r;
+  ODB_TRY(driver());
+  r = drv.launch_coop((CUfunction)k->fn, grid, 1, 1, block, 1, 1,
+                      (unsigned)smem, CU_STREAM_LEGACY, params);
+  if (r != CUDA_SUCCESS)
+    return drv_fail(r, "cuLaunchCooperativeKernel", "kernel");
+  return ODB_OK;
+}
+
+odb_status odb_gpu_occupancy(const odb_gpu_kernel *k, unsigned block,
+                             size_t smem, int *blocks_per_sm) {
+  CUresult r;
+  ODB_TRY(driver());
+  r = drv.occupancy(blocks_per_sm, (CUfunction)k->fn, (int)block, smem);
+  if (r != CUDA_SUCCESS)
+    return drv_fail(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                    "kernel");
   return ODB_OK;
 }

@@ -22,7 +22,8 @@ typedef struct odb_gpu_kernel {
 } odb_gpu_kernel;
 
 /*
-** Compiles source (CUDA C, no includes) for the current device's compute
+** Compiles source (CUDA C; toolkit headers such as <cooperative_groups.h>
+** are found under $ODEBENCH_CUDA_HOME, $CUDA_HOME or the build's toolkit) for the current device's compute
 ** capability cc_major.cc_minor with NVRTC and loads it into the current
 ** context. name says what the source is ("gpu_reference dopri5 bruss2d")
 ** in messages and dump file names. The machine code is cached under
@@ -55,6 +56,14 @@ odb_status odb_gpu_kernel_smem(odb_gpu_kernel *k, size_t bytes);
 */
 odb_status odb_gpu_launch(const odb_gpu_kernel *k, unsigned grid,
                           unsigned block, size_t smem, void *arg);
+/* The same as a cooperative launch (grid sync; every block co-resident,
+   refused by the driver otherwise). */
+odb_status odb_gpu_launch_coop(const odb_gpu_kernel *k, unsigned grid,
+                               unsigned block, size_t smem, void *arg);
+/* Blocks of k that one multiprocessor holds at once with that block size
+   and dynamic shared memory. */
+odb_status odb_gpu_occupancy(const odb_gpu_kernel *k, unsigned block,
+                             size_t smem, int *blocks_per_sm);
 /* NVRTC's version as major * 1000 + minor * 10 (13000), 0 when unknown. */
 int odb_nvrtc_version(void);
 

@@ -182,6 +182,8 @@ const char *odbL_format_bytes(double bytes, char *buf, size_t len);
 int odbL_tune(lua_State *L);
 /* ob.kernel(name, {M=, N=, K=, dtype=}) (odb_lua_kernel.c). */
 int odbL_kernel(lua_State *L);
+/* ob.gpu_barrier{...} (odb_lua_barrier.c) */
+int odbL_gpu_barrier(lua_State *L);
 /* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */
 int odbL_reservoir(lua_State *L);
 int odbL_krylov(lua_State *L);

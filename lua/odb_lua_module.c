@@ -373,6 +373,7 @@ static const luaL_Reg odb_funcs[] = {
   {"krylov", odbL_krylov},
   {"blocktridiag", odbL_blocktridiag},
   {"kernel", odbL_kernel},
+  {"gpu_barrier", odbL_gpu_barrier},
   {"report", l_report},
   {"metric", l_metric},
   {"progress", l_progress},

@@ -13,7 +13,12 @@ typedef struct odbL_solver {
 static const char *const solver_keys[] = {
   "problem", "method", "backend", "variant", "tol", "rtol", "atol", "h",
   "h0", "safety", "fac_min", "fac_max", "max_steps", "block", "streaming",
-  "m", "threads", NULL
+  "m", "threads", "tiling", NULL
+};
+
+static const char *const tiling_keys[] = {
+  "threads", "comps", "blocks", "stride", "barrier", "wg_per_tile", "tiles",
+  "wg_per_sm", "persistent", "watchdog", NULL
 };
 
 static const char *const integrate_keys[] = {
@@ -90,6 +95,71 @@ static odbL_solver *check_solver(lua_State *L, int idx) {
 
 /* {====== ob.solver */
 
+/* An integer field of the tiling table at idx in [lo, hi], or 0 absent. */
+static int tiling_int(lua_State *L, int idx, const char *k, int lo, int hi) {
+  long long iv;
+  if (!odbL_opt_integer(L, idx, k, &iv)) return 0;
+  if (iv < lo || iv > hi)
+    luaL_error(L, "bad argument #1 (field 'tiling.%s': must be in %d..%d, "
+               "got %lld)", k, lo, hi, iv);
+  return (int)iv;
+}
+
+/* A letter field ('A', 'B' or 'C') of the tiling table at idx, or 0. */
+static char tiling_abc(lua_State *L, int idx, const char *k) {
+  const char *sv = odbL_opt_string(L, idx, k, NULL);
+  if (!sv) return 0;
+  if ((sv[0] == 'A' || sv[0] == 'B' || sv[0] == 'C') && sv[1] == 0)
+    return sv[0];
+  luaL_error(L, "bad argument #1 (field 'tiling.%s': must be \"A\", \"B\" "
+             "or \"C\", got \"%s\")", k, sv);
+  return 0;
+}
+
+/* Reads the table field tiling (gpu_multiblock's tile configuration). */
+static void read_tiling(lua_State *L, odb_tiling_opts *t) {
+  int idx;
+  if (lua_getfield(L, 1, "tiling") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (!lua_istable(L, -1))
+    luaL_argerror(L, 1, "field 'tiling': must be a table");
+  idx = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    int ok = 0;
+    if (lua_type(L, -2) == LUA_TSTRING)
+      for (int i = 0; tiling_keys[i] && !ok; ++i)
+        ok = strcmp(lua_tostring(L, -2), tiling_keys[i]) == 0;
+    if (!ok)
+      luaL_error(L, "bad argument #1 (field 'tiling': unknown field '%s' "
+                 "(allowed: threads, comps, blocks, stride, barrier, "
+                 "wg_per_tile, tiles, wg_per_sm, persistent, watchdog))",
+                 luaL_tolstring(L, -2, NULL));
+    lua_pop(L, 1);
+  }
+  t->threads = tiling_int(L, idx, "threads", 32, 1024);
+  if (t->threads & (t->threads - 1))
+    luaL_argerror(L, 1, "field 'tiling.threads': must be a power of two");
+  t->comps = tiling_int(L, idx, "comps", 1, 8);
+  t->blocks = tiling_int(L, idx, "blocks", 1, 8);
+  t->wg_per_tile = tiling_int(L, idx, "wg_per_tile", 1, 1 << 20);
+  t->tiles = tiling_int(L, idx, "tiles", 1, 1 << 20);
+  t->wg_per_sm = tiling_int(L, idx, "wg_per_sm", 1, 64);
+  t->stride = tiling_abc(L, idx, "stride");
+  t->barrier = tiling_abc(L, idx, "barrier");
+  if (lua_getfield(L, idx, "persistent") != LUA_TNIL) {
+    if (!lua_isboolean(L, -1))
+      luaL_argerror(L, 1, "field 'tiling.persistent': must be a boolean");
+    t->persistent = lua_toboolean(L, -1) ? 1 : -1;
+  }
+  lua_pop(L, 1);
+  if (odbL_opt_number(L, idx, "watchdog", &t->watchdog) && !(t->watchdog > 0))
+    luaL_argerror(L, 1, "field 'tiling.watchdog': must be positive seconds");
+  lua_pop(L, 1);
+}
+
 /* Reads the numeric options of the table at 1 into o; raises on bad ones. */
 static void read_opts(lua_State *L, odb_solver_opts *o) {
   double v;
@@ -140,6 +210,7 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
         luaL_argerror(L, 1, "field 'streaming': must be 'auto', 'on' or 'off'");
     }
   }
+  read_tiling(L, &o->tiling);
 }
 
 /* Looks up a backend; the error lists the registered ones and the notes on

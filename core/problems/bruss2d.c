@@ -7,7 +7,8 @@
 ** u_t = 1 + u^2 v - 4.4 u + alpha (u_xx + u_yy)
 ** v_t = 3.4 u - u^2 v     + alpha (v_xx + v_yy)
 ** on the unit square, homogeneous Neumann boundary, discretized on an N x N
-** grid with spacing 1/(N-1). Component ordering (thesis, "BRUSS2D-MIX"):
+** grid with spacing 1/(N-1) (or N rows of Nx points, for the access-distance
+** study of seeds/000). Component ordering (thesis, "BRUSS2D-MIX"):
 ** U_00, V_00, U_01, V_01, ..., second grid index fastest, so
 ** y[2(iN+j)] = U_ij, y[2(iN+j)+1] = V_ij, n = 2N^2, access distance d = 2N.
 ** The thesis prints alpha = 2*10^3; the problem is meant to be non-stiff and
@@ -17,14 +18,23 @@
 ** Initial values: the thesis prints u = 0.5 + y, v = 0.5 + x ("thesis", the
 ** default); HNW I uses v = 1 + 5x ("hnw").
 */
-enum { P_N, P_ALPHA, P_INIT };
+enum { P_N, P_ALPHA, P_INIT, P_NX };
 
 static const odb_param_decl bruss_params[] = {
-  { "N", ODB_PARAM_INT, 128, 2, 100000, NULL, "grid points per side" },
+  { "N", ODB_PARAM_INT, 128, 2, 100000000, NULL,
+    "grid points per side (rows, when Nx is given)" },
   { "alpha", ODB_PARAM_REAL, 2e-3, 0, 1e6, NULL, "diffusion constant" },
   { "init", ODB_PARAM_ENUM, 0, 0, 1, "thesis|hnw",
     "initial values: thesis v=0.5+x, hnw v=1+5x" },
+  { "Nx", ODB_PARAM_INT, 0, 0, 100000000, NULL,
+    "grid points along the fast index (0: N); d = 2 Nx (the access-distance "
+    "study of seeds/000 varies it)" },
 };
+
+/* Points along the fast (second) grid index: Nx, or N when not given. */
+static long bruss_nx(const odb_problem *p) {
+  return p->param[P_NX] > 0 ? (long)p->param[P_NX] : (long)p->param[P_N];
+}
 
 /*
 ** f_U and f_V of one grid point whose U sits at y[q] (V at y[q+1]); ou/od/
@@ -50,9 +60,9 @@ static inline double bruss_fv(const double *y, long q, long ou, long od,
 /* One grid point with only its components inside [j0, j1) computed. */
 static void bruss_point_masked(const odb_problem *p, const double *y, long yoff,
                                double *f, long j0, long j1, long pt) {
-  long N = (long)p->param[P_N], i = pt / N, jj = pt % N, q = 2 * pt;
-  long ou = i > 0 ? -2 * N : 2 * N, od = i < N - 1 ? 2 * N : -2 * N;
-  long ol = jj > 0 ? -2 : 2, orr = jj < N - 1 ? 2 : -2;
+  long N = (long)p->param[P_N], X = bruss_nx(p), i = pt / X, jj = pt % X;
+  long q = 2 * pt, ou = i > 0 ? -2 * X : 2 * X, od = i < N - 1 ? 2 * X : -2 * X;
+  long ol = jj > 0 ? -2 : 2, orr = jj < X - 1 ? 2 : -2;
   double c = p->param[P_ALPHA] * (double)(N - 1) * (double)(N - 1);
   if (q >= j0 && q < j1)
     f[q - j0] = bruss_fu(y, q - yoff, ou, od, ol, orr, c);
@@ -63,13 +73,13 @@ static void bruss_point_masked(const odb_problem *p, const double *y, long yoff,
 /* Whole points [pa, pb) of grid row i, stored at f[2*pt - j0]. */
 static void bruss_row(const odb_problem *p, const double *y, long yoff,
                       double *f, long j0, long i, long ja, long jb) {
-  long N = (long)p->param[P_N];
-  long ou = i > 0 ? -2 * N : 2 * N, od = i < N - 1 ? 2 * N : -2 * N;
+  long N = (long)p->param[P_N], X = bruss_nx(p);
+  long ou = i > 0 ? -2 * X : 2 * X, od = i < N - 1 ? 2 * X : -2 * X;
   double c = p->param[P_ALPHA] * (double)(N - 1) * (double)(N - 1);
-  long lo = ja > 1 ? ja : 1, hi = jb < N - 1 ? jb : N - 1;
-  const double *yr = y + (2 * i * N - yoff);   /* row start, in the window */
-  double *fr = f + (2 * i * N - j0);
-  if (ja == 0) bruss_point_masked(p, y, yoff, f, j0, 2 * (i * N + jb), i * N);
+  long lo = ja > 1 ? ja : 1, hi = jb < X - 1 ? jb : X - 1;
+  const double *yr = y + (2 * i * X - yoff);   /* row start, in the window */
+  double *fr = f + (2 * i * X - j0);
+  if (ja == 0) bruss_point_masked(p, y, yoff, f, j0, 2 * (i * X + jb), i * X);
   for (long jj = lo; jj < hi; ++jj) {
     double U = yr[2 * jj], V = yr[2 * jj + 1], uuv = U * U * V;
     double lu = yr[2 * jj + ou] + yr[2 * jj + od] + yr[2 * jj - 2]
@@ -79,8 +89,8 @@ static void bruss_row(const odb_problem *p, const double *y, long yoff,
     fr[2 * jj] = 1.0 + uuv - 4.4 * U + c * lu;
     fr[2 * jj + 1] = 3.4 * U - uuv + c * lv;
   }
-  if (jb == N && N - 1 >= ja && N > 1)
-    bruss_point_masked(p, y, yoff, f, j0, 2 * (i * N + jb), i * N + N - 1);
+  if (jb == X && X - 1 >= ja && X > 1)
+    bruss_point_masked(p, y, yoff, f, j0, 2 * (i * X + jb), i * X + X - 1);
 }
 
 /*
@@ -89,14 +99,14 @@ static void bruss_row(const odb_problem *p, const double *y, long yoff,
 */
 static void bruss_rhs(const odb_problem *p, double t, const double *y,
                       long yoff, double *f, long j0, long j1) {
-  long N = (long)p->param[P_N], pa = (j0 + 1) >> 1, pb = j1 >> 1;
+  long X = bruss_nx(p), pa = (j0 + 1) >> 1, pb = j1 >> 1;
   (void)t;
   if (j0 >= j1) return;
   if (j0 & 1) bruss_point_masked(p, y, yoff, f, j0, j1, j0 >> 1);
   for (long pt = pa; pt < pb;) {
-    long i = pt / N, ja = pt % N, jb = (pb - i * N) < N ? pb - i * N : N;
+    long i = pt / X, ja = pt % X, jb = (pb - i * X) < X ? pb - i * X : X;
     bruss_row(p, y, yoff, f, j0, i, ja, jb);
-    pt = i * N + jb;
+    pt = i * X + jb;
   }
   if ((j1 & 1) && (j1 >> 1) >= pa)
     bruss_point_masked(p, y, yoff, f, j0, j1, j1 >> 1);
@@ -114,11 +124,12 @@ static const char bruss_gpu_source[] =
   "__device__ __forceinline__ double odb_rhs(odb_idx j, double t,\n"
   "                                          const double *__restrict__ y) {\n"
   "  const odb_idx N = (odb_idx)ODB_P0;\n"
+  "  const odb_idx X = ODB_P3 > 0 ? (odb_idx)ODB_P3 : N;   // row length\n"
   "  const double c = ODB_P1 * (double)(N - 1) * (double)(N - 1);\n"
-  "  const odb_idx pt = j >> 1, i = pt / N, jj = pt - i * N, q = 2 * pt;\n"
-  "  const odb_idx ou = i > 0 ? -2 * N : 2 * N;\n"
-  "  const odb_idx od = i < N - 1 ? 2 * N : -2 * N;\n"
-  "  const odb_idx ol = jj > 0 ? -2 : 2, orr = jj < N - 1 ? 2 : -2;\n"
+  "  const odb_idx pt = j >> 1, i = pt / X, jj = pt - i * X, q = 2 * pt;\n"
+  "  const odb_idx ou = i > 0 ? -2 * X : 2 * X;\n"
+  "  const odb_idx od = i < N - 1 ? 2 * X : -2 * X;\n"
+  "  const odb_idx ol = jj > 0 ? -2 : 2, orr = jj < X - 1 ? 2 : -2;\n"
   "  const double U = y[q], V = y[q + 1];\n"
   "  (void)t;\n"
   "  if ((j & 1) == 0) {\n"
@@ -132,28 +143,37 @@ static const char bruss_gpu_source[] =
 
 /* U_ij = 0.5 + y_j, V_ij = 0.5 + x_i (thesis) or 1 + 5 x_i (HNW). */
 static void bruss_initial(const odb_problem *p, double *y0) {
-  long N = (long)p->param[P_N];
+  long N = (long)p->param[P_N], X = bruss_nx(p);
   int hnw = p->param[P_INIT] == 1;
-  double hgrid = 1.0 / (double)(N - 1);
+  double hgrid = 1.0 / (double)(N - 1), hx = 1.0 / (double)(X - 1);
   for (long i = 0; i < N; ++i)
-    for (long j = 0; j < N; ++j) {
-      double x = i * hgrid, yy = j * hgrid;
-      y0[2 * (i * N + j)] = 0.5 + yy;
-      y0[2 * (i * N + j) + 1] = hnw ? 1.0 + 5.0 * x : 0.5 + x;
+    for (long j = 0; j < X; ++j) {
+      double x = i * hgrid, yy = j * hx;
+      y0[2 * (i * X + j)] = 0.5 + yy;
+      y0[2 * (i * X + j) + 1] = hnw ? 1.0 + 5.0 * x : 0.5 + x;
     }
 }
 
 static odb_status bruss_setup(odb_problem *p) {
-  long N = (long)p->param[P_N];
-  p->n = 2 * N * N;
-  p->d = 2 * N;
+  long N = (long)p->param[P_N], X = bruss_nx(p);
+  if (X < 2)
+    return ODB_FAIL(ODB_ERR_ARG, "bruss2d: Nx must be 0 (= N) or at least 2, "
+                    "got %ld", X);
+  if ((double)N * (double)X > 1e12)
+    return ODB_FAIL(ODB_ERR_ARG, "bruss2d: N x Nx = %ld x %ld points is more "
+                    "than 10^12", N, X);
+  p->n = 2 * N * X;
+  p->d = 2 * X;
   p->t0 = 0.0;
   p->t1 = 11.5;
   p->flops_per_comp = 12.0;
   p->rhs = bruss_rhs;
   p->initial = bruss_initial;
   p->gpu_source = bruss_gpu_source;
-  snprintf(p->label, sizeof p->label, "bruss2d(N=%ld)", N);
+  if (X != N)
+    snprintf(p->label, sizeof p->label, "bruss2d(N=%ld,Nx=%ld)", N, X);
+  else
+    snprintf(p->label, sizeof p->label, "bruss2d(N=%ld)", N);
   return ODB_OK;
 }
 

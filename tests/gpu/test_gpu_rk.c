@@ -15,7 +15,7 @@
 #include "odb_kernels.h"
 
 static const char *const variants[] = { "gpu_unfused", "gpu_reference",
-                                        "gpu_trapezoid" };
+                                        "gpu_trapezoid", "gpu_multiblock" };
 static const char *const methods[] = { "bs3", "dopri5", "verner65",
                                        "heun_euler", "rk4" };
 #define NV ((int)(sizeof variants / sizeof variants[0]))
@@ -290,6 +290,113 @@ static void test_refusals(void) {
   odb_problem_destroy(p);
 }
 
+/*
+** gpu_multiblock's tile configurations (seeds/000 4.3-4.6): every stride
+** and barrier kind, persistent and one group per tile, several components
+** and blocks per thread, small blocks so that n = 2738 (d = 74) spans
+** many tiles of several blocks; two steps each against plain to 1e-12.
+** Then the refusals: more co-resident blocks than the device holds, and
+** a watchdog of 1 ns, which any barrier wait outlasts: the step fails
+** with the barrier named, and the solver steps correctly afterwards.
+*/
+static void test_multiblock(odb_rng *r) {
+  static const struct { int th, nc, nb, G, tiles, pers; char st, bar; } cf[] = {
+    { 32, 1, 1, 4, 3, 1, 'A', 'A' }, { 32, 2, 1, 6, 2, 1, 'B', 'A' },
+    { 64, 1, 3, 3, 4, 1, 'C', 'A' }, { 32, 1, 2, 5, 2, 1, 'A', 'B' },
+    { 64, 2, 2, 2, 3, 1, 'B', 'B' }, { 32, 3, 1, 4, 0, -1, 'C', 'B' },
+    { 32, 1, 2, 7, 0, -1, 'B', 'A' }, { 64, 1, 2, 9, 1, 1, 'B', 'C' },
+    { 128, 2, 1, 0, 1, 1, 'A', 'C' }, { 256, 1, 2, 0, 0, 1, 'B', 'A' },
+  };
+  const char *meths[] = { "bs3", "verner65", "dopri5" };
+  odb_problem *p = bruss(37);
+  double *y0 = malloc((size_t)p->n * sizeof(double)), h = 1e-3;
+  for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + odb_rng_uniform(r);
+  for (int mi = 0; mi < 3; ++mi) {
+    odb_solver *c = solver(p, meths[mi], cpu, "plain", NULL);
+    odb_solve_stats info;
+    double *yc[2];
+    odb_solver_set_state(c, 0.0, y0);
+    for (int k = 0; k < 2; ++k) {
+      odb_solver_step(c, h, &info);
+      yc[k] = state(c);
+    }
+    for (size_t ci = 0; ci < sizeof cf / sizeof cf[0]; ++ci) {
+      odb_solver_opts o;
+      odb_solver *g;
+      memset(&o, 0, sizeof o);
+      o.tiling.threads = cf[ci].th;
+      o.tiling.comps = cf[ci].nc;
+      o.tiling.blocks = cf[ci].nb;
+      o.tiling.wg_per_tile = cf[ci].G;
+      o.tiling.tiles = cf[ci].tiles;
+      o.tiling.persistent = cf[ci].pers;
+      o.tiling.stride = cf[ci].st;
+      o.tiling.barrier = cf[ci].bar;
+      g = solver(p, meths[mi], gpu, "gpu_multiblock", &o);
+      if (!g) {
+        tap_ok(strstr(odb_last_error(), "does not exceed the halo") != NULL,
+               "multiblock %s cfg %zu: %s", meths[mi], ci,
+               one_line(odb_last_error()));
+        continue;
+      }
+      odb_solver_set_state(g, 0.0, y0);
+      poison(g);
+      for (int k = 0; k < 2; ++k) {
+        odb_status st = odb_solver_step(g, h, &info);
+        double *yg = state(g), e = max_rel(yg, yc[k], p->n);
+        tap_ok(st == ODB_OK && e <= 1e-12, "multiblock %s threads %d comps "
+               "%d blocks %d wg/tile %d tiles %d %s stride %c barrier %c "
+               "step %d: rel err %.2e%s%s", meths[mi], cf[ci].th, cf[ci].nc,
+               cf[ci].nb, cf[ci].G, cf[ci].tiles,
+               cf[ci].pers > 0 ? "persistent" : "group per tile", cf[ci].st,
+               cf[ci].bar, k + 1, e, st == ODB_OK ? "" : ": ",
+               st == ODB_OK ? "" : one_line(odb_last_error()));
+        free(yg);
+      }
+      odb_solver_destroy(g);
+    }
+    free(yc[0]);
+    free(yc[1]);
+    odb_solver_destroy(c);
+  }
+  {
+    odb_solver_opts o;
+    odb_solver *g;
+    odb_solve_stats info;
+    const char *e;
+    memset(&o, 0, sizeof o);
+    o.tiling.threads = 1024;
+    o.tiling.wg_per_tile = 20000;
+    g = solver(p, "bs3", gpu, "gpu_multiblock", &o);
+    e = g ? "(accepted)" : odb_last_error();
+    tap_ok(!g && strstr(e, "must be co-resident"), "a tile of 20000 blocks of "
+           "1024 threads is refused before launch: %s", one_line(e));
+    odb_solver_destroy(g);
+    memset(&o, 0, sizeof o);
+    o.tiling.threads = 32;     /* one tile of every block the device */
+    o.tiling.tiles = 1;        /* holds: long waits at each barrier */
+    o.tiling.watchdog = 1e-9;
+    g = solver(p, "bs3", gpu, "gpu_multiblock", &o);
+    if (!g) {
+      tap_ok(0, "watchdog solver: %s", one_line(odb_last_error()));
+    } else {
+      odb_status st = ODB_OK;
+      for (int k = 0; k < 200 && st == ODB_OK; ++k) {
+        odb_solver_set_state(g, 0.0, y0);
+        st = odb_solver_step(g, h, &info);
+      }
+      e = st == ODB_OK ? "(200 steps without a watchdog error)"
+                       : odb_last_error();
+      tap_ok(st == ODB_ERR_BACKEND && strstr(e, "watchdog") &&
+             strstr(e, "barrier A"), "a 1 ns watchdog turns a barrier wait "
+             "into an error: %s", one_line(e));
+      odb_solver_destroy(g);
+    }
+  }
+  free(y0);
+  odb_problem_destroy(p);
+}
+
 /* ODEBENCH_DUMP_KERNELS receives the generated source. */
 static void test_dump(void) {
   char dir[] = "/tmp/odb_dump_XXXXXX", path[512];
@@ -364,6 +471,7 @@ int main(void) {
     test_adaptive(37, &o, " (h0 0.2, tol 1e-9)", &rej);
     tap_ok(rej > 0, "the runs with h0 0.2 had rejections (%ld)", rej);
   }
+  test_multiblock(&r);
   test_refusals();
   test_dump();
   odb_ctx_destroy(ctx);

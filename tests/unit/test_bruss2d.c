@@ -8,34 +8,38 @@
 #include <time.h>
 
 /*
-** Reference: U and V as N x N grids with a ring of mirrored ghost points,
-** the 5-point Laplacian on the grid, then interleaved into f.
+** Reference: U and V as N x X grids (N rows of X points) with a ring of
+** mirrored ghost points, the 5-point Laplacian on the grid, then
+** interleaved into f.
 */
-static void direct(long N, double alpha, const double *y, double *f) {
-  long G = N + 2;
-  double *U = malloc(sizeof(double) * G * G), *V = malloc(sizeof(double) * G * G);
+static void direct(long N, long X, double alpha, const double *y, double *f) {
+  long G = X + 2;
+  double *U = malloc(sizeof(double) * (N + 2) * G);
+  double *V = malloc(sizeof(double) * (N + 2) * G);
   double c = alpha * (N - 1) * (N - 1);
 #define AT(A, i, j) A[((i) + 1) * G + (j) + 1]
   for (long i = 0; i < N; ++i)
-    for (long j = 0; j < N; ++j) {
-      AT(U, i, j) = y[2 * (i * N + j)];
-      AT(V, i, j) = y[2 * (i * N + j) + 1];
+    for (long j = 0; j < X; ++j) {
+      AT(U, i, j) = y[2 * (i * X + j)];
+      AT(V, i, j) = y[2 * (i * X + j) + 1];
     }
-  for (long k = 0; k < N; ++k) {     /* du/dn = 0: mirror across the edge */
+  for (long k = 0; k < X; ++k) {     /* du/dn = 0: mirror across the edge */
     AT(U, -1, k) = AT(U, 1, k);  AT(U, N, k) = AT(U, N - 2, k);
-    AT(U, k, -1) = AT(U, k, 1);  AT(U, k, N) = AT(U, k, N - 2);
     AT(V, -1, k) = AT(V, 1, k);  AT(V, N, k) = AT(V, N - 2, k);
-    AT(V, k, -1) = AT(V, k, 1);  AT(V, k, N) = AT(V, k, N - 2);
+  }
+  for (long k = 0; k < N; ++k) {
+    AT(U, k, -1) = AT(U, k, 1);  AT(U, k, X) = AT(U, k, X - 2);
+    AT(V, k, -1) = AT(V, k, 1);  AT(V, k, X) = AT(V, k, X - 2);
   }
   for (long i = 0; i < N; ++i)
-    for (long j = 0; j < N; ++j) {
+    for (long j = 0; j < X; ++j) {
       double u = AT(U, i, j), v = AT(V, i, j);
       double lu = AT(U, i + 1, j) + AT(U, i - 1, j) + AT(U, i, j + 1) +
                   AT(U, i, j - 1) - 4 * u;
       double lv = AT(V, i + 1, j) + AT(V, i - 1, j) + AT(V, i, j + 1) +
                   AT(V, i, j - 1) - 4 * v;
-      f[2 * (i * N + j)] = 1 + u * u * v - 4.4 * u + c * lu;
-      f[2 * (i * N + j) + 1] = 3.4 * u - u * u * v + c * lv;
+      f[2 * (i * X + j)] = 1 + u * u * v - 4.4 * u + c * lu;
+      f[2 * (i * X + j) + 1] = 3.4 * u - u * u * v + c * lv;
     }
 #undef AT
   free(U);
@@ -68,19 +72,21 @@ static double window_check(const odb_problem *p, const double *y,
   return err;
 }
 
-static void check_size(long N, odb_rng *rng) {
-  odb_param_value pv = { "N", (double)N, NULL };
+/* N rows of X points (X = 0: the square grid, X = N). */
+static void check_size(long N, long X, odb_rng *rng) {
+  odb_param_value pv[2] = { { "N", (double)N, NULL }, { "Nx", (double)X, NULL } };
   odb_problem *p;
   double *y, *f, *ref, worst = 0;
-  if (!tap_ok(odb_problem_create("bruss2d", &pv, 1, &p) == ODB_OK,
-              "create N=%ld", N)) return;
-  tap_ok(p->n == 2 * N * N && p->d == 2 * N, "n = 2N^2 = %ld, d = 2N = %ld",
-         p->n, p->d);
+  if (!tap_ok(odb_problem_create("bruss2d", pv, 2, &p) == ODB_OK,
+              "create N=%ld Nx=%ld", N, X)) return;
+  if (X == 0) X = N;
+  tap_ok(p->n == 2 * N * X && p->d == 2 * X, "n = 2 N Nx = %ld, d = 2 Nx = "
+         "%ld", p->n, p->d);
   y = malloc(sizeof(double) * p->n);
   f = malloc(sizeof(double) * p->n);
   ref = malloc(sizeof(double) * p->n);
   for (long i = 0; i < p->n; ++i) y[i] = 0.5 + 2.5 * odb_rng_uniform(rng);
-  direct(N, 2e-3, y, ref);
+  direct(N, X, 2e-3, y, ref);
   odb_problem_rhs_full(p, 0.0, y, f);
   tap_ok(maxrel(f, ref, p->n) <= 1e-14, "full range matches the 2-D stencil "
          "(N=%ld, err %.2e)", N, maxrel(f, ref, p->n));
@@ -147,13 +153,21 @@ int main(void) {
   odb_problem *p;
   odb_param_value bad = { "N", 0, NULL };
   odb_rng_seed(&rng, (uint64_t)time(NULL));
-  check_size(2, &rng);
-  check_size(7, &rng);
-  check_size(32, &rng);
+  check_size(2, 0, &rng);
+  check_size(7, 0, &rng);
+  check_size(32, 0, &rng);
+  check_size(5, 13, &rng);    /* rectangles: d = 2 Nx, not 2 N */
+  check_size(19, 3, &rng);
+  check_size(2, 40, &rng);
   check_access_distance();
   check_initial();
   tap_ok(odb_problem_create("bruss2d", &bad, 1, &p) == ODB_ERR_ARG,
          "N = 0 refused: %s", odb_last_error());
+  bad.name = "Nx";
+  bad.num = 1;
+  tap_ok(odb_problem_create("bruss2d", &bad, 1, &p) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "Nx"), "Nx = 1 refused: %s",
+         odb_last_error());
   tap_ok(odb_problem_create("brus", NULL, 0, &p) == ODB_ERR_NAME &&
          strstr(odb_last_error(), "valid: bruss2d"),
          "unknown problem lists valid names: %s", odb_last_error());

@@ -1,0 +1,133 @@
+-- gpu_access_distance.lua: the access-distance study of seeds/000 (Figures
+-- 10, 11, 14, 15, 16) on our GPU. BRUSS2D with Nx = d/2 points along the
+-- fast index (access distance d) and N rows chosen so that n = 2 N Nx
+-- stays near 16 * 2^20; one fixed step at a time of Bogacki-Shampine 3(2)
+-- and Verner 6(5) with every GPU variant, and gpu_multiblock over its tile
+-- configurations (threads, components and blocks per thread, concurrent
+-- tiles, barrier, stride). Printed: time per step, the speedup of the best
+-- tiled configuration over gpu_reference, and the best configuration.
+--
+--   odebench scenarios/gpu_access_distance.lua
+--   odebench scenarios/gpu_access_distance.lua --set d=32,1024,32768 --set methods=verner65
+--   odebench scenarios/gpu_access_distance.lua --set sweep=small
+-- Rows go to <outdir>/gpu_access_distance.csv (one per run) and results.
+local ob = require "odebench"
+
+local dlist   = ob.param("d", "32,128,512,2048,8192,32768,131072,524288")
+local methods = ob.param("methods", "bs3,verner65")
+local steps   = ob.param("steps", 10)
+local target  = ob.param("n", 16 * 2^20)
+local sweep   = ob.param("sweep", "small")  -- small | full
+
+local function split(s)
+  local t = {}
+  for w in tostring(s):gmatch("[^,%s]+") do t[#t + 1] = w end
+  return t
+end
+
+local info = ob.info()
+if not info.gpu then
+  io.write("gpu_access_distance: no GPU here (the \"cuda\" backend is not "
+    .. "registered); nothing to measure.\n")
+  return
+end
+local floor_gbs = info.gpu.copy_gbs
+
+-- The tile configurations tried for gpu_multiblock (nil: the defaults of
+-- equation (8)).
+local configs = { {} }
+for _, th in ipairs(sweep == "small" and { 256 } or { 128, 256, 512 }) do
+  for _, k in ipairs(sweep == "small" and { { 1, 2 }, { 2, 2 } }
+                     or { { 1, 1 }, { 1, 2 }, { 2, 2 }, { 2, 4 } }) do
+    for _, tiles in ipairs(sweep == "small" and { 0 } or { 0, 1, 4, 16 }) do
+      for _, bar in ipairs(sweep == "small" and { "A" } or { "A", "B" }) do
+        configs[#configs + 1] = { threads = th, comps = k[1], blocks = k[2],
+          tiles = tiles > 0 and tiles or nil, barrier = bar }
+      end
+    end
+  end
+end
+if sweep ~= "small" then
+  configs[#configs + 1] = { barrier = "C" }
+  configs[#configs + 1] = { stride = "A" }
+  configs[#configs + 1] = { stride = "C" }
+  configs[#configs + 1] = { persistent = false }
+end
+
+local function cfg_name(c)
+  if next(c) == nil then return "default" end
+  local t = {}
+  for _, k in ipairs{ "threads", "comps", "blocks", "tiles", "barrier",
+                      "stride" } do
+    if c[k] then t[#t + 1] = k .. "=" .. tostring(c[k]) end
+  end
+  if c.persistent == false then t[#t + 1] = "one-group-per-tile" end
+  return table.concat(t, " ")
+end
+
+-- Seconds per step of variant v (tiling t), or nil and the reason.
+local function time_step(p, m, v, t, h)
+  local ok, s = pcall(ob.solver, { problem = p, method = m, backend = "cuda",
+                                   variant = v, h = h, tol = 1e-6, tiling = t })
+  if not ok then return nil, tostring(s):gsub("^.-%((.*)%)$", "%1") end
+  local ok2, r = pcall(function()
+    s:integrate { t0 = 0, t1 = 2 * h }
+    return s:integrate { t0 = 0, t1 = steps * h }
+  end)
+  s:close()
+  if not ok2 then return nil, tostring(r) end
+  return r.time_per_step
+end
+
+local csv = io.open(ob.outdir() .. "/gpu_access_distance.csv", "w")
+csv:write("method,d,N,Nx,n,variant,config,us_per_step,floor_pct\n")
+io.write(string.format("%-9s %8s %10s %-15s %10s %7s  %s\n", "method", "d",
+  "n", "variant", "us/step", "floor%", "config"))
+for _, ds in ipairs(split(dlist)) do
+  local d = tonumber(ds)
+  local nx = math.max(2, math.floor(d / 2))
+  local N = math.max(2, math.floor(target / (2 * nx) + 0.5))
+  local p = ob.problem("bruss2d", { N = N, Nx = nx })
+  local c = 2e-3 * (N - 1) ^ 2
+  local h = 1 / (8 * c + 10)
+  local floor_s = floor_gbs and 2 * p.n * 8 / (floor_gbs * 1e9)
+  for _, m in ipairs(split(methods)) do
+    local function row(v, cname, t)
+      local fl = floor_s and string.format("%.1f", 100 * floor_s / t) or "-"
+      io.write(string.format("%-9s %8d %10d %-15s %10.1f %7s  %s\n", m, p.d,
+        p.n, v, t * 1e6, fl, cname))
+      csv:write(string.format("%s,%d,%d,%d,%d,%s,%s,%.6g,%s\n", m, p.d, N, nx,
+        p.n, v, cname, t * 1e6, fl))
+    end
+    local ref = nil
+    for _, v in ipairs{ "gpu_reference", "gpu_trapezoid" } do
+      local t, why = time_step(p, m, v, nil, h)
+      if t then
+        row(v, "-", t)
+        if v == "gpu_reference" then ref = t end
+      else
+        io.write(string.format("%-9s %8d %10d %-15s refused: %s\n", m, p.d,
+          p.n, v, tostring(why):sub(1, 110)))
+      end
+    end
+    local best, bestc = math.huge, nil
+    for _, cf in ipairs(configs) do
+      local t = time_step(p, m, "gpu_multiblock", cf, h)
+      if t then
+        csv:write(string.format("%s,%d,%d,%d,%d,gpu_multiblock,%s,%.6g,\n", m,
+          p.d, N, nx, p.n, cfg_name(cf), t * 1e6))
+        if t < best then best, bestc = t, cf end
+      end
+    end
+    if bestc then
+      row("gpu_multiblock", "best: " .. cfg_name(bestc), best)
+      if ref then
+        io.write(string.format("%-9s %8d speedup of the best tiling over "
+          .. "gpu_reference: %.2f\n", m, p.d, ref / best))
+        ob.metric(string.format("%s_d%d_tiled_speedup", m, p.d), ref / best)
+      end
+    end
+  end
+  p:close()
+end
+csv:close()
