@@ -184,11 +184,14 @@ int odbL_tune(lua_State *L);
 int odbL_kernel(lua_State *L);
 /* ob.gpu_barrier{...} (odb_lua_barrier.c) */
 int odbL_gpu_barrier(lua_State *L);
+/* ob.problem{...}: a problem defined in a scenario (odb_lua_userproblem.c) */
+int odbL_user_problem(lua_State *L);
 /* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */
 int odbL_reservoir(lua_State *L);
 int odbL_krylov(lua_State *L);
-/* ob.blocktridiag (lua/odb_lua_batched.c). */
+/* ob.blocktridiag and ob.batched (lua/odb_lua_batched.c). */
 int odbL_blocktridiag(lua_State *L);
+int odbL_batched(lua_State *L);
 /* The engine solver of the open Solver at idx; NULL for anything else and
    for a closed one (odb_lua_solver.c). Never raises. */
 odb_solver *odbL_solver_test(lua_State *L, int idx);

@@ -85,7 +85,9 @@ static int collect_params(lua_State *L, int idx, const odb_problem_type *t,
 /* ob.problem(name [, params]): the userdata exists before the engine object,
    so a failed create leaves nothing to leak. */
 int odbL_problem_new(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
+  const char *name;
+  if (lua_istable(L, 1)) return odbL_user_problem(L);
+  name = luaL_checkstring(L, 1);
   odb_param_value vals[MAX_PARAMS];
   int nv = 0;
   odbL_problem *pb;

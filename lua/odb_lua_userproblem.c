@@ -1,0 +1,191 @@
+/* odb_lua_userproblem.c - ob.problem{...}: an IVP defined in a scenario,
+   with f as a Lua function (CPU, for verification) and optionally as CUDA
+   C of f_j with its access distance (the GPU variants compile it). */
+#include "odb_lua.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+** The problem's private data, one block freed by odb_problem_destroy: the
+** Lua state and a registry reference to the scenario's table (its f stays
+** alive as long as the state), a lock that serialises calls into Lua (a
+** threaded CPU variant may call f from several threads), the initial
+** value and the GPU source.
+*/
+typedef struct user_data {
+  lua_State *L;
+  int ref;
+  int warned;
+  pthread_mutex_t mu;
+  double *y0;            /* n values, after the struct */
+  char *src;             /* NULL or the CUDA C, after y0 */
+} user_data;
+
+static const odb_problem_type user_type = {
+  .name = "user",
+  .doc = "an IVP defined in a scenario: ob.problem{name=, n=, d=, f=, y0=, "
+         "gpu_source=}",
+};
+
+static const char *const user_keys[] = {
+  "name", "n", "d", "f", "y0", "gpu_source", "params", "t0", "t1", "flops",
+  NULL
+};
+
+/*
+** f_j for j in [j0, j1) through the scenario's f(t, y, f): y is the window
+** [max(0, j0 - d), min(n, j1 + d)) copied into a Vector of n (zeros
+** elsewhere), f a Vector of n zeros that f fills; components are 1-based
+** there (y[k + 1] is component k). An error in f is printed once and gives
+** NaN, which the solver then reports as a failed step.
+*/
+static void user_rhs(const odb_problem *p, double t, const double *y,
+                     long yoff, double *f, long j0, long j1) {
+  user_data *u = p->data;
+  lua_State *L = u->L;
+  long lo = j0 - p->d > 0 ? j0 - p->d : 0;
+  long hi = j1 + p->d < p->n ? j1 + p->d : p->n;
+  int top;
+  odbL_vector *yv, *fv;
+  pthread_mutex_lock(&u->mu);
+  top = lua_gettop(L);
+  fv = odbL_vector_new(L, p->n);                 /* anchored below the call */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, u->ref);
+  lua_getfield(L, -1, "f");
+  lua_remove(L, -2);
+  lua_pushnumber(L, t);
+  yv = odbL_vector_new(L, p->n);
+  memcpy(yv->v + lo, y + (lo - yoff), (size_t)(hi - lo) * sizeof(double));
+  lua_pushvalue(L, top + 1);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    if (!u->warned)
+      fprintf(stderr, "odebench: f of problem %s failed: %s\n", p->label,
+              lua_tostring(L, -1));
+    u->warned = 1;
+    for (long j = j0; j < j1; ++j) f[j - j0] = 0.0 / 0.0;
+  } else {
+    memcpy(f, fv->v + j0, (size_t)(j1 - j0) * sizeof(double));
+  }
+  lua_settop(L, top);
+  pthread_mutex_unlock(&u->mu);
+}
+
+/* The initial value given at creation. */
+static void user_initial(const odb_problem *p, double *y0) {
+  const user_data *u = p->data;
+  memcpy(y0, u->y0, (size_t)p->n * sizeof(double));
+}
+
+/* Fills u->y0 from the table's y0: a Vector of n or a function of i. */
+static void read_y0(lua_State *L, int idx, long n, double *y0) {
+  int t = lua_getfield(L, idx, "y0");
+  if (t == LUA_TFUNCTION) {
+    for (long i = 0; i < n; ++i) {
+      lua_pushvalue(L, -1);
+      lua_pushinteger(L, i + 1);
+      lua_call(L, 1, 1);
+      if (!lua_isnumber(L, -1))
+        luaL_error(L, "bad argument #1 to 'problem' (field 'y0': the "
+                   "function returned %s for component %d, number expected)",
+                   luaL_typename(L, -1), (int)(i + 1));
+      y0[i] = lua_tonumber(L, -1);
+      lua_pop(L, 1);
+    }
+  } else {
+    odbL_vector *v = luaL_testudata(L, -1, ODBL_VECTOR);
+    if (!v || v->n != n)
+      luaL_argerror(L, 1, "field 'y0': a Vector of n values or a function "
+                    "of the component index (1..n) expected");
+    memcpy(y0, v->v, (size_t)n * sizeof(double));
+  }
+  lua_pop(L, 1);
+}
+
+/* Reads params (up to 8 numbers, ODB_P0..ODB_P7 in the GPU source). */
+static void read_params(lua_State *L, int idx, double *param) {
+  if (lua_getfield(L, idx, "params") != LUA_TNIL) {
+    lua_Integer len;
+    if (!lua_istable(L, -1))
+      luaL_argerror(L, 1, "field 'params': a list of up to 8 numbers expected");
+    len = luaL_len(L, -1);
+    if (len > 8) luaL_argerror(L, 1, "field 'params': at most 8 numbers");
+    for (lua_Integer i = 1; i <= len; ++i) {
+      if (lua_geti(L, -1, i) != LUA_TNUMBER)
+        luaL_argerror(L, 1, "field 'params': numbers expected");
+      param[i - 1] = lua_tonumber(L, -1);
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+}
+
+/*
+** ob.problem{name=, n=, d=, f=function(t, y, f), y0=, gpu_source=,
+** params=, t0=, t1=, flops=}: n >= 1, access distance 1 <= d <= n (d = n:
+** unlimited, which the GPU variants refuse), f fills the Vector f from y,
+** gpu_source defines `__device__ double odb_rhs(odb_idx j, double t, const
+** double *y)` (y[k] is component k, 0-based; ODB_N, ODB_D, ODB_P0..7
+** defined). Pushes the Problem.
+*/
+int odbL_user_problem(lua_State *L) {
+  long long n, d;
+  size_t srclen = 0;
+  const char *name, *src;
+  odbL_problem *pb;
+  odb_problem *p;
+  user_data *u;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  odbL_check_keys(L, 1, user_keys);
+  name = odbL_opt_string(L, 1, "name", "user");
+  if (!odbL_opt_integer(L, 1, "n", &n) || n < 1)
+    return luaL_argerror(L, 1, "field 'n': a positive integer is required");
+  if (!odbL_opt_integer(L, 1, "d", &d)) d = n;
+  if (d < 1 || d > n)
+    return luaL_argerror(L, 1, "field 'd': the access distance must be in "
+                         "1..n");
+  if (lua_getfield(L, 1, "f") != LUA_TFUNCTION)
+    return luaL_argerror(L, 1, "field 'f': function(t, y, f) expected "
+                         "(fills f from y; Vectors of n, 1-based)");
+  lua_pop(L, 1);
+  src = odbL_opt_string(L, 1, "gpu_source", NULL);
+  if (src) srclen = strlen(src) + 1;
+  pb = lua_newuserdatauv(L, sizeof *pb, 0);
+  memset(pb, 0, sizeof *pb);
+  luaL_setmetatable(L, ODBL_PROBLEM);
+  p = calloc(1, sizeof *p);
+  u = p ? malloc(sizeof *u + (size_t)n * sizeof(double) + srclen) : NULL;
+  if (!u) {
+    free(p);
+    return luaL_error(L, "ob.problem: out of memory for n = %I", (lua_Integer)n);
+  }
+  memset(u, 0, sizeof *u);
+  p->data = u;
+  pb->p = p;                      /* freed with the userdata from now on */
+  pb->closed = 0;
+  u->y0 = (double *)(u + 1);
+  u->src = src ? (char *)(u->y0 + n) : NULL;
+  if (src) memcpy(u->src, src, srclen);
+  pthread_mutex_init(&u->mu, NULL);
+  p->type = &user_type;
+  p->n = (long)n;
+  p->d = (long)d;
+  p->t0 = 0.0;
+  p->t1 = 1.0;
+  odbL_opt_number(L, 1, "t0", &p->t0);
+  odbL_opt_number(L, 1, "t1", &p->t1);
+  p->flops_per_comp = 10.0;
+  odbL_opt_number(L, 1, "flops", &p->flops_per_comp);
+  p->rhs = user_rhs;
+  p->initial = user_initial;
+  p->gpu_source = u->src;
+  snprintf(p->label, sizeof p->label, "%s(n=%lld,d=%lld)", name, n, d);
+  read_params(L, 1, p->param);
+  read_y0(L, 1, p->n, u->y0);
+  u->L = L;
+  lua_pushvalue(L, 1);
+  u->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 1;
+}
