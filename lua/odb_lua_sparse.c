@@ -1,12 +1,25 @@
 /* odb_lua_sparse.c - ob.reservoir{...}, grid:matrix(fmt), A:spmv(x),
-** ob.krylov{...} (CPU reference) over odb_sparse.h. */
+** ob.krylov{...} (CPU reference and the GPU forms of kernels/odb_krylov_gpu.h) over odb_sparse.h.
+**
+** GPU matrices (kernels/odb_sparse_gpu.h): A:gpu() or
+** grid:matrix(fmt, {backend = "cuda"}) returns a GpuSparseMatrix D, a
+** device copy in the same format; D:spmv(x [, "ours"|"cusparse"]) runs on
+** the GPU (host Vector or table in, Vector out), D:tune{reps=} tunes the
+** launch options (seconds, configuration), D:bench{impl="ours"|"cusparse",
+** reps=} returns seconds per SpMV (median), D:set{block=, grain=,
+** shared_x=} forces options, D:info() {format, n, nnz, bytes, config,
+** floor_bytes}. A:spmv(x) stays on the CPU. Builds without CUDA raise
+** "this build has no CUDA". */
 #include "odb_lua.h"
+#include "odb_sparse_gpu.h"
+#include "odb_krylov_gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define ODBL_RESERVOIR "odebench.Reservoir"
 #define ODBL_SPARSE    "odebench.SparseMatrix"
+#define ODBL_GPUSPARSE "odebench.GpuSparseMatrix"
 
 void odbL_sparse_register(lua_State *L);
 int odbL_reservoir(lua_State *L);
@@ -14,6 +27,7 @@ int odbL_krylov(lua_State *L);
 
 typedef struct { odb_reservoir *g; } odbL_res;
 typedef struct { odb_sparse *A; } odbL_mat;
+typedef struct { odb_sparse_gpu *g; } odbL_gmat;
 
 /* The open grid at idx (argument error otherwise). */
 static odb_reservoir *res_check(lua_State *L, int idx)
@@ -73,17 +87,45 @@ int odbL_reservoir(lua_State *L)
   return 1;
 }
 
-/* grid:matrix(format) -> SparseMatrix */
+static int gmat_push(lua_State *L, odb_sparse *A, int free_host);
+
+/* Options table at idx (or none): max_bytes (host limit), backend. */
+static size_t mat_opts(lua_State *L, int idx, int *cuda)
+{
+  static const char *const keys[] = {"max_bytes", "backend", NULL};
+  long long mb = 0;
+  *cuda = 0;
+  if (lua_isnoneornil(L, idx)) return 0;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  odbL_check_keys(L, idx, keys);
+  if (odbL_opt_integer(L, idx, "max_bytes", &mb) && mb <= 0)
+    luaL_error(L, "max_bytes must be positive, got %I", (lua_Integer)mb);
+  const char *be = odbL_opt_string(L, idx, "backend", "cpu");
+  if (!strcmp(be, "cuda")) *cuda = 1;
+  else if (strcmp(be, "cpu"))
+    luaL_error(L, "backend must be \"cpu\" or \"cuda\", got \"%s\"", be);
+  return (size_t)mb;
+}
+
+/* grid:matrix(format [, {max_bytes=, backend="cpu"|"cuda"}]) -> SparseMatrix,
+** or with backend "cuda" a GpuSparseMatrix (the host copy is dropped). */
 static int res_matrix(lua_State *L)
 {
   odb_reservoir *g = res_check(L, 1);
   odb_sparse_format f;
+  int cuda;
   if (odb_sparse_format_parse(luaL_optstring(L, 2, "csr"), &f) != ODB_OK)
     return luaL_error(L, "%s", odb_last_error());
+  size_t mb = mat_opts(L, 3, &cuda);
+  if (cuda) {
+    odb_sparse *A = NULL;
+    if (odb_reservoir_matrix(g, f, mb, &A) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+    return gmat_push(L, A, 1);
+  }
   odbL_mat *m = lua_newuserdatauv(L, sizeof *m, 0);
   m->A = NULL;
   luaL_setmetatable(L, ODBL_SPARSE);
-  if (odb_reservoir_matrix(g, f, 0, &m->A) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  if (odb_reservoir_matrix(g, f, mb, &m->A) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
   return 1;
 }
 
@@ -157,31 +199,286 @@ static int mat_close(lua_State *L)
   return 0;
 }
 
-/* ob.krylov{A=, b=, method="bicgstab"|"qmr", impl="cpu", tol=, maxit=, x0=}
-** -> {x=Vector, converged, outcome, iters, breakdown_iter, relres,
-**     relres_true, history={...}, message} ; breakdowns are reported, not raised. */
+/* {====== GPU matrices */
+
+/* A:convert(format [, {bs=, ell_width=, max_bytes=}]) -> SparseMatrix
+** (A must be CSR; bs defaults to 1, ell_width to automatic). */
+static int mat_convert(lua_State *L)
+{
+  static const char *const keys[] = {"bs", "ell_width", "max_bytes", NULL};
+  odb_sparse *A = mat_check(L, 1);
+  odb_sparse_format f;
+  long long bs = 1, ew = 0, mb = 0;
+  if (odb_sparse_format_parse(luaL_checkstring(L, 2), &f) != ODB_OK)
+    return luaL_error(L, "%s", odb_last_error());
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    odbL_check_keys(L, 3, keys);
+    odbL_opt_integer(L, 3, "bs", &bs); odbL_opt_integer(L, 3, "ell_width", &ew);
+    odbL_opt_integer(L, 3, "max_bytes", &mb);
+  }
+  if (bs < 1 || bs > 64) return luaL_error(L, "bs must be in 1..64, got %I", (lua_Integer)bs);
+  if (ew < 0 || ew > 1 << 20) return luaL_error(L, "ell_width must be in 0..2^20, got %I", (lua_Integer)ew);
+  if (mb < 0) return luaL_error(L, "max_bytes must be positive, got %I", (lua_Integer)mb);
+  odbL_mat *m = lua_newuserdatauv(L, sizeof *m, 0);
+  m->A = NULL;
+  luaL_setmetatable(L, ODBL_SPARSE);
+  if (odb_sparse_convert(A, f, (int)bs, (int)ew, (size_t)mb, &m->A) != ODB_OK)
+    return luaL_error(L, "%s", odb_last_error());
+  return 1;
+}
+
+/* Uploads A and pushes the GpuSparseMatrix; frees A when free_host (also
+** on failure). */
+static int gmat_push(lua_State *L, odb_sparse *A, int free_host)
+{
+  odbL_gmat *d = lua_newuserdatauv(L, sizeof *d, 0);
+  d->g = NULL;
+  luaL_setmetatable(L, ODBL_GPUSPARSE);
+  odb_status st = odb_sparse_gpu_upload(A, &d->g);
+  if (free_host) odb_sparse_free(A);
+  if (st != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  return 1;
+}
+
+/* A:gpu() -> GpuSparseMatrix (A stays usable on the CPU). */
+static int mat_gpu(lua_State *L)
+{
+  return gmat_push(L, mat_check(L, 1), 0);
+}
+
+/* The open GPU matrix at idx (argument error otherwise). */
+static odb_sparse_gpu *gmat_check(lua_State *L, int idx)
+{
+  odbL_gmat *d = luaL_checkudata(L, idx, ODBL_GPUSPARSE);
+  if (!d->g) luaL_argerror(L, idx, "the GPU matrix is closed");
+  return d->g;
+}
+
+/* "ours" | "cusparse" at idx (default ours). */
+static odb_spmv_impl impl_arg(lua_State *L, const char *name)
+{
+  if (!strcmp(name, "ours")) return ODB_SPMV_OURS;
+  if (!strcmp(name, "cusparse")) return ODB_SPMV_CUSPARSE;
+  luaL_error(L, "impl must be \"ours\" or \"cusparse\", got \"%s\"", name);
+  return ODB_SPMV_OURS;
+}
+
+/* D:spmv(x [, "ours"|"cusparse"]) -> Vector y = A x computed on the GPU. */
+static int gmat_spmv(lua_State *L)
+{
+  odb_sparse_gpu *g = gmat_check(L, 1);
+  odb_spmv_impl impl = impl_arg(L, luaL_optstring(L, 3, "ours"));
+  double *x = vec_arg(L, 2, g->n, "x");
+  odbL_vector *y = odbL_vector_new(L, g->n);
+  odb_status st = odb_sparse_gpu_spmv_host(g, impl, x, y->v, g->n);
+  free(x);
+  if (st != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  return 1;
+}
+
+/* Reps from the options table at idx (default def, 1..200). */
+static int reps_arg(lua_State *L, int idx, int def)
+{
+  long long r = def;
+  odbL_opt_integer(L, idx, "reps", &r);
+  if (r < 1 || r > 200) luaL_error(L, "reps must be in 1..200, got %I", (lua_Integer)r);
+  return (int)r;
+}
+
+/* D:bench{impl="ours"|"cusparse", reps=20} -> seconds per SpMV (median). */
+static int gmat_bench(lua_State *L)
+{
+  static const char *const keys[] = {"impl", "reps", NULL};
+  odb_sparse_gpu *g = gmat_check(L, 1);
+  if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_newtable(L); }
+  luaL_checktype(L, 2, LUA_TTABLE);
+  odbL_check_keys(L, 2, keys);
+  odb_spmv_impl impl = impl_arg(L, odbL_opt_string(L, 2, "impl", "ours"));
+  int reps = reps_arg(L, 2, 20);
+  double t = 0;
+  if (odb_sparse_gpu_bench(g, impl, reps, &t) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  lua_pushnumber(L, t);
+  return 1;
+}
+
+/* D:tune{reps=5} -> best seconds per SpMV, configuration string. */
+static int gmat_tune(lua_State *L)
+{
+  static const char *const keys[] = {"reps", NULL};
+  odb_sparse_gpu *g = gmat_check(L, 1);
+  if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_newtable(L); }
+  luaL_checktype(L, 2, LUA_TTABLE);
+  odbL_check_keys(L, 2, keys);
+  int reps = reps_arg(L, 2, 5);
+  double t = 0;
+  char buf[96];
+  if (odb_sparse_gpu_tune(g, reps, &t) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  odb_sparse_gpu_opts o = odb_sparse_gpu_get_opts(g);
+  lua_pushnumber(L, t);
+  lua_pushstring(L, odb_sparse_gpu_opts_str(&o, buf, sizeof buf));
+  return 2;
+}
+
+/* D:set{block=, grain=, shared_x=} (missing fields keep their value). */
+static int gmat_set(lua_State *L)
+{
+  static const char *const keys[] = {"block", "grain", "shared_x", NULL};
+  odb_sparse_gpu *g = gmat_check(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  odbL_check_keys(L, 2, keys);
+  odb_sparse_gpu_opts o = odb_sparse_gpu_get_opts(g);
+  long long v;
+  if (odbL_opt_integer(L, 2, "block", &v)) o.block = v > 0 && v < 1 << 20 ? (int)v : -1;
+  if (odbL_opt_integer(L, 2, "grain", &v)) o.grain = v > 0 && v < 1 << 20 ? (int)v : -1;
+  if (odbL_opt_integer(L, 2, "shared_x", &v)) o.shared_x = v >= 0 && v < 2 ? (int)v : -1;
+  if (odb_sparse_gpu_set_opts(g, &o) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  return 0;
+}
+
+/* D:info() -> {format, n, nnz, bytes (device), config, floor_bytes,
+** cusparse}: floor_bytes = 8 (nnz + 2 n), the values, x and y once;
+** cusparse the routine of the baseline ("" for formats without one). */
+static int gmat_info(lua_State *L)
+{
+  odb_sparse_gpu *g = gmat_check(L, 1);
+  char buf[96];
+  odb_sparse_gpu_opts o = odb_sparse_gpu_get_opts(g);
+  lua_createtable(L, 0, 6);
+  lua_pushstring(L, odb_sparse_format_name(g->fmt)); lua_setfield(L, -2, "format");
+  lua_pushinteger(L, g->n); lua_setfield(L, -2, "n");
+  lua_pushinteger(L, g->nnz); lua_setfield(L, -2, "nnz");
+  lua_pushinteger(L, (lua_Integer)g->bytes); lua_setfield(L, -2, "bytes");
+  lua_pushstring(L, odb_sparse_gpu_opts_str(&o, buf, sizeof buf)); lua_setfield(L, -2, "config");
+  lua_pushinteger(L, 8 * ((lua_Integer)g->nnz + 2 * (lua_Integer)g->n));
+  lua_setfield(L, -2, "floor_bytes");
+  lua_pushstring(L, odb_sparse_gpu_cusparse_name(g)); lua_setfield(L, -2, "cusparse");
+  return 1;
+}
+
+/* __gc/__close/close of a GPU matrix; closing twice is fine. */
+static int gmat_close(lua_State *L)
+{
+  odbL_gmat *d = luaL_checkudata(L, 1, ODBL_GPUSPARSE);
+  odb_sparse_gpu_free(d->g);
+  d->g = NULL;
+  return 0;
+}
+
+/* }====== */
+
+/* {====== ob.krylov (kernels/odb_krylov_gpu.h) */
+
+/* Options of ob.krylov from the table at 1 into o (raises on bad input). */
+static void krylov_opts(lua_State *L, odb_krylov_gpu_opts *o)
+{
+  long long v;
+  double d;
+  memset(o, 0, sizeof *o);
+  o->kry.tol = 1e-10; o->kry.maxit = 1000; o->kry.stag_window = 100;
+  if (odb_krylov_impl_parse(odbL_opt_string(L, 1, "impl", "cpu"), &o->impl) != ODB_OK ||
+      odb_krylov_sync_parse(odbL_opt_string(L, 1, "sync", "lock"), &o->sync) != ODB_OK)
+    luaL_error(L, "ob.krylov: %s", odb_last_error());
+  odbL_opt_number(L, 1, "tol", &o->kry.tol);
+  if (odbL_opt_integer(L, 1, "maxit", &v)) o->kry.maxit = v > 0 && v < 1 << 30 ? (int)v : 0;
+  if (odbL_opt_integer(L, 1, "stagnation", &v)) o->kry.stag_window = v > 0 && v < 1 << 30 ? (int)v : 0;
+  if (!(o->kry.tol > 0) || o->kry.maxit <= 0 || o->kry.stag_window <= 0)
+    luaL_error(L, "ob.krylov: tol, maxit and stagnation must be positive");
+  if (odbL_opt_integer(L, 1, "delay", &v)) {
+    if (v < 0 || v > 1000000) luaL_error(L, "ob.krylov: delay must be in 0..1000000 ns, got %I", (lua_Integer)v);
+    o->delay_ns = (int)v;
+  }
+  if (odbL_opt_integer(L, 1, "grid", &v)) {
+    if (v < 1 || v > 1 << 20) luaL_error(L, "ob.krylov: grid must be in 1..1048576 blocks, got %I", (lua_Integer)v);
+    o->grid = (int)v;
+  }
+  if (odbL_opt_integer(L, 1, "block", &v)) {
+    if (v < 64 || v > 1024 || v % 32) luaL_error(L, "ob.krylov: block must be a multiple of 32 in 64..1024, got %I", (lua_Integer)v);
+    o->block = (int)v;
+  }
+  if (odbL_opt_integer(L, 1, "grain", &v)) {
+    if (v < 1 || v > 16) luaL_error(L, "ob.krylov: grain must be 1 or k (rows per thread), got %I", (lua_Integer)v);
+    o->grain = (int)v;
+  }
+  const char *rv = odbL_opt_string(L, 1, "rv", "auto");
+  if (!strcmp(rv, "auto")) o->rv = ODB_KRY_RV_AUTO;
+  else if (!strcmp(rv, "shared")) o->rv = ODB_KRY_RV_SHARED;
+  else if (!strcmp(rv, "global")) o->rv = ODB_KRY_RV_GLOBAL;
+  else luaL_error(L, "ob.krylov: rv must be \"auto\", \"shared\" or \"global\", got \"%s\"", rv);
+  if (odbL_opt_number(L, 1, "watchdog", &d)) {
+    if (!(d > 0 && d <= 3600)) luaL_error(L, "ob.krylov: watchdog must be in (0, 3600] seconds, got %f", d);
+    o->watchdog_s = d;
+  }
+}
+
+/* Sets t[k] = v (number) for the table on top. */
+static void set_num(lua_State *L, const char *k, double v) { lua_pushnumber(L, v); lua_setfield(L, -2, k); }
+static void set_int(lua_State *L, const char *k, long long v) { lua_pushinteger(L, v); lua_setfield(L, -2, k); }
+
+/* The result table of a finished solve (x at xi) on top of the stack. */
+static void krylov_push(lua_State *L, int xi, odb_status st, const odb_krylov_result *res,
+                        const odb_krylov_gpu_opts *o, const odb_krylov_gpu_info *in)
+{
+  lua_createtable(L, 0, 24);
+  lua_pushvalue(L, xi); lua_setfield(L, -2, "x");
+  lua_pushboolean(L, st == ODB_OK); lua_setfield(L, -2, "converged");
+  lua_pushstring(L, odb_krylov_outcome_name(res->outcome)); lua_setfield(L, -2, "outcome");
+  set_int(L, "iters", res->iters);
+  set_int(L, "breakdown_iter", res->breakdown_iter);
+  set_num(L, "relres", res->relres);
+  set_num(L, "relres_true", res->relres_true);
+  lua_createtable(L, res->nhist, 0);
+  for (int i = 0; i < res->nhist; i++) { lua_pushnumber(L, res->history[i]); lua_rawseti(L, -2, i + 1); }
+  lua_setfield(L, -2, "history");
+  lua_pushstring(L, odb_krylov_impl_name(o->impl)); lua_setfield(L, -2, "impl");
+  set_num(L, "seconds", in->seconds);
+  set_num(L, "seconds_per_iter", in->seconds_per_iter);
+  set_num(L, "bytes_per_iter", in->bytes_per_iter);
+  if (o->impl == ODB_KRY_IMPL_PERSISTENT) {
+    lua_pushstring(L, odb_krylov_sync_name(o->sync)); lua_setfield(L, -2, "sync");
+    set_int(L, "delay", o->delay_ns);
+    set_int(L, "grid", in->grid);
+    set_int(L, "block", in->block);
+    set_int(L, "max_grid", in->max_grid);
+    set_int(L, "grain", in->grain);
+    lua_pushboolean(L, in->rv_shared); lua_setfield(L, -2, "rv_shared");
+    set_int(L, "shared_bytes", (long long)in->shared_bytes);
+    set_int(L, "barriers_per_iter", in->barriers_per_iter);
+  }
+  if (st != ODB_OK) { lua_pushstring(L, odb_last_error()); lua_setfield(L, -2, "message"); }
+}
+
+/* ob.krylov{A=, b=, method="bicgstab"|"qmr",
+**   impl="cpu"|"cusparse"|"fused"|"persistent", sync="lock"|"lockfree"|"wss",
+**   delay=ns, grid=, block=, grain=1|k, rv="auto"|"shared"|"global", watchdog=s,
+**   tol=, maxit=, stagnation=, x0=, spmv=false}
+** -> result, x. result = {x=Vector, converged, outcome, iters,
+**    breakdown_iter, relres, relres_true, history={...}, impl, seconds,
+**    seconds_per_iter, bytes_per_iter, message; persistent: sync, delay,
+**    grid, block, max_grid, grain, rv_shared, shared_bytes, barriers_per_iter;
+**    spmv=true: spmv_seconds (one SpMV as the impl does it), bandwidth
+**    (device copy, bytes/s)}. Breakdown, stagnation and maxit are
+**    reported in the result, not raised; bad options, a format the impl
+**    cannot take, no GPU (or no CUDA in the build) and GPU failures raise. */
 int odbL_krylov(lua_State *L)
 {
-  static const char *const keys[] = {"A", "b", "method", "impl", "tol", "maxit", "x0", "stagnation", NULL};
+  static const char *const keys[] = {"A", "b", "method", "impl", "sync", "delay", "grid", "block", "grain", "rv",
+                                     "watchdog", "tol", "maxit", "x0", "stagnation", "spmv", NULL};
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
   lua_getfield(L, 1, "A");
   odb_sparse *A = mat_check(L, -1);
   lua_pop(L, 1);
   const char *meth = odbL_opt_string(L, 1, "method", "bicgstab");
-  const char *impl = odbL_opt_string(L, 1, "impl", "cpu");
   odb_krylov_method km;
   if (!strcmp(meth, "bicgstab")) km = ODB_KRYLOV_BICGSTAB;
   else if (!strcmp(meth, "qmr")) km = ODB_KRYLOV_QMR;
   else return luaL_error(L, "ob.krylov: method must be \"bicgstab\" or \"qmr\", got \"%s\"", meth);
-  if (strcmp(impl, "cpu"))
-    return luaL_error(L, "ob.krylov: impl \"%s\" is not available (only \"cpu\" so far)", impl);
-  odb_krylov_opts o = {1e-10, 1000, 100};
-  long long it;
-  odbL_opt_number(L, 1, "tol", &o.tol);
-  if (odbL_opt_integer(L, 1, "maxit", &it)) o.maxit = it > 0 && it < 1 << 30 ? (int)it : 0;
-  if (odbL_opt_integer(L, 1, "stagnation", &it)) o.stag_window = it > 0 && it < 1 << 30 ? (int)it : 0;
-  if (!(o.tol > 0) || o.maxit <= 0) return luaL_error(L, "ob.krylov: tol and maxit must be positive");
+  odb_krylov_gpu_opts o;
+  krylov_opts(L, &o);
+  lua_getfield(L, 1, "spmv");
+  int want_spmv = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   lua_getfield(L, 1, "b");
   double *b = vec_arg(L, lua_gettop(L), A->n, "b");
   lua_pop(L, 1);
@@ -195,24 +492,24 @@ int odbL_krylov(lua_State *L)
   }
   lua_pop(L, 1);
   odb_krylov_result res;
-  odb_status st = odb_krylov_solve(A, km, b, x->v, &o, &res);
+  odb_krylov_gpu_info info;
+  odb_status st = odb_krylov_gpu_solve(A, km, b, x->v, &o, &res, &info);
   free(b);
   if (st != ODB_OK && st != ODB_ERR_MAX_STEPS) return luaL_error(L, "ob.krylov: %s", odb_last_error());
-  lua_createtable(L, 0, 9);
-  lua_pushvalue(L, xi); lua_setfield(L, -2, "x");
-  lua_pushboolean(L, st == ODB_OK); lua_setfield(L, -2, "converged");
-  lua_pushstring(L, odb_krylov_outcome_name(res.outcome)); lua_setfield(L, -2, "outcome");
-  lua_pushinteger(L, res.iters); lua_setfield(L, -2, "iters");
-  lua_pushinteger(L, res.breakdown_iter); lua_setfield(L, -2, "breakdown_iter");
-  lua_pushnumber(L, res.relres); lua_setfield(L, -2, "relres");
-  lua_pushnumber(L, res.relres_true); lua_setfield(L, -2, "relres_true");
-  lua_createtable(L, res.nhist, 0);
-  for (int i = 0; i < res.nhist; i++) { lua_pushnumber(L, res.history[i]); lua_rawseti(L, -2, i + 1); }
-  lua_setfield(L, -2, "history");
-  if (st != ODB_OK) { lua_pushstring(L, odb_last_error()); lua_setfield(L, -2, "message"); }
+  krylov_push(L, xi, st, &res, &o, &info);
   odb_krylov_result_free(&res);
-  return 1;
+  if (want_spmv && o.impl != ODB_KRY_IMPL_CPU) {
+    double sec = 0, bw = 0;
+    if (odb_krylov_gpu_spmv_seconds(A, o.impl, 20, &sec, &bw) != ODB_OK)
+      return luaL_error(L, "ob.krylov: %s", odb_last_error());
+    set_num(L, "spmv_seconds", sec);
+    set_num(L, "bandwidth", bw);
+  }
+  lua_pushvalue(L, xi);
+  return 2;
 }
+
+/* }====== */
 
 /* Registers the two metatables (idempotent). */
 void odbL_sparse_register(lua_State *L)
@@ -220,7 +517,12 @@ void odbL_sparse_register(lua_State *L)
   static const luaL_Reg res_methods[] = {{"matrix", res_matrix}, {"rhs", res_rhs}, {"info", res_info},
                                          {"close", res_close}, {NULL, NULL}};
   static const luaL_Reg mat_methods[] = {{"spmv", mat_spmv}, {"info", mat_info},
+                                         {"convert", mat_convert}, {"gpu", mat_gpu},
                                          {"close", mat_close}, {NULL, NULL}};
+  static const luaL_Reg gmat_methods[] = {{"spmv", gmat_spmv}, {"bench", gmat_bench},
+                                          {"tune", gmat_tune}, {"set", gmat_set},
+                                          {"info", gmat_info}, {"close", gmat_close},
+                                          {NULL, NULL}};
   if (luaL_newmetatable(L, ODBL_RESERVOIR)) {
     luaL_newlib(L, res_methods); lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, res_close); lua_setfield(L, -2, "__gc");
@@ -231,6 +533,12 @@ void odbL_sparse_register(lua_State *L)
     luaL_newlib(L, mat_methods); lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, mat_close); lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, mat_close); lua_setfield(L, -2, "__close");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, ODBL_GPUSPARSE)) {
+    luaL_newlib(L, gmat_methods); lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, gmat_close); lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, gmat_close); lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);
 }

@@ -1,0 +1,105 @@
+/* odb_sparse_gpu.h - reservoir matrices (odb_sparse.h) on the current CUDA
+** device: upload of every format, our SpMV kernels with tuned launch
+** options, the cuSPARSE CSR and BSR baselines, and their timing.
+**
+** C interface, includable from C and CUDA. Vectors are device memory of
+** length n; launches go to the legacy default stream and do not wait.
+** A build without CUDA has the same functions (odb_sparse_gpu_none.c); they
+** return ODB_ERR_NO_DEVICE "this build has no CUDA".
+*/
+#ifndef ODB_SPARSE_GPU_H
+#define ODB_SPARSE_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "odb_sparse.h"
+
+/* Device copy of an odb_sparse in its own format. All pointers are device
+   memory; arrays a format does not use are NULL. */
+typedef struct odb_sparse_gpu {
+  odb_sparse_format fmt;
+  long n, nnz;
+  /* CSR */  int64_t *rowptr; int32_t *col; double *val;
+  /* BSR */  int bs; long nbr, nblocks; int64_t *browptr; int32_t *bcol; double *bval;
+  /* ELL (and HYB's ELL part) */ int width; int32_t *ecol; double *eval;
+  /* HYB COO part */ long ncoo; int32_t *crow, *ccol; double *cval;
+  /* DIA */  long ndiag; int64_t *doff; double *dval;
+  /* Bdia (same layout as odb_bdia on the host) */
+  int J, H, I, k, nw, pu, pv; odb_gh_pattern pattern; long M;
+  double *bdval; double *Wa, *WTa; int *wa, *wb, *wc, *wd; double *D;
+  size_t bytes;   /* device bytes held by the arrays above */
+  void *priv;     /* the SpMV engineer's private data (cuSPARSE descriptors, tuned launch options) */
+} odb_sparse_gpu;
+
+/* Copies A (any format) to the current device. ODB_ERR_NOMEM naming the size when it does not fit. */
+odb_status odb_sparse_gpu_upload(const odb_sparse *A, odb_sparse_gpu **out);
+void odb_sparse_gpu_free(odb_sparse_gpu *g);
+/* y = A x with our best kernel for g's format (device vectors of length n, distinct; legacy default stream; does not wait). */
+odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);
+
+/* ---- beyond the shared interface: options, tuning, baselines, timing ---- */
+
+/* Launch options of our kernels. block: threads per block (32..1024, a
+** multiple of 32; Bdia: rounded to whole warps of cells and to what the
+** kernel's registers allow); grain: CSR: threads per row (1..32, a power
+** of two); BSR, ELL, HYB, DIA: rows per thread (1..64, grid-stride);
+** Bdia: rows of a cell per thread (1, 2 or 4, dividing k); shared_x:
+** Bdia only, the seed's cooperative loading of the x ranges a block needs
+** into shared memory (6.1) instead of reading x through L1/L2. */
+typedef struct odb_sparse_gpu_opts {
+  int block, grain, shared_x;
+} odb_sparse_gpu_opts;
+
+/* The options odb_sparse_gpu_spmv uses now (tuned or default). */
+odb_sparse_gpu_opts odb_sparse_gpu_get_opts(const odb_sparse_gpu *g);
+/* Checks o for g's format (ODB_ERR_ARG naming the field) and makes it the
+** options of odb_sparse_gpu_spmv. */
+odb_status odb_sparse_gpu_set_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o);
+/* y = A x with the options o (NULL: g's). Does not wait. */
+odb_status odb_sparse_gpu_spmv_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o,
+                                    const double *x, double *y);
+/* Times every candidate of g's small option space (as odb_sparse_gpu_bench)
+** and keeps the fastest; the choice is remembered per matrix shape
+** (format, n, nnz, k, pattern, wells) for later uploads in this process.
+** *seconds (may be NULL) gets the best median. */
+odb_status odb_sparse_gpu_tune(odb_sparse_gpu *g, int reps, double *seconds);
+/* Writes "block=256 grain=1 shared_x=0" into buf (len bytes); returns buf. */
+const char *odb_sparse_gpu_opts_str(const odb_sparse_gpu_opts *o, char *buf, size_t len);
+/* The candidates odb_sparse_gpu_tune tries for g's format: writes up to max
+** of them to out and returns how many there are. */
+int odb_sparse_gpu_space(const odb_sparse_gpu *g, odb_sparse_gpu_opts *out, int max);
+
+typedef enum odb_spmv_impl {
+  ODB_SPMV_OURS = 0,       /* our kernel for g's format */
+  ODB_SPMV_CUSPARSE        /* cuSPARSE: cusparseSpMV (CSR) or bsrmv (BSR) */
+} odb_spmv_impl;
+
+/* Which cuSPARSE routine odb_sparse_gpu_cusparse uses for g ("" for
+** formats without a baseline); for BSR the faster one once benchmarked. */
+const char *odb_sparse_gpu_cusparse_name(const odb_sparse_gpu *g);
+/* y = A x through cuSPARSE; g must be CSR or BSR (ODB_ERR_UNSUPPORTED). */
+odb_status odb_sparse_gpu_cusparse(odb_sparse_gpu *g, const double *x, double *y);
+/* Seconds per SpMV of impl on random x: reps back-to-back runs (after 2
+** warm-up runs) in up to 5 batches timed with device events between the
+** batches; the median of the batch means. */
+odb_status odb_sparse_gpu_bench(odb_sparse_gpu *g, odb_spmv_impl impl, int reps,
+                                double *seconds);
+/* Host vectors: uploads x (length n), runs impl, downloads y (length n). */
+odb_status odb_sparse_gpu_spmv_host(odb_sparse_gpu *g, odb_spmv_impl impl,
+                                    const double *x, double *y, long n);
+/* Device-to-device copy bandwidth (bytes read + written per second) of a
+** 256 MiB copy, best of a few runs; the floor of the SpMV figures. */
+odb_status odb_sparse_gpu_copy_bandwidth(double *bytes_per_s);
+/* Free and total device memory in bytes. */
+odb_status odb_sparse_gpu_mem(size_t *free_b, size_t *total_b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

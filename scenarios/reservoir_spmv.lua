@@ -1,0 +1,187 @@
+-- reservoir_spmv.lua: SpMV of the generalized hepta-diagonal reservoir
+-- matrices on the GPU in every storage format against cuSPARSE (seeds/001,
+-- Al-Mouhamed & Khan, Figures 7-8).
+--
+-- Cubic grids V x V x V (J = H = I = V), k components per cell, patterns
+-- GH-b ("b") and GH-h ("h"), no wells by default. For each grid every
+-- format is built on the host (CSR assembled, BSR (k x k), ELL, HYB, DIA
+-- converted from it, Bdia built from the grid), copied to the GPU
+-- (A:gpu()), its launch options tuned (D:tune: block size and grain, and
+-- for Bdia the seed's cooperative shared-memory load of x, section 6.1),
+-- checked against the CPU CSR product, and timed (D:bench: reps
+-- back-to-back runs in 5 batches with device events between batches, the
+-- median of the batch means; no L2 flush between runs, so grids whose
+-- matrix fits in the 50 MB L2 run from it); cuSPARSE CSR (cusparseSpMV)
+-- and BSR (the faster of cusparseDbsrmv and the generic BSR SpMV) are timed
+-- in the same run on the same matrices.
+--
+-- Reported per implementation: microseconds per SpMV, GFLOP/s = 2 nnz / t,
+-- GB/s counting the values, x and y once (8 (nnz + 2n) bytes, the floor's
+-- bytes; the same for every format, so GB/s compares times), that as a
+-- percentage of the device-to-device copy bandwidth measured in this run
+-- (ob.info().gpu.copy_gbs), and the speedup of each of ours over cuSPARSE
+-- CSR and BSR. Targets (issue 6): Bdia >= 85% of the copy bandwidth for
+-- V >= 64, >= 1.5x cuSPARSE CSR and >= 1.2x cuSPARSE BSR.
+-- Matrices that do not fit (host limit host_gb, or the device) are skipped
+-- with a note. Without a GPU the scenario says so and ends (exit 0).
+-- Rows go to results (ob.metric) and to <outdir>/reservoir_spmv.csv.
+--
+-- Lua API used (lua/odb_lua_sparse.c): grid:matrix(fmt), A:convert(fmt,
+-- {bs=}), A:gpu() -> D, D:tune{reps=} -> seconds, config, D:bench{impl=
+-- "ours"|"cusparse", reps=} -> seconds per SpMV, D:spmv(x [, impl]),
+-- D:info(), D:close(); grid:matrix(fmt, {backend="cuda"}) gives D directly.
+--
+--   odebench scenarios/reservoir_spmv.lua                       (full sweep)
+--   odebench scenarios/reservoir_spmv.lua --set V=64 --set k=4  (one size)
+--   odebench scenarios/reservoir_spmv.lua --set V=32 --set patterns=h \
+--            --set formats=csr,bdia --set wells=4
+local ob = require "odebench"
+
+local Vs       = ob.param("V", "20,32,41,51,64,96,128")
+local ks       = ob.param("k", "2,4,8")
+local pats     = ob.param("patterns", "b,h")
+local formats  = ob.param("formats", "csr,bsr,ell,hyb,dia,bdia")
+local wells    = ob.param("wells", 0)
+local reps     = ob.param("reps", 20)
+local tune_reps = ob.param("tune_reps", 5)
+local check    = ob.param("check", true)
+local host_gb  = ob.param("host_gb", 0)      -- 0: no limit on host matrices
+local seed     = ob.param("seed", 1)
+local csv_path = ob.param("csv", "")         -- "": <outdir>/reservoir_spmv.csv
+
+local function split(s)
+  local t = {}
+  for x in tostring(s):gmatch("[^,%s]+") do t[#t + 1] = x end
+  return t
+end
+
+local probe = ob.info { bandwidth = false }.gpu
+if not probe then
+  print("reservoir_spmv: no GPU in this run (or a build without CUDA); nothing to measure")
+  return
+end
+local gpu = ob.info().gpu
+local bw = gpu.copy_gbs or 0
+print(string.format("%s: %d SMs, %.1f GiB, copy bandwidth %.1f GB/s (read + write)",
+                    gpu.name, gpu.sm_count, gpu.mem_bytes / 2^30, bw))
+
+local path = csv_path ~= "" and csv_path or (ob.outdir() .. "/reservoir_spmv.csv")
+local csv = io.open(path, "w")
+if csv then
+  csv:write("V,k,pattern,wells,n,nnz,impl,format,us,gflops,gbs,pct_copy_bw,"
+            .. "speedup_vs_cusparse_csr,speedup_vs_cusparse_bsr,device_bytes,config\n")
+else
+  print("reservoir_spmv: cannot write " .. path .. "; CSV rows skipped")
+end
+
+local host_limit = host_gb > 0 and math.floor(host_gb * 2^30) or nil
+local fmts = split(formats)
+local cases = {}
+for _, V in ipairs(split(Vs)) do
+  for _, k in ipairs(split(ks)) do
+    for _, p in ipairs(split(pats)) do
+      cases[#cases + 1] = { V = tonumber(V), k = tonumber(k), p = p }
+    end
+  end
+end
+
+local notes = {}
+local done = 0
+ob.progress(0, #cases, "grids")
+
+-- One measured implementation: table row, CSV row, metrics.
+local function emit(c, n, nnz, name, fmt, t, cs, devb, cfg)
+  local us = t * 1e6
+  local gflops = 2 * nnz / t / 1e9
+  local gbs = 8 * (nnz + 2 * n) / t / 1e9
+  local pct = bw > 0 and 100 * gbs / bw or 0
+  local vs_csr = cs.csr and cs.csr / t or 0
+  local vs_bsr = cs.bsr and cs.bsr / t or 0
+  print(string.format("  %-14s %9.1f %9.1f %8.1f %6.1f%% %7.2f %7.2f  %s", name, us, gflops,
+                      gbs, pct, vs_csr, vs_bsr, cfg))
+  if csv then
+    csv:write(string.format("%d,%d,%s,%d,%d,%d,%s,%s,%.3f,%.2f,%.2f,%.2f,%.3f,%.3f,%d,%s\n",
+                            c.V, c.k, c.p, wells, n, nnz, name, fmt, us, gflops, gbs, pct,
+                            vs_csr, vs_bsr, devb, cfg))
+    csv:flush()
+  end
+  local tag = string.format("V%d_k%d_%s_%s", c.V, c.k, c.p, name)
+  ob.metric(tag .. "_us", us, "us")
+  ob.metric(tag .. "_gbs", gbs, "GB/s")
+  ob.metric(tag .. "_pct_copy_bw", pct, "%")
+  if name == "bdia" then
+    if cs.csr then ob.metric(tag .. "_vs_cusparse_csr", vs_csr) end
+    if cs.bsr then ob.metric(tag .. "_vs_cusparse_bsr", vs_bsr) end
+  end
+end
+
+for _, c in ipairs(cases) do
+  local g = ob.reservoir { J = c.V, H = c.V, I = c.V, k = c.k, wells = wells,
+                           pattern = c.p, seed = seed }
+  local info = g:info()
+  local label = string.format("V=%d k=%d GH-%s wells=%d", c.V, c.k, c.p, wells)
+  local ok, A = pcall(g.matrix, g, "csr", { max_bytes = host_limit })
+  if not ok then
+    notes[#notes + 1] = label .. ": skipped (" .. tostring(A) .. ")"
+    print(notes[#notes])
+  else
+    local n, nnz = info.n, A:info().nnz
+    local y0, x
+    if check then y0, x = g:rhs(A) end
+    print(string.format("%s: n = %d, nnz = %d, floor %.1f MB", label, n, nnz,
+                        8 * (nnz + 2 * n) / 1e6))
+    print(string.format("  %-14s %9s %9s %8s %7s %7s %7s  %s", "impl", "us", "GFLOP/s",
+                        "GB/s", "copy%", "/csCSR", "/csBSR", "configuration"))
+    local rows, cs = {}, {}
+    for _, f in ipairs(fmts) do
+      local okm, M
+      if f == "csr" then okm, M = true, A
+      elseif f == "bdia" then okm, M = pcall(g.matrix, g, "bdia", { max_bytes = host_limit })
+      else okm, M = pcall(A.convert, A, f, { bs = c.k, max_bytes = host_limit }) end
+      local okd, D
+      if okm then okd, D = pcall(M.gpu, M) else okd, D = false, M end
+      if M and okm and f ~= "csr" then M:close() end
+      if not okd then
+        notes[#notes + 1] = string.format("%s %s: skipped (%s)", label, f, tostring(D))
+        print("  " .. notes[#notes])
+      else
+        local _, cfg = D:tune { reps = tune_reps }
+        if check then
+          local err = D:spmv(x):max_rel_err(y0)
+          assert(err <= 1e-12, string.format("%s %s: GPU SpMV differs from the CPU by %.2e",
+                                             label, f, err))
+        end
+        local t = D:bench { reps = reps }
+        rows[#rows + 1] = { name = f, fmt = f, t = t, devb = D:info().bytes, cfg = cfg }
+        if f == "csr" or f == "bsr" then
+          if check then
+            local err = D:spmv(x, "cusparse"):max_rel_err(y0)
+            assert(err <= 1e-12, string.format("%s cuSPARSE %s differs from the CPU by %.2e",
+                                               label, f, err))
+          end
+          local tc = D:bench { impl = "cusparse", reps = reps }
+          cs[f] = tc
+          rows[#rows + 1] = { name = "cusparse_" .. f, fmt = f, t = tc, devb = D:info().bytes,
+                              cfg = D:info().cusparse }
+        end
+        D:close()
+      end
+      collectgarbage()
+    end
+    for _, r in ipairs(rows) do emit(c, n, nnz, r.name, r.fmt, r.t, cs, r.devb, r.cfg) end
+    A:close()
+  end
+  g:close()
+  collectgarbage()
+  done = done + 1
+  ob.progress(done, #cases, "grids")
+end
+
+if csv then
+  csv:close()
+  print("rows in " .. path)
+end
+if #notes > 0 then
+  print("skipped:")
+  for _, s in ipairs(notes) do print("  " .. s) end
+end
