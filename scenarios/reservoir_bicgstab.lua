@@ -1,0 +1,136 @@
+-- reservoir_bicgstab.lua: BiCGStab and QMR on reservoir matrices (seeds/001,
+-- Al-Mouhamed & Khan, Figure 9 and 7.4): the generalized hepta-diagonal
+-- matrix GH of a cubic V x V x V grid with k components per cell, solved to
+-- a relative residual of tol by every implementation of ob.krylov:
+--
+--   cusparse    one cuSPARSE/cuBLAS call per operation (CSR)
+--   fused       our SpMV (Bdia or CSR) + fused vector kernels
+--   persistent  the seed's in-kernel solver, one kernel for the whole solve,
+--               with each inter-block barrier: lock, lockfree, wss (WS-S,
+--               with the delay `delay` ns)
+--   cpu         the reference (only for V <= cpu_max)
+--
+-- Reported per grid, method and implementation: iterations and time to
+-- tolerance (ms) of a solve to tol; time per iteration (us) of a second
+-- solve of exactly `its` iterations (tol 1e-300, no stagnation stop), so
+-- that it does not rest on a dozen iterations; the ratio of the cusparse time per
+-- iteration to this one (the persistent/cusparse speedup), the iteration in
+-- SpMVs (time of one SpMV of the same kind measured in the same run), and
+-- the percentage of the floor: A read twice plus the vector passes of one
+-- iteration (bytes_per_iter) over the device copy bandwidth of this run.
+--
+--   odebench scenarios/reservoir_bicgstab.lua
+--   odebench scenarios/reservoir_bicgstab.lua --set sizes=20,64 --set k=2
+--   odebench scenarios/reservoir_bicgstab.lua --set methods=bicgstab --set syncs=wss --set delay=200
+local ob = require "odebench"
+
+local sizes   = ob.param("sizes", "20,32,41,51,64,96,128")
+local k       = ob.param("k", 4)
+local wells   = ob.param("wells", 0)
+local pattern = ob.param("pattern", "b")
+local tol     = ob.param("tol", 1e-10)
+local maxit   = ob.param("maxit", 2000)
+local its     = ob.param("its", 100)              -- iterations of the per-iteration timing
+local methods = ob.param("methods", "bicgstab,qmr")
+local impls   = ob.param("impls", "cusparse,fused,persistent")
+local formats = ob.param("formats", "bdia,csr")   -- fused and persistent BiCGStab
+local syncs   = ob.param("syncs", "lock,lockfree,wss")
+local delay   = ob.param("delay", 0)
+local grid    = ob.param("grid", 0)               -- persistent blocks (0: automatic)
+local block   = ob.param("block", 256)
+local grain   = ob.param("grain", 0)              -- persistent Bdia rows per thread: 1 or k (0: automatic)
+local cpu_max = ob.param("cpu_max", 20)
+
+local gpu = ob.info().gpu
+if not gpu then
+  print("reservoir_bicgstab: no GPU in this run (or a build without CUDA); nothing to measure")
+  return
+end
+
+local function split(s)
+  local t = {}
+  for x in tostring(s):gmatch("[^,%s]+") do t[#t + 1] = x end
+  return t
+end
+
+-- The implementations to run for one method: {impl, format, sync}.
+local function plan(method, V)
+  local runs = {}
+  for _, impl in ipairs(split(impls)) do
+    if impl == "cpu" then
+      -- below
+    elseif impl == "cusparse" then
+      runs[#runs + 1] = { impl = "cusparse", fmt = "csr" }
+    else
+      for _, f in ipairs(split(formats)) do
+        if method == "bicgstab" or f == "csr" then
+          if impl == "persistent" then
+            for _, s in ipairs(split(syncs)) do runs[#runs + 1] = { impl = impl, fmt = f, sync = s } end
+          else
+            runs[#runs + 1] = { impl = impl, fmt = f }
+          end
+        end
+      end
+    end
+  end
+  if V <= cpu_max then table.insert(runs, 1, { impl = "cpu", fmt = "csr" }) end
+  return runs
+end
+
+print(string.format("%s: copy bandwidth %.1f GB/s; k=%d, wells=%d, GH-%s, tol %g", gpu.name,
+                    gpu.copy_gbs, k, wells, pattern, tol))
+print(string.format("%4s %9s %-8s %-10s %-4s %-8s %5s %9s %9s %7s %6s %6s %s", "V", "n", "method", "impl",
+                    "fmt", "sync", "iters", "us/iter", "ms", "xcusp", "xSpMV", "floor", "relres_true"))
+
+local vs = split(sizes)
+ob.progress(0, #vs, "grids")
+for iv, vstr in ipairs(vs) do
+  local V = tonumber(vstr)
+  local g = ob.reservoir { J = V, H = V, I = V, k = k, wells = wells, pattern = pattern, seed = 1 }
+  local mats = { csr = g:matrix("csr") }
+  for _, f in ipairs(split(formats)) do mats[f] = mats[f] or g:matrix(f) end
+  local b = g:rhs(mats.csr)
+  local n = g:info().n
+  local spmv = {}       -- seconds of one SpMV per impl/format, measured once
+  for _, method in ipairs(split(methods)) do
+    local base                      -- cusparse seconds per iteration
+    for _, r in ipairs(plan(method, V)) do
+      local key = r.impl .. "/" .. r.fmt
+      local want_spmv = r.impl ~= "cpu" and spmv[key] == nil
+      local opts = { A = mats[r.fmt], b = b, method = method, impl = r.impl, sync = r.sync,
+                     delay = delay, grid = grid > 0 and grid or nil, block = block,
+                     grain = grain > 0 and r.fmt == "bdia" and grain or nil,
+                     tol = tol, maxit = maxit, spmv = want_spmv }
+      local res = ob.krylov(opts)
+      if want_spmv then spmv[key] = res.spmv_seconds end
+      opts.tol, opts.maxit, opts.stagnation, opts.spmv = 1e-300, its, its + 1, false
+      local fixed = ob.krylov(opts)
+      local t = fixed.seconds_per_iter
+      if r.impl == "cusparse" then base = t end
+      local floor = res.bytes_per_iter / (gpu.copy_gbs * 1e9) / t
+      local name = string.format("V%d %s %s %s%s", V, method, r.impl, r.fmt, r.sync and (" " .. r.sync) or "")
+      print(string.format("%4d %9d %-8s %-10s %-4s %-8s %5d %9.1f %9.3f %7s %6s %6s %.2g%s", V, n, method,
+                          r.impl, r.fmt, r.sync or "-", res.iters, t * 1e6, res.seconds * 1e3,
+                          base and string.format("%.2f", base / t) or "-",
+                          spmv[key] and string.format("%.2f", t / spmv[key]) or "-",
+                          r.impl == "cpu" and "-" or string.format("%.0f%%", 100 * floor),
+                          res.relres_true, res.converged and "" or ("  " .. res.outcome)))
+      if r.impl == "persistent" then
+        print(string.format("%72s grid %d x %d (co-resident max %d), grain %d, range vectors in %s", "",
+                            res.grid, res.block, res.max_grid, res.grain,
+                            res.rv_shared and "shared memory" or "global memory"))
+      end
+      ob.metric(name .. " us_per_iter", t * 1e6, "us")
+      ob.metric(name .. " ms_to_tol", res.seconds * 1e3, "ms")
+      ob.metric(name .. " iters", res.iters)
+      if base and r.impl ~= "cusparse" then ob.metric(name .. " speedup_vs_cusparse", base / t) end
+    end
+  end
+  for key, s in pairs(spmv) do
+    print(string.format("%4d %9d SpMV %-20s %9.1f us", V, n, key, s * 1e6))
+    ob.metric(string.format("V%d spmv %s us", V, key), s * 1e6, "us")
+  end
+  for _, A in pairs(mats) do A:close() end
+  g:close()
+  ob.progress(iv, #vs, "grids")
+end
