@@ -708,6 +708,14 @@ const char odb_gen_barrier_src[] =
   "  __syncthreads();\n"
   "  return okb;\n"
   "}\n"
+  "// A tile of one block: __syncthreads orders the block's global writes\n"
+  "// for its own threads, so no atomics are needed (single-block tiling).\n"
+  "static __device__ __forceinline__ int odb_bar_1(unsigned *bar,\n"
+  "    unsigned *fail, unsigned grp, unsigned mem, unsigned k) {\n"
+  "  (void)bar; (void)fail; (void)grp; (void)mem; (void)k;\n"
+  "  __syncthreads();\n"
+  "  return 1;\n"
+  "}\n"
   "#ifdef ODB_BAR_C\n"
   "// Barrier C: cooperative groups' grid sync (one group, cooperative\n"
   "// launch; co-residency is guaranteed by the launch, no watchdog).\n"
@@ -817,7 +825,8 @@ static void gen_mb_kernel(gen *g, int fsal_load, char barrier) {
     put_mb_lc(b, &g->e.a[l]);
     put(b, ";\n    }\n    ++k;\n"
            "    if (!odb_bar_%c(a.bar, a.fail, grp, gb, k)) return;\n",
-        barrier == 'A' ? 'a' : barrier == 'B' ? 'b' : 'c');
+        g->plan->wg_per_tile == 1 ? '1'
+        : barrier == 'A' ? 'a' : barrier == 'B' ? 'b' : 'c');
     put(b, "    lo = ta - %d * ODB_D; hi = tb + %d * ODB_D;\n"
            "    lo = lo > 0 ? lo : 0;\n    hi = hi < ODB_N ? hi : ODB_N;\n"
            "    const double *const arg = B - e0;\n", S - 1 - l, S - 1 - l);

@@ -47,6 +47,13 @@ for _, th in ipairs(sweep == "small" and { 256 } or { 128, 256, 512 }) do
     end
   end
 end
+-- single-block tiles (one block per tile: __syncthreads as the barrier)
+for _, k in ipairs{ { 2, 4 }, { 4, 4 }, { 2, 8 } } do
+  for _, th in ipairs{ 128, 256 } do
+    configs[#configs + 1] = { threads = th, comps = k[1], blocks = k[2],
+                              wg_per_tile = 1 }
+  end
+end
 if sweep ~= "small" then
   configs[#configs + 1] = { barrier = "C" }
   configs[#configs + 1] = { stride = "A" }
@@ -57,8 +64,8 @@ end
 local function cfg_name(c)
   if next(c) == nil then return "default" end
   local t = {}
-  for _, k in ipairs{ "threads", "comps", "blocks", "tiles", "barrier",
-                      "stride" } do
+  for _, k in ipairs{ "threads", "comps", "blocks", "wg_per_tile", "tiles",
+                      "barrier", "stride" } do
     if c[k] then t[#t + 1] = k .. "=" .. tostring(c[k]) end
   end
   if c.persistent == false then t[#t + 1] = "one-group-per-tile" end
