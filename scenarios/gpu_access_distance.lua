@@ -5,7 +5,10 @@
 -- and Verner 6(5) with every GPU variant, and gpu_multiblock over its tile
 -- configurations (threads, components and blocks per thread, concurrent
 -- tiles, barrier, stride). Printed: time per step, the speedup of the best
--- tiled configuration over gpu_reference, and the best configuration.
+-- tiled configuration over gpu_reference, and the best configuration. The
+-- configurations are searched by the tuner (ob.tune, exhaustive), each one
+-- verified against gpu_reference first; the evaluations are kept in the
+-- tuning database, so the next run with the same d reuses them.
 --
 --   odebench scenarios/gpu_access_distance.lua
 --   odebench scenarios/gpu_access_distance.lua --set d=32,1024,32768 --set methods=verner65
@@ -18,6 +21,7 @@ local methods = ob.param("methods", "bs3,verner65")
 local steps   = ob.param("steps", 10)
 local target  = ob.param("n", 16 * 2^20)
 local sweep   = ob.param("sweep", "small")  -- small | full
+local cache   = ob.param("cache", "auto")   -- tuning database: auto, off, path
 
 local function split(s)
   local t = {}
@@ -72,6 +76,11 @@ local function cfg_name(c)
   return table.concat(t, " ")
 end
 
+-- The configuration as a tuner value (no blanks, '=' or ',').
+local function cfg_key(c)
+  return (cfg_name(c):gsub("=", ":"):gsub(" ", "/"))
+end
+
 -- Seconds per step of variant v (tiling t), or nil and the reason.
 local function time_step(p, m, v, t, h)
   local ok, s = pcall(ob.solver, { problem = p, method = m, backend = "cuda",
@@ -117,17 +126,69 @@ for _, ds in ipairs(split(dlist)) do
           p.n, v, tostring(why):sub(1, 110)))
       end
     end
-    local best, bestc = math.huge, nil
+    -- The tile configurations through the tuner: every one is verified
+    -- against gpu_reference after two steps (1e-12) before it is timed, and
+    -- every evaluation goes to the tuning database, so a second run with
+    -- the same d reuses them instead of tuning again.
+    local names, by_name = {}, {}
     for _, cf in ipairs(configs) do
-      local t = time_step(p, m, "gpu_multiblock", cf, h)
-      if t then
-        csv:write(string.format("%s,%d,%d,%d,%d,gpu_multiblock,%s,%.6g,\n", m,
-          p.d, N, nx, p.n, cfg_name(cf), t * 1e6))
-        if t < best then best, bestc = t, cf end
+      names[#names + 1] = cfg_key(cf)
+      by_name[cfg_key(cf)] = cf
+    end
+    local solvers = {}
+    local function solver_for(name)
+      if solvers[name] == nil then
+        local ok, s = pcall(ob.solver, { problem = p, method = m,
+          backend = "cuda", variant = "gpu_multiblock", h = h, tol = 1e-6,
+          tiling = by_name[name] })
+        solvers[name] = ok and s or false
+        if not ok then error(tostring(s), 0) end
+      end
+      if solvers[name] == false then error("refused", 0) end
+      return solvers[name]
+    end
+    local ref_state
+    do
+      local s = ob.solver { problem = p, method = m, backend = "cuda",
+                            variant = "gpu_reference", h = h }
+      s:integrate { t0 = 0, t1 = 2 * h }
+      ref_state = s:state()
+      s:close()
+    end
+    local tr = ob.tune {
+      target = function(c)   -- nil and the reason: a refused configuration
+        local ok, s = pcall(solver_for, c.cfg)
+        if not ok then return nil, tostring(s):sub(1, 200) end
+        local r = s:integrate { t0 = 0, t1 = h }
+        return r.seconds
+      end,
+      space = { cfg = names },
+      verify = function(c)
+        local ok, s = pcall(solver_for, c.cfg)
+        if not ok then return true, 0, 1e-12 end   -- the target says why
+        s:integrate { t0 = 0, t1 = 2 * h }
+        local e = s:state():max_rel_err(ref_state)
+        return e <= 1e-12, e, 1e-12
+      end,
+      label = string.format("gpu_multiblock %s %s sweep=%s", m, p.label,
+                            sweep),
+      cache = cache,
+      measure = { max_seconds = 0.5 },
+    }
+    for _, s in pairs(solvers) do if s then s:close() end end
+    for _, ev in ipairs(tr.evaluations) do
+      if ev.median then
+        csv:write(string.format("%s,%d,%d,%d,%d,gpu_multiblock,%s,%.6g,\n",
+          m, p.d, N, nx, p.n, ev.config.cfg, ev.median * 1e6))
       end
     end
-    if bestc then
-      row("gpu_multiblock", "best: " .. cfg_name(bestc), best)
+    io.write(string.format("%-9s %8d tuner: %d configurations, %d evaluated "
+      .. "now, %d from the tuning database, %d rejected\n", m, p.d,
+      tr.stats.valid, tr.stats.measured, tr.stats.cached,
+      tr.stats.rejected + tr.stats.failed))
+    if tr.best then
+      local best = tr.best_median
+      row("gpu_multiblock", "best: " .. tr.best.cfg, best)
       if ref then
         io.write(string.format("%-9s %8d speedup of the best tiling over "
           .. "gpu_reference: %.2f\n", m, p.d, ref / best))
