@@ -5,8 +5,12 @@
 #define ODB_BATCHED_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "odb_status.h"
-#include "odb_team.h"
+
+/* A team of threads (odb_team.h, not included: it is C11-only and this
+   header also serves the CUDA sources). */
+typedef struct odb_team odb_team;
 
 #define ODB_BATCHED_MIN_B 2
 #define ODB_BATCHED_MAX_B 32
@@ -44,6 +48,44 @@ typedef struct odb_batch {
   long packs;      /* ceil(n / vl) */
 } odb_batch;
 
+/*
+** Reproducible random entries, the same on the host and on the GPU
+** (kernels/odb_batched_gpu.cu includes this header): entry idx of a stream
+** is a hash of (seed, idx) mapped to a uniform double in [-1, 1).
+*/
+#ifdef __CUDACC__
+#define ODB_BATCHED_HD __host__ __device__
+#else
+#define ODB_BATCHED_HD
+#endif
+/* splitmix64's finalizer of seed and idx. */
+static inline ODB_BATCHED_HD uint64_t odb_batched_hash(uint64_t seed,
+                                                       uint64_t idx) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + idx * 0xD1B54A32D192ED03ull
+               + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+/* Uniform in [-1, 1) (53 random bits; exact arithmetic). */
+static inline ODB_BATCHED_HD double odb_batched_unit(uint64_t seed,
+                                                     uint64_t idx) {
+  return (double)(odb_batched_hash(seed, idx) >> 11) * 0x1.0p-52 - 1.0;
+}
+/*
+** Entry (i, j) of random matrix number q (B x B): uniform in [-1, 1), the
+** diagonal moved away from zero by shift (= dominance * B) with its sign;
+** shift > B - 1 makes the rows strictly diagonally dominant.
+*/
+static inline ODB_BATCHED_HD double odb_batched_rand_entry(
+    uint64_t seed, uint64_t q, int b, int i, int j, double shift) {
+  double u = odb_batched_unit(seed, (q * (uint64_t)b + (uint64_t)i) *
+                                        (uint64_t)b + (uint64_t)j);
+  if (i == j)
+    u = u < 0 ? u - shift : u + shift;
+  return u;
+}
+
 /* Lanes per pack matching this build's SIMD width (8 with AVX-512, else 4). */
 int odb_batched_default_vl(void);
 
@@ -72,6 +114,19 @@ void odb_batched_pack_rhs(const odb_batch *bt, int m, const double *src,
                           double *dst);
 void odb_batched_unpack_rhs(const odb_batch *bt, int m, const double *src,
                             double *dst);
+
+/*
+** Fills A (bt's layout, padding as odb_batched_pack leaves it) with random
+** matrices: matrix p gets odb_batched_rand_entry(seed, p, ...) with shift
+** dominance * B (dominance >= 1: diagonally dominant). x (rhs layout, m
+** columns, padding zero) gets entries odb_batched_unit(seed ^ 0x5bd1e995,
+** (p*B + i)*m + c). The GPU versions (odb_batched_gpu.h) give the same.
+*/
+void odb_batched_random(const odb_batch *bt, uint64_t seed, double dominance,
+                        double *A);
+void odb_batched_random_rhs(const odb_batch *bt, int m, uint64_t seed,
+                            double *x);
+#define ODB_BATCHED_RHS_SEED 0x5bd1e995ull
 
 /*
 ** LU without pivoting of every matrix, in place (unit lower L below the
@@ -170,6 +225,26 @@ void odb_blocktridiag_pack_rhs(const odb_blocktridiag *t, const double *x,
                                double *xp);
 void odb_blocktridiag_unpack_rhs(const odb_blocktridiag *t, const double *xp,
                                  double *x);
+
+/*
+** Random blocks: block (line, r, w) entry (i, j) is odb_batched_rand_entry(
+** seed, (line*length + r)*3 + w, B, i, j, shift) with shift = dominance * B
+** for D blocks and 0 for A and C; A of row 0 and C of the last row stay
+** zero. dominance > 2 makes every line block diagonally dominant. Leaves the
+** object unfactored. The GPU version (odb_bgpu_btd_random) gives the same.
+*/
+void odb_blocktridiag_random(odb_blocktridiag *t, uint64_t seed,
+                             double dominance);
+/*
+** The block storage itself (odb_blocktridiag_blocks_len doubles; block
+** (line, r, w) element (i, j) at ((line/VL*length + r)*3 + w)*B*B*VL +
+** (i*B + j)*VL + line%VL), for copies to and from a device. Writing into it
+** is allowed; then call odb_blocktridiag_mark_factored with whether it now
+** holds factors (computed elsewhere, e.g. on the GPU) or plain blocks.
+*/
+double *odb_blocktridiag_blocks(odb_blocktridiag *t);
+size_t odb_blocktridiag_blocks_len(const odb_blocktridiag *t);
+void odb_blocktridiag_mark_factored(odb_blocktridiag *t, int factored);
 
 /* Bytes read and written at least by factor (each block twice) and by solve
    (blocks once, rhs twice), for GB/s figures. */

@@ -372,6 +372,7 @@ static const luaL_Reg odb_funcs[] = {
   {"reservoir", odbL_reservoir},
   {"krylov", odbL_krylov},
   {"blocktridiag", odbL_blocktridiag},
+  {"batched", odbL_batched},
   {"kernel", odbL_kernel},
   {"gpu_barrier", odbL_gpu_barrier},
   {"report", l_report},

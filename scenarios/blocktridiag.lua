@@ -1,76 +1,307 @@
--- blocktridiag.lua: the line-implicit block-tridiagonal solver (seeds/004,
--- KokkosKernels' compact layout) on the CPU: many independent lines of
--- `length` block rows with B x B blocks, block LU (block Thomas) factor and
--- solve, the compact (interleaved, VL lanes per pack) layout against the
--- standard one. Reported per block size: factorizations and solves per
--- second (block rows per second), GB/s of the bytes each must move, and the
--- ratio compact/standard. Skeleton: the GPU part and the library baselines
--- (cuBLAS/cuSOLVER batched, torch.linalg.lu_factor) are still to come.
+-- blocktridiag.lua: batched small dense matrices in the compact layout
+-- (seeds/004, KokkosKernels' interleaved packs of VL matrices) and the
+-- line-implicit block-tridiagonal solver built on them, on the CPU and on
+-- the GPU, against the standard layout and the libraries.
+--
+-- For each block size B it measures
+--   lu         batched LU without pivoting of many B x B matrices alone
+--   solve      (GPU) batched solve with those factors
+--   factor     block LU (block Thomas) of many lines of `length` block rows
+--   btdsolve   the solve of those lines
+-- in the standard and the compact layout; on the GPU in every kernel
+-- variant (serial: a thread per matrix; serial2: a thread per two matrices
+-- with 16-byte double2 accesses; team: a thread per row), against cuBLAS
+-- (getrfBatched / getrsBatched, with partial pivoting as PyTorch and cuBLAS
+-- do by default, and without) on the same matrices, and against PyTorch's
+-- torch.linalg.lu_factor (peers/torch_lu.py, when python3 can import torch
+-- and has a GPU).
+--
+-- Reported: matrices (or block rows) per second, GB/s of the bytes each op
+-- must move at least (every matrix or block read once and written once
+-- where it changes; for solves every block read once and the right-hand
+-- side read and written once), their share of the floor (those bytes at the
+-- copy bandwidth measured in this run: device-to-device on the GPU, one
+-- thread's on the CPU, whose kernels run on one thread), the ratio
+-- compact/standard (best variant of each), and ours over each library (above
+-- 1: ours faster). The solves are timed on right-hand sides already in the
+-- layout (the conversion is not timed); every time is the median of reps
+-- (GPU: device events around the kernel alone). Rows also go to
+-- <outdir>/blocktridiag.csv and to results (ob.metric).
 --
 --   odebench scenarios/blocktridiag.lua
---   odebench scenarios/blocktridiag.lua --set blocks=3,5,10 --set rows=2^20
+--   odebench scenarios/blocktridiag.lua --set blocks=3,5,10 --set cpu=0
+--   odebench scenarios/blocktridiag.lua --set gpu=0 --set rows=2^18
+--
+-- Without a GPU (or in a build without CUDA) only the CPU part runs, with a
+-- note saying why.
 local ob = require "odebench"
 
-if not ob.blocktridiag then
-  print("blocktridiag: ob.blocktridiag is not in this build; nothing to measure")
+if not (ob.blocktridiag and ob.batched) then
+  print("blocktridiag: ob.blocktridiag / ob.batched are not in this build; "
+        .. "nothing to measure")
   return
 end
 
-local blocks = ob.param("blocks", "3,5,7,9,10,15")
-local rows   = ob.param("rows", 2^19)   -- block rows in all (lines*length)
-local length = ob.param("length", 64)   -- block rows per line
-local reps   = ob.param("reps", 5)
+local blocks    = ob.param("blocks", "3,5,7,9,10,15")
+local rows      = ob.param("rows", 2^19)     -- CPU: block rows in all
+local length    = ob.param("length", 64)     -- block rows per line
+local reps      = ob.param("reps", 5)        -- CPU repetitions (median)
+local cpu_bytes = ob.param("cpu_bytes", 2^28) -- CPU batched LU: matrix bytes
+local gpu_bytes = ob.param("gpu_bytes", 2^29) -- GPU: matrix / block bytes
+local gpu_reps  = ob.param("gpu_reps", 10)
+local peers     = ob.param("peers", "torch")
+local python    = ob.param("python", "python3")
+local do_cpu    = ob.param("cpu", 1) ~= 0
+local do_gpu    = ob.param("gpu", 1) ~= 0
 
 local function split(s)
   local t = {}
-  for x in tostring(s):gmatch("[^,]+") do t[#t + 1] = tonumber(x) end
+  for x in tostring(s):gmatch("[^,%s]+") do t[#t + 1] = tonumber(x) or x end
   return t
 end
+local bs = split(blocks)
 
--- Best of reps: factor (on fresh blocks each time) and solve seconds.
-local function measure(lines, b, layout)
-  local t = ob.blocktridiag{lines = lines, length = length, block = b,
-                            layout = layout}
-  local n = lines * length * b
-  local rhs = ob.vector(n)
-  for i = 1, n do rhs[i] = math.sin(i) end
-  local tf, ts = math.huge, math.huge
-  for r = 1, reps do
-    t:random{seed = r}
-    tf = math.min(tf, t:factor())
-    local _, s = t:solve(rhs)
-    ts = math.min(ts, s)
-  end
-  local info = t:info()
-  t:close()
-  return tf, ts, info
+local info = ob.info()
+local cpu_gbs = info.bandwidth and info.bandwidth.copy_1t or nil
+local gpu = do_gpu and info.gpu or nil
+local gpu_gbs = gpu and gpu.copy_gbs or nil
+if do_gpu and not gpu then
+  print("blocktridiag: no GPU here (the \"cuda\" backend is not registered: "
+        .. "no CUDA in this build or no device); the CPU part only")
+end
+if gpu then
+  print(string.format("GPU %s (cc %s, %d SMs): copy bandwidth %.0f GB/s",
+                      gpu.name, gpu.cc, gpu.sm_count, gpu_gbs or 0))
+end
+if cpu_gbs and do_cpu then
+  print(string.format("CPU %s: copy bandwidth %.1f GB/s (one thread)",
+                      info.cpu.model, cpu_gbs))
 end
 
-print(string.format("%3s %7s %-9s %3s %12s %8s %12s %8s", "B", "lines",
-                    "layout", "VL", "factor/s", "GB/s", "solve/s", "GB/s"))
-local bs = split(blocks)
-ob.progress(0, #bs, "block sizes")
-for k, b in ipairs(bs) do
-  local lines = math.max(1, math.floor(rows / length))
-  local per = {}
-  for _, layout in ipairs{"standard", "compact"} do
-    local tf, ts, info = measure(lines, b, layout)
-    per[layout] = { tf = tf, ts = ts }
-    local nrow = lines * length
-    print(string.format("%3d %7d %-9s %3d %12.4g %8.2f %12.4g %8.2f", b,
-                        lines, layout, info.vl, nrow / tf,
-                        info.factor_bytes / tf * 1e-9, nrow / ts,
-                        info.solve_bytes / ts * 1e-9))
-    ob.metric(string.format("B%d %s factor_rows_per_s", b, layout), nrow / tf)
-    ob.metric(string.format("B%d %s solve_rows_per_s", b, layout), nrow / ts)
-    ob.metric(string.format("B%d %s factor_gbs", b, layout),
-              info.factor_bytes / tf * 1e-9, "GB/s")
-    ob.metric(string.format("B%d %s solve_gbs", b, layout),
-              info.solve_bytes / ts * 1e-9, "GB/s")
+-- {====== rows: printed, kept for the CSV and the ratios, metrics
+
+local rows_out = {}
+local best = {}      -- best[part.."/"..op.."/"..B][group] = seconds
+
+local HEAD = string.format("%-4s %-9s %3s %-22s %10s %12s %8s %7s", "part",
+                           "op", "B", "impl", "n", "per s", "GB/s", "floor%")
+local function record(part, op, B, impl, group, n, r)
+  local gbs_floor = part == "gpu" and gpu_gbs or cpu_gbs
+  local floor = gbs_floor and 100 * r.gbs / gbs_floor or nil
+  local row = { part = part, op = op, B = B, impl = impl, n = n,
+                seconds = r.seconds, per_s = n / r.seconds, gbs = r.gbs,
+                floor = floor }
+  rows_out[#rows_out + 1] = row
+  print(string.format("%-4s %-9s %3d %-22s %10d %12.4g %8.1f %7s", part, op,
+                      B, impl, n, row.per_s, r.gbs,
+                      floor and string.format("%.1f", floor) or "-"))
+  local key = string.format("%s/%s/%d", part, op, B)
+  best[key] = best[key] or {}
+  if not best[key][group] or r.seconds < best[key][group].seconds then
+    best[key][group] = { seconds = r.seconds, impl = impl, floor = floor }
   end
-  ob.metric(string.format("B%d factor_compact_over_standard", b),
-            per.standard.tf / per.compact.tf)
-  ob.metric(string.format("B%d solve_compact_over_standard", b),
-            per.standard.ts / per.compact.ts)
+  local mk = string.format("%s %s B%d %s", part, op, B, impl)
+  ob.metric(mk .. " per_s", row.per_s)
+  ob.metric(mk .. " gbs", r.gbs, "GB/s")
+  if floor then ob.metric(mk .. " floor_pct", floor, "%") end
+end
+
+-- Ratios of one (part, op, B): compact/standard and ours over libraries.
+local function ratios(part, op, B)
+  local g = best[string.format("%s/%s/%d", part, op, B)]
+  if not g or not g.compact then return end
+  local c = g.compact
+  local parts = {}
+  local function vs(group, label)
+    if g[group] then
+      local x = g[group].seconds / c.seconds
+      parts[#parts + 1] = string.format("%s %.2fx", label, x)
+      ob.metric(string.format("%s %s B%d compact_over_%s", part, op, B,
+                              group), x)
+    end
+  end
+  vs("standard", "compact/standard")
+  vs("cublas", "vs cuBLAS")
+  vs("cublas_nopiv", "vs cuBLAS(nopiv)")
+  vs("torch", "vs torch")
+  vs("torch_nopiv", "vs torch(nopiv)")
+  print(string.format("%-4s %-9s %3d best compact %s%s: %s", part, op, B,
+                      c.impl, c.floor and string.format(" (%.1f%% of floor)",
+                      c.floor) or "", table.concat(parts, ", ")))
+end
+
+-- }======
+
+-- {====== peers
+
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+
+-- Runs peers/torch_lu.py once for every B; results by B, or nil and why.
+local function torch_lu()
+  local cmd = string.format("%s %speers/torch_lu.py --blocks %s --bytes %d "
+    .. "--reps %d 2>&1", python, here, table.concat(bs, ","),
+    math.floor(gpu_bytes), gpu_reps)
+  local f = io.popen(cmd)
+  if not f then return nil, "cannot start " .. python end
+  local out = f:read("a")
+  f:close()
+  local res = {}
+  for line in out:gmatch("[^\n]+") do
+    if line:match('^{"peer": "torch"') then
+      local r = {}
+      for k, v in line:gmatch('"([%w_]+)": (%-?[%d%.eE%+%-]+)') do
+        r[k] = tonumber(v)
+      end
+      for k, v in line:gmatch('"([%w_]+)": "([^"]*)"') do r[k] = v end
+      if r.B then res[r.B] = r end
+    end
+  end
+  if not next(res) then
+    return nil, (out:match("([^\n]+)\n?$") or "no output"):sub(1, 160)
+  end
+  return res
+end
+
+-- }======
+
+-- {====== CPU part
+
+local function cpu_part(B)
+  local lines = math.max(1, math.floor(rows / length))
+  for _, lay in ipairs { "standard", "compact" } do
+    local t = ob.blocktridiag { lines = lines, length = length, block = B,
+                                layout = lay }
+    local f = t:bench { op = "factor", reps = reps }
+    local s = t:bench { op = "solve", reps = reps }
+    local vl = t:info().vl
+    t:close()
+    local impl = string.format("%s VL%d", lay, vl)
+    record("cpu", "factor", B, impl, lay, lines * length, f)
+    record("cpu", "btdsolve", B, impl, lay, lines * length, s)
+  end
+  local n = math.max(1, math.floor(cpu_bytes / (8 * B * B)))
+  for _, lay in ipairs { "standard", "compact" } do
+    local m = ob.batched { n = n, block = B, layout = lay }
+    m:random { seed = 1 }
+    local r = m:bench { op = "lu", reps = reps }
+    local impl = string.format("%s VL%d", lay, m:info().vl)
+    m:close()
+    record("cpu", "lu", B, impl, lay, n, r)
+  end
+  for _, op in ipairs { "factor", "btdsolve", "lu" } do ratios("cpu", op, B) end
+end
+
+-- }======
+
+-- {====== GPU part
+
+local VARIANTS = { "serial", "serial2", "team" }
+
+-- Batched LU and solve: our variants in both layouts, cuBLAS, torch.
+local function gpu_batched(B, torch)
+  local n = math.max(1, math.floor(gpu_bytes / (8 * B * B)))
+  for _, cfg in ipairs { { "compact", 16 }, { "compact", 32 },
+                         { "standard", 1 } } do
+    local lay, vl = cfg[1], cfg[2]
+    local m = ob.batched { n = n, block = B, layout = lay, vl = vl,
+                           backend = "cuda" }
+    m:random { seed = 1 }
+    for _, v in ipairs(VARIANTS) do
+      local ok, r = pcall(m.bench, m, { op = "lu", reps = gpu_reps,
+                                        variant = v })
+      if ok then
+        record("gpu", "lu", B, string.format("%s VL%d %s", lay, vl, v), lay,
+               n, r)
+      end
+    end
+    if vl ~= 32 then
+      local r = m:bench { op = "solve", reps = gpu_reps }
+      record("gpu", "solve", B, string.format("%s VL%d %s", lay, vl,
+                                              r.variant), lay, n, r)
+    end
+    if lay == "standard" then    -- the libraries on the same matrices
+      for _, v in ipairs { "cublas", "cublas_nopiv" } do
+        local r = m:bench { op = "lu", reps = gpu_reps, variant = v }
+        record("gpu", "lu", B, v, v, n, r)
+      end
+      local r = m:bench { op = "solve", reps = gpu_reps, variant = "cublas" }
+      record("gpu", "solve", B, "cublas", "cublas", n, r)
+    end
+    m:close()
+  end
+  local tr = torch and torch[B]
+  if tr then
+    local bytes = 2 * tr.N * B * B * 8
+    record("gpu", "lu", B, "torch " .. (tr.version or ""), "torch", tr.N,
+           { seconds = tr.seconds, gbs = bytes / tr.seconds * 1e-9 })
+    if tr.seconds_nopiv and tr.seconds_nopiv > 0 then
+      record("gpu", "lu", B, "torch pivot=False", "torch_nopiv", tr.N,
+             { seconds = tr.seconds_nopiv,
+               gbs = bytes / tr.seconds_nopiv * 1e-9 })
+    end
+  end
+end
+
+-- Block-tridiagonal lines: factor and solve, compact and standard.
+local function gpu_lines(B)
+  local lines = math.max(1, math.floor(gpu_bytes / (length * 3 * B * B * 8)))
+  -- the team kernels read a row per thread: fewer lanes per pack (VL)
+  -- keep a row's elements in fewer sectors; VL is swept for them
+  local cfgs = { { "compact", "serial", 16 }, { "compact", "serial2", 16 },
+                 { "standard", "serial", 1 } }
+  if B <= 16 then
+    for _, vl in ipairs { 2, 4, 8, 16 } do
+      cfgs[#cfgs + 1] = { "compact", "team", vl }
+    end
+    cfgs[#cfgs + 1] = { "standard", "team", 1 }
+  end
+  for _, cfg in ipairs(cfgs) do
+    local lay, v, vl = cfg[1], cfg[2], cfg[3]
+    local t = ob.blocktridiag { lines = lines, length = length, block = B,
+                                layout = lay, vl = vl, backend = "cuda",
+                                variant = v }
+    local f = t:bench { op = "factor", reps = gpu_reps }
+    local s = t:bench { op = "solve", reps = gpu_reps }
+    local vl = t:info().vl
+    t:close()
+    local impl = string.format("%s VL%d %s", lay, vl, v)
+    record("gpu", "factor", B, impl, lay, lines * length, f)
+    record("gpu", "btdsolve", B, impl, lay, lines * length, s)
+  end
+end
+
+-- }======
+
+local torch, why
+if gpu and peers:find("torch") then
+  torch, why = torch_lu()    -- first, while the device memory is free
+  if not torch then print("torch peer not available: " .. tostring(why)) end
+end
+
+print(HEAD)
+ob.progress(0, #bs, "block sizes")
+for k, B in ipairs(bs) do
+  if do_cpu then cpu_part(B) end
+  if gpu then
+    gpu_batched(B, torch)
+    gpu_lines(B)
+    for _, op in ipairs { "lu", "solve", "factor", "btdsolve" } do
+      ratios("gpu", op, B)
+    end
+  end
   ob.progress(k, #bs, "block sizes")
 end
+
+local csv = io.open(ob.outdir() .. "/blocktridiag.csv", "w")
+if csv then
+  csv:write("part,op,B,impl,n,seconds,per_s,gbs,floor_pct\n")
+  for _, r in ipairs(rows_out) do
+    csv:write(string.format("%s,%s,%d,%s,%d,%.6g,%.6g,%.6g,%s\n", r.part, r.op,
+      r.B, r.impl, r.n, r.seconds, r.per_s, r.gbs,
+      r.floor and string.format("%.2f", r.floor) or ""))
+  end
+  csv:close()
+end
+print("floor%: GB/s over the copy bandwidth measured in this run; ratios: "
+      .. "the other's time over the best compact variant's (above 1: "
+      .. "compact faster)")

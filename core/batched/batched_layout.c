@@ -136,3 +136,29 @@ void odb_batched_unpack_rhs(const odb_batch *bt, int m, const double *src,
       for (int c = 0; c < m; ++c)
         dst[((size_t)p * b + i) * m + c] = src[odb_batch_rhs_at(bt, m, p, i, c)];
 }
+
+/* Matrix p of the batch (padding lanes: identity). */
+void odb_batched_random(const odb_batch *bt, uint64_t seed, double dominance,
+                        double *A) {
+  int b = bt->b;
+  double shift = dominance * b;
+  for (long p = 0; p < bt->packs * bt->vl; ++p)
+    for (int i = 0; i < b; ++i)
+      for (int j = 0; j < b; ++j)
+        A[odb_batch_mat_at(bt, p, i, j)] =
+          p < bt->n ? odb_batched_rand_entry(seed, (uint64_t)p, b, i, j, shift)
+                    : (i == j ? 1.0 : 0.0);
+}
+
+/* Padding lanes get zero. */
+void odb_batched_random_rhs(const odb_batch *bt, int m, uint64_t seed,
+                            double *x) {
+  int b = bt->b;
+  for (long p = 0; p < bt->packs * bt->vl; ++p)
+    for (int i = 0; i < b; ++i)
+      for (int c = 0; c < m; ++c)
+        x[odb_batch_rhs_at(bt, m, p, i, c)] =
+          p < bt->n ? odb_batched_unit(seed ^ ODB_BATCHED_RHS_SEED,
+                                       ((uint64_t)p * b + i) * m + c)
+                    : 0.0;
+}

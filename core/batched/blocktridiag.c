@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "batched_kernels.h"
+#include "odb_team.h"
 
 struct odb_blocktridiag {
   odb_batch bt;     /* one entry per line */
@@ -300,40 +301,78 @@ odb_status odb_blocktridiag_solve_packed_team(const odb_blocktridiag *t,
   return odb_team_run(team, solve_member, &job);
 }
 
-/* Offset of entry (line, r, i) of a right-hand side in the internal layout. */
-static size_t rhs_at(const odb_blocktridiag *t, long line, int r, int i) {
-  size_t vl = (size_t)t->bt.vl, b = (size_t)t->bt.b;
-  return (((size_t)line / vl * (size_t)t->K + (size_t)r) * b + (size_t)i) * vl
-         + (size_t)line % vl;
-}
-
-/* Padding lines get zero. */
+/* Padding lines get zero. One pack at a time: its VL lines' values are
+   contiguous runs of K*B in x, interleaved into xp. */
 void odb_blocktridiag_pack_rhs(const odb_blocktridiag *t, const double *x,
                                double *xp) {
-  int b = t->bt.b;
-  if (t->bt.vl == 1) {
+  size_t run = (size_t)t->K * (size_t)t->bt.b, vl = (size_t)t->bt.vl;
+  if (vl == 1) {
     memcpy(xp, x, sizeof(double) * odb_blocktridiag_work_len(t));
     return;
   }
-  for (long line = 0; line < t->bt.packs * t->bt.vl; ++line)
-    for (int r = 0; r < t->K; ++r)
-      for (int i = 0; i < b; ++i)
-        xp[rhs_at(t, line, r, i)] =
-          line < t->bt.n ? x[((size_t)line * t->K + r) * b + i] : 0.0;
+  for (long pk = 0; pk < t->bt.packs; ++pk) {
+    double *dst = xp + (size_t)pk * run * vl;
+    for (size_t l = 0; l < vl; ++l) {
+      long line = pk * (long)vl + (long)l;
+      const double *src = x + (size_t)line * run;
+      if (line < t->bt.n)
+        for (size_t e = 0; e < run; ++e)
+          dst[e * vl + l] = src[e];
+      else
+        for (size_t e = 0; e < run; ++e)
+          dst[e * vl + l] = 0.0;
+    }
+  }
 }
 
 /* Only real lines are written. */
 void odb_blocktridiag_unpack_rhs(const odb_blocktridiag *t, const double *xp,
                                  double *x) {
-  int b = t->bt.b;
-  if (t->bt.vl == 1) {
+  size_t run = (size_t)t->K * (size_t)t->bt.b, vl = (size_t)t->bt.vl;
+  if (vl == 1) {
     memcpy(x, xp, sizeof(double) * odb_blocktridiag_work_len(t));
     return;
   }
+  for (long pk = 0; pk < t->bt.packs; ++pk) {
+    const double *src = xp + (size_t)pk * run * vl;
+    for (size_t l = 0; l < vl; ++l) {
+      long line = pk * (long)vl + (long)l;
+      if (line >= t->bt.n)
+        break;
+      double *dst = x + (size_t)line * run;
+      for (size_t e = 0; e < run; ++e)
+        dst[e] = src[e * vl + l];
+    }
+  }
+}
+
+/* Every block of every line, padding lines included (they keep I and 0). */
+void odb_blocktridiag_random(odb_blocktridiag *t, uint64_t seed,
+                             double dominance) {
+  int b = t->bt.b, K = t->K;
+  double shift = dominance * b;
   for (long line = 0; line < t->bt.n; ++line)
-    for (int r = 0; r < t->K; ++r)
-      for (int i = 0; i < b; ++i)
-        x[((size_t)line * t->K + r) * b + i] = xp[rhs_at(t, line, r, i)];
+    for (int r = 0; r < K; ++r)
+      for (int w = 0; w < 3; ++w) {
+        int zero = (w == ODB_BTD_A && r == 0) || (w == ODB_BTD_C && r == K - 1);
+        uint64_t q = ((uint64_t)line * (uint64_t)K + (uint64_t)r) * 3 + w;
+        for (int i = 0; i < b; ++i)
+          for (int j = 0; j < b; ++j)
+            t->m[blk_at(t, line, r, w, i, j)] =
+              zero ? 0.0 : odb_batched_rand_entry(seed, q, b, i, j,
+                                                  w == ODB_BTD_D ? shift : 0.0);
+      }
+  t->factored = 0;
+}
+
+double *odb_blocktridiag_blocks(odb_blocktridiag *t) { return t->m; }
+
+size_t odb_blocktridiag_blocks_len(const odb_blocktridiag *t) {
+  return odb_batch_mat_len(&t->bt) * 3 * (size_t)t->K;
+}
+
+void odb_blocktridiag_mark_factored(odb_blocktridiag *t, int factored) {
+  t->factored = factored != 0;
 }
 
 /* x in the standard order; work NULL or work_len doubles. */
