@@ -42,31 +42,143 @@ static void out(sbuf *b, const char *fmt, ...) {
 
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
 
-/* Tiles of C per row (tsmttsm) or threads per row (tsmm). */
+/* {====== the geometry of the tensor-core (mma) kernels */
+
+/*
+** Derived sizes of an mma configuration (see odb_tsm_cfg). Shared memory
+** holds `stages` chunks; a chunk is `chunk` rows of A (and of B for
+** tsmttsm), each row padded to a stride of 4 or 12 modulo 16 doubles so
+** that a warp's fragment loads (4 rows x 8 columns, or 8 rows x 4) hit
+** distinct banks in each half warp.
+*/
+typedef struct mma_geom {
+  int z, e;            /* complex; doubles per entry */
+  int Mr, Nr;          /* widths of the real view */
+  int mr, E;           /* rows of one mma tile (8, 16); accumulators per tile */
+  int KS;              /* k of one mma: 4, 8 or 16 */
+  int AR, BR;          /* A and B registers of one mma per lane */
+  int G, W, BS;        /* warps per row group, warps, threads per block */
+  int SA, SB;          /* row strides in a stage (doubles) */
+  int stage;           /* doubles per stage */
+  /* tsmttsm */
+  int TMt, TNt;        /* warp tiles of C down and across */
+  int cm, cn;          /* columns of A and B the warp tiles cover */
+  int steps;           /* KS-row steps per chunk and row group */
+  /* tsmm */
+  int Kt;              /* KS-column steps over the Mr columns of A */
+  int ck;              /* KS Kt */
+  int SC;              /* row stride of C's copy in shared memory */
+  int tiles;           /* row tiles (wm mr rows) per chunk and row group */
+  size_t smem;         /* bytes of dynamic shared memory */
+} mma_geom;
+
+/* The smallest stride >= w (a multiple of 4) that is 4 or 12 mod 16. */
+static int bank_stride(int w) {
+  return w % 8 == 0 ? w + 4 : w;
+}
+
+/* Fills g; 0 when the options do not map onto the shape (a row group's
+   share of a chunk is not whole, or a field is out of range). */
+static int mma_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
+  memset(g, 0, sizeof *g);
+  if (c->mma < 1 || c->mma > 4 || c->wm < 1 || c->wm > 8 || c->wn < 1 ||
+      c->wn > 8 || c->rg < 1 || c->rg > 8 || c->chunk < 4 ||
+      c->chunk > 512 || c->stages < 2 || c->stages > 4 || c->M < 1 ||
+      c->N < 1)
+    return 0;
+  g->z = c->t == ODB_TSM_Z;
+  g->e = g->z ? 2 : 1;
+  g->Mr = g->e * c->M;
+  g->Nr = g->e * c->N;
+  g->mr = c->mma == ODB_TSM_MMA_M8N8K4 ? 8 : 16;
+  g->E = g->mr / 4;
+  g->KS = c->mma == ODB_TSM_MMA_M16N8K16 ? 16
+          : c->mma == ODB_TSM_MMA_M16N8K8 ? 8 : 4;
+  g->AR = (g->mr / 8) * (g->KS / 4);
+  g->BR = g->KS / 4;
+  if (c->op == ODB_TSM_TSMTTSM) {
+    int tmw = g->mr * c->wm, tnw = 8 * c->wn;
+    g->TMt = cdiv(g->Mr, tmw);
+    g->TNt = cdiv(g->Nr, tnw);
+    g->G = g->TMt * g->TNt;
+    g->cm = g->TMt * tmw;
+    g->cn = g->TNt * tnw;
+    g->SA = bank_stride(g->cm);
+    g->SB = bank_stride(g->cn);
+    if (c->chunk % (g->KS * c->rg)) return 0;
+    g->steps = c->chunk / (g->KS * c->rg);
+    g->stage = c->chunk * (g->SA + g->SB);
+    g->smem = 8 * (size_t)g->stage * c->stages;
+    if (c->reduce == ODB_TSM_REDUCE_LOCAL &&
+        8 * (size_t)g->e * c->M * c->N > g->smem)
+      g->smem = 8 * (size_t)g->e * c->M * c->N;
+  } else {
+    int nt = cdiv(g->Nr, 8);
+    g->Kt = cdiv(g->Mr, g->KS);
+    g->ck = g->KS * g->Kt;
+    g->G = cdiv(nt, c->wn);
+    g->cn = 8 * c->wn * g->G;
+    g->SA = bank_stride(g->ck);
+    g->SC = bank_stride(g->cn);
+    if (c->chunk % (c->wm * g->mr * c->rg)) return 0;
+    g->tiles = c->chunk / (c->wm * g->mr * c->rg);
+    g->stage = c->chunk * g->SA;
+    g->smem = 8 * ((size_t)g->stage * c->stages +
+                   (c->csrc == ODB_TSM_C_SHARED ? (size_t)g->ck * g->SC : 0));
+  }
+  g->W = g->G * c->rg;
+  g->BS = 32 * g->W;
+  return 1;
+}
+
+/* }====== */
+
+/* Tiles of C per row (tsmttsm), threads per row (tsmm) or, for the mma
+   kernels, the whole block. */
 int odb_tsm_cfg_group(const odb_tsm_cfg *c) {
+  if (c->mma) return odb_tsm_cfg_block(c);
   if (c->op == ODB_TSM_TSMTTSM) return cdiv(c->M, c->tm) * cdiv(c->N, c->tn);
   return c->tpr;
 }
 
 /* At least one group even when it exceeds block (checked elsewhere). */
 int odb_tsm_cfg_block(const odb_tsm_cfg *c) {
+  if (c->mma) {
+    mma_geom g;
+    return mma_geom_of(c, &g) ? g.BS : 32;
+  }
   int g = odb_tsm_cfg_group(c);
   int r = c->block / g;
   return (r < 1 ? 1 : r) * g;
 }
 
-/* The block-local sums of C (tsmttsm, local) or the copy of C (tsmm). */
+/* The block-local sums of C (tsmttsm, local) or the copy of C (tsmm);
+   the stages of the mma kernels. */
 size_t odb_tsm_cfg_smem(const odb_tsm_cfg *c) {
   size_t e = c->t == ODB_TSM_Z ? 16 : 8;
+  if (c->mma) {
+    mma_geom g;
+    return mma_geom_of(c, &g) ? g.smem : 0;
+  }
   if (c->op == ODB_TSM_TSMTTSM)
     return (c->reduce == ODB_TSM_REDUCE_LOCAL ? e * c->M * c->N : 0) +
            (c->stage ? e * (size_t)c->chunk * (c->M + c->N) : 0);
   return c->csrc == ODB_TSM_C_SHARED ? e * c->M * c->N : 0;
 }
 
-/* See the header. */
+/* See the header. The mma kernels: 2 (accumulators + f fragments + kept
+   fragments of C) + 32, fragments being the operands of one step, f = 2
+   for k = 4 (the next step's load early), 1 for the longer k. */
 int odb_tsm_cfg_regs(const odb_tsm_cfg *c) {
   int e = c->t == ODB_TSM_Z ? 2 : 1;
+  if (c->mma) {
+    mma_geom g;
+    if (!mma_geom_of(c, &g)) return 1 << 20;
+    int acc = c->wm * c->wn * g.E, frag = c->wm * g.AR + c->wn * g.BR;
+    int keep = c->op == ODB_TSM_TSMM && c->csrc == ODB_TSM_C_REGS
+               ? g.Kt * c->wn * g.BR : 0;
+    return 2 * (acc + (g.KS == 4 ? 2 : 1) * frag + keep) + 32;
+  }
   if (c->op == ODB_TSM_TSMTTSM && c->stage)
     return 2 * (e * c->tm * c->tn + e * (c->tm + c->tn) + 16);
   if (c->op == ODB_TSM_TSMTTSM) {
@@ -78,11 +190,52 @@ int odb_tsm_cfg_regs(const odb_tsm_cfg *c) {
   return 2 * (e * (c->unroll * J + keep + c->unroll + 1) + 8);
 }
 
+/* The options of an mma configuration; see odb_tsm_cfg_check. */
+static odb_status check_mma(const odb_tsm_cfg *c) {
+  mma_geom g;
+  if (c->mma < 1 || c->mma > 4)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: mma = %d, expected 0 (FMA units), "
+                    "1 (m8n8k4), 2 (m16n8k4), 3 (m16n8k8) or 4 (m16n8k16)",
+                    c->mma);
+  if (c->wm < 1 || c->wm > 8 || c->wn < 1 || c->wn > 8)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: %dx%d mma tiles per warp, expected "
+                    "1..8 each", c->wm, c->wn);
+  if (c->rg < 1 || c->rg > 8)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: %d row groups, expected 1..8", c->rg);
+  if (c->stages < 2 || c->stages > 4)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: %d stages, expected 2..4", c->stages);
+  if (c->chunk < 4 || c->chunk > 512)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: chunk of %d rows, expected 4..512",
+                    c->chunk);
+  if (c->op == ODB_TSM_TSMM && c->csrc == ODB_TSM_C_L1)
+    return ODB_FAIL(ODB_ERR_ARG, "tsmm: the mma kernels take C from "
+                    "shared memory or registers, not L1");
+  if (!mma_geom_of(c, &g))
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: a chunk of %d rows does not split "
+                    "into %d row groups of whole mma steps", c->chunk,
+                    c->rg);
+  if (g.BS > 1024)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: %d threads per block (at most 1024)",
+                    g.BS);
+  if (c->blocks_per_sm < 0 || c->blocks_per_sm > 32)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: blocks_per_sm = %d, expected 0..32",
+                    c->blocks_per_sm);
+  if (g.smem > 200 * 1024)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: %zu bytes of shared memory (at most "
+                    "200 KiB)", g.smem);
+  return ODB_OK;
+}
+
 /* See the header. */
 odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
   ODB_TRY(odb_tsm_check_shape(c->M, c->N, 1, 1));
   if ((unsigned)c->op > 1 || (unsigned)c->t > 1)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: bad operation or dtype");
+  if (c->op == ODB_TSM_TSMTTSM && (unsigned)c->reduce > 1)
+    return ODB_FAIL(ODB_ERR_ARG, "tsmttsm: bad reduction %d", c->reduce);
+  if (c->op == ODB_TSM_TSMM && (unsigned)c->csrc > 2)
+    return ODB_FAIL(ODB_ERR_ARG, "tsmm: bad source of C %d", c->csrc);
+  if (c->mma) return check_mma(c);
   if (c->unroll < 1 || c->unroll > 4)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: unroll = %d, expected 1..4",
                     c->unroll);
@@ -96,8 +249,6 @@ odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
     if (c->tm < 1 || c->tm > c->M || c->tn < 1 || c->tn > c->N)
       return ODB_FAIL(ODB_ERR_ARG, "tsmttsm: tile %dx%d does not fit "
                       "M=%d N=%d", c->tm, c->tn, c->M, c->N);
-    if ((unsigned)c->reduce > 1)
-      return ODB_FAIL(ODB_ERR_ARG, "tsmttsm: bad reduction %d", c->reduce);
     if (c->stage && (c->chunk < 1 || c->chunk > 256 || c->leapfrog ||
                      c->unroll != 1))
       return ODB_FAIL(ODB_ERR_ARG, "tsmttsm: staging takes a chunk of "
@@ -106,8 +257,6 @@ odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
     if (c->tpr < 1 || c->tpr > c->N)
       return ODB_FAIL(ODB_ERR_ARG, "tsmm: %d threads per row for N=%d",
                       c->tpr, c->N);
-    if ((unsigned)c->csrc > 2)
-      return ODB_FAIL(ODB_ERR_ARG, "tsmm: bad source of C %d", c->csrc);
   }
   if (odb_tsm_cfg_group(c) > 1024)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: %d threads per row exceed a block",
@@ -118,10 +267,33 @@ odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
 }
 
 /* See the header. */
+int odb_tsm_cfg_min_cc(const odb_tsm_cfg *c) {
+  if (c->mma >= ODB_TSM_MMA_M16N8K4) return 90;
+  if (c->mma == ODB_TSM_MMA_M8N8K4) return 80;
+  return 0;
+}
+
+static const char *const mma_names[] = { "fma", "m8n8k4", "m16n8k4",
+                                         "m16n8k8", "m16n8k16" };
+
+/* See the header. */
 const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
   static const char *const red[] = { "global", "local" };
   static const char *const src[] = { "l1", "shared", "regs" };
-  if (c->op == ODB_TSM_TSMTTSM && c->stage)
+  char grid[16];
+  if (c->blocks_per_sm) snprintf(grid, sizeof grid, "%d", c->blocks_per_sm);
+  else snprintf(grid, sizeof grid, "fill");
+  if (c->mma && c->op == ODB_TSM_TSMTTSM)
+    snprintf(buf, len, "mma=%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
+             "reduce=%s block=%d bps=%s", mma_names[c->mma % 5], c->wm,
+             c->wn, c->rg, c->chunk, c->stages, red[c->reduce & 1],
+             odb_tsm_cfg_block(c), grid);
+  else if (c->mma)
+    snprintf(buf, len, "mma=%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
+             "csrc=%s block=%d bps=%s", mma_names[c->mma % 5], c->wm, c->wn,
+             c->rg, c->chunk, c->stages, src[c->csrc % 3],
+             odb_tsm_cfg_block(c), grid);
+  else if (c->op == ODB_TSM_TSMTTSM && c->stage)
     snprintf(buf, len, "tm=%d tn=%d trans=%d stage=%d reduce=%s "
              "block=%d bps=%d", c->tm, c->tn, c->transposed, c->chunk,
              red[c->reduce & 1], c->block, c->blocks_per_sm);
@@ -133,6 +305,85 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
     snprintf(buf, len, "tpr=%d csrc=%s unroll=%d block=%d bps=%d", c->tpr,
              src[c->csrc % 3], c->unroll, c->block, c->blocks_per_sm);
   return buf;
+}
+
+/* See the header. */
+const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len) {
+  char red = c->reduce ? 'l' : 'g';
+  if (c->mma)
+    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d", c->mma, c->wm, c->wn,
+             c->rg, c->chunk, c->stages,
+             c->op == ODB_TSM_TSMTTSM ? red : "LSR"[c->csrc % 3],
+             c->blocks_per_sm);
+  else if (c->op == ODB_TSM_TSMTTSM && c->stage)
+    snprintf(buf, len, "f%dx%dt%ds%d%cb%d", c->tm, c->tn, c->transposed,
+             c->chunk, red, c->blocks_per_sm);
+  else if (c->op == ODB_TSM_TSMTTSM)
+    snprintf(buf, len, "f%dx%dt%dl%du%d%cb%d", c->tm, c->tn, c->transposed,
+             c->leapfrog, c->unroll, red, c->blocks_per_sm);
+  else
+    snprintf(buf, len, "p%d%cu%db%d", c->tpr, "LSR"[c->csrc % 3], c->unroll,
+             c->blocks_per_sm);
+  return buf;
+}
+
+/* Index of ch in set, -1 when absent (ch 0 too). */
+static int letter(const char *set, char ch) {
+  const char *p = ch ? strchr(set, ch) : NULL;
+  return p ? (int)(p - set) : -1;
+}
+
+/* See the header. */
+odb_status odb_tsm_cfg_parse(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
+                             const char *token, odb_tsm_cfg *out) {
+  odb_tsm_cfg c;
+  char ch = 0;
+  int n = -1, ok = 0;
+  memset(&c, 0, sizeof c);
+  c.op = op;
+  c.t = t;
+  c.M = M;
+  c.N = N;
+  c.block = 256;
+  c.unroll = 1;
+  c.tm = c.tn = c.tpr = 1;
+  if (!token) token = "";
+  if (token[0] == 'm') {
+    ok = sscanf(token, "m%dw%dx%dg%dr%ds%d%cb%d%n", &c.mma, &c.wm, &c.wn,
+                &c.rg, &c.chunk, &c.stages, &ch, &c.blocks_per_sm, &n) == 8;
+    if (op == ODB_TSM_TSMTTSM) {
+      c.reduce = letter("gl", ch);
+      ok = ok && c.reduce >= 0;
+    } else {
+      c.csrc = letter("LSR", ch);
+      ok = ok && c.csrc >= 0;
+    }
+  } else if (token[0] == 'f' && op == ODB_TSM_TSMTTSM) {
+    if (sscanf(token, "f%dx%dt%ds%d%cb%d%n", &c.tm, &c.tn, &c.transposed,
+               &c.chunk, &ch, &c.blocks_per_sm, &n) == 6) {
+      c.stage = 1;
+      ok = 1;
+    } else {
+      n = -1;
+      ok = sscanf(token, "f%dx%dt%dl%du%d%cb%d%n", &c.tm, &c.tn,
+                  &c.transposed, &c.leapfrog, &c.unroll, &ch,
+                  &c.blocks_per_sm, &n) == 7;
+    }
+    c.reduce = letter("gl", ch);
+    ok = ok && c.reduce >= 0;
+  } else if (token[0] == 'p' && op == ODB_TSM_TSMM) {
+    ok = sscanf(token, "p%d%cu%db%d%n", &c.tpr, &ch, &c.unroll,
+                &c.blocks_per_sm, &n) == 4;
+    c.csrc = letter("LSR", ch);
+    ok = ok && c.csrc >= 0;
+  }
+  if (!ok || n < 0 || token[n] != '\0')
+    return ODB_FAIL(ODB_ERR_ARG, "%s: '%s' is no kernel configuration "
+                    "token (like f4x8t1l1u2lb4, p8Su2b4, m1w4x4g1r32s3lb0)",
+                    odb_tsm_op_name(op), token);
+  ODB_TRY(odb_tsm_cfg_check(&c));
+  *out = c;
+  return ODB_OK;
 }
 
 /* The file header: what it is, the argument struct, complex helpers. */
@@ -475,13 +726,383 @@ static void gen_tsmm(sbuf *b, const odb_tsm_cfg *c) {
   out(b, "}\n");
 }
 
+/* {====== the tensor-core (mma) kernels */
+
+/* Appends text as it is. */
+static void outs(sbuf *b, const char *text) { out(b, "%s", text); }
+
+static void gen_mma_fn(sbuf *b, const mma_geom *g);
+
+/* cp.async and the mma of the configuration, as device functions. */
+static void gen_mma_helpers(sbuf *b, const mma_geom *g) {
+  outs(b,
+    "// cp.async: 16 or 8 bytes from global to shared memory; with n = 0\n"
+    "// nothing is read and zeros are written (rows past K)\n"
+    "__device__ __forceinline__ void cp16(double *s, const double *g, int n) {\n"
+    "  asm volatile(\"cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\\n\"\n"
+    "               :: \"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(g),\n"
+    "                  \"r\"(n) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void cp8(double *s, const double *g, int n) {\n"
+    "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 8, %2;\\n\"\n"
+    "               :: \"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(g),\n"
+    "                  \"r\"(n) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void cp_commit() {\n"
+    "  asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
+    "}\n");
+  gen_mma_fn(b, g);
+}
+
+/* "{%first, ..., %(first + n - 1)}" into buf. */
+static void operands(char *buf, size_t len, int first, int n) {
+  size_t u = 0;
+  for (int i = 0; i < n && u + 8 < len; ++i)
+    u += (size_t)snprintf(buf + u, len - u, "%s%%%d", i ? ", " : "{",
+                          first + i);
+  snprintf(buf + u, len - u, "}");
+}
+
+/* mma(d, a, b): d += a b, one mma.sync of the configuration's shape. */
+static void gen_mma_fn(sbuf *b, const mma_geom *g) {
+  char od[64], oa[96], ob[64];
+  int E = g->E, AR = g->AR, BR = g->BR;
+  if (g->mr == 8)
+    outs(b, "// d += a b on the FP64 tensor cores, an 8x4 by 4x8 product per "
+         "warp:\n// lane (g, t) = (lane / 4, lane % 4) holds a = A[g][t], "
+         "b = B[t][g]\n// and d = D[g][2t], D[g][2t + 1]\n");
+  else
+    out(b, "// d += a b on the FP64 tensor cores, a 16x%d by %dx8 product per "
+        "warp:\n// lane (g, t) = (lane / 4, lane %% 4) holds a[v + 2 i] = "
+        "A[g + 8 v][t + 4 i],\n// b[i] = B[t + 4 i][g] (i < %d) and d = "
+        "D[g][2t], D[g][2t + 1], D[g + 8][2t],\n// D[g + 8][2t + 1]\n",
+        g->KS, g->KS, g->KS / 4);
+  operands(od, sizeof od, 0, E);
+  operands(oa, sizeof oa, E, AR);
+  operands(ob, sizeof ob, E + AR, BR);
+  out(b, "__device__ __forceinline__ void mma(double (&d)[%d], const double "
+      "(&a)[%d],\n                                    const double (&b)[%d]) "
+      "{\n", E, AR, BR);
+  out(b, "  asm volatile(\"mma.sync.aligned.m%dn8k%d.row.col.f64.f64.f64.f64 "
+      "\"\n               \"%s, %s, %s, %s;\\n\"\n               : ", g->mr,
+      g->KS, od, oa, ob, od);
+  for (int i = 0; i < E; ++i) out(b, "%s\"+d\"(d[%d])", i ? ", " : "", i);
+  out(b, "\n               : ");
+  for (int i = 0; i < AR; ++i) out(b, "%s\"d\"(a[%d])", i ? ", " : "", i);
+  for (int i = 0; i < BR; ++i) out(b, ", \"d\"(b[%d])", i);
+  out(b, ");\n}\n\n");
+}
+
+/* The copy of rows k0 .. k0 + R - 1 of one operand (w doubles a row) to
+   offset off of the stage st, row stride S, by all BS threads. */
+static void gen_mma_copy(sbuf *b, const char *src, int R, int w, int S,
+                         int off, int BS) {
+  int wide = w % 2 == 0, per = wide ? w / 2 : w, n = R * per;
+  out(b, "  // %s: %d rows of %d doubles in %d-byte copies\n", src, R, w,
+      wide ? 16 : 8);
+  out(b, "#pragma unroll\n  for (int q = 0; q < %d; ++q) {\n", cdiv(n, BS));
+  out(b, "    const int u = threadIdx.x + q * %d;\n", BS);
+  if (n % BS) out(b, "    if (u >= %d) break;\n", n);
+  out(b, "    const int r = u / %d, c = %s(u %% %d);\n", per,
+      wide ? "2 * " : "", per);
+  out(b, "    const bool ok = k0 + r < K;\n");
+  out(b, "    %s(st + ", wide ? "cp16" : "cp8");
+  if (off) out(b, "%d + ", off);
+  out(b, "r * %d + c, ok ? %s + (k0 + r) * %d + c : %s, ok ? %d : 0);\n"
+      "  }\n", S, src, w, src, wide ? 16 : 8);
+}
+
+/* load_chunk(): chunk ch of A (and of B for tsmttsm) into a stage. */
+static void gen_mma_load(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
+  int two = c->op == ODB_TSM_TSMTTSM;
+  out(b, "// copies rows ch * %d .. ch * %d + %d of A%s into the stage st;\n"
+      "// a chunk past the end copies nothing\n", c->chunk, c->chunk,
+      c->chunk - 1, two ? " and B" : "");
+  out(b, "__device__ __forceinline__ void load_chunk(double *st, "
+      "const double *__restrict__ A,\n");
+  if (two) out(b, "    const double *__restrict__ B,");
+  out(b, "    long long ch, long long K) {\n");
+  out(b, "  const long long k0 = ch * %d;\n  if (k0 >= K) return;\n",
+      c->chunk);
+  gen_mma_copy(b, "A", c->chunk, g->Mr, g->SA, 0, g->BS);
+  if (two) gen_mma_copy(b, "B", c->chunk, g->Nr, g->SB, c->chunk * g->SA,
+                        g->BS);
+  out(b, "}\n\n");
+}
+
+/* Kernel entry, pointers, lane indices and the zeroed stages. */
+static void gen_mma_entry(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
+  int tsmm = c->op == ODB_TSM_TSMM;
+  /* min 1 block: the registers are not capped below 65536 / threads */
+  out(b, "extern \"C\" __global__ void __launch_bounds__(%d, 1)\n"
+      "tsm_kernel(tsm_args p) {\n", g->BS);
+  if (g->z)
+    out(b, "  // the real view: complex K x %d is K x %d doubles ((re, im) "
+        "pairs)\n", c->M, g->Mr);
+  out(b, "  const double *__restrict__ A = p.A;\n");
+  out(b, "  const double *__restrict__ %s = p.X;\n", tsmm ? "C" : "B");
+  if (tsmm) out(b, "  double *__restrict__ Bo = p.out;\n");
+  out(b, "  const long long K = p.K;\n");
+  out(b, "  extern __shared__ __align__(16) double smem[];\n");
+  out(b, "  // %d stages of %d rows: A (row stride %d)%s\n", c->stages,
+      c->chunk, g->SA, tsmm ? "" : ", then B");
+  if (!tsmm) out(b, "  //   (row stride %d)\n", g->SB);
+  out(b, "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
+  out(b, "  const int g = lane >> 2, t = lane & 3;\n");
+}
+
+/* The prologue: the first stages - 1 chunks start to load. */
+static void gen_mma_prologue(sbuf *b, const odb_tsm_cfg *c,
+                             const mma_geom *g) {
+  out(b, "  // the first %d chunks of this block start to load\n",
+      c->stages - 1);
+  out(b, "#pragma unroll\n  for (int s = 0; s < %d; ++s) {\n", c->stages - 1);
+  out(b, "    load_chunk(smem + s * %d, A, %sblockIdx.x + (long long)s * "
+      "gridDim.x, K);\n    cp_commit();\n  }\n", g->stage,
+      c->op == ODB_TSM_TSMTTSM ? "B, " : "");
+  out(b, "  int cur = 0;  // the stage of chunk ch\n");
+  out(b, "  for (long long ch = blockIdx.x; ch < nch; ch += gridDim.x) {\n");
+  out(b, "    asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");\n",
+      c->stages - 2);
+  out(b, "    __syncthreads();  // chunk ch is in; the stage before is used "
+      "up\n");
+  out(b, "    load_chunk(smem + (cur == 0 ? %d : cur - 1) * %d, A, %sch + "
+      "%d * (long long)gridDim.x, K);\n    cp_commit();\n", c->stages - 1,
+      g->stage, c->op == ODB_TSM_TSMTTSM ? "B, " : "", c->stages - 1);
+}
+
+/* Declares and zeroes acc[wm][wn][E]. */
+static void gen_mma_acc(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g,
+                        const char *ind) {
+  out(b, "%sdouble acc[%d][%d][%d];\n", ind, c->wm, c->wn, g->E);
+  out(b, "#pragma unroll\n%sfor (int i = 0; i < %d; ++i)\n#pragma unroll\n"
+      "%s  for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "%s    for (int e = 0; e < %d; ++e) acc[i][j][e] = 0.0;\n", ind, c->wm,
+      ind, c->wn, ind, g->E);
+}
+
+/* C = A^T B on the tensor cores: each warp sums its tile of C over the
+   rows of the chunks, then adds it to C (through shared memory with the
+   local reduction). Complex: the real 2M x 2N sums combine in pairs of
+   lanes (rows 2m and 2m + 1 of a tile sit in lanes 4 apart). */
+static void gen_mma_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
+                            const mma_geom *g) {
+  int R = c->chunk, mr = g->mr, tmw = mr * c->wm, tnw = 8 * c->wn;
+  int rowg = g->cm > g->Mr, colg = g->cn > g->Nr, local = c->reduce;
+  const char *sum = local ? "smem" : "p.out";
+  gen_mma_helpers(b, g);
+  gen_mma_load(b, c, g);
+  gen_mma_entry(b, c, g);
+  out(b, "  // %d x %d warp tiles of %d x %d entries cover C (%d x %d real)",
+      g->TMt, g->TNt, tmw, tnw, g->Mr, g->Nr);
+  if (c->rg > 1)
+    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
+  else
+    out(b, "\n");
+  if (c->rg > 1)
+    out(b, "  const int tile = warp %% %d, rg = warp / %d;\n", g->G, g->G);
+  else
+    out(b, "  const int tile = warp, rg = 0;\n");
+  out(b, "  const int m0 = tile %% %d * %d, n0 = tile / %d * %d;\n", g->TMt,
+      tmw, g->TMt, tnw);
+  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
+      R - 1, R, R);
+  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
+      "// padding stays 0\n  __syncthreads();\n", c->stages * g->stage,
+      g->BS);
+  gen_mma_acc(b, c, g, "  ");
+  gen_mma_prologue(b, c, g);
+  out(b, "    const double *sa = smem + cur * %d + m0 + g;\n", g->stage);
+  out(b, "    const double *sb = smem + cur * %d + %d + n0 + g;\n", g->stage,
+      R * g->SA);
+  out(b, "#pragma unroll\n    for (int q = 0; q < %d; ++q) {  // %d rows a "
+      "step\n", g->steps, g->KS);
+  out(b, "      const int r = %d * (rg + q * %d) + t;\n", g->KS, c->rg);
+  out(b, "      double a[%d][%d], bf[%d][%d];\n", c->wm, g->AR, c->wn, g->BR);
+  out(b, "#pragma unroll\n      for (int i = 0; i < %d; ++i)\n", c->wm);
+  if (mr == 8)
+    out(b, "        a[i][0] = sa[r * %d + i * 8];\n", g->SA);
+  else
+    out(b, "#pragma unroll\n        for (int v = 0; v < %d; ++v)\n"
+        "          a[i][v] = sa[(r + 4 * (v / 2)) * %d + i * 16 + 8 * (v %% 2)];"
+        "\n", g->AR, g->SA);
+  out(b, "#pragma unroll\n      for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "        for (int v = 0; v < %d; ++v) bf[j][v] = sb[(r + 4 * v) * %d + "
+      "8 * j];\n", c->wn, g->BR, g->SB);
+  out(b, "#pragma unroll\n      for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
+      "        for (int j = 0; j < %d; ++j) mma(acc[i][j], a[i], bf[j]);\n",
+      c->wm, c->wn);
+  out(b, "    }\n    cur = cur == %d ? 0 : cur + 1;\n  }\n", c->stages - 1);
+  /* the reduction */
+  if (local) {
+    out(b, "  // block-local sums in shared memory, then one global atomic "
+        "per entry\n");
+    out(b, "  asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n");
+    out(b, "  __syncthreads();  // the stages are free\n");
+    out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;\n"
+        "  __syncthreads();\n", g->e * c->M * c->N, g->BS);
+  } else {
+    out(b, "  // each warp adds its tile to C\n");
+  }
+  out(b, "#pragma unroll\n  for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
+      "    for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "      for (int h = 0; h < %d; ++h) {\n", c->wm, c->wn, g->E / 2);
+  out(b, "        const int r = m0 + i * %d + 8 * h + g, c = n0 + 8 * j + "
+      "2 * t;\n", mr);
+  if (g->z) {
+    out(b, "        // lanes g, g ^ 1 hold rows 2m, 2m + 1 (re, im of A); "
+        "columns 2t, 2t + 1\n        // are re, im of B: even lanes add "
+        "re = ar br - ai bi, odd ones im = ai br + ar bi\n");
+    out(b, "        const double y = __shfl_xor_sync(0xffffffffu, "
+        "acc[i][j][2 * h + 1], 4);\n");
+    out(b, "        const int m = r >> 1, n = c >> 1;\n");
+    out(b, "        ");
+    if (rowg && colg) out(b, "if (m < %d && n < %d) ", c->M, c->N);
+    else if (rowg) out(b, "if (m < %d) ", c->M);
+    else if (colg) out(b, "if (n < %d) ", c->N);
+    out(b, "atomicAdd(&%s[2 * (m * %d + n) + (g & 1)],\n"
+        "                  (g & 1) ? acc[i][j][2 * h] + y : acc[i][j][2 * h] "
+        "- y);\n", sum, c->N);
+  } else {
+    out(b, "        ");
+    if (rowg) out(b, "if (r < %d) ", c->M);
+    out(b, "{\n");
+    out(b, "          %satomicAdd(&%s[r * %d + c], acc[i][j][2 * h]);\n",
+        colg ? "if (c < N_) " : "", sum, c->N);
+    out(b, "          %satomicAdd(&%s[r * %d + c + 1], acc[i][j][2 * h + 1]);"
+        "\n        }\n", colg || c->N % 2 ? "if (c + 1 < N_) " : "", sum,
+        c->N);
+  }
+  out(b, "      }\n");
+  if (local)
+    out(b, "  __syncthreads();\n  for (int i = threadIdx.x; i < %d; i += %d)"
+        " atomicAdd(&p.out[i], smem[i]);\n", g->e * c->M * c->N, g->BS);
+  out(b, "}\n");
+}
+
+/* B = A C on the tensor cores: each warp computes wm blocks of 8 or 16
+   rows times wn blocks of 8 columns of B per step, the A fragments from
+   the staged chunk, the C fragments from registers or shared memory. */
+static void gen_mma_tsmm(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
+  int R = c->chunk, mr = g->mr, regs = c->csrc == ODB_TSM_C_REGS;
+  int colg = g->cn > g->Nr, rowsw = c->wm * mr;
+  gen_mma_helpers(b, g);
+  if (g->z)
+    out(b, "// entry (r, c) of the real %d x %d form of C: [re, im; -im, re] "
+        "per complex entry\n__device__ __forceinline__ double "
+        "cval(const double *__restrict__ C, int r, int c) {\n"
+        "  if (r >= %d || c >= %d) return 0.0;\n"
+        "  const double *v = C + 2 * ((r >> 1) * %d + (c >> 1));\n"
+        "  return (r & 1) == (c & 1) ? v[0] : (r & 1) ? -v[1] : v[1];\n}\n\n",
+        g->Mr, g->Nr, g->Mr, g->Nr, c->N);
+  else
+    out(b, "// entry (r, c) of C, zero outside\n__device__ __forceinline__ "
+        "double cval(const double *__restrict__ C, int r, int c) {\n"
+        "  return r < %d && c < %d ? C[r * %d + c] : 0.0;\n}\n\n", c->M,
+        c->N, c->N);
+  gen_mma_load(b, c, g);
+  gen_mma_entry(b, c, g);
+  out(b, "  // %d warps cover the %d columns (%d blocks of 8 each)", g->G,
+      g->Nr, c->wn);
+  if (c->rg > 1)
+    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
+  else
+    out(b, "\n");
+  if (c->rg > 1)
+    out(b, "  const int n0 = warp %% %d * %d, rg = warp / %d;\n", g->G,
+        8 * c->wn, g->G);
+  else
+    out(b, "  const int n0 = warp * %d, rg = 0;\n", 8 * c->wn);
+  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
+      R - 1, R, R);
+  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
+      "// padding stays 0\n", c->stages * g->stage, g->BS);
+  if (regs) {
+    out(b, "  double f[%d][%d][%d];  // this lane's fragments of C\n", g->Kt,
+        c->wn, g->BR);
+    out(b, "#pragma unroll\n  for (int kk = 0; kk < %d; ++kk)\n#pragma unroll\n"
+        "    for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+        "      for (int v = 0; v < %d; ++v)\n"
+        "        f[kk][j][v] = cval(C, %d * kk + t + 4 * v, n0 + 8 * j + g);\n",
+        g->Kt, c->wn, g->BR, g->KS);
+  } else {
+    out(b, "  // C (%d x %d with zeros around it) after the stages, row "
+        "stride %d\n", g->ck, g->cn, g->SC);
+    out(b, "  double *sc = smem + %d;\n", c->stages * g->stage);
+    out(b, "  for (int i = threadIdx.x; i < %d; i += %d)\n"
+        "    sc[i / %d * %d + i %% %d] = cval(C, i / %d, i %% %d);\n",
+        g->ck * g->cn, g->BS, g->cn, g->SC, g->cn, g->cn, g->cn);
+    out(b, "  const double *scl = sc + t * %d + n0 + g;\n", g->SC);
+  }
+  out(b, "  __syncthreads();\n");
+  gen_mma_prologue(b, c, g);
+  out(b, "    const long long k0 = ch * %d;\n", R);
+  out(b, "    const double *sa = smem + cur * %d + g * %d + t;\n", g->stage,
+      g->SA);
+  out(b, "#pragma unroll\n    for (int q = 0; q < %d; ++q) {  // tiles of "
+      "%d rows\n", g->tiles, rowsw);
+  out(b, "      const int r0 = (rg + q * %d) * %d;\n", c->rg, rowsw);
+  gen_mma_acc(b, c, g, "      ");
+  out(b, "#pragma unroll\n      for (int kk = 0; kk < %d; ++kk) {  // %d "
+      "columns of A a step\n", g->Kt, g->KS);
+  out(b, "        double a[%d][%d], bf[%d][%d];\n", c->wm, g->AR, c->wn,
+      g->BR);
+  out(b, "#pragma unroll\n        for (int w = 0; w < %d; ++w)\n", c->wm);
+  if (mr == 8)
+    out(b, "          a[w][0] = sa[(r0 + w * 8) * %d + 4 * kk];\n", g->SA);
+  else
+    out(b, "#pragma unroll\n          for (int v = 0; v < %d; ++v)\n"
+        "            a[w][v] = sa[(r0 + w * 16 + 8 * (v %% 2)) * %d + %d * kk "
+        "+ 4 * (v / 2)];\n", g->AR, g->SA, g->KS);
+  out(b, "#pragma unroll\n        for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "          for (int v = 0; v < %d; ++v) ", c->wn, g->BR);
+  if (regs) out(b, "bf[j][v] = f[kk][j][v];\n");
+  else out(b, "bf[j][v] = scl[(%d * kk + 4 * v) * %d + 8 * j];\n", g->KS,
+           g->SC);
+  out(b, "#pragma unroll\n        for (int w = 0; w < %d; ++w)\n"
+      "#pragma unroll\n          for (int j = 0; j < %d; ++j) "
+      "mma(acc[w][j], a[w], bf[j]);\n      }\n", c->wm, c->wn);
+  /* stores */
+  out(b, "#pragma unroll\n      for (int w = 0; w < %d; ++w)\n#pragma unroll\n"
+      "        for (int h = 0; h < %d; ++h) {\n", c->wm, g->E / 2);
+  out(b, "          const long long row = k0 + r0 + w * %d + 8 * h + g;\n",
+      mr);
+  out(b, "          if (row < K) {\n#pragma unroll\n"
+      "            for (int j = 0; j < %d; ++j) {\n", c->wn);
+  out(b, "              const int c = n0 + 8 * j + 2 * t;\n");
+  if (g->Nr % 2 == 0)
+    out(b, "              %s*(double2 *)(Bo + row * %d + c) = "
+        "make_double2(acc[w][j][2 * h], acc[w][j][2 * h + 1]);\n",
+        colg ? "if (c < N_) " : "", g->Nr);
+  else
+    out(b, "              if (c < N_) Bo[row * %d + c] = acc[w][j][2 * h];\n"
+        "              if (c + 1 < N_) Bo[row * %d + c + 1] = "
+        "acc[w][j][2 * h + 1];\n", g->Nr, g->Nr);
+  out(b, "            }\n          }\n        }\n    }\n");
+  out(b, "    cur = cur == %d ? 0 : cur + 1;\n  }\n}\n", c->stages - 1);
+}
+
+/* The mma kernel of c (checked). */
+static void gen_mma(sbuf *b, const odb_tsm_cfg *c) {
+  mma_geom g;
+  mma_geom_of(c, &g);
+  out(b, "#define N_ %d  // columns of %s (real view)\n\n",
+      c->op == ODB_TSM_TSMTTSM ? c->N : g.Nr,
+      c->op == ODB_TSM_TSMTTSM ? "C" : "B");
+  if (c->op == ODB_TSM_TSMTTSM) gen_mma_tsmttsm(b, c, &g);
+  else gen_mma_tsmm(b, c, &g);
+}
+
+/* }====== */
+
 /* See the header. */
 odb_status odb_gen_tsm(const odb_tsm_cfg *c, char **source) {
   sbuf b = { 0 };
   *source = NULL;
   ODB_TRY(odb_tsm_cfg_check(c));
   gen_head(&b, c);
-  if (c->op == ODB_TSM_TSMTTSM) gen_tsmttsm(&b, c);
+  if (c->mma) gen_mma(&b, c);
+  else if (c->op == ODB_TSM_TSMTTSM) gen_tsmttsm(&b, c);
   else gen_tsmm(&b, c);
   if (b.oom) {
     free(b.s);
@@ -493,6 +1114,14 @@ odb_status odb_gen_tsm(const odb_tsm_cfg *c, char **source) {
 
 /* See the header; sets no error message. */
 int odb_tsm_cfg_allowed(const odb_tsm_cfg *c) {
+  if (c->mma) {
+    mma_geom g;
+    if (!mma_geom_of(c, &g) || g.BS > 1024 || g.smem > 200 * 1024) return 0;
+    if (c->op == ODB_TSM_TSMM && c->csrc == ODB_TSM_C_L1) return 0;
+    /* the estimate fits the register file for one block at least */
+    return odb_tsm_cfg_regs(c) <= 255 &&
+           (long)odb_tsm_cfg_regs(c) * g.BS <= 65536;
+  }
   if (c->op == ODB_TSM_TSMTTSM) {
     if (c->tm < 1 || c->tm > c->M || c->tn < 1 || c->tn > c->N) return 0;
     if (c->stage && (c->leapfrog || c->unroll != 1)) return 0;
@@ -507,29 +1136,27 @@ int odb_tsm_cfg_allowed(const odb_tsm_cfg *c) {
   return 1;
 }
 
-/* Appends c to list when it is valid and its estimate fits. */
-static void space_add(const odb_tsm_cfg *c, odb_tsm_cfg *list, int max,
-                      int *n) {
+/* A growing list of configurations; at most max are written. */
+typedef struct cfg_list {
+  odb_tsm_cfg *list;
+  int max, n, cc;
+} cfg_list;
+
+/* Appends c when it is valid, its estimate fits and the device runs it. */
+static void space_add(const odb_tsm_cfg *c, cfg_list *l) {
   if (!odb_tsm_cfg_allowed(c)) return;
-  if (list && *n < max) list[*n] = *c;
-  ++*n;
+  if (l->cc && odb_tsm_cfg_min_cc(c) > l->cc) return;
+  if (l->list && l->n < l->max) l->list[l->n] = *c;
+  ++l->n;
 }
 
-/* See the header. */
-int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
-                       int full, odb_tsm_cfg *list, int max) {
+/* The seed's FMA kernels (the spaces of before the tensor-core ones). */
+static void space_fma(odb_tsm_cfg c, int full, cfg_list *l) {
   static const int tiles[] = { 1, 2, 4, 8, 16 };
   static const int tprs[] = { 1, 2, 4, 8, 16, 32 };
   static const int bpss[] = { 2, 4, 8 };
-  odb_tsm_cfg c;
-  int n = 0;
-  memset(&c, 0, sizeof c);
-  c.op = op;
-  c.t = t;
-  c.M = M;
-  c.N = N;
-  c.block = 256;
-  if (op == ODB_TSM_TSMTTSM) {
+  int M = c.M, N = c.N;
+  if (c.op == ODB_TSM_TSMTTSM) {
     for (int a = 0; a < 5; ++a)
       for (int b = 0; b < 5; ++b) {
         if (tiles[a] > M || tiles[b] > N) continue;
@@ -551,22 +1178,115 @@ int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
                     c.stage = st > 0;
                     c.chunk = st;
                     c.blocks_per_sm = bpss[q];
-                    space_add(&c, list, max, &n);
+                    space_add(&c, l);
                   }
       }
-    return n;
+    return;
   }
   for (int a = 0; a < 6; ++a) {
     if (tprs[a] > N) continue;
     c.tpr = tprs[a];
-    for (int s = full ? 0 : 0; s <= (full ? 2 : 1); ++s)
+    for (int s = 0; s <= (full ? 2 : 1); ++s)
       for (int u = full ? 1 : 2; u <= 4; u += full ? 1 : 2)
         for (int q = 0; q < 3; ++q) {
           c.csrc = s;
           c.unroll = u;
           c.blocks_per_sm = bpss[q];
-          space_add(&c, list, max, &n);
+          space_add(&c, l);
         }
   }
-  return n;
+}
+
+/* 1 when a warp tile of w entries (a multiple of unit) wastes no whole
+   unit on a side of n entries: w <= n rounded up to unit. */
+static int tile_fits(int w, int unit, int n) {
+  return w <= cdiv(n, unit) * unit;
+}
+
+/* Adds c with each mma shape of shapes[0..n-1]; m8n8k4 gets twice the
+   tiles down (wm) so that a warp covers the same entries of C or B. */
+static void add_shapes(odb_tsm_cfg c, const int *shapes, int n,
+                       cfg_list *l) {
+  int wm = c.wm;
+  for (int i = 0; i < n; ++i) {
+    c.mma = shapes[i];
+    c.wm = shapes[i] == ODB_TSM_MMA_M8N8K4 ? 2 * wm : wm;
+    if (c.wm <= 8) space_add(&c, l);
+  }
+}
+
+/*
+** The tensor-core kernels (real view at least 4 wide each side). Quick
+** (at least 8 wide): the fastest mma shapes of the device (m16n8k4,
+** m16n8k8, m16n8k16 from sm_90 on, m8n8k4 before), warp tiles of 16 rows
+** times 16 to 64 columns and 32 x 16, 32 x 32 (tsmttsm) or 1..2 row
+** blocks times 1..8 column blocks (tsmm), 1 or 2 row groups, chunks of
+** 32 or 64 rows, 3 stages, the device filled with blocks, the local
+** reduction; C from registers or shared memory. Full: every shape, 1..8
+** tiles each way, 1, 2 or 4 row groups, chunks of 16 to 128 rows, 2 to 4
+** stages, both reductions, 0, 1 or 2 blocks per SM.
+*/
+static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
+  static const int wts[] = { 1, 2, 4, 8 };
+  static const int chunks_q[] = { 32, 64 }, chunks_f[] = { 16, 32, 64, 128 };
+  static const int stages_f[] = { 2, 3, 4 }, bps_f[] = { 0, 1, 2 };
+  static const int all[] = { 1, 2, 3, 4 }, new90[] = { 2, 3, 4 }, old[] = { 1 };
+  static const int tq[][2] = { { 1, 2 }, { 1, 4 }, { 1, 8 }, { 2, 1 },
+                               { 2, 2 }, { 2, 4 } };   /* tsmttsm, quick */
+  static const int mq[][2] = { { 1, 1 }, { 1, 2 }, { 1, 4 }, { 1, 8 },
+                               { 2, 1 } };             /* tsmm, quick */
+  int e = c.t == ODB_TSM_Z ? 2 : 1, Mr = e * c.M, Nr = e * c.N;
+  int nch = full ? 4 : 2, nst = full ? 3 : 1, nbp = full ? 3 : 1;
+  const int *chunks = full ? chunks_f : chunks_q;
+  const int *shapes = full ? all : l->cc && l->cc < 90 ? old : new90;
+  int nshapes = full ? 4 : l->cc && l->cc < 90 ? 1 : 3;
+  int nt = full ? 16 : c.op == ODB_TSM_TSMTTSM ? 6 : 5;
+  if (Mr < 4 || Nr < 4 || (!full && (Mr < 8 || Nr < 8))) return;
+  c.tm = c.tn = c.tpr = 1;
+  c.unroll = 1;
+  c.block = 256;
+  for (int w = 0; w < nt; ++w) {
+    int wm = full ? wts[w / 4] : c.op == ODB_TSM_TSMTTSM ? tq[w][0] : mq[w][0];
+    int wn = full ? wts[w % 4] : c.op == ODB_TSM_TSMTTSM ? tq[w][1] : mq[w][1];
+    /* no warp tile reaches a whole 16-row or 8-column block past the
+       shape (tsmttsm) or a column block past B (tsmm) */
+    if (c.op == ODB_TSM_TSMTTSM && !tile_fits(16 * wm, 16, Mr)) continue;
+    if (!tile_fits(8 * wn, 8, Nr)) continue;
+    for (int rg = 1; rg <= (full ? 4 : 2); rg *= 2)
+      for (int k = 0; k < nch; ++k)
+        for (int st = 0; st < nst; ++st)
+          for (int q = 0; q < nbp; ++q)
+            for (int v = 0; v < 2; ++v) {
+              c.wm = wm;
+              c.wn = wn;
+              c.rg = rg;
+              c.chunk = chunks[k];
+              c.stages = full ? stages_f[st] : 3;
+              c.blocks_per_sm = full ? bps_f[q] : 0;
+              if (c.op == ODB_TSM_TSMTTSM) {
+                if (!full && v) continue;
+                c.reduce = full ? v : ODB_TSM_REDUCE_LOCAL;
+              } else {
+                c.csrc = v ? ODB_TSM_C_SHARED : ODB_TSM_C_REGS;
+              }
+              add_shapes(c, shapes, nshapes, l);
+            }
+  }
+}
+
+/* See the header. */
+int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
+                       int full, int cc, odb_tsm_cfg *list, int max) {
+  odb_tsm_cfg c;
+  cfg_list l = { list, max, 0, cc };
+  memset(&c, 0, sizeof c);
+  c.op = op;
+  c.t = t;
+  c.M = M;
+  c.N = N;
+  c.block = 256;
+  /* the FMA kernels won the quick race only up to 8 columns (H200) */
+  if (full || M <= 12 || N <= 12) space_fma(c, full, &l);
+  space_mma(c, full, &l);
+  return l.n;
 }

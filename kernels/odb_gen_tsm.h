@@ -19,6 +19,17 @@ typedef enum odb_tsm_csrc {
   ODB_TSM_C_REGS = 2           /* each thread keeps its columns of C */
 } odb_tsm_csrc;
 
+/* Which units multiply: the FMA units (the seed's kernels) or the FP64
+   tensor cores through mma.sync (warp-wide products of an m x k and a
+   k x n matrix). */
+typedef enum odb_tsm_mma {
+  ODB_TSM_FMA = 0,
+  ODB_TSM_MMA_M8N8K4 = 1,      /* sm_80 and newer */
+  ODB_TSM_MMA_M16N8K4 = 2,     /* sm_90 and newer */
+  ODB_TSM_MMA_M16N8K8 = 3,     /* sm_90 and newer */
+  ODB_TSM_MMA_M16N8K16 = 4     /* sm_90 and newer */
+} odb_tsm_mma;
+
 /*
 ** One kernel configuration. tsmttsm uses tm, tn (tile of C per thread),
 ** transposed (tiles interleaved across threads, Fig. 10/11), leapfrog
@@ -30,6 +41,19 @@ typedef enum odb_tsm_csrc {
 ** (grid = blocks_per_sm x SMs, fewer when K has fewer row groups).
 ** stage (tsmttsm) follows the seed's outlook: rows go through shared
 ** memory in chunks, loaded contiguously by the whole block.
+**
+** mma != 0 selects the tensor-core kernels (both operations). They work
+** on the real view of the data: a complex K x M matrix is a real K x 2M
+** one, a complex tsmttsm is the real one of 2M x 2N whose 2 x 2 blocks
+** combine into C, and a complex tsmm multiplies by the real 2M x 2N form
+** of C ([[re, im], [-im, re]] per entry): no flop is wasted. Chunks of
+** `chunk` rows are copied to shared memory with cp.async by the whole
+** block, `stages` chunks in flight (a persistent grid walks the chunks).
+** Each warp owns wm x wn mma tiles: of C (tsmttsm; rg row groups of warps
+** split a chunk's rows, k of them a step, and each adds its sums) or of
+** B (tsmm: wm blocks of 8 or 16 rows times wn blocks of 8 columns, k
+** columns of A a step; C comes from registers or shared memory, csrc). blocks_per_sm 0 launches as many blocks as
+** fit on the device at once.
 */
 typedef struct odb_tsm_cfg {
   odb_tsm_op op;
@@ -40,11 +64,15 @@ typedef struct odb_tsm_cfg {
   int unroll;                         /* 1..4 */
   int reduce;                         /* tsmttsm: odb_tsm_reduce */
   int block;                          /* 32..1024 */
-  int blocks_per_sm;                  /* 1..32 */
+  int blocks_per_sm;                  /* 1..32; 0: fill (mma only) */
   /* tsmttsm: 1 stages chunks of `chunk` rows of A and B in shared memory
      with coalesced loads of all the block's threads, then each thread
      sums its tile over the chunk from there (lf and unroll unused) */
   int stage, chunk;
+  int mma;                            /* odb_tsm_mma */
+  int wm, wn;                         /* mma tiles per warp */
+  int rg;                             /* mma: row groups of warps */
+  int stages;                         /* mma: chunks in flight, 2..4 */
 } odb_tsm_cfg;
 
 /* Threads that work on one row (tiles per row for tsmttsm, tpr for tsmm). */
@@ -67,6 +95,19 @@ int odb_tsm_cfg_allowed(const odb_tsm_cfg *c);
 odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c);
 /* "tm=4 tn=8 trans=1 lf=1 unroll=2 reduce=local block=256 bps=4". */
 const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len);
+/*
+** A short token naming the options of c without its shape (at most 63
+** characters, no blank, '=' or ','): the tuner's value for c, e.g.
+** "f4x8t1l1u2lb4" (FMA tsmttsm), "p8Su2b4" (FMA tsmm),
+** "m1w4x4g1r32s3lb0" (mma tsmttsm), "m2w2x2g2r32s3Rb0" (mma tsmm).
+*/
+const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len);
+/* Parses a token of odb_tsm_cfg_token for a shape; ODB_ERR_ARG when it
+   is malformed or does not fit the shape (odb_tsm_cfg_check). */
+odb_status odb_tsm_cfg_parse(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
+                             const char *token, odb_tsm_cfg *out);
+/* Smallest compute capability (major * 10 + minor) that runs c. */
+int odb_tsm_cfg_min_cc(const odb_tsm_cfg *c);
 
 /*
 ** Writes the kernel's CUDA C (extern "C" __global__ void tsm_kernel(args))
@@ -86,9 +127,14 @@ odb_status odb_gen_tsm(const odb_tsm_cfg *c, char **source);
 ** of C, unroll 1..4, 2, 4 or 8 blocks per SM); full = 0 is the quick
 ** space the roofline scenario tunes over (tsmttsm: tiles of at least 2
 ** where the side allows, transposed, the local reduction, unroll 1;
-** tsmm: C in shared memory or L1, unroll 2 or 4). Configurations whose
-** register estimate exceeds 255 (§5.2) are left out. Writes at most max
-** configurations to list (may be NULL) and returns how many there are.
+** tsmm: C in shared memory or L1, unroll 2 or 4; only where M or N is at
+** most 12: wider shapes went to the tensor cores on an H200). Both add
+** the tensor-core kernels where the real view has at least 4 columns on
+** each side (mma shapes, warp tiles, row groups, chunk sizes, pipeline
+** depths; the quick space those that won on an H200, from 8 columns). Configurations whose register estimate exceeds 255 (§5.2)
+** are left out, and so are those that need a newer device than cc
+** (major * 10 + minor; 0: no limit). Writes at most max configurations to
+** list (may be NULL) and returns how many there are.
 */
 int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
-                       int full, odb_tsm_cfg *list, int max);
+                       int full, int cc, odb_tsm_cfg *list, int max);

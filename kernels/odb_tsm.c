@@ -1,5 +1,6 @@
 /* odb_tsm.c - the generated tall & skinny kernels and the cuBLAS baseline
    on the current CUDA device. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ struct odb_tsm_kernel {
   odb_gpu_module *mod;
   odb_gpu_kernel fn;
   int sms;
+  int fit;             /* blocks of this kernel resident on one SM */
 };
 
 /* The argument struct of every generated kernel (odb_gen_tsm.h). */
@@ -38,6 +40,57 @@ int odb_tsm_sm_count(void) {
   return n;
 }
 
+/* Needs a current device; 0 when the query fails. */
+int odb_tsm_device_cc(void) {
+  int dev = 0, ma = 0, mi = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&ma, cudaDevAttrComputeCapabilityMajor, dev)
+          != cudaSuccess ||
+      cudaDeviceGetAttribute(&mi, cudaDevAttrComputeCapabilityMinor, dev)
+          != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 10 * ma + mi;
+}
+
+/* A device attribute of the current device, def when the query fails. */
+static int dev_attr(enum cudaDeviceAttr a, int def) {
+  int dev = 0, v = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&v, a, dev) != cudaSuccess || v <= 0) {
+    (void)cudaGetLastError();
+    return def;
+  }
+  return v;
+}
+
+/*
+** Blocks of k resident on one SM at once: the least of what the
+** registers (allocated per warp in units of 256, per SM quarter), the
+** shared memory (plus the block's reserved part) and the threads allow;
+** 1 to 32.
+*/
+static int blocks_fit(const odb_tsm_kernel *k) {
+  int threads = odb_tsm_cfg_block(&k->cfg), warps = (threads + 31) / 32;
+  int regs = k->fn.regs > 0 ? k->fn.regs : 255;
+  int rpw = (regs * 32 + 255) / 256 * 256;
+  int quarter = dev_attr(cudaDevAttrMaxRegistersPerMultiprocessor, 65536) / 4;
+  int fit = quarter / rpw * 4 / warps;
+  int t = dev_attr(cudaDevAttrMaxThreadsPerMultiProcessor, 2048) / threads;
+  size_t smem = odb_tsm_cfg_smem(&k->cfg);
+  if (t < fit) fit = t;
+  if (smem > 0) {
+    size_t per = smem + (size_t)dev_attr(
+        cudaDevAttrReservedSharedMemoryPerBlock, 1024);
+    int s = (int)((size_t)dev_attr(
+        cudaDevAttrMaxSharedMemoryPerMultiprocessor, 101376) / per);
+    if (s < fit) fit = s;
+  }
+  if (fit > 32) fit = 32;
+  return fit < 1 ? 1 : fit;
+}
+
 /* See the header. */
 odb_status odb_tsm_kernel_create(const odb_tsm_cfg *c, odb_tsm_kernel **out) {
   odb_tsm_kernel *k = NULL;
@@ -54,6 +107,12 @@ odb_status odb_tsm_kernel_create(const odb_tsm_cfg *c, odb_tsm_kernel **out) {
                  cudaDevAttrComputeCapabilityMajor, dev));
   ODB_CUDA_CHECK(cudaDeviceGetAttribute(&ccmin,
                  cudaDevAttrComputeCapabilityMinor, dev));
+  if (10 * ccmaj + ccmin < odb_tsm_cfg_min_cc(c))
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "tsm: %s needs compute capability "
+                    "%d.%d, the device has %d.%d",
+                    odb_tsm_cfg_text(c, txt, sizeof txt),
+                    odb_tsm_cfg_min_cc(c) / 10, odb_tsm_cfg_min_cc(c) % 10,
+                    ccmaj, ccmin);
   k = calloc(1, sizeof *k);
   if (!k) return ODB_FAIL(ODB_ERR_NOMEM, "tsm: kernel");
   k->cfg = *c;
@@ -76,6 +135,7 @@ odb_status odb_tsm_kernel_create(const odb_tsm_cfg *c, odb_tsm_kernel **out) {
                   k->fn.max_threads);
     goto fail;
   }
+  k->fit = blocks_fit(k);
   free(src);
   *out = k;
   return ODB_OK;
@@ -102,12 +162,17 @@ int odb_tsm_kernel_spill(const odb_tsm_kernel *k) {
   return k->fn.local_bytes;
 }
 
-/* blocks_per_sm x SMs, no more than there are row groups for. */
+/* Computed when k was created (blocks_fit). */
+int odb_tsm_kernel_fit(const odb_tsm_kernel *k) { return k->fit; }
+
+/* blocks_per_sm (0: as many as fit) x SMs, no more than there are row
+   groups (chunks) for. */
 unsigned odb_tsm_kernel_grid(const odb_tsm_kernel *k, long K) {
-  long rpb = k->cfg.stage ? k->cfg.chunk
+  long rpb = k->cfg.stage || k->cfg.mma ? k->cfg.chunk
              : odb_tsm_cfg_block(&k->cfg) / odb_tsm_cfg_group(&k->cfg);
   long most = (K + rpb - 1) / rpb;
-  long g = (long)k->cfg.blocks_per_sm * (k->sms > 0 ? k->sms : 80);
+  long bps = k->cfg.blocks_per_sm ? k->cfg.blocks_per_sm : k->fit;
+  long g = bps * (k->sms > 0 ? k->sms : 80);
   if (g > most) g = most;
   return g < 1 ? 1u : (unsigned)g;
 }
@@ -120,6 +185,9 @@ odb_status odb_tsm_kernel_run(odb_tsm_kernel *k, const double *A,
   size_t e = c->t == ODB_TSM_Z ? 16 : 8;
   if (K < 1) return ODB_FAIL(ODB_ERR_ARG, "tsm: K = %ld, at least 1", K);
   if (!A || !X || !out) return ODB_FAIL(ODB_ERR_ARG, "tsm: NULL matrix");
+  if (c->mma && (((uintptr_t)A | (uintptr_t)X | (uintptr_t)out) & 15))
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: the tensor-core kernels need "
+                    "16-byte aligned matrices");
   if (c->op == ODB_TSM_TSMTTSM)
     ODB_CUDA_CHECK(cudaMemsetAsync(out, 0, e * (size_t)c->M * c->N, 0));
   return odb_gpu_launch(&k->fn, odb_tsm_kernel_grid(k, K),

@@ -27,6 +27,8 @@ int odb_tsm_kernel_regs(const odb_tsm_kernel *k);
 int odb_tsm_kernel_spill(const odb_tsm_kernel *k);
 /* Blocks of a launch over K rows. */
 unsigned odb_tsm_kernel_grid(const odb_tsm_kernel *k, long K);
+/* Blocks of k that fit on one SM at once (the grid of blocks_per_sm 0). */
+int odb_tsm_kernel_fit(const odb_tsm_kernel *k);
 
 /*
 ** One product over K rows (see odb_tsm.h for X and out). tsmttsm clears
@@ -54,6 +56,9 @@ odb_status odb_tsm_time(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
 
 /* Multiprocessors of the current device (0 when unknown). */
 int odb_tsm_sm_count(void);
+/* Compute capability of the current device as major * 10 + minor (0 when
+   unknown): the cc argument of odb_tsm_space_list. */
+int odb_tsm_device_cc(void);
 
 #ifdef __cplusplus
 }

@@ -65,31 +65,18 @@ static odb_status fill_device(odb_tsm_plan *p, double *d, size_t n) {
   return st;
 }
 
-/* The kernel configuration of a tuner configuration. */
+/* The kernel configuration of a tuner configuration: its token. */
 static odb_tsm_cfg to_cfg(const odb_tsm_plan *p, const odb_config *c) {
-  const odb_space *s = p->space;
   odb_tsm_cfg k;
-  memset(&k, 0, sizeof k);
-  k.op = p->op;
-  k.t = p->t;
-  k.M = (int)p->M;
-  k.N = (int)p->N;
-  k.block = 256;
-  k.unroll = (int)odb_config_int(s, c, "unroll", 1);
-  k.blocks_per_sm = (int)odb_config_int(s, c, "bps", 2);
-  if (p->op == ODB_TSM_TSMTTSM) {
-    k.tm = (int)odb_config_int(s, c, "tm", 1);
-    k.tn = (int)odb_config_int(s, c, "tn", 1);
-    k.transposed = (int)odb_config_int(s, c, "trans", 1);
-    k.leapfrog = (int)odb_config_int(s, c, "lf", 1);
-    k.reduce = strcmp(odb_config_str(s, c, "reduce", "local"), "local") == 0;
-    k.chunk = (int)odb_config_int(s, c, "stage", 0);
-    k.stage = k.chunk > 0;
-  } else {
-    const char *src = odb_config_str(s, c, "csrc", "shared");
-    k.tpr = (int)odb_config_int(s, c, "tpr", 1);
-    k.csrc = strcmp(src, "regs") == 0 ? ODB_TSM_C_REGS
-           : strcmp(src, "shared") == 0 ? ODB_TSM_C_SHARED : ODB_TSM_C_L1;
+  const char *tok = odb_config_str(p->space, c, "kernel", "");
+  if (odb_tsm_cfg_parse(p->op, p->t, (int)p->M, (int)p->N, tok, &k)
+      != ODB_OK) {
+    odb_clear_error();
+    memset(&k, 0, sizeof k);   /* refused by allowed() */
+    k.op = p->op;
+    k.t = p->t;
+    k.M = (int)p->M;
+    k.N = (int)p->N;
   }
   return k;
 }
@@ -103,53 +90,42 @@ static int allowed(const odb_space *s, const odb_config *c, void *ud) {
   return odb_tsm_cfg_allowed(&k);
 }
 
-/* Widths from vals[] up to side (at least min(side, lo)). */
-static int widths(long side, int lo, long *out) {
-  static const long w[] = { 1, 2, 4, 8, 16, 32 };
-  int n = 0;
-  for (int i = 0; i < 6; ++i)
-    if (w[i] <= side && w[i] >= (side < lo ? side : lo)) out[n++] = w[i];
-  return n;
-}
-
-/* The space of odb_tsm_space_list as tuner parameters. */
+/*
+** The space of odb_tsm_space_list for this shape and device as one tuner
+** parameter, "kernel", whose values are the configurations' tokens
+** (odb_tsm_cfg_token: "f4x8t1l1u2lb4", "m1w4x4g1r32s3lb0", ...).
+*/
 static odb_status make_space(odb_tsm_plan *p, int full) {
-  static const long bps[] = { 2, 4, 8 }, one[] = { 1 }, two[] = { 0, 1 };
-  static const long u12[] = { 1, 2 }, u24[] = { 2, 4 };
-  static const long u14[] = { 1, 2, 3, 4 }, stg[] = { 0, 32, 64 };
-  static const char *const red[] = { "global", "local" };
-  static const char *const src[] = { "l1", "shared", "regs" };
-  long v[8];
-  int n;
-  odb_status st = odb_space_create(&p->space);
-  if (st != ODB_OK) return st;
-  if (p->op == ODB_TSM_TSMTTSM) {
-    n = widths(p->M < 16 ? p->M : 16, full ? 1 : 2, v);
-    ODB_TRY(odb_space_add_ints(p->space, "tm", v, n));
-    n = widths(p->N < 16 ? p->N : 16, full ? 1 : 2, v);
-    ODB_TRY(odb_space_add_ints(p->space, "tn", v, n));
-    ODB_TRY(odb_space_add_ints(p->space, "trans", full ? two : one + 0,
-                               full ? 2 : 1));
-    ODB_TRY(odb_space_add_ints(p->space, "lf", two, 2));
-    ODB_TRY(odb_space_add_ints(p->space, "unroll", full ? u12 : one,
-                               full ? 2 : 1));
-    ODB_TRY(odb_space_add_enum(p->space, "reduce", full ? red : red + 1,
-                               full ? 2 : 1));
-    /* rows per chunk staged in shared memory; 0: loads straight to
-       registers */
-    ODB_TRY(odb_space_add_ints(p->space, "stage", stg, 3));
-  } else {
-    n = widths(p->N < 32 ? p->N : 32, 1, v);
-    ODB_TRY(odb_space_add_ints(p->space, "tpr", v, n));
-    ODB_TRY(odb_space_add_enum(p->space, "csrc", src, full ? 3 : 2));
-    ODB_TRY(odb_space_add_ints(p->space, "unroll", full ? u14 : u24,
-                               full ? 4 : 2));
+  int cc = odb_tsm_device_cc();
+  int n = odb_tsm_space_list(p->op, p->t, (int)p->M, (int)p->N, full, cc,
+                             NULL, 0);
+  odb_tsm_cfg *list = calloc((size_t)(n > 0 ? n : 1), sizeof *list);
+  char (*tok)[64] = calloc((size_t)(n > 0 ? n : 1), sizeof *tok);
+  const char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+  odb_status st = ODB_OK;
+  if (!list || !tok || !names)
+    st = ODB_FAIL(ODB_ERR_NOMEM, "tsm: tuning space");
+  if (st == ODB_OK && n < 1)
+    st = ODB_FAIL(ODB_ERR_UNSUPPORTED, "tsm: no kernel configuration for "
+                  "this shape and device");
+  if (st == ODB_OK) {
+    odb_tsm_space_list(p->op, p->t, (int)p->M, (int)p->N, full, cc, list, n);
+    for (int i = 0; i < n; ++i) {
+      odb_tsm_cfg_token(&list[i], tok[i], sizeof tok[i]);
+      names[i] = tok[i];
+    }
+    st = odb_space_create(&p->space);
   }
-  ODB_TRY(odb_space_add_ints(p->space, "bps", bps, 3));
-  (void)u12;
-  return odb_space_add_constraint(p->space, allowed, p, NULL,
+  if (st == ODB_OK) st = odb_space_add_enum(p->space, "kernel", names, n);
+  if (st == ODB_OK)
+    st = odb_space_add_constraint(p->space, allowed, p, NULL,
                                   "register estimate of Ernst et al. 5.2 "
-                                  "at most 255, a row's threads fit a block");
+                                  "at most 255, a row's threads fit a "
+                                  "block");
+  free(list);
+  free(tok);
+  free(names);
+  return st;
 }
 
 /* Compiles c (tuner setup). */

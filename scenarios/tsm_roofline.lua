@@ -11,6 +11,11 @@
 -- run (ob.info().gpu.copy_gbs) and P the FP64 peak (--set fp64_peak=GFLOP/s;
 -- the default is the tensor-core FP64 rate of an H100/H200 SXM, 67 TFLOP/s),
 -- and the speedup over cuBLAS. Seeds/003's Figures 3, 4, 15 and 23.
+-- The configuration says which units multiply: the seed's FMA kernels
+-- ("tm=.. tn=.." / "tpr=..") or the FP64 tensor cores ("mma=m8n8k4 ...").
+-- The last lines count the shapes that meet issue 7's targets: at least
+-- 90% of the roofline for M = N <= 32, 75% up to 64, never slower than
+-- cuBLAS.
 --
 --   odebench scenarios/tsm_roofline.lua
 --   odebench scenarios/tsm_roofline.lua --set widths=1,8,32 --set dtypes=d
@@ -54,6 +59,7 @@ print(string.format("%-7s %s %3s %3s %10s %9s %6s %9s %6s %6s  %s", "op",
                     "t", "M", "N", "K", "GFLOP/s", "roof", "cuBLAS", "roof",
                     "speedup", "configuration"))
 local n, i = #shapes * #split(ops) * #split(dtypes), 0
+local met, missed, slower = 0, {}, {}
 ob.progress(0, n, "shapes")
 for _, s in ipairs(shapes) do
   for _, op in ipairs(split(ops)) do
@@ -73,6 +79,18 @@ for _, s in ipairs(shapes) do
       ob.metric(tag .. "_gflops", g, "GFLOP/s")
       ob.metric(tag .. "_roofline_pct", 100 * g / roof, "%")
       ob.metric(tag .. "_cublas_gflops", gb, "GFLOP/s")
+      ob.metric(tag .. "_speedup", g / gb, "x")
+      if M == N then
+        local want = M <= 32 and 90 or 75
+        if 100 * g / roof >= want then met = met + 1
+        else missed[#missed + 1] = string.format("%s %s %d (%.0f%% < %d%%)",
+                                                 op, dt, M, 100 * g / roof,
+                                                 want) end
+      end
+      if g < gb then
+        slower[#slower + 1] = string.format("%s %s %dx%d (%.2fx)", op, dt, M,
+                                            N, g / gb)
+      end
       print(string.format("%-7s %s %3d %3d %10d %9.1f %5.1f%% %9.1f %5.1f%% "
                           .. "%6.2f  %s (%d evals, %d cached)", op, dt, M, N,
                           K, g, 100 * g / roof, gb, 100 * gb / roof, g / gb,
@@ -83,3 +101,8 @@ for _, s in ipairs(shapes) do
     end
   end
 end
+print(string.format("targets: %d square shapes at or above their roofline "
+                    .. "target, %d below%s", met, #missed,
+                    #missed > 0 and (": " .. table.concat(missed, ", ")) or ""))
+print(string.format("slower than cuBLAS: %d%s", #slower,
+                    #slower > 0 and (": " .. table.concat(slower, ", ")) or ""))

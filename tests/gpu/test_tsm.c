@@ -89,19 +89,26 @@ static double shape_run(shape_data *s, odb_tsm_kernel *k, char *why,
   return odb_tsm_relerr(s->got, s->ref, s->no);
 }
 
-/* Every configuration of the quick space (and every stride-th of the
-   full one) on one shape, and cuBLAS. */
+/* ODB_TSM_ONLY_MMA=1: check the tensor-core configurations alone. */
+static int only_mma(void) {
+  const char *v = getenv("ODB_TSM_ONLY_MMA");
+  return v && atoi(v);
+}
+
+/* Every configuration of the quick space (every qstride-th) and every
+   stride-th of the full one on one shape, and cuBLAS. */
 static void check_shape(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
-                        long N, long K, int stride) {
+                        long N, long K, int stride, int qstride) {
   shape_data s;
   char why[256], txt[160];
-  int nq = odb_tsm_space_list(op, t, M, N, 0, NULL, 0);
-  int nf = odb_tsm_space_list(op, t, M, N, 1, NULL, 0);
+  int cc = odb_tsm_device_cc();
+  int nq = odb_tsm_space_list(op, t, M, N, 0, cc, NULL, 0);
+  int nf = odb_tsm_space_list(op, t, M, N, 1, cc, NULL, 0);
   odb_tsm_cfg *list = malloc(sizeof *list * (size_t)(nq + nf));
-  int bad = 0, n = 0;
+  int bad = 0, n = 0, nmma = 0;
   double worst = 0.0;
-  odb_tsm_space_list(op, t, M, N, 0, list, nq);
-  odb_tsm_space_list(op, t, M, N, 1, list + nq, nf);
+  odb_tsm_space_list(op, t, M, N, 0, cc, list, nq);
+  odb_tsm_space_list(op, t, M, N, 1, cc, list + nq, nf);
   if (!shape_init(&s, r, op, t, M, N, K)) {
     tap_ok(0, "%s %s M=%ld N=%ld: setup: %s", odb_tsm_op_name(op),
            odb_tsm_dtype_name(t), M, N, odb_last_error());
@@ -114,7 +121,10 @@ static void check_shape(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
   for (int i = 0; i < nq + nf; ++i) {
     odb_tsm_kernel *k = NULL;
     if (i >= nq && (i - nq) % stride) continue;
+    if (i < nq && qstride > 1 && i % qstride) continue;
+    if (only_mma() && !list[i].mma) continue;
     ++n;
+    nmma += list[i].mma != 0;
     if (odb_tsm_kernel_create(&list[i], &k) != ODB_OK) {
       e = INFINITY;
       snprintf(why, sizeof why, "%s", odb_last_error());
@@ -135,9 +145,10 @@ static void check_shape(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
     }
     if (e > worst) worst = e;
   }
-  tap_ok(bad == 0, "%s %s M=%ld N=%ld K=%ld: %d configurations match the "
-         "CPU reference (worst %.2e)", odb_tsm_op_name(op),
-         odb_tsm_dtype_name(t), M, N, K, n - bad, worst);
+  tap_ok(bad == 0, "%s %s M=%ld N=%ld K=%ld: %d of %d configurations (%d "
+         "on the tensor cores) match the CPU reference (worst %.2e)",
+         odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N, K, n - bad, n,
+         nmma, worst);
   shape_free(&s);
   free(list);
 }
@@ -163,7 +174,11 @@ static void check_bad(void) {
 static const long test_shapes[][3] = {
   { 7, 5, 100003 }, { 13, 11, 65537 }, { 1, 1, 100003 },
   { 64, 64, 20011 }, { 3, 64, 30011 }, { 33, 17, 40009 },
+  { 24, 40, 50021 },
 };
+#define NTEST ((int)(sizeof test_shapes / sizeof test_shapes[0]))
+static const long sanitize_shapes[][3] = { { 13, 11, 3001 },
+                                           { 32, 24, 2053 } };
 static const long roof_sq[] = { 1, 2, 4, 8, 16, 32, 64, 3, 12, 24, 48 };
 static const long roof_ne[][2] = { { 4, 16 }, { 16, 4 }, { 32, 8 } };
 
@@ -171,7 +186,7 @@ static const long roof_ne[][2] = { { 4, 16 }, { 16, 4 }, { 32, 8 } };
 static int test_stride(int i) {
   const char *full = getenv("ODB_TSM_FULL");
   if (full && atoi(full)) return 1;
-  return i == 0 ? 4 : 17;
+  return i == 0 ? 16 : 61;
 }
 
 /* {====== --precompile: fills the kernel cache from several processes */
@@ -181,19 +196,21 @@ static int test_stride(int i) {
 static int precompile(int part, int parts, int roof) {
   odb_tsm_cfg list[4000];
   long j = 0;
-  for (int s = 0; s < (roof ? 14 : 6); ++s) {
+  for (int s = 0; s < (roof ? 14 : NTEST); ++s) {
     long M = roof ? (s < 11 ? roof_sq[s] : roof_ne[s - 11][0])
                   : test_shapes[s][0];
     long N = roof ? (s < 11 ? roof_sq[s] : roof_ne[s - 11][1])
                   : test_shapes[s][1];
     for (int op = 0; op < 2; ++op)
       for (int t = 0; t < 2; ++t) {
-        int nq = odb_tsm_space_list(op, t, M, N, 0, list, 4000);
-        int nf = roof ? 0 : odb_tsm_space_list(op, t, M, N, 1, list + nq,
-                                               4000 - nq);
+        int cc = odb_tsm_device_cc();
+        int nq = odb_tsm_space_list(op, t, M, N, 0, cc, list, 4000);
+        int nf = roof ? 0 : odb_tsm_space_list(op, t, M, N, 1, cc,
+                                               list + nq, 4000 - nq);
         for (int i = 0; i < nq + nf; ++i) {
           odb_tsm_kernel *k = NULL;
           if (i >= nq && (i - nq) % test_stride(s)) continue;
+          if (only_mma() && !list[i].mma) continue;
           if (j++ % parts != part) continue;
           odb_tsm_kernel_create(&list[i], &k);
           odb_tsm_kernel_free(k);
@@ -246,41 +263,84 @@ static int big_fill(odb_rng *r, double *d, size_t n) {
   return odb_backend_sync(gpu) == ODB_OK;
 }
 
-/* Tunes one shape over the quick space and prints one table row. */
+static odb_rng *roof_rng;   /* the generator of --roofline */
+
+/* Timed runs per configuration: ODB_TSM_REPS, else 5. */
+static int roof_reps(void) {
+  const char *r = getenv("ODB_TSM_REPS");
+  return r && atoi(r) > 0 ? atoi(r) : 5;
+}
+
+/* Tunes one shape over the quick space and prints one table row; with
+   ODB_TSM_VERBOSE=1 also a line for every configuration. */
 static void roof_shape(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                        long K, double *A, double *X, double *out, double bw,
                        double peak, double *stat) {
-  odb_tsm_cfg list[256], best;
+  static odb_tsm_cfg list[1024];
+  odb_tsm_cfg best, bestf;
   char txt[160];
-  int n = odb_tsm_space_list(op, t, M, N, 0, list, 256), bregs = 0;
-  double bt = INFINITY, tb = INFINITY, t0 = now(), tc = 0;
-  for (int i = 0; i < n && i < 256; ++i) {
+  const char *verb = getenv("ODB_TSM_VERBOSE");
+  int n = odb_tsm_space_list(op, t, M, N, 0, odb_tsm_device_cc(), list,
+                             1024), bregs = 0, nm = 0;
+  double bt = INFINITY, bf = INFINITY, tb = INFINITY, t0 = now(), tc = 0;
+  double fl = odb_tsm_flops(t, M, N, K), by = odb_tsm_bytes(t, M, N, K);
+  double roof = fmin(fl / by * bw * 1e9, peak);
+  /* each configuration runs on fresh small matrices against the CPU
+     reference first; one that does not match is left out of the race */
+  shape_data chk;
+  char why[256];
+  int have_chk = shape_init(&chk, roof_rng, op, t, M, N, 4099);
+  if (n > 1024) n = 1024;
+  for (int i = 0; i < n; ++i) {
     odb_tsm_kernel *k = NULL;
-    double sec, c0 = now();
+    double sec, c0 = now(), err;
     if (odb_tsm_kernel_create(&list[i], &k) != ODB_OK) {
       printf("# %s\n", odb_last_error());
       continue;
     }
     tc += now() - c0;
-    if (odb_tsm_time(k, op, t, M, N, K, A, X, out, 5, &sec) == ODB_OK &&
-        sec < bt) {
-      bt = sec;
-      best = list[i];
-      bregs = odb_tsm_kernel_regs(k);
+    nm += list[i].mma != 0;
+    if (have_chk && !((err = shape_run(&chk, k, why, sizeof why)) <= 1e-12)) {
+      printf("# WRONG (left out): %s: err %.2e %s\n",
+             odb_tsm_cfg_text(&list[i], txt, sizeof txt), err, why);
+      odb_tsm_kernel_free(k);
+      continue;
+    }
+    if (odb_tsm_time(k, op, t, M, N, K, A, X, out, roof_reps(), &sec)
+        == ODB_OK) {
+      if (verb && atoi(verb))
+        printf("#   %-7s %s %3ld %3ld %8.1f GF/s %5.1f%% regs=%d spill=%d "
+               "fit=%d  %s\n", odb_tsm_op_name(op), odb_tsm_dtype_name(t), M,
+               N, fl / sec * 1e-9, 100 * fl / sec / roof,
+               odb_tsm_kernel_regs(k), odb_tsm_kernel_spill(k),
+               odb_tsm_kernel_fit(k),
+               odb_tsm_cfg_text(&list[i], txt, sizeof txt));
+      if (sec < bt) {
+        bt = sec;
+        best = list[i];
+        bregs = odb_tsm_kernel_regs(k);
+      }
+      if (!list[i].mma && sec < bf) {
+        bf = sec;
+        bestf = list[i];
+      }
     }
     odb_tsm_kernel_free(k);
   }
-  if (odb_tsm_time(NULL, op, t, M, N, K, A, X, out, 5, &tb) != ODB_OK)
+  if (odb_tsm_time(NULL, op, t, M, N, K, A, X, out, roof_reps(), &tb)
+      != ODB_OK)
     printf("# cublas: %s\n", odb_last_error());
-  double fl = odb_tsm_flops(t, M, N, K), by = odb_tsm_bytes(t, M, N, K);
-  double roof = fmin(fl / by * bw * 1e9, peak);
   double g = fl / bt, gb = fl / tb;
   printf("%-7s %s %3ld %3ld %10ld %9.1f %6.1f%% %9.1f %6.1f%% %5.2f  "
-         "%s regs=%d (%d cfgs, compile %.1fs, all %.1fs)\n",
+         "%s regs=%d (%d cfgs, %d mma, compile %.1fs, all %.1fs)\n",
          odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N, K, g * 1e-9,
          100 * g / roof, gb * 1e-9, 100 * gb / roof, tb / bt,
          bt < INFINITY ? odb_tsm_cfg_text(&best, txt, sizeof txt) : "-",
-         bregs, n, tc, now() - t0);
+         bregs, n, nm, tc, now() - t0);
+  if (have_chk) shape_free(&chk);
+  if (best.mma && bf < INFINITY)
+    printf("#   best on the FMA units: %.1f GF/s %.1f%% %s\n", fl / bf * 1e-9,
+           100 * fl / bf / roof, odb_tsm_cfg_text(&bestf, txt, sizeof txt));
   fflush(stdout);
   stat[0] = 100 * g / roof;
   stat[1] = tb / bt;
@@ -292,6 +352,7 @@ static int roofline(odb_rng *r, double limit) {
   const long (*ne)[2] = roof_ne;
   odb_device_info info;
   double bw = 0, peak, stat[2], t0 = now();
+  int nsq = 0, below = 0, slower = 0;
   size_t cap = (size_t)1 << 30;   /* doubles: 2^29 complex entries */
   void *A = NULL, *X = NULL, *out = NULL;
   if (odb_backend_query(gpu, &info) != ODB_OK ||
@@ -320,9 +381,21 @@ static int roofline(odb_rng *r, double limit) {
   }
   printf("%-7s %s %3s %3s %10s %9s %7s %9s %7s %5s  best\n", "op", "t", "M",
          "N", "K", "GF/s", "roof", "cublasGF", "roof", "ratio");
-  for (int s = 0; s < 14; ++s) {
-    long M = s < 11 ? sq[s] : ne[s - 11][0];
-    long N = s < 11 ? sq[s] : ne[s - 11][1];
+  /* ODB_TSM_WIDTHS="16,32": only these M = N */
+  long wl[32];
+  int nw = 0;
+  const char *ws = getenv("ODB_TSM_WIDTHS");
+  for (const char *q = ws; q && *q && nw < 32;) {
+    char *end;
+    long w = strtol(q, &end, 10);
+    if (end == q) break;
+    if (w >= 1 && w <= 64) wl[nw++] = w;
+    q = *end ? end + 1 : end;
+  }
+  int ns = ws ? nw : 14;
+  for (int s = 0; s < ns; ++s) {
+    long M = ws ? wl[s] : s < 11 ? sq[s] : ne[s - 11][0];
+    long N = ws ? wl[s] : s < 11 ? sq[s] : ne[s - 11][1];
     for (int op = 0; op < 2; ++op)
       for (int t = 0; t < 2; ++t) {
         size_t e = t ? 2 : 1;
@@ -335,8 +408,22 @@ static int roofline(odb_rng *r, double limit) {
         }
         roof_shape((odb_tsm_op)op, (odb_tsm_dtype)t, M, N, K, A, X, out, bw,
                    peak, stat);
+        if (M == N) {
+          ++nsq;
+          if (stat[0] < (M <= 32 ? 90.0 : 75.0)) {
+            ++below;
+            printf("#   below the target of %d%%\n", M <= 32 ? 90 : 75);
+          }
+        }
+        if (stat[1] < 1.0) {
+          ++slower;
+          printf("#   slower than cuBLAS\n");
+        }
       }
   }
+  printf("# targets: %d of %d square shapes below their roofline target "
+         "(90%% up to 32, 75%% up to 64); %d shapes slower than cuBLAS\n",
+         below, nsq, slower);
   return 0;
 }
 
@@ -379,16 +466,28 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc > 1 && strcmp(argv[1], "--roofline") == 0) {
+    roof_rng = &r;
     int rc = roofline(&r, argc > 2 ? atof(argv[2]) : 1e9);
     odb_ctx_destroy(ctx);
     return rc;
   }
   tap_diag("seed %llu", (unsigned long long)seed);
-  for (int i = 0; i < 6; ++i)
+  if (argc > 1 && strcmp(argv[1], "--sanitize") == 0) {
+    /* for compute-sanitizer: short matrices, a sample of each space */
+    for (int i = 0; i < 2; ++i)
+      for (int op = 0; op < 2; ++op)
+        for (int t = 0; t < 2; ++t)
+          check_shape(&r, (odb_tsm_op)op, (odb_tsm_dtype)t,
+                      sanitize_shapes[i][0], sanitize_shapes[i][1],
+                      sanitize_shapes[i][2], 97, 5);
+    odb_ctx_destroy(ctx);
+    return tap_done();
+  }
+  for (int i = 0; i < NTEST; ++i)
     for (int op = 0; op < 2; ++op)
       for (int t = 0; t < 2; ++t)
         check_shape(&r, (odb_tsm_op)op, (odb_tsm_dtype)t, test_shapes[i][0],
-                    test_shapes[i][1], test_shapes[i][2], test_stride(i));
+                    test_shapes[i][1], test_shapes[i][2], test_stride(i), 1);
   check_bad();
   odb_ctx_destroy(ctx);
   return tap_done();

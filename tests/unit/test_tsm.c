@@ -7,7 +7,11 @@
 
 #include "tap.h"
 #include "odebench.h"
+#include "odb_config.h"
 #include "odb_tsm.h"
+#if ODB_HAVE_CUDA
+#include "odb_gen_tsm.h"
+#endif
 
 /* Fills v with uniform values in [-1, 1). */
 static void fill(odb_rng *r, double *v, size_t n) {
@@ -35,6 +39,126 @@ static void check(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M, long N,
   free(A); free(X); free(out); free(ref);
 }
 
+#if ODB_HAVE_CUDA
+/*
+** The generator needs no device: every configuration of a space has a
+** token that parses back to the same configuration, passes the check and
+** generates a kernel; the tensor-core ones use the mma of their option.
+*/
+static const char *const mma_ptx[] = {
+  "-", "mma.sync.aligned.m8n8k4.", "mma.sync.aligned.m16n8k4.",
+  "mma.sync.aligned.m16n8k8.", "mma.sync.aligned.m16n8k16."
+};
+
+static void check_space(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
+                        int full, int stride) {
+  int n = odb_tsm_space_list(op, t, M, N, full, 90, NULL, 0), bad = 0;
+  int nmma = 0, seen = 0;
+  odb_tsm_cfg *l = malloc(sizeof *l * (size_t)(n > 0 ? n : 1));
+  char tok[64], tok2[64], a[160], b[160], why[200] = "";
+  odb_tsm_space_list(op, t, M, N, full, 90, l, n);
+  for (int i = 0; i < n; i += stride) {
+    odb_tsm_cfg c;
+    char *src = NULL;
+    ++seen;
+    odb_tsm_cfg_token(&l[i], tok, sizeof tok);
+    if (odb_tsm_cfg_parse(op, t, M, N, tok, &c) != ODB_OK ||
+        strcmp(odb_tsm_cfg_token(&c, tok2, sizeof tok2), tok) != 0 ||
+        strcmp(odb_tsm_cfg_text(&c, a, sizeof a),
+               odb_tsm_cfg_text(&l[i], b, sizeof b)) != 0 ||
+        !odb_tsm_cfg_allowed(&c) || odb_gen_tsm(&c, &src) != ODB_OK ||
+        !strstr(src, "tsm_kernel") ||
+        (c.mma && !strstr(src, mma_ptx[c.mma % 5]))) {
+      if (!bad++) snprintf(why, sizeof why, "%s: %s", tok, odb_last_error());
+    }
+    nmma += l[i].mma != 0;
+    free(src);
+  }
+  tap_ok(bad == 0 && n > 0, "%s %s M=%d N=%d %s space: %d of %d "
+         "configurations (%d on the tensor cores) round-trip and generate %s",
+         odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N,
+         full ? "full" : "quick", seen - bad, seen, nmma, why);
+  free(l);
+}
+
+/* Source of the configuration token (NULL when refused). */
+static char *source_of(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
+                       const char *tok) {
+  odb_tsm_cfg c;
+  char *src = NULL;
+  if (odb_tsm_cfg_parse(op, t, M, N, tok, &c) != ODB_OK) return NULL;
+  if (odb_gen_tsm(&c, &src) != ODB_OK) return NULL;
+  return src;
+}
+
+/* Options, devices and guards of the generated kernels. */
+static void check_generator(void) {
+  odb_tsm_cfg c;
+  char *s;
+  check_space(ODB_TSM_TSMTTSM, ODB_TSM_D, 13, 11, 0, 1);
+  check_space(ODB_TSM_TSMTTSM, ODB_TSM_Z, 64, 64, 0, 1);
+  check_space(ODB_TSM_TSMM, ODB_TSM_D, 33, 17, 0, 1);
+  check_space(ODB_TSM_TSMM, ODB_TSM_Z, 24, 40, 0, 1);
+  check_space(ODB_TSM_TSMTTSM, ODB_TSM_Z, 7, 5, 1, 7);
+  check_space(ODB_TSM_TSMM, ODB_TSM_D, 3, 64, 1, 7);
+  /* devices: no m16n8k4 before sm_90, no mma before sm_80 */
+  {
+    int n80 = odb_tsm_space_list(ODB_TSM_TSMM, ODB_TSM_D, 32, 32, 1, 80,
+                                 NULL, 0);
+    int n70 = odb_tsm_space_list(ODB_TSM_TSMM, ODB_TSM_D, 32, 32, 1, 70,
+                                 NULL, 0);
+    odb_tsm_cfg *l = malloc(sizeof *l * (size_t)n80);
+    int m16 = 0, m8 = 0, mma70 = 0;
+    odb_tsm_space_list(ODB_TSM_TSMM, ODB_TSM_D, 32, 32, 1, 80, l, n80);
+    for (int i = 0; i < n80; ++i) {
+      m16 += l[i].mma == 2;
+      m8 += l[i].mma == 1;
+    }
+    odb_tsm_space_list(ODB_TSM_TSMM, ODB_TSM_D, 32, 32, 1, 70, l, n70);
+    for (int i = 0; i < n70; ++i) mma70 += l[i].mma != 0;
+    tap_ok(m16 == 0 && m8 > 0 && mma70 == 0, "sm_80 gets m8n8k4 alone (%d), "
+           "sm_70 no tensor-core kernel", m8);
+    free(l);
+  }
+  /* guards only where the mapping does not divide the shape */
+  s = source_of(ODB_TSM_TSMTTSM, ODB_TSM_D, 16, 16, "m1w2x2g1r32s3lb0");
+  tap_ok(s && !strstr(s, "if (r <") && !strstr(s, "if (c <") &&
+         strstr(s, "cp16("), "16 x 16 on 16 x 16 warp tiles: no guard, "
+         "16-byte copies");
+  free(s);
+  s = source_of(ODB_TSM_TSMTTSM, ODB_TSM_D, 13, 11, "m1w2x2g1r32s3gb0");
+  tap_ok(s && strstr(s, "if (r < 13)") && strstr(s, "if (c < N_)") &&
+         strstr(s, "cp8("), "13 x 11: guarded rows and columns, 8-byte "
+         "copies");
+  free(s);
+  s = source_of(ODB_TSM_TSMM, ODB_TSM_Z, 8, 8, "m2w1x1g1r32s3Rb0");
+  tap_ok(s && strstr(s, "cval(C, 4 * kk + t") && strstr(s, "-v[1]"),
+         "complex tsmm: C's fragments from its real 2M x 2N form");
+  free(s);
+  /* bad options */
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_D, 32, 32,
+                           "m1w2x2g3r32s3lb0", &c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "row groups"), "3 row groups on a chunk "
+         "of 32 rows refused: %s", odb_last_error());
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMM, ODB_TSM_D, 32, 32,
+                           "m1w1x1g1r32s3Lb0", &c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "not L1"), "tsmm mma with C from L1 "
+         "refused: %s", odb_last_error());
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMM, ODB_TSM_D, 32, 32, "m1w1x1",
+                           &c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "token"), "a cut token refused: %s",
+         odb_last_error());
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMM, ODB_TSM_D, 32, 32,
+                           "m5w1x1g1r32s3Sb0", &c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "mma = 5"), "mma = 5 refused: %s",
+         odb_last_error());
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_D, 32, 32,
+                           "m1w2x2g1r32s5lb0", &c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "stages"), "5 stages refused: %s",
+         odb_last_error());
+}
+#endif
+
 int main(void) {
   odb_rng r;
   odb_rng_seed(&r, 20261122);
@@ -60,5 +184,8 @@ int main(void) {
          "the range: %s", odb_last_error());
   odb_tsm_dtype dt;
   tap_ok(odb_tsm_dtype_parse("s", &dt) == ODB_ERR_NAME, "dtype 's' refused");
+#if ODB_HAVE_CUDA
+  check_generator();
+#endif
   return tap_done();
 }
