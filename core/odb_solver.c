@@ -564,6 +564,28 @@ static odb_status fixed_step(odb_solver *s, double h) {
   return ODB_OK;
 }
 
+/*
+** Records the time and status reached in s->stats and, when info is not
+** NULL, gives the figures of the calls since before (counts and sums as
+** differences; t, h, err_last and status as they are now).
+*/
+static void finish_stats(odb_solver *s, odb_status st,
+                         const odb_solve_stats *before,
+                         odb_solve_stats *info) {
+  s->stats.t = s->t;
+  s->stats.status = st;
+  if (!info) return;
+  *info = s->stats;
+  info->steps -= before->steps;
+  info->accepted -= before->accepted;
+  info->rejected -= before->rejected;
+  info->nfev -= before->nfev;
+  info->seconds -= before->seconds;
+  info->rbytes -= before->rbytes;
+  info->wbytes -= before->wbytes;
+  info->flops -= before->flops;
+}
+
 odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info) {
   odb_solve_stats before = s->stats;
   odb_status st;
@@ -575,19 +597,7 @@ odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info) {
   else
     st = adaptive_step(s, 1e300, s->opts.hmin > 0 ? s->opts.hmin : 1e-300);
   s->stats.seconds += now() - t0;
-  s->stats.t = s->t;
-  s->stats.status = st;
-  if (info) {
-    *info = s->stats;
-    info->steps -= before.steps;
-    info->accepted -= before.accepted;
-    info->rejected -= before.rejected;
-    info->nfev -= before.nfev;
-    info->seconds -= before.seconds;
-    info->rbytes -= before.rbytes;
-    info->wbytes -= before.wbytes;
-    info->flops -= before.flops;
-  }
+  finish_stats(s, st, &before, info);
   return st;
 }
 
@@ -622,19 +632,7 @@ odb_status odb_solver_step_to(odb_solver *s, double t1,
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
   st = step_toward(s, t1, span, hmin);
   s->stats.seconds += now() - t0;
-  s->stats.t = s->t;
-  s->stats.status = st;
-  if (info) {
-    *info = s->stats;
-    info->steps -= before.steps;
-    info->accepted -= before.accepted;
-    info->rejected -= before.rejected;
-    info->nfev -= before.nfev;
-    info->seconds -= before.seconds;
-    info->rbytes -= before.rbytes;
-    info->wbytes -= before.wbytes;
-    info->flops -= before.flops;
-  }
+  finish_stats(s, st, &before, info);
   return st;
 }
 

@@ -12,6 +12,7 @@
 
 #include "odb_cuda_check.h"
 #include "odb_gen_rk.h"
+#include "odb_measure.h"
 #include "odb_nvrtc.h"
 
 /* The kernel's one by-value argument (the source declares the same). */
@@ -51,17 +52,6 @@ static char *bench_source(char kind, int m, int n, int threads,
     "  odb_bar_exit(a.bar, ODB_NBAR);\n"
     "}\n", kind == 'A' ? 'a' : kind == 'B' ? 'b' : 'c');
   return s;
-}
-
-/* Median of a small array (sorted in place). */
-static float median(float *v, int n) {
-  for (int i = 1; i < n; ++i)
-    for (int j = i; j > 0 && v[j] < v[j - 1]; --j) {
-      float t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* One launch (cooperative for barrier C). */
@@ -160,7 +150,11 @@ odb_status odb_gpu_barrier_bench(char kind, int m, int n, int threads,
   if (st == ODB_OK)
     st = time_it(&k, kind, (unsigned)(n * m), (unsigned)threads, &a, reps, ms);
   if (st == ODB_OK) {
-    out->seconds = median(ms, reps) * 1e-3;
+    double sec[64];
+    odb_measurement m;
+    for (int r = 0; r < reps; ++r) sec[r] = ms[r] * 1e-3;
+    odb_measure_summarize(sec, reps, &m);
+    out->seconds = m.median;
     out->per_second = (double)n * iters / out->seconds;
     out->us_per_barrier = out->seconds * 1e6 / iters;
     out->blocks_per_sm = occ;

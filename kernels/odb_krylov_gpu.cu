@@ -22,6 +22,9 @@
 #include <cusparse.h>
 
 #include "odb_cuda_check.h"
+extern "C" {
+#include "odb_measure.h"
+}
 #include "odb_krylov_gpu.h"
 #include "odb_sparse_gpu.h"
 
@@ -1837,11 +1840,11 @@ extern "C" odb_status odb_krylov_gpu_solve(const odb_sparse *A, odb_krylov_metho
 
 /* {====== reference SpMV time and copy bandwidth */
 
-/* Median of v[0..n). */
+/* Median of v[0..n) (sorts v), through the tuner's summary. */
 static double median(double *v, int n) {
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  odb_measurement m;
+  odb_measure_summarize(v, n, &m);
+  return m.median;
 }
 
 /* Device-to-device copy of 256 MiB, best of 5: bytes read + written per second. */

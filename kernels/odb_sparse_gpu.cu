@@ -36,6 +36,9 @@
 #include <cusparse.h>
 
 #include "odb_cuda_check.h"
+extern "C" {
+#include "odb_measure.h"
+}
 #include "odb_sparse_gpu.h"
 extern "C" {
 #include "odb_rng.h"
@@ -919,14 +922,11 @@ odb_status odb_sparse_gpu_cusparse(odb_sparse_gpu *g, const double *x, double *y
 
 /* {====== timing */
 
-/* Median of t[0..n) (sorts t). */
+/* Median of t[0..n) (sorts t), through the tuner's summary. */
 static double median(double *t, int n) {
-  for (int i = 1; i < n; i++) {
-    double v = t[i]; int j = i;
-    while (j > 0 && t[j - 1] > v) { t[j] = t[j - 1]; j--; }
-    t[j] = v;
-  }
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  odb_measurement m;
+  odb_measure_summarize(t, n, &m);
+  return m.median;
 }
 
 typedef odb_status (*run_fn)(odb_sparse_gpu *g, const void *arg, const double *x, double *y);

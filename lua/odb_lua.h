@@ -154,6 +154,11 @@ int odbL_opt_number(lua_State *L, int arg, const char *field, double *out);
 /* Reads an optional integer field; 1 when present. */
 int odbL_opt_integer(lua_State *L, int arg, const char *field,
                      long long *out);
+/* An optional integer field of the table at tidx within [lo, hi] (def when
+   absent); errors name `shown` and blame argument arg. */
+long long odbL_opt_int_range(lua_State *L, int arg, int tidx,
+                             const char *field, const char *shown,
+                             long long lo, long long hi, long long def);
 /* Reads an optional string field (kept alive by the table); NULL if absent. */
 const char *odbL_opt_string(lua_State *L, int arg, const char *field,
                             const char *def);

@@ -10,14 +10,9 @@ static const char *const barrier_keys[] = {
   "watchdog", NULL
 };
 
-/* An integer field in [lo, hi] with a default. */
+/* An integer field of the options in [lo, hi] with a default. */
 static int int_field(lua_State *L, const char *k, int def, int lo, int hi) {
-  long long v;
-  if (!odbL_opt_integer(L, 1, k, &v)) return def;
-  if (v < lo || v > hi)
-    luaL_error(L, "bad argument #1 to 'gpu_barrier' (field '%s': must be "
-               "in %d..%d, got %lld)", k, lo, hi, v);
-  return (int)v;
+  return (int)odbL_opt_int_range(L, 1, 1, k, k, lo, hi, def);
 }
 
 /*

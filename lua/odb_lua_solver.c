@@ -97,12 +97,9 @@ static odbL_solver *check_solver(lua_State *L, int idx) {
 
 /* An integer field of the tiling table at idx in [lo, hi], or 0 absent. */
 static int tiling_int(lua_State *L, int idx, const char *k, int lo, int hi) {
-  long long iv;
-  if (!odbL_opt_integer(L, idx, k, &iv)) return 0;
-  if (iv < lo || iv > hi)
-    luaL_error(L, "bad argument #1 (field 'tiling.%s': must be in %d..%d, "
-               "got %lld)", k, lo, hi, iv);
-  return (int)iv;
+  char shown[32];
+  snprintf(shown, sizeof shown, "tiling.%s", k);
+  return (int)odbL_opt_int_range(L, 1, idx, k, shown, lo, hi, 0);
 }
 
 /* A letter field ('A', 'B' or 'C') of the tiling table at idx, or 0. */

@@ -104,6 +104,23 @@ int odbL_opt_integer(lua_State *L, int arg, const char *field,
 }
 
 /*
+** An optional integer field of the table at tidx in [lo, hi], def when
+** absent; out of range raises an error on argument arg naming the field as
+** shown ("tiling.threads") with the range.
+*/
+long long odbL_opt_int_range(lua_State *L, int arg, int tidx,
+                             const char *field, const char *shown,
+                             long long lo, long long hi, long long def) {
+  long long v;
+  if (!odbL_opt_integer(L, tidx, field, &v)) return def;
+  if (v < lo || v > hi)
+    luaL_argerror(L, arg, lua_pushfstring(L, "field '%s': must be in "
+                  "%I..%I, got %I", shown, (lua_Integer)lo, (lua_Integer)hi,
+                  (lua_Integer)v));
+  return v;
+}
+
+/*
 ** The returned string belongs to the table at arg, so it stays valid while
 ** that table is on the stack and the field is not reassigned.
 */

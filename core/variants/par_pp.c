@@ -20,88 +20,23 @@
 ** protocol and why it is race-free: par_spec.h.
 */
 
-static const psp_spec SPEC_M = { "par_ppDb1m", 0, 1, 0 };
-static const psp_spec SPEC_MT = { "par_ppDb1mt", 1, 1, 0 };
-static const psp_spec SPEC_MYL = { "par_ppDb1myl", 0, 1, 1 };
-static const psp_spec SPEC_MTYL = { "par_ppDb1mtyl", 1, 1, 1 };
+PSP_VARIANT(par_ppDb1m, 0, 1, 0,
+            "parallel ppDb1m (thesis Table 9.2), limited access distance: the "
+            "corrector steps pipelined over each thread's blocks (j-k-i-jj-l), "
+            "per-thread overlapped iterates, blocks of d in the "
+            "initialization/finalization phases, neighbour progress counters "
+            "instead of barriers; needs n/p >= (m+2) d; parameter block (the "
+            "sweep block; default: a pipeline step's working set fills half an "
+            "L2)");
 
-static int m_applies(const odb_problem *p, const odb_method *m, char *why,
-                     size_t nwhy) {
-  return psp_applies(&SPEC_M, p, m, why, nwhy);
-}
-static int mt_applies(const odb_problem *p, const odb_method *m, char *why,
-                      size_t nwhy) {
-  return psp_applies(&SPEC_MT, p, m, why, nwhy);
-}
-static int myl_applies(const odb_problem *p, const odb_method *m, char *why,
-                       size_t nwhy) {
-  return psp_applies(&SPEC_MYL, p, m, why, nwhy);
-}
-static int mtyl_applies(const odb_problem *p, const odb_method *m, char *why,
-                        size_t nwhy) {
-  return psp_applies(&SPEC_MTYL, p, m, why, nwhy);
-}
+PSP_VARIANT(par_ppDb1mt, 1, 1, 0,
+            "parallel ppDb1mt (thesis Table 9.2): par_ppDb1m with an F buffer "
+            "and the target loop tiled (j-k-i-(jj)-l-jj)");
 
-static odb_status m_init(odb_solver *s) { return psp_init(s, &SPEC_M); }
-static odb_status mt_init(odb_solver *s) { return psp_init(s, &SPEC_MT); }
-static odb_status myl_init(odb_solver *s) { return psp_init(s, &SPEC_MYL); }
-static odb_status mtyl_init(odb_solver *s) { return psp_init(s, &SPEC_MTYL); }
+PSP_VARIANT(par_ppDb1myl, 0, 1, 1,
+            "parallel ppDb1myl (thesis Table 9.2): par_ppDb1m with eta kept "
+            "per thread (y_local)");
 
-/* Bytes per attempt: psp_traffic (every attempt evaluates all stages). */
-static void traffic(const odb_solver *s, int stage0, double *r, double *w) {
-  (void)stage0;
-  psp_traffic(s, r, w);
-}
-
-const odb_variant odb_variant_par_ppDb1m = {
-  .name = "par_ppDb1m",
-  .doc = "parallel ppDb1m (thesis Table 9.2), limited access distance: the "
-         "corrector steps pipelined over each thread's blocks (j-k-i-jj-l), "
-         "per-thread overlapped iterates, blocks of d in the "
-         "initialization/finalization phases, neighbour progress counters "
-         "instead of barriers; needs n/p >= (m+2) d; parameter block (the "
-         "sweep block; default: a pipeline step's working set fills half an "
-         "L2)",
-  .backend = "cpu",
-  .applies = m_applies,
-  .init = m_init,
-  .fini = psp_fini,
-  .attempt = psp_attempt,
-  .traffic = traffic,
-};
-
-const odb_variant odb_variant_par_ppDb1mt = {
-  .name = "par_ppDb1mt",
-  .doc = "parallel ppDb1mt (thesis Table 9.2): par_ppDb1m with an F buffer "
-         "and the target loop tiled (j-k-i-(jj)-l-jj)",
-  .backend = "cpu",
-  .applies = mt_applies,
-  .init = mt_init,
-  .fini = psp_fini,
-  .attempt = psp_attempt,
-  .traffic = traffic,
-};
-
-const odb_variant odb_variant_par_ppDb1myl = {
-  .name = "par_ppDb1myl",
-  .doc = "parallel ppDb1myl (thesis Table 9.2): par_ppDb1m with eta kept "
-         "per thread (y_local)",
-  .backend = "cpu",
-  .applies = myl_applies,
-  .init = myl_init,
-  .fini = psp_fini,
-  .attempt = psp_attempt,
-  .traffic = traffic,
-};
-
-const odb_variant odb_variant_par_ppDb1mtyl = {
-  .name = "par_ppDb1mtyl",
-  .doc = "parallel ppDb1mtyl (thesis Table 9.2): par_ppDb1mt with eta kept "
-         "per thread (y_local)",
-  .backend = "cpu",
-  .applies = mtyl_applies,
-  .init = mtyl_init,
-  .fini = psp_fini,
-  .attempt = psp_attempt,
-  .traffic = traffic,
-};
+PSP_VARIANT(par_ppDb1mtyl, 1, 1, 1,
+            "parallel ppDb1mtyl (thesis Table 9.2): par_ppDb1mt with eta kept "
+            "per thread (y_local)");

@@ -462,8 +462,9 @@ odb_status psp_attempt(odb_solver *s, double h, double *err) {
 ** yl: plus the comparison of the own part of s->y with y_local (2 reads)
 ** and the write of eta_new into y_local.
 */
-void psp_traffic(const odb_solver *s, double *r, double *w) {
+void psp_traffic(const odb_solver *s, int stage0, double *r, double *w) {
   const psp_data *D = s->vdata;
+  (void)stage0;
   double v = (double)s->n * sizeof(double);
   int S = s->method->s, m = s->m;
   if (!D->spec->pipelined) {

@@ -207,8 +207,30 @@ odb_status psp_init(odb_solver *s, const psp_spec *spec);
 void psp_fini(odb_solver *s);
 /* attempt(): runs the programs on the team, then adds the error sums. */
 odb_status psp_attempt(odb_solver *s, double h, double *err);
-/* Bytes per attempt (see par_spec.c). */
-void psp_traffic(const odb_solver *s, double *rbytes, double *wbytes);
+/* Bytes per attempt (see par_spec.c); every attempt evaluates all stages,
+   so stage0 does not matter. */
+void psp_traffic(const odb_solver *s, int stage0, double *rbytes,
+                 double *wbytes);
+
+/*
+** Defines the variant odb_variant_<NAME> of the spec {TILED, PIPELINED,
+** YL}: the variant table has no user data, so applies() and init() are
+** small functions that pass the spec on.
+*/
+#define PSP_VARIANT(NAME, TILED, PIPELINED, YL, DOC)                       \
+  static const psp_spec spec_##NAME = { #NAME, TILED, PIPELINED, YL };     \
+  static int applies_##NAME(const odb_problem *p, const odb_method *m,     \
+                            char *why, size_t nwhy) {                      \
+    return psp_applies(&spec_##NAME, p, m, why, nwhy);                     \
+  }                                                                        \
+  static odb_status init_##NAME(odb_solver *s) {                           \
+    return psp_init(s, &spec_##NAME);                                      \
+  }                                                                        \
+  const odb_variant odb_variant_##NAME = {                                 \
+    .name = #NAME, .doc = DOC, .backend = "cpu",                           \
+    .applies = applies_##NAME, .init = init_##NAME, .fini = psp_fini,      \
+    .attempt = psp_attempt, .traffic = psp_traffic,                        \
+  }
 
 /*
 ** Plans thread q's geometry (par_spec_plan.c): lo/hi, the extended ranges,
