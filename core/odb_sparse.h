@@ -126,6 +126,8 @@ void odb_sparse_spmv(const odb_sparse *A, const double *x, double *y);
 struct odb_team;
 odb_status odb_sparse_spmv_team(const odb_sparse *A, struct odb_team *team,
                                 const double *x, double *y);
+/* A^T of a square CSR matrix as CSR (sorted columns); threaded. */
+odb_status odb_sparse_transpose(const odb_sparse *A, odb_sparse **out);
 /* y = A^T x, CSR only. */
 odb_status odb_sparse_spmv_t(const odb_sparse *A, const double *x, double *y);
 

@@ -965,32 +965,9 @@ static int sm_count(void) {
   return sms;
 }
 
-/* CSR of A^T (A CSR): counts per column, prefix sums, scatter in row order
-** so that each row of A^T has sorted columns. */
+/* CSR of A^T (A CSR), built on the host by odb_sparse_transpose. */
 static odb_status csr_transpose(const odb_sparse *A, odb_sparse **out) {
-  long n = A->n, nnz = A->rowptr[n];
-  int64_t *rp = (int64_t *)calloc((size_t)n + 1, sizeof *rp);
-  int64_t *fill = (int64_t *)malloc(((size_t)n + 1) * sizeof *fill);
-  int32_t *col = (int32_t *)malloc((size_t)(nnz ? nnz : 1) * sizeof *col);
-  double *val = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof *val);
-  odb_status st = ODB_OK;
-  *out = NULL;
-  if (!rp || !fill || !col || !val) {
-    st = ODB_FAIL(ODB_ERR_NOMEM, "CSR of A^T of order %ld (%ld entries)", n, nnz);
-  } else {
-    for (long e = 0; e < nnz; e++) rp[A->col[e] + 1]++;
-    for (long i = 0; i < n; i++) rp[i + 1] += rp[i];
-    memcpy(fill, rp, ((size_t)n + 1) * sizeof *fill);
-    for (long r = 0; r < n; r++)
-      for (int64_t e = A->rowptr[r]; e < A->rowptr[r + 1]; e++) {
-        int64_t d = fill[A->col[e]]++;
-        col[d] = (int32_t)r;
-        val[d] = A->val[e];
-      }
-    st = odb_sparse_csr_from(n, rp, col, val, out);
-  }
-  free(rp); free(fill); free(col); free(val);
-  return st;
+  return odb_sparse_transpose(A, out);
 }
 
 /* Events around a solve. */
@@ -1392,13 +1369,15 @@ static odb_status fz_run(fz_ws *w, const odb_sparse *A, odb_krylov_method m, con
   ktimer t = {NULL, NULL};
   odb_status st;
   ODB_TRY(odb_sparse_gpu_upload(A, &w->g));
-  /* our best SpMV launch options for this shape (remembered per process);
-     a failed tuning leaves the defaults */
-  if (odb_sparse_gpu_tune(w->g, 5, NULL) != ODB_OK) odb_clear_error();
+  /* our best SpMV launch options for this shape (remembered per process,
+     so tuned once); a failed tuning leaves the defaults */
+  if (!odb_sparse_gpu_is_tuned(w->g) && odb_sparse_gpu_tune(w->g, 5, NULL) != ODB_OK)
+    odb_clear_error();
   if (qmr) {
     ODB_TRY(csr_transpose(A, &w->At));
     ODB_TRY(odb_sparse_gpu_upload(w->At, &w->gt));
-    if (odb_sparse_gpu_tune(w->gt, 5, NULL) != ODB_OK) odb_clear_error();
+    if (!odb_sparse_gpu_is_tuned(w->gt) && odb_sparse_gpu_tune(w->gt, 5, NULL) != ODB_OK)
+      odb_clear_error();
   }
   for (int i = 0; i < nv; i++) ODB_TRY(dalloc(&w->v[i], (size_t)n * sizeof(double), "Krylov vectors"));
   ODB_TRY(dalloc(&w->st, sizeof(kstate), "solver state"));

@@ -19,7 +19,15 @@
 **         shared_x option, from the seed's cooperative load of the five x
 **         ranges the tile needs (slots -JH, -J, {-1, 0, +1}, +J, +JH) into
 **         shared memory. y is staged in shared memory and written
-**         coalesced. Wells: a second small kernel, one warp per well, adds
+**         coalesced. With the pair option (even M, k <= 8) a thread
+**         computes every row of two consecutive cells instead, loading each
+**         value word pair as one 16-byte double2 and storing its 2k y
+**         entries as double2 (no shared memory). With the stream option the
+**         values are loaded with the evict-first hint (ld.global.cs): read
+**         once per SpMV, they then leave x and y in L2 rather than
+**         displacing them (it lifted V=64, k=2 from 83% to 93% of the copy
+**         bandwidth on an H200).
+**         Wells: a second small kernel, one warp per well, adds
 **         the W^T column to the well's cells and computes the well row.
 ** Tuning: an exhaustive loop over a small space (block size x grain, and
 ** shared_x for Bdia) timed with device events; the winner is kept per
@@ -184,13 +192,25 @@ __device__ __forceinline__ long slot_off(const bdia_geo &g, int u) {
        : u == 4 ? 1L : u == 5 ? g.J : g.JH;
 }
 
+/* One matrix value: evict-first (ST) or through the read-only path. */
+template <bool ST>
+__device__ __forceinline__ double ldval(const double *p) {
+  return ST ? __ldcs(p) : __ldg(p);
+}
+
+/* Two matrix values of consecutive cells (p 16-byte aligned). */
+template <bool ST>
+__device__ __forceinline__ double2 ldval2(const double *p) {
+  return ST ? __ldcs((const double2 *)p) : __ldg((const double2 *)p);
+}
+
 /* Bdia cell rows, K components, G rows of a cell per thread (G divides
 ** K), tiles of g.Bc cells, blockDim = Bc*K/G, one tile per block. Thread
 ** (lm, q) computes rows q*G .. q*G+G-1 of cell m0+lm, so each x word it
 ** loads serves G rows. SHX: the five x ranges of the tile are loaded into
-** shared memory first (seed 6.1). Shared memory: y staging Bc*K doubles,
-** then (SHX) the x chunks. */
-template <int K, int G, bool SHX>
+** shared memory first (seed 6.1). ST: values loaded evict-first. Shared
+** memory: y staging Bc*K doubles, then (SHX) the x chunks. */
+template <int K, int G, bool SHX, bool ST>
 __global__ void k_bdia(bdia_geo g, const double *__restrict__ val,
                        const double *__restrict__ x, double *__restrict__ y) {
   extern __shared__ double sm[];
@@ -247,7 +267,7 @@ __global__ void k_bdia(bdia_geo g, const double *__restrict__ val,
 #pragma unroll
       for (int j = 0; j < G; j++)
 #pragma unroll
-        for (int c = 0; c < K; c++) s[j] += __ldg(vu + (size_t)(j * K + c) * M) * xv[c];
+        for (int c = 0; c < K; c++) s[j] += ldval<ST>(vu + (size_t)(j * K + c) * M) * xv[c];
     }
 #pragma unroll
     for (int j = 0; j < G; j++) ysh[lm * K + q * G + j] = s[j];
@@ -255,6 +275,55 @@ __global__ void k_bdia(bdia_geo g, const double *__restrict__ val,
   __syncthreads();
   long cells = M - m0 < Bc ? M - m0 : Bc;
   for (int i = tid; i < cells * K; i += nthr) y[m0 * K + i] = ysh[i];
+}
+
+/* Bdia cell rows, pair form: thread t computes all K rows of cells m = 2t
+** and m + 1 (M even, so every value pair val[p*M + m], val[p*M + m + 1]
+** is 16-byte aligned and read as one double2); the even cell has no GH-h
+** bias, the odd one has. The 2K y entries of the pair are contiguous and
+** stored as double2 (K even) or doubles. One pair per thread. */
+template <int K, bool ST>
+__global__ void k_bdia_pair(bdia_geo g, const double *__restrict__ val,
+                            const double *__restrict__ x, double *__restrict__ y) {
+  constexpr int H2 = K / 2;
+  const long M = g.M, t = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= M / 2) return;
+  const long m = 2 * t;
+  double s0[K], s1[K];
+#pragma unroll
+  for (int r = 0; r < K; r++) { s0[r] = 0.0; s1[r] = 0.0; }
+#pragma unroll
+  for (int u = 0; u < 7; u++) {
+    const long off = slot_off(g, u);
+    const int b1 = g.half ? (u < 3 ? -H2 : u > 3 ? H2 : 0) : 0;
+    const long c0 = (m + off) * K, c1 = (m + 1 + off) * K + b1;
+    double x0[K], x1[K];
+#pragma unroll
+    for (int c = 0; c < K; c++) {
+      x0[c] = (c0 + c >= 0 && c0 + c < g.Mk) ? __ldg(x + c0 + c) : 0.0;
+      x1[c] = (c1 + c >= 0 && c1 + c < g.Mk) ? __ldg(x + c1 + c) : 0.0;
+    }
+    const double *vu = val + (size_t)u * K * K * M + m;
+#pragma unroll
+    for (int r = 0; r < K; r++)
+#pragma unroll
+      for (int c = 0; c < K; c++) {
+        double2 v = ldval2<ST>(vu + (size_t)(r * K + c) * M);
+        s0[r] += v.x * x0[c];
+        s1[r] += v.y * x1[c];
+      }
+  }
+  double *yo = y + m * K;
+  if (K % 2 == 0) {
+#pragma unroll
+    for (int r = 0; r + 1 < K; r += 2) {
+      ((double2 *)yo)[r / 2] = make_double2(s0[r], s0[r + 1]);
+      ((double2 *)(yo + K))[r / 2] = make_double2(s1[r], s1[r + 1]);
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < K; r++) { yo[r] = s0[r]; yo[K + r] = s1[r]; }
+  }
 }
 
 /* Bdia wells, one warp per well (after k_bdia): y of the well's cells
@@ -289,15 +358,18 @@ typedef void (*bdia_kfn)(bdia_geo, const double *, const double *, double *);
 /* Rows per thread G of the Bdia kernels: 1, 2 or 4 (index 0..2). */
 static int g_index(int G) { return G == 1 ? 0 : G == 2 ? 1 : G == 4 ? 2 : -1; }
 
-/* The Bdia kernel for K, G and shared_x (NULL when not instantiated). */
-static bdia_kfn bdia_kernel(int K, int G, int shx) {
+/* k_bdia<K, G, shx, st> for runtime shx and st. */
+#define BDIA_SX(KK, GG)                                                               \
+  (shx ? (st ? k_bdia<KK, GG, true, true> : k_bdia<KK, GG, true, false>)              \
+       : (st ? k_bdia<KK, GG, false, true> : k_bdia<KK, GG, false, false>))
+
+/* The Bdia kernel for K, G, shared_x and stream (NULL when not instantiated). */
+static bdia_kfn bdia_kernel(int K, int G, int shx, int st) {
 #define BDIA_K(KK)                                                                    \
   case KK:                                                                            \
-    if (G == 1) return shx ? k_bdia<KK, 1, true> : k_bdia<KK, 1, false>;              \
-    if (G == 2 && KK % 2 == 0) return shx ? k_bdia<KK, (KK % 2 ? 1 : 2), true>        \
-                                          : k_bdia<KK, (KK % 2 ? 1 : 2), false>;      \
-    if (G == 4 && KK % 4 == 0) return shx ? k_bdia<KK, (KK % 4 ? 1 : 4), true>        \
-                                          : k_bdia<KK, (KK % 4 ? 1 : 4), false>;      \
+    if (G == 1) return BDIA_SX(KK, 1);                                                \
+    if (G == 2 && KK % 2 == 0) return BDIA_SX(KK, (KK % 2 ? 1 : 2));                  \
+    if (G == 4 && KK % 4 == 0) return BDIA_SX(KK, (KK % 4 ? 1 : 4));                  \
     return NULL;
   switch (K) {
   BDIA_K(1) BDIA_K(2) BDIA_K(3) BDIA_K(4) BDIA_K(5) BDIA_K(6) BDIA_K(7) BDIA_K(8)
@@ -307,30 +379,61 @@ static bdia_kfn bdia_kernel(int K, int G, int shx) {
 #undef BDIA_K
 }
 
+#undef BDIA_SX
+
+/* Most cells of a pair-form Bdia kernel (k <= 8). */
+#define PAIR_KMAX 8
+
+/* The pair-form Bdia kernel for K (1..PAIR_KMAX) and stream; NULL otherwise. */
+static bdia_kfn bdia_pair_kernel(int K, int st) {
+#define PAIR_K(KK) case KK: return st ? k_bdia_pair<KK, true> : k_bdia_pair<KK, false>;
+  switch (K) {
+  PAIR_K(1) PAIR_K(2) PAIR_K(3) PAIR_K(4) PAIR_K(5) PAIR_K(6) PAIR_K(7) PAIR_K(8)
+  default: return NULL;
+  }
+#undef PAIR_K
+}
+
 /* Most threads per block the Bdia kernel (K, G, shx) can launch with (its
 ** registers), cached; 0 when unknown. */
-static int bdia_max_threads(int K, int G, int shx) {
-  static int cache[17][3][2];
+static int bdia_max_threads(int K, int G, int shx, int st) {
+  static int cache[17][3][2][2];
   int gi = g_index(G);
   if (K < 1 || K > 16 || gi < 0) return 0;
-  int v = __atomic_load_n(&cache[K][gi][shx], __ATOMIC_RELAXED);
+  int v = __atomic_load_n(&cache[K][gi][shx][st], __ATOMIC_RELAXED);
   if (v) return v;
-  bdia_kfn fn = bdia_kernel(K, G, shx);
+  bdia_kfn fn = bdia_kernel(K, G, shx, st);
   cudaFuncAttributes fa;
   if (!fn || cudaFuncGetAttributes(&fa, (const void *)fn) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
-  __atomic_store_n(&cache[K][gi][shx], fa.maxThreadsPerBlock, __ATOMIC_RELAXED);
+  __atomic_store_n(&cache[K][gi][shx][st], fa.maxThreadsPerBlock, __ATOMIC_RELAXED);
+  return fa.maxThreadsPerBlock;
+}
+
+/* Most threads per block of the pair-form kernel (K, st); 0 when unknown. */
+static int pair_max_threads(int K, int st) {
+  static int cache[PAIR_KMAX + 1][2];
+  if (K < 1 || K > PAIR_KMAX) return 0;
+  int v = __atomic_load_n(&cache[K][st], __ATOMIC_RELAXED);
+  if (v) return v;
+  cudaFuncAttributes fa;
+  bdia_kfn fn = bdia_pair_kernel(K, st);
+  if (!fn || cudaFuncGetAttributes(&fa, (const void *)fn) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  __atomic_store_n(&cache[K][st], fa.maxThreadsPerBlock, __ATOMIC_RELAXED);
   return fa.maxThreadsPerBlock;
 }
 
 /* Cells per tile of a Bdia launch for a requested block size: a multiple
 ** of 32 (whole warps over consecutive cells) with Bc*K/G threads within
 ** what the kernel can launch. */
-static int bdia_cells(int block, int K, int G, int shx) {
+static int bdia_cells(int block, int K, int G, int shx, int st) {
   int tpc = K / G;
-  int maxt = bdia_max_threads(K, G, shx);
+  int maxt = bdia_max_threads(K, G, shx, st);
   if (maxt <= 0 || maxt > 1024) maxt = 1024;
   int bc = block / tpc / 32 * 32;
   if (bc < 32) bc = 32;
@@ -348,7 +451,7 @@ static size_t bdia_smem(int Bc, int K, int shx) {
 
 /* Default options of a format (before tuning). */
 static odb_sparse_gpu_opts default_opts(const odb_sparse_gpu *g) {
-  odb_sparse_gpu_opts o = {256, 1, 0};
+  odb_sparse_gpu_opts o = {256, 1, 0, 0, 0};
   if (g->fmt == ODB_FMT_CSR) o.grain = g->n > 0 && g->nnz / g->n >= 16 ? 8 : 4;
   return o;
 }
@@ -378,8 +481,22 @@ static odb_status opts_check(const odb_sparse_gpu *g, const odb_sparse_gpu_opts 
   if (o->shared_x && g->fmt != ODB_FMT_BDIA)
     return ODB_FAIL(ODB_ERR_ARG, "sparse GPU options: shared_x applies to bdia only, not %s",
                     odb_sparse_format_name(g->fmt));
+  if ((o->pair != 0 && o->pair != 1) || (o->stream != 0 && o->stream != 1))
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU options: %s must be 0 or 1, got %d",
+                    o->pair != 0 && o->pair != 1 ? "pair" : "stream",
+                    o->pair != 0 && o->pair != 1 ? o->pair : o->stream);
+  if ((o->pair || o->stream) && g->fmt != ODB_FMT_BDIA)
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU options: %s applies to bdia only, not %s",
+                    o->pair ? "pair" : "stream", odb_sparse_format_name(g->fmt));
+  if (o->pair && (g->M % 2 || g->k > PAIR_KMAX || o->grain != 1 || o->shared_x))
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU options: pair (two cells per thread) needs an even "
+                    "number of cells (got %ld), k <= %d (got %d), grain 1 (got %d) and "
+                    "shared_x 0 (got %d)", g->M, PAIR_KMAX, g->k, o->grain, o->shared_x);
+  if (o->pair && o->block > pair_max_threads(g->k, o->stream))
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU options: block %d exceeds the %d threads the pair "
+                    "kernel for k = %d can launch", o->block, pair_max_threads(g->k, o->stream), g->k);
   if (g->fmt == ODB_FMT_BDIA && o->shared_x) {
-    size_t sm = bdia_smem(bdia_cells(o->block, g->k, o->grain, 1), g->k, 1);
+    size_t sm = bdia_smem(bdia_cells(o->block, g->k, o->grain, 1, o->stream), g->k, 1);
     if (sm > 48 * 1024)
       return ODB_FAIL(ODB_ERR_ARG, "sparse GPU options: shared_x with block %d and k = %d "
                       "needs %zu bytes of shared memory, more than 48 KiB", o->block, g->k, sm);
@@ -389,7 +506,8 @@ static odb_status opts_check(const odb_sparse_gpu *g, const odb_sparse_gpu_opts 
 
 /* See the header. */
 const char *odb_sparse_gpu_opts_str(const odb_sparse_gpu_opts *o, char *buf, size_t len) {
-  snprintf(buf, len, "block=%d grain=%d shared_x=%d", o->block, o->grain, o->shared_x);
+  snprintf(buf, len, "block=%d grain=%d shared_x=%d pair=%d stream=%d", o->block, o->grain,
+           o->shared_x, o->pair, o->stream);
   return buf;
 }
 
@@ -402,7 +520,7 @@ int odb_sparse_gpu_space(const odb_sparse_gpu *g, odb_sparse_gpu_opts *out, int 
     if (g->fmt == ODB_FMT_CSR) {
       if (nb == 1024) continue;
       for (int t = 1; t <= 32; t *= 2) {
-        odb_sparse_gpu_opts o = {nb, t, 0};
+        odb_sparse_gpu_opts o = {nb, t, 0, 0, 0};
         if (n < max) out[n] = o;
         n++;
       }
@@ -410,15 +528,24 @@ int odb_sparse_gpu_space(const odb_sparse_gpu *g, odb_sparse_gpu_opts *out, int 
       int shx_max = g->fmt == ODB_FMT_BDIA ? 1 : 0;
       if (g->fmt != ODB_FMT_BDIA && nb == 1024) continue;
       for (int gr = 1; gr <= 4; gr *= 2)
-        for (int s = 0; s <= shx_max; s++) {
-          odb_sparse_gpu_opts o = {nb, gr, s};
-          if (g->fmt == ODB_FMT_BDIA && g->k % gr) continue;
-          if (s && bdia_smem(bdia_cells(nb, g->k, gr, 1), g->k, 1) > 48 * 1024) continue;
-          if (n < max) out[n] = o;
-          n++;
-        }
+        for (int s = 0; s <= shx_max; s++)
+          for (int st = 0; st <= shx_max; st++) {
+            odb_sparse_gpu_opts o = {nb, gr, s, 0, st};
+            if (g->fmt == ODB_FMT_BDIA && g->k % gr) continue;
+            if (s && bdia_smem(bdia_cells(nb, g->k, gr, 1, st), g->k, 1) > 48 * 1024) continue;
+            if (n < max) out[n] = o;
+            n++;
+          }
     }
   }
+  if (g->fmt == ODB_FMT_BDIA && g->M % 2 == 0 && g->k <= PAIR_KMAX)
+    for (int nb = 64; nb <= 256; nb *= 2)
+      for (int st = 0; st <= 1; st++) {
+        odb_sparse_gpu_opts o = {nb, 1, 0, 1, st};
+        if (nb > pair_max_threads(g->k, st)) continue;
+        if (n < max) out[n] = o;
+        n++;
+      }
   return n;
 }
 
@@ -691,17 +818,24 @@ static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, c
                               double *y) {
   bdia_geo geo;
   int K = g->k;
-  bdia_kfn fn = bdia_kernel(K, o->grain, o->shared_x);
+  bdia_kfn fn = o->pair ? bdia_pair_kernel(K, o->stream)
+                        : bdia_kernel(K, o->grain, o->shared_x, o->stream);
   if (!fn)
-    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU SpMV: no Bdia kernel for k = %d, grain %d", K,
-                    o->grain);
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU SpMV: no Bdia kernel for k = %d, grain %d, pair %d",
+                    K, o->grain, o->pair);
   geo.M = g->M; geo.Mk = g->M * K; geo.J = g->J; geo.JH = (long)g->J * g->H;
   geo.half = g->pattern == ODB_GH_HALF;
-  geo.Bc = bdia_cells(o->block, K, o->grain, o->shared_x);
-  long ntiles = (g->M + geo.Bc - 1) / geo.Bc;
-  unsigned thr = (unsigned)(geo.Bc * (K / o->grain));
-  size_t sm = bdia_smem(geo.Bc, K, o->shared_x);
-  fn<<<(unsigned)ntiles, thr, sm>>>(geo, g->bdval, x, y);
+  if (o->pair) {
+    geo.Bc = 0;
+    if (g->M >= 2)
+      fn<<<grid_for(g->M / 2, o->block, 1), o->block>>>(geo, g->bdval, x, y);
+  } else {
+    geo.Bc = bdia_cells(o->block, K, o->grain, o->shared_x, o->stream);
+    long ntiles = (g->M + geo.Bc - 1) / geo.Bc;
+    unsigned thr = (unsigned)(geo.Bc * (K / o->grain));
+    size_t sm = bdia_smem(geo.Bc, K, o->shared_x);
+    fn<<<(unsigned)ntiles, thr, sm>>>(geo, g->bdval, x, y);
+  }
   if (g->nw > 0) {
     unsigned wg = (unsigned)((g->nw * 32L + 127) / 128);
     k_bdia_wells<<<wg, 128>>>(g->nw, K, geo.Mk, g->Wa, g->WTa, g->wa, g->wb, g->wc, g->D, x, y);
@@ -760,6 +894,11 @@ odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y) {
 /* See the header. */
 odb_sparse_gpu_opts odb_sparse_gpu_get_opts(const odb_sparse_gpu *g) {
   return ((const spmv_priv *)g->priv)->opts;
+}
+
+/* See the header. */
+int odb_sparse_gpu_is_tuned(const odb_sparse_gpu *g) {
+  return g && g->priv && ((const spmv_priv *)g->priv)->tuned;
 }
 
 /* See the header. */

@@ -50,9 +50,14 @@ odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);
 ** of two); BSR, ELL, HYB, DIA: rows per thread (1..64, grid-stride);
 ** Bdia: rows of a cell per thread (1, 2 or 4, dividing k); shared_x:
 ** Bdia only, the seed's cooperative loading of the x ranges a block needs
-** into shared memory (6.1) instead of reading x through L1/L2. */
+** into shared memory (6.1) instead of reading x through L1/L2; pair: Bdia
+** only (even number of cells, k <= 8, grain 1, shared_x 0), a thread
+** computes every row of two consecutive cells with 16-byte value loads;
+** stream: Bdia only, the values are loaded with the evict-first cache hint.
+** Zero pair and stream are the plain forms, so {block, grain, shared_x}
+** initializers keep their meaning. */
 typedef struct odb_sparse_gpu_opts {
-  int block, grain, shared_x;
+  int block, grain, shared_x, pair, stream;
 } odb_sparse_gpu_opts;
 
 /* The options odb_sparse_gpu_spmv uses now (tuned or default). */
@@ -68,7 +73,11 @@ odb_status odb_sparse_gpu_spmv_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts
 ** (format, n, nnz, k, pattern, wells) for later uploads in this process.
 ** *seconds (may be NULL) gets the best median. */
 odb_status odb_sparse_gpu_tune(odb_sparse_gpu *g, int reps, double *seconds);
-/* Writes "block=256 grain=1 shared_x=0" into buf (len bytes); returns buf. */
+/* 1 when g's options come from tuning (odb_sparse_gpu_tune on g, or on an
+** earlier upload of the same shape in this process), else 0. */
+int odb_sparse_gpu_is_tuned(const odb_sparse_gpu *g);
+/* Writes "block=256 grain=1 shared_x=0 pair=0 stream=0" into buf (len
+** bytes); returns buf. */
 const char *odb_sparse_gpu_opts_str(const odb_sparse_gpu_opts *o, char *buf, size_t len);
 /* The candidates odb_sparse_gpu_tune tries for g's format: writes up to max
 ** of them to out and returns how many there are. */

@@ -24,9 +24,15 @@ odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y) {
 
 /* Defaults (no matrix can exist). */
 odb_sparse_gpu_opts odb_sparse_gpu_get_opts(const odb_sparse_gpu *g) {
-  odb_sparse_gpu_opts o = {256, 1, 0};
+  odb_sparse_gpu_opts o = {256, 1, 0, 0, 0};
   (void)g;
   return o;
+}
+
+/* No matrix is ever tuned without CUDA. */
+int odb_sparse_gpu_is_tuned(const odb_sparse_gpu *g) {
+  (void)g;
+  return 0;
 }
 
 /* Always fails. */
@@ -50,7 +56,8 @@ odb_status odb_sparse_gpu_tune(odb_sparse_gpu *g, int reps, double *seconds) {
 
 /* Formats the options as the CUDA build does. */
 const char *odb_sparse_gpu_opts_str(const odb_sparse_gpu_opts *o, char *buf, size_t len) {
-  snprintf(buf, len, "block=%d grain=%d shared_x=%d", o->block, o->grain, o->shared_x);
+  snprintf(buf, len, "block=%d grain=%d shared_x=%d pair=%d stream=%d", o->block, o->grain,
+           o->shared_x, o->pair, o->stream);
   return buf;
 }
 

@@ -7,7 +7,7 @@
 ** the GPU (host Vector or table in, Vector out), D:tune{reps=} tunes the
 ** launch options (seconds, configuration), D:bench{impl="ours"|"cusparse",
 ** reps=} returns seconds per SpMV (median), D:set{block=, grain=,
-** shared_x=} forces options, D:info() {format, n, nnz, bytes, config,
+** shared_x=, pair=, stream=} forces options, D:info() {format, n, nnz, bytes, config,
 ** floor_bytes}. A:spmv(x) stays on the CPU. Builds without CUDA raise
 ** "this build has no CUDA". */
 #include "odb_lua.h"
@@ -320,10 +320,11 @@ static int gmat_tune(lua_State *L)
   return 2;
 }
 
-/* D:set{block=, grain=, shared_x=} (missing fields keep their value). */
+/* D:set{block=, grain=, shared_x=, pair=, stream=} (missing fields keep
+** their value; pair and stream are 0 or 1, Bdia only). */
 static int gmat_set(lua_State *L)
 {
-  static const char *const keys[] = {"block", "grain", "shared_x", NULL};
+  static const char *const keys[] = {"block", "grain", "shared_x", "pair", "stream", NULL};
   odb_sparse_gpu *g = gmat_check(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
@@ -332,6 +333,8 @@ static int gmat_set(lua_State *L)
   if (odbL_opt_integer(L, 2, "block", &v)) o.block = v > 0 && v < 1 << 20 ? (int)v : -1;
   if (odbL_opt_integer(L, 2, "grain", &v)) o.grain = v > 0 && v < 1 << 20 ? (int)v : -1;
   if (odbL_opt_integer(L, 2, "shared_x", &v)) o.shared_x = v >= 0 && v < 2 ? (int)v : -1;
+  if (odbL_opt_integer(L, 2, "pair", &v)) o.pair = v >= 0 && v < 2 ? (int)v : -1;
+  if (odbL_opt_integer(L, 2, "stream", &v)) o.stream = v >= 0 && v < 2 ? (int)v : -1;
   if (odb_sparse_gpu_set_opts(g, &o) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
   return 0;
 }

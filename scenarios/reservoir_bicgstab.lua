@@ -19,13 +19,16 @@
 -- the percentage of the floor: A read twice plus the vector passes of one
 -- iteration (bytes_per_iter) over the device copy bandwidth of this run.
 --
+-- V (or its older name sizes) and k take comma-separated lists, so a sweep
+-- too long for one run splits into subsets (--set V=96,128 --set k=8).
+--
 --   odebench scenarios/reservoir_bicgstab.lua
---   odebench scenarios/reservoir_bicgstab.lua --set sizes=20,64 --set k=2
+--   odebench scenarios/reservoir_bicgstab.lua --set V=20,64 --set k=2,8
 --   odebench scenarios/reservoir_bicgstab.lua --set methods=bicgstab --set syncs=wss --set delay=200
 local ob = require "odebench"
 
-local sizes   = ob.param("sizes", "20,32,41,51,64,96,128")
-local k       = ob.param("k", 4)
+local sizes   = ob.param("V", ob.param("sizes", "20,32,41,51,64,96,128"))
+local ks      = ob.param("k", "4")
 local wells   = ob.param("wells", 0)
 local pattern = ob.param("pattern", "b")
 local tol     = ob.param("tol", 1e-10)
@@ -77,15 +80,19 @@ local function plan(method, V)
   return runs
 end
 
-print(string.format("%s: copy bandwidth %.1f GB/s; k=%d, wells=%d, GH-%s, tol %g", gpu.name,
-                    gpu.copy_gbs, k, wells, pattern, tol))
-print(string.format("%4s %9s %-8s %-10s %-4s %-8s %5s %9s %9s %7s %6s %6s %s", "V", "n", "method", "impl",
-                    "fmt", "sync", "iters", "us/iter", "ms", "xcusp", "xSpMV", "floor", "relres_true"))
+print(string.format("%s: copy bandwidth %.1f GB/s; k=%s, wells=%d, GH-%s, tol %g", gpu.name,
+                    gpu.copy_gbs, ks, wells, pattern, tol))
+print(string.format("%2s %4s %9s %-8s %-10s %-4s %-8s %5s %9s %9s %7s %6s %6s %s", "k", "V", "n", "method",
+                    "impl", "fmt", "sync", "iters", "us/iter", "ms", "xcusp", "xSpMV", "floor", "relres_true"))
 
-local vs = split(sizes)
-ob.progress(0, #vs, "grids")
-for iv, vstr in ipairs(vs) do
-  local V = tonumber(vstr)
+local grids = {}
+for _, kstr in ipairs(split(ks)) do
+  for _, vstr in ipairs(split(sizes)) do grids[#grids + 1] = { k = tonumber(kstr), V = tonumber(vstr) } end
+end
+ob.progress(0, #grids, "grids")
+for iv, gd in ipairs(grids) do
+  local V, k = gd.V, gd.k
+  local kv = string.format("k%d V%d", k, V)   -- metric prefix
   local g = ob.reservoir { J = V, H = V, I = V, k = k, wells = wells, pattern = pattern, seed = 1 }
   local mats = { csr = g:matrix("csr") }
   for _, f in ipairs(split(formats)) do mats[f] = mats[f] or g:matrix(f) end
@@ -108,15 +115,15 @@ for iv, vstr in ipairs(vs) do
       local t = fixed.seconds_per_iter
       if r.impl == "cusparse" then base = t end
       local floor = res.bytes_per_iter / (gpu.copy_gbs * 1e9) / t
-      local name = string.format("V%d %s %s %s%s", V, method, r.impl, r.fmt, r.sync and (" " .. r.sync) or "")
-      print(string.format("%4d %9d %-8s %-10s %-4s %-8s %5d %9.1f %9.3f %7s %6s %6s %.2g%s", V, n, method,
+      local name = string.format("%s %s %s %s%s", kv, method, r.impl, r.fmt, r.sync and (" " .. r.sync) or "")
+      print(string.format("%2d %4d %9d %-8s %-10s %-4s %-8s %5d %9.1f %9.3f %7s %6s %6s %.2g%s", k, V, n, method,
                           r.impl, r.fmt, r.sync or "-", res.iters, t * 1e6, res.seconds * 1e3,
                           base and string.format("%.2f", base / t) or "-",
                           spmv[key] and string.format("%.2f", t / spmv[key]) or "-",
                           r.impl == "cpu" and "-" or string.format("%.0f%%", 100 * floor),
                           res.relres_true, res.converged and "" or ("  " .. res.outcome)))
       if r.impl == "persistent" then
-        print(string.format("%72s grid %d x %d (co-resident max %d), grain %d, range vectors in %s", "",
+        print(string.format("%75s grid %d x %d (co-resident max %d), grain %d, range vectors in %s", "",
                             res.grid, res.block, res.max_grid, res.grain,
                             res.rv_shared and "shared memory" or "global memory"))
       end
@@ -127,10 +134,10 @@ for iv, vstr in ipairs(vs) do
     end
   end
   for key, s in pairs(spmv) do
-    print(string.format("%4d %9d SpMV %-20s %9.1f us", V, n, key, s * 1e6))
-    ob.metric(string.format("V%d spmv %s us", V, key), s * 1e6, "us")
+    print(string.format("%2d %4d %9d SpMV %-20s %9.1f us", k, V, n, key, s * 1e6))
+    ob.metric(string.format("%s spmv %s us", kv, key), s * 1e6, "us")
   end
   for _, A in pairs(mats) do A:close() end
   g:close()
-  ob.progress(iv, #vs, "grids")
+  ob.progress(iv, #grids, "grids")
 end

@@ -7,7 +7,9 @@
 -- format is built on the host (CSR assembled, BSR (k x k), ELL, HYB, DIA
 -- converted from it, Bdia built from the grid), copied to the GPU
 -- (A:gpu()), its launch options tuned (D:tune: block size and grain, and
--- for Bdia the seed's cooperative shared-memory load of x, section 6.1),
+-- for Bdia the seed's cooperative shared-memory load of x, section 6.1,
+-- two cells per thread with 16-byte loads (pair), and evict-first loads of
+-- the values (stream); kernels/odb_sparse_gpu.h),
 -- checked against the CPU CSR product, and timed (D:bench: reps
 -- back-to-back runs in 5 batches with device events between batches, the
 -- median of the batch means; no L2 flush between runs, so grids whose
@@ -24,6 +26,11 @@
 -- V >= 64, >= 1.5x cuSPARSE CSR and >= 1.2x cuSPARSE BSR.
 -- Matrices that do not fit (host limit host_gb, or the device) are skipped
 -- with a note. Without a GPU the scenario says so and ends (exit 0).
+-- V, k, patterns and formats take comma-separated lists, so a sweep too
+-- long for one run splits into subsets. The host side (assembly, format
+-- conversions, the CPU check product) is threaded (core/sparse/par.c):
+-- V=128, k=8, one pattern with all six formats took 34 s on a 16-core
+-- H200 host, V=96, k=8 both patterns 25 s.
 -- Rows go to results (ob.metric) and to <outdir>/reservoir_spmv.csv.
 --
 -- Lua API used (lua/odb_lua_sparse.c): grid:matrix(fmt), A:convert(fmt,
@@ -33,6 +40,7 @@
 --
 --   odebench scenarios/reservoir_spmv.lua                       (full sweep)
 --   odebench scenarios/reservoir_spmv.lua --set V=64 --set k=4  (one size)
+--   odebench scenarios/reservoir_spmv.lua --set V=96,128 --set k=8 (a subset)
 --   odebench scenarios/reservoir_spmv.lua --set V=32 --set patterns=h \
 --            --set formats=csr,bdia --set wells=4
 local ob = require "odebench"

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "odb_sparse.h"
 #include "odb_team.h"
+#include "par.h"
 
 static const char *fmt_names[ODB_FMT_COUNT] = {"csr", "bsr", "ell", "hyb", "dia", "bdia"};
 
@@ -98,87 +99,171 @@ odb_status odb_sparse_csr_from(long n, const int64_t *rowptr, const int32_t *col
   return ODB_OK;
 }
 
-/* csr sorted columns per row; fills the BSR fields of A. */
-static odb_status to_bsr(const odb_sparse *s, int bs, size_t max_bytes, odb_sparse *A)
+typedef struct bsr_job {
+  const odb_sparse *s; odb_sparse *A; int bs; int32_t **mark;
+} bsr_job;
+
+/* Distinct block columns of block rows [b0, b1) into browptr[br + 1]
+** (the part's own mark array, set to -1 here). */
+static void bsr_count_part(void *arg, int q, int parts, long b0, long b1)
 {
-  long n = s->n, nbr = (n + bs - 1) / bs;
-  int32_t *mark = malloc(nbr * sizeof *mark);
-  A->browptr = malloc((nbr + 1) * sizeof *A->browptr);
-  if (!mark || !A->browptr) { free(mark); return ODB_FAIL(ODB_ERR_NOMEM, "BSR row pointers"); }
-  for (long c = 0; c < nbr; c++) mark[c] = -1;
-  long nb = 0;
-  A->browptr[0] = 0;
-  for (long br = 0; br < nbr; br++) {          /* count distinct block columns */
-    for (long r = br * bs; r < (br + 1) * bs && r < n; r++)
+  bsr_job *j = arg;
+  const odb_sparse *s = j->s;
+  int bs = j->bs;
+  int32_t *mark = j->mark[q];
+  (void)parts;
+  for (long c = 0; c < j->A->nbr; c++) mark[c] = -1;
+  for (long br = b0; br < b1; br++) {
+    long nb = 0;
+    for (long r = br * bs; r < (br + 1) * bs && r < s->n; r++)
       for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
         long bc = s->col[p] / bs;
         if (mark[bc] != (int32_t)br) { mark[bc] = (int32_t)br; nb++; }
       }
-    A->browptr[br + 1] = nb;
+    j->A->browptr[br + 1] = nb;
   }
-  A->bs = bs; A->nbr = nbr; A->nblocks = nb;
-  size_t need = odb_sparse_bytes(A);
-  if (max_bytes && need > max_bytes) {
-    free(mark);
-    return ODB_FAIL(ODB_ERR_NOMEM, "BSR needs %zu bytes, limit %zu", need, max_bytes);
-  }
-  A->bcol = malloc((nb ? nb : 1) * sizeof *A->bcol);
-  A->bval = calloc((size_t)(nb ? nb : 1) * bs * bs, sizeof *A->bval);
-  if (!A->bcol || !A->bval) { free(mark); return ODB_FAIL(ODB_ERR_NOMEM, "BSR needs %zu bytes", need); }
-  for (long c = 0; c < nbr; c++) mark[c] = -1;
-  for (long br = 0; br < nbr; br++) {
+}
+
+/* Block columns (ascending) and values of block rows [b0, b1); the part's
+** blocks are zeroed here first. mark[bc] holds the block's position. */
+static void bsr_fill_part(void *arg, int q, int parts, long b0, long b1)
+{
+  bsr_job *j = arg;
+  const odb_sparse *s = j->s;
+  odb_sparse *A = j->A;
+  int bs = j->bs;
+  long n = s->n;
+  int32_t *mark = j->mark[q];
+  (void)parts;
+  if (b1 > b0)
+    memset(A->bval + (size_t)A->browptr[b0] * bs * bs, 0,
+           (size_t)(A->browptr[b1] - A->browptr[b0]) * bs * bs * sizeof *A->bval);
+  for (long c = 0; c < A->nbr; c++) mark[c] = -1;
+  for (long br = b0; br < b1; br++) {
     /* block columns in ascending order: collect, then sort small list */
-    int64_t q = A->browptr[br], e = q;
+    int64_t q0 = A->browptr[br], e = q0;
     for (long r = br * bs; r < (br + 1) * bs && r < n; r++)
       for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
         long bc = s->col[p] / bs;
-        if (mark[bc] < 0 || mark[bc] < q) { mark[bc] = (int32_t)e; A->bcol[e++] = (int32_t)bc; }
+        if (mark[bc] < 0 || mark[bc] < q0) { mark[bc] = (int32_t)e; A->bcol[e++] = (int32_t)bc; }
       }
-    for (int64_t a = q + 1; a < e; a++) {      /* insertion sort */
+    for (int64_t a = q0 + 1; a < e; a++) {      /* insertion sort */
       int32_t v = A->bcol[a]; int64_t b = a;
-      while (b > q && A->bcol[b - 1] > v) { A->bcol[b] = A->bcol[b - 1]; b--; }
+      while (b > q0 && A->bcol[b - 1] > v) { A->bcol[b] = A->bcol[b - 1]; b--; }
       A->bcol[b] = v;
     }
-    for (int64_t a = q; a < e; a++) mark[A->bcol[a]] = (int32_t)a;
+    for (int64_t a = q0; a < e; a++) mark[A->bcol[a]] = (int32_t)a;
     for (long r = br * bs; r < (br + 1) * bs && r < n; r++)
       for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
         long bc = s->col[p] / bs;
         A->bval[((size_t)mark[bc] * bs + (r - br * bs)) * bs + (s->col[p] - bc * bs)] = s->val[p];
       }
   }
-  free(mark);
-  return ODB_OK;
 }
 
-/* Fills ELL (width w) and, when hyb, COO overflow. */
+/* csr sorted columns per row; fills the BSR fields of A. Block rows are
+** split over threads, each with its own mark array over block columns. */
+static odb_status to_bsr(const odb_sparse *s, int bs, size_t max_bytes, odb_sparse *A)
+{
+  long n = s->n, nbr = (n + bs - 1) / bs;
+  int parts = odb_sparse_par_parts(nbr, 1024);
+  int32_t *marks[64] = {0};
+  bsr_job job = {s, A, bs, marks};
+  odb_status st = ODB_OK;
+  A->bs = bs; A->nbr = nbr;
+  A->browptr = malloc((nbr + 1) * sizeof *A->browptr);
+  if (!A->browptr) return ODB_FAIL(ODB_ERR_NOMEM, "BSR row pointers");
+  for (int q = 0; q < parts; q++)
+    if (!(marks[q] = malloc(nbr * sizeof *marks[q]))) {
+      st = ODB_FAIL(ODB_ERR_NOMEM, "BSR block column marks");
+      goto done;
+    }
+  A->browptr[0] = 0;
+  odb_sparse_par_for(nbr, parts, bsr_count_part, &job);
+  for (long br = 0; br < nbr; br++) A->browptr[br + 1] += A->browptr[br];
+  long nb = A->browptr[nbr];
+  A->nblocks = nb;
+  size_t need = odb_sparse_bytes(A);
+  if (max_bytes && need > max_bytes) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "BSR needs %zu bytes, limit %zu", need, max_bytes);
+    goto done;
+  }
+  A->bcol = malloc((nb ? nb : 1) * sizeof *A->bcol);
+  A->bval = malloc((size_t)(nb ? nb : 1) * bs * bs * sizeof *A->bval);
+  if (!A->bcol || !A->bval) { st = ODB_FAIL(ODB_ERR_NOMEM, "BSR needs %zu bytes", need); goto done; }
+  odb_sparse_par_for(nbr, parts, bsr_fill_part, &job);
+done:
+  for (int q = 0; q < parts; q++) free(marks[q]);
+  return st;
+}
+
+typedef struct ell_job {
+  const odb_sparse *s; odb_sparse *A; int w; long coo0[65];
+} ell_job;
+
+/* Overflow entries of rows [lo, hi) into coo0[q + 1]. */
+static void ell_count_part(void *arg, int q, int parts, long lo, long hi)
+{
+  ell_job *j = arg;
+  long nc = 0;
+  (void)parts;
+  for (long r = lo; r < hi; r++) {
+    long len = j->s->rowptr[r + 1] - j->s->rowptr[r];
+    if (len > j->w) nc += len - j->w;
+  }
+  j->coo0[q + 1] = nc;
+}
+
+/* Rows [lo, hi): ELL slots (padding column 0, value 0) and their COO
+** overflow from position coo0[q]. */
+static void ell_fill_part(void *arg, int q, int parts, long lo, long hi)
+{
+  ell_job *j = arg;
+  const odb_sparse *s = j->s;
+  odb_sparse *A = j->A;
+  long n = s->n, c = j->coo0[q];
+  int w = j->w;
+  (void)parts;
+  for (long r = lo; r < hi; r++) {
+    int e = 0;
+    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++, e++) {
+      if (e < w) { A->ecol[(size_t)e * n + r] = s->col[p]; A->eval[(size_t)e * n + r] = s->val[p]; }
+      else { A->crow[c] = (int32_t)r; A->ccol[c] = s->col[p]; A->cval[c++] = s->val[p]; }
+    }
+    for (; e < w; e++) { A->ecol[(size_t)e * n + r] = 0; A->eval[(size_t)e * n + r] = 0.0; }
+  }
+}
+
+/* Fills ELL (width w) and, when hyb, COO overflow (rows split over threads). */
 static odb_status to_ell(const odb_sparse *s, int w, int hyb, size_t max_bytes, odb_sparse *A)
 {
-  long n = s->n, nc = 0;
-  for (long r = 0; r < n; r++) {
-    long len = s->rowptr[r + 1] - s->rowptr[r];
-    if (len > w) nc += len - w;
-  }
+  long n = s->n;
+  int parts = odb_sparse_par_parts(n, 4096);
+  ell_job *job = calloc(1, sizeof *job);
+  if (!job) return ODB_FAIL(ODB_ERR_NOMEM, "ELL conversion");
+  job->s = s; job->A = A; job->w = w;
+  odb_sparse_par_for(n, parts, ell_count_part, job);
+  for (int q = 0; q < parts; q++) job->coo0[q + 1] += job->coo0[q];
+  long nc = job->coo0[parts];
   A->width = w; A->ncoo = nc;
   size_t need = odb_sparse_bytes(A);
-  if (max_bytes && need > max_bytes)
+  if (max_bytes && need > max_bytes) {
+    free(job);
     return ODB_FAIL(ODB_ERR_NOMEM, "%s needs %zu bytes, limit %zu", hyb ? "HYB" : "ELL", need, max_bytes);
-  A->ecol = calloc((size_t)n * (w ? w : 1), sizeof *A->ecol);
-  A->eval = calloc((size_t)n * (w ? w : 1), sizeof *A->eval);
+  }
+  A->ecol = malloc((size_t)n * (w ? w : 1) * sizeof *A->ecol);
+  A->eval = malloc((size_t)n * (w ? w : 1) * sizeof *A->eval);
   if (hyb) {
     A->crow = malloc((nc ? nc : 1) * sizeof *A->crow);
     A->ccol = malloc((nc ? nc : 1) * sizeof *A->ccol);
     A->cval = malloc((nc ? nc : 1) * sizeof *A->cval);
   }
-  if (!A->ecol || !A->eval || (hyb && (!A->crow || !A->ccol || !A->cval)))
+  if (!A->ecol || !A->eval || (hyb && (!A->crow || !A->ccol || !A->cval))) {
+    free(job);
     return ODB_FAIL(ODB_ERR_NOMEM, "%s needs %zu bytes", hyb ? "HYB" : "ELL", need);
-  long q = 0;
-  for (long r = 0; r < n; r++) {
-    int e = 0;
-    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++, e++) {
-      if (e < w) { A->ecol[(size_t)e * n + r] = s->col[p]; A->eval[(size_t)e * n + r] = s->val[p]; }
-      else { A->crow[q] = (int32_t)r; A->ccol[q] = s->col[p]; A->cval[q++] = s->val[p]; }
-    }
   }
+  odb_sparse_par_for(n, parts, ell_fill_part, job);
+  free(job);
   return ODB_OK;
 }
 
@@ -197,47 +282,85 @@ static int hyb_width(const odb_sparse *s)
   return (int)best;
 }
 
-/* int64 comparison for qsort. */
-static int cmp_i64(const void *a, const void *b)
+typedef struct dia_job {
+  const odb_sparse *s; odb_sparse *A; uint64_t *seen[64]; long words; int32_t *slot;
+} dia_job;
+
+/* Marks the offsets (col - row + n - 1) of rows [lo, hi) in the part's
+** bitmap (zeroed here). */
+static void dia_seen_part(void *arg, int q, int parts, long lo, long hi)
 {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
+  dia_job *j = arg;
+  const odb_sparse *s = j->s;
+  uint64_t *seen = j->seen[q];
+  long n = s->n;
+  (void)parts;
+  memset(seen, 0, (size_t)j->words * sizeof *seen);
+  for (long r = lo; r < hi; r++)
+    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
+      long o = s->col[p] - r + n - 1;
+      seen[o >> 6] |= 1ULL << (o & 63);
+    }
 }
 
-/* Fills the DIA fields. */
+/* Rows [lo, hi) of every diagonal: zeros, then the entries. */
+static void dia_fill_part(void *arg, int q, int parts, long lo, long hi)
+{
+  dia_job *j = arg;
+  const odb_sparse *s = j->s;
+  odb_sparse *A = j->A;
+  long n = s->n;
+  (void)q; (void)parts;
+  if (hi <= lo) return;
+  for (long d = 0; d < A->ndiag; d++)
+    memset(A->dval + (size_t)d * n + lo, 0, (size_t)(hi - lo) * sizeof *A->dval);
+  for (long r = lo; r < hi; r++)
+    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++)
+      A->dval[(size_t)j->slot[s->col[p] - r + n - 1] * n + r] = s->val[p];
+}
+
+/* Fills the DIA fields: offsets from per-thread bitmaps of the rows,
+** values row-parallel. */
 static odb_status to_dia(const odb_sparse *s, size_t max_bytes, odb_sparse *A)
 {
   long n = s->n;
-  char *seen = calloc(2 * n, 1);                /* offset + n - 1 */
-  if (!seen) return ODB_FAIL(ODB_ERR_NOMEM, "DIA offsets");
-  long nd = 0;
-  for (long r = 0; r < n; r++)
-    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++) {
-      long o = s->col[p] - r + n - 1;
-      if (!seen[o]) { seen[o] = 1; nd++; }
+  int parts = odb_sparse_par_parts(n, 4096);
+  dia_job *j = calloc(1, sizeof *j);
+  odb_status st = ODB_OK;
+  if (!j) return ODB_FAIL(ODB_ERR_NOMEM, "DIA conversion");
+  j->s = s; j->A = A; j->words = (2 * n + 63) / 64;
+  for (int q = 0; q < parts; q++)
+    if (!(j->seen[q] = malloc((size_t)j->words * sizeof *j->seen[q]))) {
+      st = ODB_FAIL(ODB_ERR_NOMEM, "DIA offsets");
+      goto done;
     }
+  odb_sparse_par_for(n, parts, dia_seen_part, j);
+  for (int q = 1; q < parts; q++)
+    for (long w = 0; w < j->words; w++) j->seen[0][w] |= j->seen[q][w];
+  long nd = 0;
+  for (long w = 0; w < j->words; w++) nd += __builtin_popcountll(j->seen[0][w]);
   A->ndiag = nd;
   size_t need = odb_sparse_bytes(A);
   if (max_bytes && need > max_bytes) {
-    free(seen);
-    return ODB_FAIL(ODB_ERR_NOMEM, "DIA needs %zu bytes (%ld diagonals), limit %zu", need, nd, max_bytes);
+    st = ODB_FAIL(ODB_ERR_NOMEM, "DIA needs %zu bytes (%ld diagonals), limit %zu", need, nd, max_bytes);
+    goto done;
   }
   A->doff = malloc((nd ? nd : 1) * sizeof *A->doff);
-  A->dval = calloc((size_t)n * (nd ? nd : 1), sizeof *A->dval);
-  long *slot = malloc(2 * n * sizeof *slot);
-  if (!A->doff || !A->dval || !slot) {
-    free(seen); free(slot);
-    return ODB_FAIL(ODB_ERR_NOMEM, "DIA needs %zu bytes (%ld diagonals)", need, nd);
+  A->dval = malloc((size_t)n * (nd ? nd : 1) * sizeof *A->dval);
+  j->slot = malloc(2 * n * sizeof *j->slot);
+  if (!A->doff || !A->dval || !j->slot) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "DIA needs %zu bytes (%ld diagonals)", need, nd);
+    goto done;
   }
-  long d = 0;
-  for (long o = 0; o < 2 * n; o++) if (seen[o]) A->doff[d++] = o - (n - 1);
-  qsort(A->doff, nd, sizeof *A->doff, cmp_i64);
-  for (long e = 0; e < nd; e++) slot[A->doff[e] + n - 1] = e;
-  for (long r = 0; r < n; r++)
-    for (int64_t p = s->rowptr[r]; p < s->rowptr[r + 1]; p++)
-      A->dval[(size_t)slot[s->col[p] - r + n - 1] * n + r] = s->val[p];
-  free(seen); free(slot);
-  return ODB_OK;
+  long d = 0;   /* ascending offsets */
+  for (long o = 0; o < 2 * n - 1; o++)
+    if (j->seen[0][o >> 6] >> (o & 63) & 1) { A->doff[d] = o - (n - 1); j->slot[o] = (int32_t)d; d++; }
+  odb_sparse_par_for(n, parts, dia_fill_part, j);
+done:
+  for (int q = 0; q < parts; q++) free(j->seen[q]);
+  free(j->slot);
+  free(j);
+  return st;
 }
 
 /* s is CSR with sorted columns. */
@@ -397,6 +520,23 @@ void odb_sparse_spmv(const odb_sparse *A, const double *x, double *y)
 
 typedef struct spmv_job { const odb_sparse *A; const double *x; double *y; } spmv_job;
 
+/* Part q of parts of y = A x (a sparse par_for body; [lo, hi) unused: the
+** format decides what a part is). */
+static void spmv_par_part(void *arg, int q, int parts, long lo, long hi)
+{
+  spmv_job *j = arg;
+  (void)lo; (void)hi;
+  spmv_part(j->A, j->x, j->y, q, parts);
+}
+
+/* A valid, x and y of length n and distinct; threads of a temporary team. */
+void odb_sparse_spmv_par(const odb_sparse *A, const double *x, double *y)
+{
+  spmv_job j = {A, x, y};
+  int parts = odb_sparse_par_parts(A->n, 65536);
+  odb_sparse_par_for(parts, parts, spmv_par_part, &j);
+}
+
 /* Team member tid's share. */
 static void spmv_member(odb_team *team, int tid, void *arg)
 {
@@ -410,6 +550,88 @@ odb_status odb_sparse_spmv_team(const odb_sparse *A, odb_team *team, const doubl
   if (!team) { spmv_part(A, x, y, 0, 1); return ODB_OK; }
   spmv_job j = {A, x, y};
   return odb_team_run(team, spmv_member, &j);
+}
+
+typedef struct tr_job {
+  const odb_sparse *A; odb_sparse *T; int32_t *cnt[64];
+} tr_job;
+
+/* Entries per column of rows [lo, hi) into the part's counts (zeroed here). */
+static void tr_count_part(void *arg, int q, int parts, long lo, long hi)
+{
+  tr_job *j = arg;
+  int32_t *c = j->cnt[q];
+  (void)parts;
+  memset(c, 0, (size_t)j->A->n * sizeof *c);
+  for (int64_t e = j->A->rowptr[lo]; e < j->A->rowptr[hi]; e++) c[j->A->col[e]]++;
+}
+
+/* Columns [lo, hi) of A: each part's counts become its first slot in T. */
+static void tr_offsets_part(void *arg, int q, int parts, long lo, long hi)
+{
+  tr_job *j = arg;
+  (void)q;
+  for (long c = lo; c < hi; c++) {
+    int64_t p = j->T->rowptr[c];
+    for (int r = 0; r < parts; r++) { int32_t v = j->cnt[r][c]; j->cnt[r][c] = (int32_t)(p - j->T->rowptr[c]); p += v; }
+  }
+}
+
+/* Rows [lo, hi) of A scattered into T (rows of T get ascending columns:
+** the parts are in row order and fill their own slots). */
+static void tr_scatter_part(void *arg, int q, int parts, long lo, long hi)
+{
+  tr_job *j = arg;
+  int32_t *c = j->cnt[q];
+  (void)parts;
+  for (long r = lo; r < hi; r++)
+    for (int64_t e = j->A->rowptr[r]; e < j->A->rowptr[r + 1]; e++) {
+      int32_t col = j->A->col[e];
+      int64_t d = j->T->rowptr[col] + c[col]++;
+      j->T->col[d] = (int32_t)r;
+      j->T->val[d] = j->A->val[e];
+    }
+}
+
+/* A CSR (square). Per-part column counts, then a scatter in row order. */
+odb_status odb_sparse_transpose(const odb_sparse *A, odb_sparse **out)
+{
+  *out = NULL;
+  if (A->fmt != ODB_FMT_CSR) return ODB_FAIL(ODB_ERR_UNSUPPORTED, "transpose needs CSR, got %s",
+                                             odb_sparse_format_name(A->fmt));
+  long n = A->n, nnz = A->rowptr[n];
+  int parts = odb_sparse_par_parts(n, 16384);
+  tr_job j;
+  odb_status st = ODB_OK;
+  memset(&j, 0, sizeof j);
+  j.A = A;
+  odb_sparse *T = calloc(1, sizeof *T);
+  if (!T) return ODB_FAIL(ODB_ERR_NOMEM, "transpose");
+  T->fmt = ODB_FMT_CSR; T->n = n; T->nnz = nnz;
+  j.T = T;
+  T->rowptr = malloc((n + 1) * sizeof *T->rowptr);
+  T->col = malloc((nnz ? nnz : 1) * sizeof *T->col);
+  T->val = malloc((nnz ? nnz : 1) * sizeof *T->val);
+  if (!T->rowptr || !T->col || !T->val) { st = ODB_FAIL(ODB_ERR_NOMEM, "CSR of A^T of order %ld (%ld entries)", n, nnz); goto done; }
+  for (int q = 0; q < parts; q++)
+    if (!(j.cnt[q] = malloc((size_t)n * sizeof *j.cnt[q]))) {
+      st = ODB_FAIL(ODB_ERR_NOMEM, "transpose column counts");
+      goto done;
+    }
+  odb_sparse_par_for(n, parts, tr_count_part, &j);
+  T->rowptr[0] = 0;
+  for (long c = 0; c < n; c++) {
+    int64_t t = 0;
+    for (int q = 0; q < parts; q++) t += j.cnt[q][c];
+    T->rowptr[c + 1] = T->rowptr[c] + t;
+  }
+  odb_sparse_par_for(n, parts, tr_offsets_part, &j);
+  odb_sparse_par_for(n, parts, tr_scatter_part, &j);
+done:
+  for (int q = 0; q < parts; q++) free(j.cnt[q]);
+  if (st != ODB_OK) { odb_sparse_free(T); return st; }
+  *out = T;
+  return ODB_OK;
 }
 
 /* A CSR. */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include "odb_sparse.h"
 #include "odb_rng.h"
+#include "par.h"
 
 /* Picks pu x pv >= nw partitions (pu <= H, pv <= I) with the least waste,
 ** then the most square partitions.  Assumes 1 <= nw <= H*I. */
@@ -183,52 +184,136 @@ static odb_sparse *shell(odb_sparse_format f, long n)
   return A;
 }
 
-/* g valid. */
+/* Entries of row `row` of GH (what gh_row writes), from the structure only. */
+static int gh_row_count(const odb_reservoir *g, long row)
+{
+  long Mk = g->M * g->k;
+  if (row >= Mk) return g->J + 1;
+  long m = row / g->k; int r = (int)(row % g->k);
+  int j = (int)(m % g->J), h = (int)((m / g->J) % g->H), i = (int)(m / ((long)g->J * g->H));
+  int cnt = 0;
+  for (int u = 0; u < 7; u++) {
+    if (!slot_inside(g, j, h, i, u)) continue;
+    long c0 = (m + odb_gh_offset(g, u)) * g->k + odb_gh_bias(g, m, u);
+    long lo = c0 < 0 ? 0 : c0, hi = c0 + g->k > Mk ? Mk : c0 + g->k;
+    if (hi > lo) cnt += (int)(hi - lo);
+  }
+  if (r == 0 && well_at(g, h, i) >= 0) cnt++;
+  return cnt;
+}
+
+typedef struct csr_job { const odb_reservoir *g; odb_sparse *A; } csr_job;
+
+/* Row counts of rows [lo, hi) into rowptr[r + 1]. */
+static void csr_count_part(void *arg, int q, int parts, long lo, long hi)
+{
+  csr_job *j = arg;
+  (void)q; (void)parts;
+  for (long r = lo; r < hi; r++) j->A->rowptr[r + 1] = gh_row_count(j->g, r);
+}
+
+/* Rows [lo, hi) written in place (rowptr complete). */
+static void csr_fill_part(void *arg, int q, int parts, long lo, long hi)
+{
+  csr_job *j = arg;
+  (void)q; (void)parts;
+  for (long r = lo; r < hi; r++)
+    gh_row(j->g, r, j->A->col + j->A->rowptr[r], j->A->val + j->A->rowptr[r]);
+}
+
+/* g valid. Counts rows, then fills them in parallel (each thread first
+** touches the pages of its rows). */
 odb_status odb_reservoir_csr(const odb_reservoir *g, odb_sparse **out)
 {
   *out = NULL;
-  long n = g->n, Mk = g->M * g->k;
-  int cap = 7 * g->k + 1 > g->J + 1 ? 7 * g->k + 1 : g->J + 1;
-  long maxnnz = Mk * (7L * g->k) + g->M + (long)g->nw * (g->J + 1);
+  long n = g->n;
   odb_sparse *A = shell(ODB_FMT_CSR, n);
-  int32_t *tc = malloc(cap * sizeof *tc); double *tv = malloc(cap * sizeof *tv);
-  if (!A || !tc || !tv) goto fail;
+  if (!A) goto fail;
   A->rowptr = malloc((n + 1) * sizeof *A->rowptr);
-  A->col = malloc(maxnnz * sizeof *A->col);
-  A->val = malloc(maxnnz * sizeof *A->val);
-  if (!A->rowptr || !A->col || !A->val) goto fail;
-  long p = 0;
+  if (!A->rowptr) goto fail;
+  csr_job job = {g, A};
+  int parts = odb_sparse_par_parts(n, 4096);
   A->rowptr[0] = 0;
-  for (long r = 0; r < n; r++) {
-    int c = gh_row(g, r, tc, tv);
-    memcpy(A->col + p, tc, c * sizeof *tc);
-    memcpy(A->val + p, tv, c * sizeof *tv);
-    p += c; A->rowptr[r + 1] = p;
-  }
-  A->nnz = p;
-  free(tc); free(tv);
+  odb_sparse_par_for(n, parts, csr_count_part, &job);
+  for (long r = 0; r < n; r++) A->rowptr[r + 1] += A->rowptr[r];
+  long nnz = A->rowptr[n];
+  A->col = malloc((nnz ? nnz : 1) * sizeof *A->col);
+  A->val = malloc((nnz ? nnz : 1) * sizeof *A->val);
+  if (!A->col || !A->val) goto fail;
+  odb_sparse_par_for(n, parts, csr_fill_part, &job);
+  A->nnz = nnz;
   *out = A;
   return ODB_OK;
 fail:
-  free(tc); free(tv); odb_sparse_free(A);
+  odb_sparse_free(A);
   return ODB_FAIL(ODB_ERR_NOMEM, "CSR of order %ld", n);
 }
 
-/* g valid; values identical to the CSR assembly (same row generator). */
+typedef struct bdia_job { const odb_reservoir *g; odb_bdia *b; long nnz[64]; } bdia_job;
+
+/* Cells [lo, hi) of the Bdia values (every stored word written, zeros
+** included) and the W^T entries of well cells; nnz[q] counts the part's
+** structural entries (CSR's count of its rows). Values and the diagonal's
+** sum in the order of gh_row, so both builds agree bit for bit. */
+static void bdia_cells_part(void *arg, int q, int parts, long lo, long hi)
+{
+  bdia_job *jb = arg;
+  const odb_reservoir *g = jb->g;
+  odb_bdia *b = jb->b;
+  int k = g->k;
+  long M = g->M, Mk = M * k, JH = (long)g->J * g->H;
+  long off[7], cnt = 0;
+  (void)parts;
+  for (int u = 0; u < 7; u++) off[u] = odb_gh_offset(g, u);
+  for (long m = lo; m < hi; m++) {
+    int j = (int)(m % g->J), h = (int)((m / g->J) % g->H), i = (int)(m / JH);
+    int in[7];
+    long c0[7];
+    for (int u = 0; u < 7; u++) {
+      in[u] = slot_inside(g, j, h, i, u);
+      c0[u] = (m + off[u]) * k + odb_gh_bias(g, m, u);
+    }
+    for (int r = 0; r < k; r++) {
+      long row = m * k + r;
+      double s = 1.0;
+      for (int u = 0; u < 7; u++)
+        for (int c = 0; c < k; c++) {
+          long cc = c0[u] + c;
+          double v = 0.0;
+          int inside = in[u] && cc >= 0 && cc < Mk;
+          cnt += inside;
+          if (inside && cc != row) v = odb_gh_offdiag(g->seed, row, cc);
+          s += fabs(v);
+          b->val[((size_t)(u * k + r) * k + c) * M + m] = v;
+        }
+      int w = r == 0 ? well_at(g, h, i) : -1;
+      if (w >= 0) {
+        double v = odb_gh_offdiag(g->seed, row, Mk + w);
+        s += fabs(v);
+        b->WTa[b->a[w] + (m - b->b[w])] = v;
+        cnt++;
+      }
+      b->val[((size_t)(3 * k + r) * k + r) * M + m] = s;
+    }
+  }
+  jb->nnz[q] = cnt;
+}
+
+/* g valid; values identical to the CSR assembly: the cells are built
+** directly (in parallel), the well rows through the row generator. */
 odb_status odb_reservoir_bdia(const odb_reservoir *g, odb_sparse **out)
 {
   *out = NULL;
   long M = g->M, Mk = M * g->k; int k = g->k, nw = g->nw, J = g->J;
-  int cap = 7 * k + 1 > J + 1 ? 7 * k + 1 : J + 1;
   odb_sparse *A = shell(ODB_FMT_BDIA, g->n);
   odb_bdia *b = calloc(1, sizeof *b);
-  int32_t *tc = malloc(cap * sizeof *tc); double *tv = malloc(cap * sizeof *tv);
+  int32_t *tc = malloc((J + 1) * sizeof *tc); double *tv = malloc((J + 1) * sizeof *tv);
   if (!A || !b || !tc || !tv) goto fail;
   A->bd = b;
   b->J = J; b->H = g->H; b->I = g->I; b->k = k; b->nw = nw; b->pu = g->pu; b->pv = g->pv;
   b->pattern = g->pattern; b->M = M;
   int nw1 = nw ? nw : 1;
-  b->val = calloc((size_t)7 * k * k * M, sizeof *b->val);
+  b->val = malloc((size_t)7 * k * k * M * sizeof *b->val);
   b->Wa = calloc((size_t)nw1 * J, sizeof *b->Wa); b->WTa = calloc((size_t)nw1 * J, sizeof *b->WTa);
   b->a = calloc(nw1, sizeof(int)); b->b = calloc(nw1, sizeof(int)); b->c = calloc(nw1, sizeof(int));
   b->d = calloc((size_t)g->pu * g->pv, sizeof(int));
@@ -242,32 +327,17 @@ odb_status odb_reservoir_bdia(const odb_reservoir *g, odb_sparse **out)
     b->a[w] = w * J; b->c[w] = J;
     b->b[w] = (int)((long)J * (g->well_h[w] + (long)g->H * g->well_i[w]));
   }
-  for (long row = 0; row < g->n; row++) {
-    int cnt = gh_row(g, row, tc, tv);
-    if (row < Mk) {
-      long m = row / k; int r = (int)(row % k);
-      for (int e = 0; e < cnt; e++) {
-        if (tc[e] >= Mk) {            /* W^T entry */
-          int w = (int)(tc[e] - Mk);
-          b->WTa[b->a[w] + (m - b->b[w])] = tv[e];
-          continue;
-        }
-        for (int u = 0; u < 7; u++) {  /* which slot holds this column */
-          long c0 = (m + odb_gh_offset(g, u)) * k + odb_gh_bias(g, m, u);
-          if (tc[e] >= c0 && tc[e] < c0 + k) {
-            b->val[((size_t)(u * k + r) * k + (tc[e] - c0)) * M + m] = tv[e];
-            break;
-          }
-        }
-      }
-    } else {
-      int w = (int)(row - Mk);
-      for (int t = 0; t < J; t++) b->Wa[b->a[w] + t] = tv[t];
-      b->D[w] = tv[J];
-    }
+  bdia_job job = {g, b, {0}};
+  int parts = odb_sparse_par_parts(M, 1024);
+  odb_sparse_par_for(M, parts, bdia_cells_part, &job);
+  A->nnz = (long)nw * (J + 1);                  /* the well rows */
+  for (int q = 0; q < parts; q++) A->nnz += job.nnz[q];
+  for (int w = 0; w < nw; w++) {
+    gh_row(g, Mk + w, tc, tv);
+    for (int t = 0; t < J; t++) b->Wa[b->a[w] + t] = tv[t];
+    b->D[w] = tv[J];
   }
   free(tc); free(tv);
-  A->nnz = 0;
   *out = A;
   return ODB_OK;
 fail:
@@ -313,6 +383,6 @@ odb_status odb_reservoir_rhs(const odb_reservoir *g, const odb_sparse *A,
   odb_rng r;
   odb_rng_seed(&r, g->seed ^ 0x5eed5eedULL);
   for (long i = 0; i < g->n; i++) xs[i] = 2.0 * odb_rng_uniform(&r) - 1.0;
-  odb_sparse_spmv(A, xs, b);
+  odb_sparse_spmv_par(A, xs, b);
   return ODB_OK;
 }

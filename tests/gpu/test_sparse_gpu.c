@@ -203,7 +203,7 @@ static void check_bad_input(void) {
   tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "distinct"), "x == y refused: %s",
          odb_last_error());
   cudaFree(d);
-  odb_sparse_gpu_opts o = {100, 4, 0};
+  odb_sparse_gpu_opts o = {100, 4, 0, 0, 0};
   st = odb_sparse_gpu_set_opts(g, &o);
   tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "block"), "bad block: %s", odb_last_error());
   o.block = 256; o.grain = 3;
@@ -214,6 +214,14 @@ static void check_bad_input(void) {
   st = odb_sparse_gpu_set_opts(g, &o);
   tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "shared_x"), "shared_x on CSR: %s",
          odb_last_error());
+  o.shared_x = 0; o.stream = 1;
+  st = odb_sparse_gpu_set_opts(g, &o);
+  tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "stream applies to bdia only"),
+         "stream on CSR: %s", odb_last_error());
+  o.stream = 0; o.pair = 1;
+  st = odb_sparse_gpu_set_opts(g, &o);
+  tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "pair applies to bdia only"),
+         "pair on CSR: %s", odb_last_error());
   /* a DIA shell far larger than any device: refused before any copy */
   E = calloc(1, sizeof *E);
   E->fmt = ODB_FMT_DIA; E->n = 1L << 30; E->ndiag = 1L << 12;
@@ -225,10 +233,19 @@ static void check_bad_input(void) {
   odb_sparse_gpu *gb = NULL;
   if (odb_reservoir_matrix(gr, ODB_FMT_BDIA, 0, &bd) == ODB_OK &&
       odb_sparse_gpu_upload(bd, &gb) == ODB_OK) {
-    odb_sparse_gpu_opts ob = {256, 4, 0};
+    odb_sparse_gpu_opts ob = {256, 4, 0, 0, 0};
     st = odb_sparse_gpu_set_opts(gb, &ob);
     tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "divide k = 2"),
            "Bdia grain must divide k: %s", odb_last_error());
+    /* the pair form needs an even number of cells: this grid has 27 */
+    odb_sparse_gpu_opts op = {128, 1, 0, 1, 0};
+    st = odb_sparse_gpu_set_opts(gb, &op);
+    tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "even number of cells (got 27)"),
+           "pair on an odd number of cells refused: %s", odb_last_error());
+    op.pair = 0; op.stream = 2;
+    st = odb_sparse_gpu_set_opts(gb, &op);
+    tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "stream must be 0 or 1"),
+           "stream 2 refused: %s", odb_last_error());
   }
   odb_sparse_gpu_free(gb);
   odb_sparse_free(bd);
@@ -264,9 +281,13 @@ int main(int argc, char **argv) {
     {1, 1, 1, 1, 0}, {1, 1, 1, 4, 1}, {1, 7, 5, 2, 3}, {6, 1, 5, 3, 2}, {9, 5, 1, 4, 1},
     {3, 3, 3, 16, 2}, {5, 7, 3, 5, 4}, {7, 9, 11, 2, 0}, {11, 9, 7, 4, 6}, {13, 11, 9, 8, 5},
     {33, 17, 9, 3, 7}, {41, 41, 41, 1, 0}, {21, 23, 19, 6, 3}, {2, 2, 2, 7, 4},
+    /* an even number of cells: the pair form too, side-1 grids and wells */
+    {8, 6, 4, 2, 3}, {1, 6, 4, 4, 2}, {10, 1, 6, 2, 1}, {4, 4, 1, 8, 2}, {2, 3, 4, 1, 1},
+    {6, 5, 2, 3, 2}, {16, 12, 10, 2, 0},
   };
   static const grid_case brief[] = {
-    {1, 1, 1, 4, 1}, {5, 7, 3, 5, 4}, {11, 9, 7, 4, 6}, {3, 3, 3, 16, 2},
+    {1, 1, 1, 4, 1}, {5, 7, 3, 5, 4}, {11, 9, 7, 4, 6}, {3, 3, 3, 16, 2}, {8, 6, 4, 2, 3},
+    {1, 6, 4, 4, 2},
   };
   const grid_case *cases = quick ? brief : full;
   int nc = quick ? (int)(sizeof brief / sizeof brief[0]) : (int)(sizeof full / sizeof full[0]);

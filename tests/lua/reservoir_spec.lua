@@ -161,6 +161,14 @@ describe("ob.reservoir", function()
         local oks, errs = pcall(D.set, D, { block = 100 })
         assert.is_false(oks)
         assert.matches("block must be a multiple of 32", errs, 1, true)
+        if f == "bdia" then
+          D:set { stream = 1 }
+          assert.is_true(D:spmv(x):max_rel_err(y0) <= 1e-13, "bdia stream")
+        else
+          local okst, errst = pcall(D.set, D, { stream = 1 })
+          assert.is_false(okst)
+          assert.matches("stream applies to bdia only", errst, 1, true)
+        end
         D:close()
         local okc, errc = pcall(D.info, D)
         assert.is_false(okc)

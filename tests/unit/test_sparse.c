@@ -206,6 +206,8 @@ static void test_footprints(void)
          "DIA bytes 8 n ndiag + 8 ndiag (%ld diagonals)", A[4]->ndiag);
   size_t bd = 8 * 7 * (size_t)k * k * M + 16 * nw * J + 12 * nw + 4 * g->pu * g->pv + 16 * nw;
   tap_ok(odb_sparse_bytes(A[5]) == bd, "Bdia bytes 56 k^2 M + 16 nw J + 28 nw + 4 pu pv = %zu", bd);
+  tap_ok(A[5]->nnz == nnz, "Bdia built from the grid counts the CSR's %ld structural nonzeros (%ld)",
+         nnz, A[5]->nnz);
   for (int f = 0; f < ODB_FMT_COUNT; f++) odb_sparse_free(A[f]);
   odb_reservoir_free(g);
   /* DIA of a scalar 7-point stencil: exactly 7 diagonals */
@@ -332,6 +334,89 @@ static void test_bad_input(void)
   odb_reservoir_free(g);
 }
 
+/* Whether two matrices of one format hold the same arrays bit for bit. */
+static int same_arrays(const odb_sparse *a, const odb_sparse *b)
+{
+#define SAME(f, cnt) ((cnt) == 0 || !memcmp(a->f, b->f, (size_t)(cnt) * sizeof *a->f))
+  long n = a->n;
+  if (a->fmt != b->fmt || a->n != b->n || a->nnz != b->nnz) return 0;
+  switch (a->fmt) {
+  case ODB_FMT_CSR: return SAME(rowptr, n + 1) && SAME(col, a->nnz) && SAME(val, a->nnz);
+  case ODB_FMT_BSR:
+    return a->nblocks == b->nblocks && SAME(browptr, a->nbr + 1) && SAME(bcol, a->nblocks)
+           && SAME(bval, a->nblocks * a->bs * a->bs);
+  case ODB_FMT_ELL: case ODB_FMT_HYB:
+    return a->width == b->width && a->ncoo == b->ncoo && SAME(ecol, n * a->width)
+           && SAME(eval, n * a->width) && SAME(crow, a->ncoo) && SAME(ccol, a->ncoo) && SAME(cval, a->ncoo);
+  case ODB_FMT_DIA: return a->ndiag == b->ndiag && SAME(doff, a->ndiag) && SAME(dval, n * a->ndiag);
+  case ODB_FMT_BDIA: {
+    const odb_bdia *x = a->bd, *y = b->bd;
+    long nv = 7L * x->k * x->k * x->M, nw = (long)x->nw * x->J;
+    return !memcmp(x->val, y->val, nv * sizeof *x->val) && !memcmp(x->Wa, y->Wa, nw * sizeof *x->Wa)
+           && !memcmp(x->WTa, y->WTa, nw * sizeof *x->WTa) && !memcmp(x->D, y->D, x->nw * sizeof *x->D);
+  }
+  default: return 0;
+  }
+#undef SAME
+}
+
+/* The threaded assembly and conversions (ODB_SPARSE_THREADS=5, grids large
+** enough for 5 parts) give the same arrays as one thread, every format,
+** both patterns, with wells and an odd k. */
+static void test_parallel_assembly(void)
+{
+  int fails = 0, cases = 0;
+  for (int pat = 0; pat < 2; pat++) {
+    odb_reservoir *g;
+    if (odb_reservoir_create(&g, 24, 20, 18, 3, 5, (odb_gh_pattern)pat, 7) != ODB_OK) { fails++; continue; }
+    for (int f = 0; f < ODB_FMT_COUNT; f++) {
+      odb_sparse *A[2] = {NULL, NULL};
+      for (int t = 0; t < 2; t++) {
+        setenv("ODB_SPARSE_THREADS", t ? "5" : "1", 1);
+        if (odb_reservoir_matrix(g, (odb_sparse_format)f, 0, &A[t]) != ODB_OK) fails++;
+      }
+      cases++;
+      if (A[0] && A[1] && !same_arrays(A[0], A[1])) {
+        fails++;
+        tap_diag("%s GH-%s: 5 threads differ from 1", odb_sparse_format_name((odb_sparse_format)f),
+                 pat ? "h" : "b");
+      }
+      odb_sparse_free(A[0]); odb_sparse_free(A[1]);
+    }
+    odb_reservoir_free(g);
+  }
+  unsetenv("ODB_SPARSE_THREADS");
+  tap_ok(fails == 0, "assembly and conversions on 5 threads equal 1 thread bit for bit (%d cases, %d failed)",
+         cases, fails);
+}
+
+/* A^T from odb_sparse_transpose on 3 threads: equal to 1 thread bit for
+** bit, sorted rows, and (A^T) x equals the CSR's own A^T x. */
+static void test_transpose(uint64_t xseed)
+{
+  odb_reservoir *g;
+  odb_sparse *A = NULL, *T[2] = {NULL, NULL};
+  int ok = odb_reservoir_create(&g, 32, 32, 24, 2, 4, ODB_GH_HALF, 9) == ODB_OK
+           && odb_reservoir_csr(g, &A) == ODB_OK;
+  for (int t = 0; ok && t < 2; t++) {
+    setenv("ODB_SPARSE_THREADS", t ? "3" : "1", 1);
+    ok = odb_sparse_transpose(A, &T[t]) == ODB_OK;
+  }
+  unsetenv("ODB_SPARSE_THREADS");
+  long n = ok ? A->n : 0, unsorted = 0;
+  for (long r = 0; r < n; r++)
+    for (int64_t e = T[1]->rowptr[r] + 1; e < T[1]->rowptr[r + 1]; e++) unsorted += T[1]->col[e] <= T[1]->col[e - 1];
+  double *x = malloc((n ? n : 1) * sizeof *x), *y1 = malloc((n ? n : 1) * sizeof *y1), *y2 = malloc((n ? n : 1) * sizeof *y2);
+  odb_rng r;
+  odb_rng_seed(&r, xseed);
+  for (long i = 0; i < n; i++) x[i] = 2.0 * odb_rng_uniform(&r) - 1.0;
+  if (ok) { odb_sparse_spmv(T[1], x, y1); odb_sparse_spmv_t(A, x, y2); }
+  tap_ok(ok && same_arrays(T[0], T[1]) && unsorted == 0 && T[1]->nnz == A->nnz && rel_diff(n, y1, y2) <= 1e-14,
+         "transpose on 3 threads equals 1 thread, rows sorted (%ld unsorted), A^T x agrees", unsorted);
+  free(x); free(y1); free(y2);
+  odb_sparse_free(T[0]); odb_sparse_free(T[1]); odb_sparse_free(A); odb_reservoir_free(g);
+}
+
 int main(void)
 {
   const char *env = getenv("ODB_TEST_SEED");
@@ -345,6 +430,8 @@ int main(void)
   test_spmv_all(xseed);
   test_spmv_team(xseed);
   test_spmv_detects_damage();
+  test_parallel_assembly();
+  test_transpose(xseed);
   test_footprints();
   for (int pat = 0; pat < 2; pat++) {
     test_krylov(ODB_KRYLOV_BICGSTAB, ODB_FMT_CSR, (odb_gh_pattern)pat);
