@@ -77,6 +77,55 @@ static int bank_stride(int w) {
   return w % 8 == 0 ? w + 4 : w;
 }
 
+/* The smallest stride >= w (a multiple of 8) that is 8 mod 16: lanes g
+   and g + 1 reading 16 bytes at columns 2t of rows g, g + 1 (tsmm, Gauss)
+   hit distinct banks in each quarter warp. */
+static int pair_stride(int w) {
+  return w % 16 == 8 ? w : w + 8;
+}
+
+/* The Gauss geometry (complex, m16n8k*): widths count complex entries,
+   rows of the stages and of C's copy hold (re, im) pairs. */
+static int gauss_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
+  if (!g->z || g->mr != 16) return 0;
+  if (c->op == ODB_TSM_TSMTTSM) {
+    int tmw = 16 * c->wm, tnw = 8 * c->wn;
+    int bands = c->split > 1 ? c->split : 1, Mb = c->M / bands;
+    if (c->M % bands || (bands != 1 && bands != 2 && bands != 4)) return 0;
+    g->TMt = cdiv(Mb, tmw);
+    g->TNt = cdiv(c->N, tnw);
+    g->G = g->TMt * g->TNt;
+    g->cm = g->TMt * tmw;
+    g->cn = g->TNt * tnw;
+    g->SA = bank_stride(2 * g->cm);
+    g->SB = bank_stride(2 * g->cn);
+    if (c->chunk % (g->KS * c->rg)) return 0;
+    g->steps = c->chunk / (g->KS * c->rg);
+    g->stage = c->chunk * (g->SA + g->SB);
+    g->smem = 8 * (size_t)g->stage * c->stages;
+    if (c->reduce == ODB_TSM_REDUCE_LOCAL &&
+        16 * (size_t)Mb * c->N > g->smem)
+      g->smem = 16 * (size_t)Mb * c->N;
+  } else {
+    int nt = cdiv(c->N, 8);
+    if (c->split > 1) return 0;
+    g->Kt = cdiv(c->M, g->KS);
+    g->ck = g->KS * g->Kt;
+    g->G = cdiv(nt, c->wn);
+    g->cn = 8 * c->wn * g->G;
+    g->SA = pair_stride(2 * g->ck);
+    g->SC = bank_stride(2 * g->cn);
+    if (c->chunk % (c->wm * 16 * c->rg)) return 0;
+    g->tiles = c->chunk / (c->wm * 16 * c->rg);
+    g->stage = c->chunk * g->SA;
+    g->smem = 8 * ((size_t)g->stage * c->stages +
+                   (c->csrc == ODB_TSM_C_SHARED ? (size_t)g->ck * g->SC : 0));
+  }
+  g->W = g->G * c->rg;
+  g->BS = 32 * g->W;
+  return 1;
+}
+
 /* Fills g; 0 when the options do not map onto the shape (a row group's
    share of a chunk is not whole, or a field is out of range). */
 static int mma_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
@@ -96,6 +145,7 @@ static int mma_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
           : c->mma == ODB_TSM_MMA_M16N8K8 ? 8 : 4;
   g->AR = (g->mr / 8) * (g->KS / 4);
   g->BR = g->KS / 4;
+  if (c->gauss) return gauss_geom_of(c, g);
   if (c->op == ODB_TSM_TSMTTSM) {
     int tmw = g->mr * c->wm, tnw = 8 * c->wn;
     g->TMt = cdiv(g->Mr, tmw);
@@ -174,9 +224,11 @@ int odb_tsm_cfg_regs(const odb_tsm_cfg *c) {
   if (c->mma) {
     mma_geom g;
     if (!mma_geom_of(c, &g)) return 1 << 20;
-    int acc = c->wm * c->wn * g.E, frag = c->wm * g.AR + c->wn * g.BR;
+    int p = c->gauss ? 3 : 1;   /* products (Gauss: three) */
+    int acc = p * c->wm * c->wn * g.E;
+    int frag = p * (c->wm * g.AR + c->wn * g.BR);
     int keep = c->op == ODB_TSM_TSMM && c->csrc == ODB_TSM_C_REGS
-               ? g.Kt * c->wn * g.BR : 0;
+               ? p * g.Kt * c->wn * g.BR : 0;
     return 2 * (acc + (g.KS == 4 ? 2 : 1) * frag + keep) + 32;
   }
   if (c->op == ODB_TSM_TSMTTSM && c->stage)
@@ -210,6 +262,15 @@ static odb_status check_mma(const odb_tsm_cfg *c) {
   if (c->op == ODB_TSM_TSMM && c->csrc == ODB_TSM_C_L1)
     return ODB_FAIL(ODB_ERR_ARG, "tsmm: the mma kernels take C from "
                     "shared memory or registers, not L1");
+  if (c->gauss && (c->t != ODB_TSM_Z || c->mma == ODB_TSM_MMA_M8N8K4))
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: Gauss's three products need "
+                    "complex data and an m16n8k* mma");
+  if (c->split > 1 && (!c->gauss || c->op != ODB_TSM_TSMTTSM ||
+                       (c->split != 2 && c->split != 4) ||
+                       c->M % c->split))
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: split = %d: C splits into 2 or 4 "
+                    "bands of whole rows, Gauss tsmttsm only (M = %d)",
+                    c->split, c->M);
   if (!mma_geom_of(c, &g))
     return ODB_FAIL(ODB_ERR_ARG, "tsm: a chunk of %d rows does not split "
                     "into %d row groups of whole mma steps", c->chunk,
@@ -236,6 +297,9 @@ odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
   if (c->op == ODB_TSM_TSMM && (unsigned)c->csrc > 2)
     return ODB_FAIL(ODB_ERR_ARG, "tsmm: bad source of C %d", c->csrc);
   if (c->mma) return check_mma(c);
+  if (c->gauss || c->split > 1)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: Gauss's three products need the "
+                    "tensor cores (mma)");
   if (c->unroll < 1 || c->unroll > 4)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: unroll = %d, expected 1..4",
                     c->unroll);
@@ -284,15 +348,16 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
   if (c->blocks_per_sm) snprintf(grid, sizeof grid, "%d", c->blocks_per_sm);
   else snprintf(grid, sizeof grid, "fill");
   if (c->mma && c->op == ODB_TSM_TSMTTSM)
-    snprintf(buf, len, "mma=%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
-             "reduce=%s block=%d bps=%s", mma_names[c->mma % 5], c->wm,
-             c->wn, c->rg, c->chunk, c->stages, red[c->reduce & 1],
-             odb_tsm_cfg_block(c), grid);
+    snprintf(buf, len, "mma=%s%s%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
+             "reduce=%s block=%d bps=%s", mma_names[c->mma % 5],
+             c->gauss ? " gauss=3m" : "", c->split > 1 ? (c->split == 2 ?
+             " split=2" : " split=4") : "", c->wm, c->wn, c->rg, c->chunk,
+             c->stages, red[c->reduce & 1], odb_tsm_cfg_block(c), grid);
   else if (c->mma)
-    snprintf(buf, len, "mma=%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
-             "csrc=%s block=%d bps=%s", mma_names[c->mma % 5], c->wm, c->wn,
-             c->rg, c->chunk, c->stages, src[c->csrc % 3],
-             odb_tsm_cfg_block(c), grid);
+    snprintf(buf, len, "mma=%s%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
+             "csrc=%s block=%d bps=%s", mma_names[c->mma % 5],
+             c->gauss ? " gauss=3m" : "", c->wm, c->wn, c->rg, c->chunk,
+             c->stages, src[c->csrc % 3], odb_tsm_cfg_block(c), grid);
   else if (c->op == ODB_TSM_TSMTTSM && c->stage)
     snprintf(buf, len, "tm=%d tn=%d trans=%d stage=%d reduce=%s "
              "block=%d bps=%d", c->tm, c->tn, c->transposed, c->chunk,
@@ -311,10 +376,11 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
 const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len) {
   char red = c->reduce ? 'l' : 'g';
   if (c->mma)
-    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d", c->mma, c->wm, c->wn,
+    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d%s", c->mma, c->wm, c->wn,
              c->rg, c->chunk, c->stages,
              c->op == ODB_TSM_TSMTTSM ? red : "LSR"[c->csrc % 3],
-             c->blocks_per_sm);
+             c->blocks_per_sm, c->gauss ? (c->split == 2 ? "z3h2" :
+             c->split == 4 ? "z3h4" : "z3") : "");
   else if (c->op == ODB_TSM_TSMTTSM && c->stage)
     snprintf(buf, len, "f%dx%dt%ds%d%cb%d", c->tm, c->tn, c->transposed,
              c->chunk, red, c->blocks_per_sm);
@@ -351,6 +417,14 @@ odb_status odb_tsm_cfg_parse(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
   if (token[0] == 'm') {
     ok = sscanf(token, "m%dw%dx%dg%dr%ds%d%cb%d%n", &c.mma, &c.wm, &c.wn,
                 &c.rg, &c.chunk, &c.stages, &ch, &c.blocks_per_sm, &n) == 8;
+    if (ok && n >= 0 && strncmp(token + n, "z3", 2) == 0) {
+      c.gauss = 1;
+      n += 2;
+      if (token[n] == 'h' && (token[n + 1] == '2' || token[n + 1] == '4')) {
+        c.split = token[n + 1] - '0';
+        n += 2;
+      }
+    }
     if (op == ODB_TSM_TSMTTSM) {
       c.reduce = letter("gl", ch);
       ok = ok && c.reduce >= 0;
@@ -795,8 +869,8 @@ static void gen_mma_fn(sbuf *b, const mma_geom *g) {
 
 /* The copy of rows k0 .. k0 + R - 1 of one operand (w doubles a row) to
    offset off of the stage st, row stride S, by all BS threads. */
-static void gen_mma_copy(sbuf *b, const char *src, int R, int w, int S,
-                         int off, int BS) {
+static void gen_mma_copy(sbuf *b, const char *src, int R, int w, int gw,
+                         int S, int off, int BS) {
   int wide = w % 2 == 0, per = wide ? w / 2 : w, n = R * per;
   out(b, "  // %s: %d rows of %d doubles in %d-byte copies\n", src, R, w,
       wide ? 16 : 8);
@@ -809,7 +883,7 @@ static void gen_mma_copy(sbuf *b, const char *src, int R, int w, int S,
   out(b, "    %s(st + ", wide ? "cp16" : "cp8");
   if (off) out(b, "%d + ", off);
   out(b, "r * %d + c, ok ? %s + (k0 + r) * %d + c : %s, ok ? %d : 0);\n"
-      "  }\n", S, src, w, src, wide ? 16 : 8);
+      "  }\n", S, src, gw, src, wide ? 16 : 8);
 }
 
 /* load_chunk(): chunk ch of A (and of B for tsmttsm) into a stage. */
@@ -824,9 +898,12 @@ static void gen_mma_load(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   out(b, "    long long ch, long long K) {\n");
   out(b, "  const long long k0 = ch * %d;\n  if (k0 >= K) return;\n",
       c->chunk);
-  gen_mma_copy(b, "A", c->chunk, g->Mr, g->SA, 0, g->BS);
-  if (two) gen_mma_copy(b, "B", c->chunk, g->Nr, g->SB, c->chunk * g->SA,
-                        g->BS);
+  if (c->split > 1)   /* this block's band of columns of A */
+    gen_mma_copy(b, "A", c->chunk, g->Mr / c->split, g->Mr, g->SA, 0, g->BS);
+  else
+    gen_mma_copy(b, "A", c->chunk, g->Mr, g->Mr, g->SA, 0, g->BS);
+  if (two) gen_mma_copy(b, "B", c->chunk, g->Nr, g->Nr, g->SB,
+                        c->chunk * g->SA, g->BS);
   out(b, "}\n\n");
 }
 
@@ -834,8 +911,8 @@ static void gen_mma_load(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
 static void gen_mma_entry(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   int tsmm = c->op == ODB_TSM_TSMM;
   /* min 1 block: the registers are not capped below 65536 / threads */
-  out(b, "extern \"C\" __global__ void __launch_bounds__(%d, 1)\n"
-      "tsm_kernel(tsm_args p) {\n", g->BS);
+  out(b, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n"
+      "tsm_kernel(tsm_args p) {\n", g->BS, c->split > 1 ? 2 : 1);
   if (g->z)
     out(b, "  // the real view: complex K x %d is K x %d doubles ((re, im) "
         "pairs)\n", c->M, g->Mr);
@@ -852,23 +929,31 @@ static void gen_mma_entry(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
 }
 
 /* The prologue: the first stages - 1 chunks start to load. */
-static void gen_mma_prologue(sbuf *b, const odb_tsm_cfg *c,
-                             const mma_geom *g) {
+static void gen_mma_prologue_x(sbuf *b, const odb_tsm_cfg *c,
+                               const mma_geom *g, const char *a,
+                               const char *first, const char *stride) {
   out(b, "  // the first %d chunks of this block start to load\n",
       c->stages - 1);
   out(b, "#pragma unroll\n  for (int s = 0; s < %d; ++s) {\n", c->stages - 1);
-  out(b, "    load_chunk(smem + s * %d, A, %sblockIdx.x + (long long)s * "
-      "gridDim.x, K);\n    cp_commit();\n  }\n", g->stage,
-      c->op == ODB_TSM_TSMTTSM ? "B, " : "");
+  out(b, "    load_chunk(smem + s * %d, %s, %s%s + (long long)s * "
+      "%s, K);\n    cp_commit();\n  }\n", g->stage, a,
+      c->op == ODB_TSM_TSMTTSM ? "B, " : "", first, stride);
   out(b, "  int cur = 0;  // the stage of chunk ch\n");
-  out(b, "  for (long long ch = blockIdx.x; ch < nch; ch += gridDim.x) {\n");
+  out(b, "  for (long long ch = %s; ch < nch; ch += %s) {\n", first, stride);
   out(b, "    asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");\n",
       c->stages - 2);
   out(b, "    __syncthreads();  // chunk ch is in; the stage before is used "
       "up\n");
-  out(b, "    load_chunk(smem + (cur == 0 ? %d : cur - 1) * %d, A, %sch + "
-      "%d * (long long)gridDim.x, K);\n    cp_commit();\n", c->stages - 1,
-      g->stage, c->op == ODB_TSM_TSMTTSM ? "B, " : "", c->stages - 1);
+  out(b, "    load_chunk(smem + (cur == 0 ? %d : cur - 1) * %d, %s, %sch + "
+      "%d * (long long)%s, K);\n    cp_commit();\n", c->stages - 1,
+      g->stage, a, c->op == ODB_TSM_TSMTTSM ? "B, " : "", c->stages - 1,
+      stride);
+}
+
+/* The prologue of a block that walks every gridDim.x-th chunk. */
+static void gen_mma_prologue(sbuf *b, const odb_tsm_cfg *c,
+                             const mma_geom *g) {
+  gen_mma_prologue_x(b, c, g, "A", "blockIdx.x", "gridDim.x");
 }
 
 /* Declares and zeroes acc[wm][wn][E]. */
@@ -1082,10 +1167,248 @@ static void gen_mma_tsmm(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   out(b, "    cur = cur == %d ? 0 : cur + 1;\n  }\n}\n", c->stages - 1);
 }
 
+/* {====== Gauss's three products on the tensor cores (complex) */
+
+/* split3(): the three operands of Gauss's products from one pair. */
+static void gen_gauss_split(sbuf *b) {
+  outs(b,
+    "// one 16-byte load of an entry (re, im): the operands of the three\n"
+    "// products P1 (re), P2 (im) and P3 (re + im)\n"
+    "__device__ __forceinline__ void split3(const double *p, double &r, "
+    "double &i,\n                                       double &s) {\n"
+    "  const double2 v = *(const double2 *)p;\n"
+    "  r = v.x;\n  i = v.y;\n  s = v.x + v.y;\n}\n\n");
+}
+
+/* C = A^T B with Gauss's products: lane (g, t) loads (re, im) of column
+   m0 + g (+ 8, + 16 i) of A and n0 + g (+ 8 j) of B in row t (+ 4 v) of
+   a step; each warp sums its three tiles, then they combine into C. */
+static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
+                              const mma_geom *g) {
+  int R = c->chunk, tmw = 16 * c->wm, tnw = 8 * c->wn;
+  int S = c->split > 1 ? c->split : 1, Mb = c->M / S;
+  int rowg = g->cm > Mb, colg = g->cn > c->N, local = c->reduce;
+  const char *sum = local ? "smem" : "p.out";
+  gen_mma_helpers(b, g);
+  gen_gauss_split(b);
+  gen_mma_load(b, c, g);
+  gen_mma_entry(b, c, g);
+  if (S > 1) {
+    out(b, "  // C in %d bands of %d rows: block b sums band b %% %d over "
+        "every\n  // (gridDim.x / %d)-th chunk, from chunk b / %d on, and "
+        "stages its columns of A\n", S, Mb, S, S, S);
+    out(b, "  const int band = blockIdx.x %% %d;\n", S);
+    out(b, "  const long long cb = blockIdx.x / %d, gs = gridDim.x / %d;\n",
+        S, S);
+    out(b, "  const double *__restrict__ Ab = A + %d * band;\n", 2 * Mb);
+  }
+  out(b, "  // Gauss: P1 = Re A^T Re B, P2 = Im A^T Im B, P3 = (Re A + Im A)^T "
+      "(Re B + Im B),\n  // C = P1 - P2 + i (P3 - P1 - P2); %d x %d warp "
+      "tiles of %d x %d complex entries\n  // cover %s (%d x %d)", g->TMt,
+      g->TNt, tmw, tnw, S > 1 ? "a band" : "C", Mb, c->N);
+  if (c->rg > 1)
+    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
+  else
+    out(b, "\n");
+  if (c->rg > 1)
+    out(b, "  const int tile = warp %% %d, rg = warp / %d;\n", g->G, g->G);
+  else
+    out(b, "  const int tile = warp, rg = 0;\n");
+  out(b, "  const int m0 = tile %% %d * %d, n0 = tile / %d * %d;\n", g->TMt,
+      tmw, g->TMt, tnw);
+  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
+      R - 1, R, R);
+  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
+      "// padding stays 0\n  __syncthreads();\n", c->stages * g->stage,
+      g->BS);
+  out(b, "  double acc[3][%d][%d][4];  // P1, P2, P3\n", c->wm, c->wn);
+  out(b, "#pragma unroll\n  for (int p = 0; p < 3; ++p)\n#pragma unroll\n"
+      "    for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
+      "      for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "        for (int e = 0; e < 4; ++e) acc[p][i][j][e] = 0.0;\n", c->wm,
+      c->wn);
+  if (S > 1) gen_mma_prologue_x(b, c, g, "Ab", "cb", "gs");
+  else gen_mma_prologue(b, c, g);
+  out(b, "    const double *sa = smem + cur * %d + 2 * (m0 + g);\n", g->stage);
+  out(b, "    const double *sb = smem + cur * %d + %d + 2 * (n0 + g);\n",
+      g->stage, R * g->SA);
+  out(b, "#pragma unroll\n    for (int q = 0; q < %d; ++q) {  // %d rows a "
+      "step\n", g->steps, g->KS);
+  out(b, "      const int r = %d * (rg + q * %d) + t;\n", g->KS, c->rg);
+  out(b, "      double a[3][%d][%d], bf[3][%d][%d];\n", c->wm, g->AR, c->wn,
+      g->BR);
+  out(b, "#pragma unroll\n      for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
+      "        for (int v = 0; v < %d; ++v)\n"
+      "          split3(sa + (r + 4 * (v / 2)) * %d + 2 * (i * 16 + 8 * "
+      "(v %% 2)),\n                 a[0][i][v], a[1][i][v], a[2][i][v]);\n",
+      c->wm, g->AR, g->SA);
+  out(b, "#pragma unroll\n      for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "        for (int v = 0; v < %d; ++v)\n"
+      "          split3(sb + (r + 4 * v) * %d + 16 * j, bf[0][j][v], "
+      "bf[1][j][v],\n                 bf[2][j][v]);\n", c->wn, g->BR, g->SB);
+  out(b, "#pragma unroll\n      for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
+      "        for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "          for (int p = 0; p < 3; ++p) mma(acc[p][i][j], a[p][i], "
+      "bf[p][j]);\n", c->wm, c->wn);
+  out(b, "    }\n    cur = cur == %d ? 0 : cur + 1;\n  }\n", c->stages - 1);
+  if (local) {
+    out(b, "  // block-local sums in shared memory, then one global atomic "
+        "per entry\n");
+    out(b, "  asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n");
+    out(b, "  __syncthreads();  // the stages are free\n");
+    out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;\n"
+        "  __syncthreads();\n", 2 * Mb * c->N, g->BS);
+  } else {
+    out(b, "  // each warp adds its tiles to C\n");
+  }
+  out(b, "#pragma unroll\n  for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
+      "    for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "      for (int e = 0; e < 4; ++e) {\n", c->wm, c->wn);
+  out(b, "        const int m = m0 + 16 * i + 8 * (e / 2) + g, "
+      "n = n0 + 8 * j + 2 * t + e %% 2;\n");
+  out(b, "        const double p1 = acc[0][i][j][e], p2 = acc[1][i][j][e];\n");
+  out(b, "        ");
+  if (rowg && colg) out(b, "if (m < %d && n < %d) ", Mb, c->N);
+  else if (rowg) out(b, "if (m < %d) ", Mb);
+  else if (colg) out(b, "if (n < %d) ", c->N);
+  if (S > 1 && !local)   /* m counts rows of the band */
+    out(b, "{\n          atomicAdd(&%s[2 * ((m + %d * band) * %d + n)], "
+        "p1 - p2);\n          atomicAdd(&%s[2 * ((m + %d * band) * %d + n) "
+        "+ 1], acc[2][i][j][e] - p1 - p2);\n        }\n      }\n", sum, Mb,
+        c->N, sum, Mb, c->N);
+  else
+    out(b, "{\n          atomicAdd(&%s[2 * (m * %d + n)], p1 - p2);\n"
+        "          atomicAdd(&%s[2 * (m * %d + n) + 1], acc[2][i][j][e] - p1 - "
+        "p2);\n        }\n      }\n", sum, c->N, sum, c->N);
+  if (local && S > 1)   /* the band's rows of C are contiguous */
+    out(b, "  __syncthreads();\n  double *ob = p.out + %d * band;\n"
+        "  for (int i = threadIdx.x; i < %d; i += %d) atomicAdd(&ob[i], "
+        "smem[i]);\n", 2 * Mb * c->N, 2 * Mb * c->N, g->BS);
+  else if (local)
+    out(b, "  __syncthreads();\n  for (int i = threadIdx.x; i < %d; i += %d)"
+        " atomicAdd(&p.out[i], smem[i]);\n", 2 * c->M * c->N, g->BS);
+  out(b, "}\n");
+}
+
+/* B = A C with Gauss's products: each warp computes wm blocks of 16 rows
+   times wn blocks of 8 complex columns of B per tile of rows; lane (g, t)
+   loads (re, im) of A's column t (+ 4 i) of rows g, g + 8; C's three
+   operands come from registers or from (re, im) pairs in shared memory. */
+static void gen_gauss_tsmm(sbuf *b, const odb_tsm_cfg *c,
+                           const mma_geom *g) {
+  int R = c->chunk, regs = c->csrc == ODB_TSM_C_REGS, rowsw = 16 * c->wm;
+  int colg = g->cn > c->N;
+  gen_mma_helpers(b, g);
+  gen_gauss_split(b);
+  out(b, "// (re, im) of C's entry (k, n), zero outside C\n"
+      "__device__ __forceinline__ double2 cpair(const double *__restrict__ C,"
+      " int k, int n) {\n  return k < %d && n < %d ? *(const double2 *)(C + "
+      "2 * (k * %d + n))\n                          : make_double2(0.0, 0.0);"
+      "\n}\n\n", c->M, c->N, c->N);
+  gen_mma_load(b, c, g);
+  gen_mma_entry(b, c, g);
+  out(b, "  // Gauss: P1 = Re A Re C, P2 = Im A Im C, P3 = (Re A + Im A) "
+      "(Re C + Im C),\n  // B = P1 - P2 + i (P3 - P1 - P2); %d warps cover "
+      "the %d columns (%d blocks of 8 each)", g->G, c->N, c->wn);
+  if (c->rg > 1)
+    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
+  else
+    out(b, "\n");
+  if (c->rg > 1)
+    out(b, "  const int n0 = warp %% %d * %d, rg = warp / %d;\n", g->G,
+        8 * c->wn, g->G);
+  else
+    out(b, "  const int n0 = warp * %d, rg = 0;\n", 8 * c->wn);
+  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
+      R - 1, R, R);
+  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
+      "// padding stays 0\n", c->stages * g->stage, g->BS);
+  if (regs) {
+    out(b, "  double f[3][%d][%d][%d];  // this lane's operands of C\n",
+        g->Kt, c->wn, g->BR);
+    out(b, "#pragma unroll\n  for (int kk = 0; kk < %d; ++kk)\n#pragma unroll\n"
+        "    for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+        "      for (int v = 0; v < %d; ++v) {\n"
+        "        const double2 y = cpair(C, %d * kk + t + 4 * v, n0 + 8 * j + "
+        "g);\n        f[0][kk][j][v] = y.x;\n        f[1][kk][j][v] = y.y;\n"
+        "        f[2][kk][j][v] = y.x + y.y;\n      }\n", g->Kt, c->wn, g->BR,
+        g->KS);
+  } else {
+    out(b, "  // C (%d x %d complex with zeros around it) after the stages, "
+        "row stride %d\n", g->ck, g->cn, g->SC);
+    out(b, "  double *sc = smem + %d;\n", c->stages * g->stage);
+    out(b, "  for (int i = threadIdx.x; i < %d; i += %d)\n"
+        "    *(double2 *)(sc + i / %d * %d + 2 * (i %% %d)) = cpair(C, i / %d, "
+        "i %% %d);\n", g->ck * g->cn, g->BS, g->cn, g->SC, g->cn, g->cn,
+        g->cn);
+    out(b, "  const double *scl = sc + t * %d + 2 * (n0 + g);\n", g->SC);
+  }
+  out(b, "  __syncthreads();\n");
+  gen_mma_prologue(b, c, g);
+  out(b, "    const long long k0 = ch * %d;\n", R);
+  out(b, "    const double *sa = smem + cur * %d + g * %d + 2 * t;\n",
+      g->stage, g->SA);
+  out(b, "#pragma unroll\n    for (int q = 0; q < %d; ++q) {  // tiles of "
+      "%d rows\n", g->tiles, rowsw);
+  out(b, "      const int r0 = (rg + q * %d) * %d;\n", c->rg, rowsw);
+  out(b, "      double acc[3][%d][%d][4];  // P1, P2, P3\n", c->wm, c->wn);
+  out(b, "#pragma unroll\n      for (int p = 0; p < 3; ++p)\n#pragma unroll\n"
+      "        for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
+      "          for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "            for (int e = 0; e < 4; ++e) acc[p][i][j][e] = 0.0;\n",
+      c->wm, c->wn);
+  out(b, "#pragma unroll\n      for (int kk = 0; kk < %d; ++kk) {  // %d "
+      "columns of A a step\n", g->Kt, g->KS);
+  out(b, "        double a[3][%d][%d], bf[3][%d][%d];\n", c->wm, g->AR,
+      c->wn, g->BR);
+  out(b, "#pragma unroll\n        for (int w = 0; w < %d; ++w)\n#pragma unroll\n"
+      "          for (int v = 0; v < %d; ++v)\n"
+      "            split3(sa + (r0 + w * 16 + 8 * (v %% 2)) * %d + 2 * (%d * kk "
+      "+ 4 * (v / 2)),\n                   a[0][w][v], a[1][w][v], "
+      "a[2][w][v]);\n", c->wm, g->AR, g->SA, g->KS);
+  out(b, "#pragma unroll\n        for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "          for (int v = 0; v < %d; ++v)", c->wn, g->BR);
+  if (regs)
+    out(b, "\n#pragma unroll\n            for (int p = 0; p < 3; ++p) "
+        "bf[p][j][v] = f[p][kk][j][v];\n");
+  else
+    out(b, "\n            split3(scl + (%d * kk + 4 * v) * %d + 16 * j, "
+        "bf[0][j][v], bf[1][j][v],\n                   bf[2][j][v]);\n",
+        g->KS, g->SC);
+  out(b, "#pragma unroll\n        for (int w = 0; w < %d; ++w)\n"
+      "#pragma unroll\n          for (int j = 0; j < %d; ++j)\n"
+      "#pragma unroll\n            for (int p = 0; p < 3; ++p) "
+      "mma(acc[p][w][j], a[p][w], bf[p][j]);\n      }\n", c->wm, c->wn);
+  /* stores: B = P1 - P2 + i (P3 - P1 - P2) */
+  out(b, "#pragma unroll\n      for (int w = 0; w < %d; ++w)\n#pragma unroll\n"
+      "        for (int h = 0; h < 2; ++h) {\n", c->wm);
+  out(b, "          const long long row = k0 + r0 + w * 16 + 8 * h + g;\n");
+  out(b, "          if (row < K) {\n#pragma unroll\n"
+      "            for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
+      "              for (int e = 0; e < 2; ++e) {\n", c->wn);
+  out(b, "                const int n = n0 + 8 * j + 2 * t + e;\n");
+  out(b, "                const double p1 = acc[0][w][j][2 * h + e], "
+      "p2 = acc[1][w][j][2 * h + e];\n");
+  out(b, "                ");
+  if (colg) out(b, "if (n < %d) ", c->N);
+  out(b, "*(double2 *)(Bo + row * %d + 2 * n) =\n"
+      "                    make_double2(p1 - p2, acc[2][w][j][2 * h + e] - p1 "
+      "- p2);\n", 2 * c->N);
+  out(b, "              }\n          }\n        }\n    }\n");
+  out(b, "    cur = cur == %d ? 0 : cur + 1;\n  }\n}\n", c->stages - 1);
+}
+
+/* }====== */
+
 /* The mma kernel of c (checked). */
 static void gen_mma(sbuf *b, const odb_tsm_cfg *c) {
   mma_geom g;
   mma_geom_of(c, &g);
+  if (c->gauss) {
+    if (c->op == ODB_TSM_TSMTTSM) gen_gauss_tsmttsm(b, c, &g);
+    else gen_gauss_tsmm(b, c, &g);
+    return;
+  }
   out(b, "#define N_ %d  // columns of %s (real view)\n\n",
       c->op == ODB_TSM_TSMTTSM ? c->N : g.Nr,
       c->op == ODB_TSM_TSMTTSM ? "C" : "B");
@@ -1274,6 +1597,100 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   }
 }
 
+/*
+** Gauss's three products (complex, m16n8k* on sm_90; widths from 8
+** complex columns each side). Warp tiles count complex entries. Quick:
+** the candidates that led on an H200 (tsmm: 16 x 8 warp tiles with C in
+** registers, 32 x 8, 16 x 16 with C in shared memory; tsmttsm: 32 x 16
+** and 16 x 32; m16n8k8 ahead of m16n8k4 there), and 16 x 8 tiles on
+** m16n8k16 (not yet measured).
+** tsmttsm also C split into 2 bands (two blocks per SM; not yet
+** measured). Full: the tiles of tt, 1 or 2 row groups, chunks of 16 to
+** 64 rows, 2 to 4 stages, m16n8k4/k8/k16, the local reduction and C in
+** 1, 2 or 4 bands (tsmttsm), C from registers or shared memory (tsmm),
+** the device filled.
+*/
+static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
+  static const int tt[][2] = { { 1, 1 }, { 1, 2 }, { 2, 1 }, { 1, 4 },
+                               { 2, 2 }, { 4, 1 }, { 1, 8 }, { 2, 4 },
+                               { 4, 2 } };
+  static const int chunks[] = { 16, 32, 64 }, stages[] = { 2, 3, 4 };
+  /* quick: op, mma, wm, wn, rg, chunk, stages, csrc or split */
+  static const int quick[][8] = {
+    { ODB_TSM_TSMM, 2, 1, 1, 1, 32, 3, ODB_TSM_C_REGS },
+    { ODB_TSM_TSMM, 2, 1, 1, 1, 32, 4, ODB_TSM_C_REGS },
+    { ODB_TSM_TSMM, 3, 1, 1, 1, 32, 2, ODB_TSM_C_REGS },
+    { ODB_TSM_TSMM, 3, 1, 1, 1, 16, 4, ODB_TSM_C_REGS },
+    { ODB_TSM_TSMM, 3, 2, 1, 1, 32, 3, ODB_TSM_C_REGS },
+    { ODB_TSM_TSMM, 3, 1, 2, 2, 32, 2, ODB_TSM_C_SHARED },
+    { ODB_TSM_TSMM, 4, 1, 1, 1, 16, 4, ODB_TSM_C_REGS },
+    { ODB_TSM_TSMM, 4, 1, 1, 1, 32, 3, ODB_TSM_C_REGS },
+    { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 16, 4, 1 },
+    { ODB_TSM_TSMTTSM, 3, 1, 4, 1, 32, 3, 1 },
+    { ODB_TSM_TSMTTSM, 2, 1, 2, 1, 16, 4, 2 },
+    { ODB_TSM_TSMTTSM, 3, 1, 2, 1, 16, 4, 2 },
+    { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 16, 4, 2 },
+    { ODB_TSM_TSMTTSM, 3, 1, 4, 1, 16, 4, 2 },
+    { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 32, 2, 2 },
+    { ODB_TSM_TSMTTSM, 3, 1, 2, 1, 32, 2, 2 },
+  };
+  if (c.t != ODB_TSM_Z || c.M < 8 || c.N < 8) return;
+  if (l->cc && l->cc < 90) return;
+  c.tm = c.tn = c.tpr = 1;
+  c.unroll = 1;
+  c.block = 256;
+  c.gauss = 1;
+  c.blocks_per_sm = 0;
+  c.reduce = c.op == ODB_TSM_TSMTTSM ? ODB_TSM_REDUCE_LOCAL : 0;
+  if (!full) {
+    for (int i = 0; i < (int)(sizeof quick / sizeof quick[0]); ++i) {
+      if (quick[i][0] != (int)c.op) continue;
+      c.mma = quick[i][1];
+      c.wm = quick[i][2];
+      c.wn = quick[i][3];
+      c.rg = quick[i][4];
+      c.chunk = quick[i][5];
+      c.stages = quick[i][6];
+      if (c.op == ODB_TSM_TSMM) c.csrc = quick[i][7];
+      else c.split = quick[i][7] > 1 ? quick[i][7] : 0;
+      if (c.M % (c.split ? c.split : 1)) continue;
+      if (c.op == ODB_TSM_TSMTTSM &&
+          !tile_fits(16 * c.wm, 16, c.M / (c.split ? c.split : 1)))
+        continue;
+      if (!tile_fits(8 * c.wn, 8, c.N)) continue;
+      space_add(&c, l);
+    }
+    return;
+  }
+  for (int w = 0; w < 9; ++w) {
+    c.wm = tt[w][0];
+    c.wn = tt[w][1];
+    if (c.op == ODB_TSM_TSMTTSM && !tile_fits(16 * c.wm, 16, c.M)) continue;
+    if (!tile_fits(8 * c.wn, 8, c.N)) continue;
+    for (int rg = 1; rg <= 2; ++rg)
+      for (int k = 0; k < 3; ++k)
+        for (int st = 0; st < 3; ++st)
+          for (int v = 0; v < 3; ++v)
+            for (int m = ODB_TSM_MMA_M16N8K4; m <= ODB_TSM_MMA_M16N8K16;
+                 ++m) {
+              c.rg = rg;
+              c.chunk = chunks[k];
+              c.stages = stages[st];
+              if (c.op == ODB_TSM_TSMM) {
+                if (v == 2) continue;
+                c.csrc = v ? ODB_TSM_C_SHARED : ODB_TSM_C_REGS;
+              } else {   /* C in 1, 2 or 4 bands */
+                c.split = v ? 2 * v : 0;
+                if (c.M % (c.split ? c.split : 1) ||
+                    !tile_fits(16 * c.wm, 16, c.M / (c.split ? c.split : 1)))
+                  continue;
+              }
+              c.mma = m;
+              space_add(&c, l);
+            }
+  }
+}
+
 /* See the header. */
 int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
                        int full, int cc, odb_tsm_cfg *list, int max) {
@@ -1288,5 +1705,6 @@ int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
   /* the FMA kernels won the quick race only up to 8 columns (H200) */
   if (full || M <= 12 || N <= 12) space_fma(c, full, &l);
   space_mma(c, full, &l);
+  space_gauss(c, full, &l);
   return l.n;
 }

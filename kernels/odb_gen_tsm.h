@@ -73,6 +73,19 @@ typedef struct odb_tsm_cfg {
   int wm, wn;                         /* mma tiles per warp */
   int rg;                             /* mma: row groups of warps */
   int stages;                         /* mma: chunks in flight, 2..4 */
+  /* complex mma kernels (m16n8k*): 1 multiplies with Gauss's three real
+     products P1 = Re X Re Y, P2 = Im X Im Y, P3 = (Re X + Im X)(Re Y +
+     Im Y), Re = P1 - P2, Im = P3 - P1 - P2: 6 MNK real flops on the
+     tensor cores instead of 8 (the figures still count 8 MNK). Each lane
+     loads (re, im) pairs with one 16-byte load; warp tiles count complex
+     entries (wm blocks of 16, wn of 8). tsmm takes C from registers or
+     shared memory. */
+  int gauss;
+  /* Gauss tsmttsm: 2 or 4 splits C into as many bands of M / split rows;
+     block b sums band b % split over every (gridDim / split)-th chunk
+     and stages only its band's columns of A (the others read A again,
+     from L2): smaller blocks, two of them per SM. 0 or 1: no split. */
+  int split;
 } odb_tsm_cfg;
 
 /* Threads that work on one row (tiles per row for tsmttsm, tpr for tsmm). */
@@ -99,7 +112,9 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len);
 ** A short token naming the options of c without its shape (at most 63
 ** characters, no blank, '=' or ','): the tuner's value for c, e.g.
 ** "f4x8t1l1u2lb4" (FMA tsmttsm), "p8Su2b4" (FMA tsmm),
-** "m1w4x4g1r32s3lb0" (mma tsmttsm), "m2w2x2g2r32s3Rb0" (mma tsmm).
+** "m1w4x4g1r32s3lb0" (mma tsmttsm), "m2w2x2g2r32s3Rb0" (mma tsmm),
+** "m2w1x4g1r32s3lb0z3" (Gauss's three products, complex only),
+** "m3w1x2g1r16s4lb0z3h2" (the same, C split into 2 bands).
 */
 const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len);
 /* Parses a token of odb_tsm_cfg_token for a shape; ODB_ERR_ARG when it
@@ -131,7 +146,10 @@ odb_status odb_gen_tsm(const odb_tsm_cfg *c, char **source);
 ** most 12: wider shapes went to the tensor cores on an H200). Both add
 ** the tensor-core kernels where the real view has at least 4 columns on
 ** each side (mma shapes, warp tiles, row groups, chunk sizes, pipeline
-** depths; the quick space those that won on an H200, from 8 columns). Configurations whose register estimate exceeds 255 (§5.2)
+** depths; the quick space those that won on an H200, from 8 columns),
+** and, for complex data from 8 columns each side on sm_90, the kernels
+** of Gauss's three products (the quick space a few that led on an H200).
+** Configurations whose register estimate exceeds 255 (§5.2)
 ** are left out, and so are those that need a newer device than cc
 ** (major * 10 + minor; 0: no limit). Writes at most max configurations to
 ** list (may be NULL) and returns how many there are.

@@ -12,7 +12,11 @@
 -- the default is the tensor-core FP64 rate of an H100/H200 SXM, 67 TFLOP/s),
 -- and the speedup over cuBLAS. Seeds/003's Figures 3, 4, 15 and 23.
 -- The configuration says which units multiply: the seed's FMA kernels
--- ("tm=.. tn=.." / "tpr=..") or the FP64 tensor cores ("mma=m8n8k4 ...").
+-- ("tm=.. tn=.." / "tpr=..") or the FP64 tensor cores ("mma=m8n8k4 ...");
+-- "gauss=3m" marks complex kernels that multiply with Gauss's three real
+-- products (6 MNK flops on the tensor cores; GFLOP/s here always count the
+-- 8 MNK of the complex product, so such a kernel's percentage of the
+-- compute roof can pass what the tensor cores execute).
 -- The last lines count the shapes that meet issue 7's targets: at least
 -- 90% of the roofline for M = N <= 32, 75% up to 64, never slower than
 -- cuBLAS.

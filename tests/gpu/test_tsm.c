@@ -153,6 +153,61 @@ static void check_shape(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
   free(list);
 }
 
+/* The configurations named by tokens (NULL-terminated) on one shape,
+   each run twice on poisoned output against the CPU reference. */
+static void check_tokens(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
+                         long N, long K, const char *const *toks) {
+  shape_data s;
+  char why[256];
+  int bad = 0, n = 0;
+  double worst = 0.0;
+  if (!shape_init(&s, r, op, t, M, N, K)) {
+    tap_ok(0, "%s %s M=%ld N=%ld: setup: %s", odb_tsm_op_name(op),
+           odb_tsm_dtype_name(t), M, N, odb_last_error());
+    return;
+  }
+  for (; toks[n]; ++n) {
+    odb_tsm_cfg c;
+    odb_tsm_kernel *k = NULL;
+    double e = INFINITY;
+    if (odb_tsm_cfg_parse(op, t, (int)M, (int)N, toks[n], &c) != ODB_OK ||
+        odb_tsm_kernel_create(&c, &k) != ODB_OK) {
+      snprintf(why, sizeof why, "%s", odb_last_error());
+    } else {
+      e = shape_run(&s, k, why, sizeof why);
+      if (e <= 1e-12) {
+        double e2 = shape_run(&s, k, why, sizeof why);
+        if (e2 > e) e = e2;
+      }
+    }
+    odb_tsm_kernel_free(k);
+    if (!(e <= 1e-12) && ++bad <= 5)
+      tap_diag("FAIL %s %s M=%ld N=%ld %s: err %.2e %s", odb_tsm_op_name(op),
+               odb_tsm_dtype_name(t), M, N, toks[n], e, why);
+    if (e > worst) worst = e;
+  }
+  tap_ok(bad == 0, "%s %s M=%ld N=%ld K=%ld: %d of %d named configurations "
+         "match the CPU reference (worst %.2e)", odb_tsm_op_name(op),
+         odb_tsm_dtype_name(t), M, N, K, n - bad, n, worst);
+  shape_free(&s);
+}
+
+/* Gauss's products and C in bands, on shapes that the mappings do not
+   divide and K no multiple of the chunk. */
+static void check_gauss(odb_rng *r, long K) {
+  static const char *const t64[] = { "m2w1x2g1r16s4lb0z3h2",
+    "m3w2x2g1r16s4lb0z3h2", "m3w1x4g1r16s4gb0z3h4", "m3w2x2g1r16s4lb0z3",
+    NULL };
+  static const char *const t48[] = { "m3w2x2g1r16s4lb0z3h2",
+    "m3w1x2g1r32s2gb0z3h2", "m4w1x2g1r32s3lb0z3", NULL };
+  static const char *const m40[] = { "m3w1x1g1r16s4Rb0z3",
+    "m4w1x1g1r32s3Rb0z3", "m3w1x2g2r32s2Sb0z3", "m2w2x1g1r32s3Sb0z3",
+    NULL };
+  check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 64, 64, K, t64);
+  check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 48, 40, K, t48);
+  check_tokens(r, ODB_TSM_TSMM, ODB_TSM_Z, 33, 40, K, m40);
+}
+
 /* Bad input is refused with a message. */
 static void check_bad(void) {
   odb_tsm_cfg c;
@@ -182,6 +237,47 @@ static const long sanitize_shapes[][3] = { { 13, 11, 3001 },
 static const long roof_sq[] = { 1, 2, 4, 8, 16, 32, 64, 3, 12, 24, 48 };
 static const long roof_ne[][2] = { { 4, 16 }, { 16, 4 }, { 32, 8 } };
 
+/* ODB_TSM_CASES="tsmttsm:z,tsmm:z": only these operations and types in
+   --roofline (all when unset). */
+static int case_on(int op, int t) {
+  const char *cs = getenv("ODB_TSM_CASES");
+  char key[16];
+  if (!cs || !*cs) return 1;
+  snprintf(key, sizeof key, "%s:%s", odb_tsm_op_name((odb_tsm_op)op),
+           odb_tsm_dtype_name((odb_tsm_dtype)t));
+  for (const char *q = strstr(cs, key); q; q = strstr(q + 1, key))
+    if ((q == cs || q[-1] == ',') && (q[strlen(key)] == ',' ||
+                                      q[strlen(key)] == '\0'))
+      return 1;
+  return 0;
+}
+
+/* The shapes of --roofline: ODB_TSM_WIDTHS="16,32" gives these M = N,
+   else roof_sq and roof_ne. Returns how many (at most 32). */
+static int roof_shapes(long (*ms)[2]) {
+  const char *ws = getenv("ODB_TSM_WIDTHS");
+  int n = 0;
+  if (!ws) {
+    for (int s = 0; s < 14; ++s) {
+      ms[n][0] = s < 11 ? roof_sq[s] : roof_ne[s - 11][0];
+      ms[n][1] = s < 11 ? roof_sq[s] : roof_ne[s - 11][1];
+      ++n;
+    }
+    return n;
+  }
+  for (const char *q = ws; *q && n < 32;) {
+    char *end;
+    long w = strtol(q, &end, 10);
+    if (end == q) break;
+    if (w >= 1 && w <= 64) {
+      ms[n][0] = ms[n][1] = w;
+      ++n;
+    }
+    q = *end ? end + 1 : end;
+  }
+  return n;
+}
+
 /* Full-space stride of test shape i. */
 static int test_stride(int i) {
   const char *full = getenv("ODB_TSM_FULL");
@@ -194,15 +290,15 @@ static int test_stride(int i) {
 /* Compiles the configurations j with j % parts == part that the test
    (roofline = 0) or the roofline table (1) will use. */
 static int precompile(int part, int parts, int roof) {
-  odb_tsm_cfg list[4000];
-  long j = 0;
-  for (int s = 0; s < (roof ? 14 : NTEST); ++s) {
-    long M = roof ? (s < 11 ? roof_sq[s] : roof_ne[s - 11][0])
-                  : test_shapes[s][0];
-    long N = roof ? (s < 11 ? roof_sq[s] : roof_ne[s - 11][1])
-                  : test_shapes[s][1];
+  static odb_tsm_cfg list[4000];
+  long j = 0, rs[32][2];
+  int nrs = roof ? roof_shapes(rs) : 0;
+  for (int s = 0; s < (roof ? nrs : NTEST); ++s) {
+    long M = roof ? rs[s][0] : test_shapes[s][0];
+    long N = roof ? rs[s][1] : test_shapes[s][1];
     for (int op = 0; op < 2; ++op)
       for (int t = 0; t < 2; ++t) {
+        if (roof && !case_on(op, t)) continue;
         int cc = odb_tsm_device_cc();
         int nq = odb_tsm_space_list(op, t, M, N, 0, cc, list, 4000);
         int nf = roof ? 0 : odb_tsm_space_list(op, t, M, N, 1, cc,
@@ -348,8 +444,6 @@ static void roof_shape(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
 
 /* The roofline table: M = N and a few M != N, both ops and types. */
 static int roofline(odb_rng *r, double limit) {
-  const long *sq = roof_sq;
-  const long (*ne)[2] = roof_ne;
   odb_device_info info;
   double bw = 0, peak, stat[2], t0 = now();
   int nsq = 0, below = 0, slower = 0;
@@ -381,24 +475,14 @@ static int roofline(odb_rng *r, double limit) {
   }
   printf("%-7s %s %3s %3s %10s %9s %7s %9s %7s %5s  best\n", "op", "t", "M",
          "N", "K", "GF/s", "roof", "cublasGF", "roof", "ratio");
-  /* ODB_TSM_WIDTHS="16,32": only these M = N */
-  long wl[32];
-  int nw = 0;
-  const char *ws = getenv("ODB_TSM_WIDTHS");
-  for (const char *q = ws; q && *q && nw < 32;) {
-    char *end;
-    long w = strtol(q, &end, 10);
-    if (end == q) break;
-    if (w >= 1 && w <= 64) wl[nw++] = w;
-    q = *end ? end + 1 : end;
-  }
-  int ns = ws ? nw : 14;
+  long rs[32][2];
+  int ns = roof_shapes(rs);
   for (int s = 0; s < ns; ++s) {
-    long M = ws ? wl[s] : s < 11 ? sq[s] : ne[s - 11][0];
-    long N = ws ? wl[s] : s < 11 ? sq[s] : ne[s - 11][1];
+    long M = rs[s][0], N = rs[s][1];
     for (int op = 0; op < 2; ++op)
       for (int t = 0; t < 2; ++t) {
         size_t e = t ? 2 : 1;
+        if (!case_on(op, t)) continue;
         long K = ((long)1 << 29) / M;
         long wide = M > N ? M : N;
         if ((size_t)K * wide * e > cap) K = (long)(cap / (wide * e));
@@ -480,6 +564,7 @@ int main(int argc, char **argv) {
           check_shape(&r, (odb_tsm_op)op, (odb_tsm_dtype)t,
                       sanitize_shapes[i][0], sanitize_shapes[i][1],
                       sanitize_shapes[i][2], 97, 5);
+    check_gauss(&r, 1037);
     odb_ctx_destroy(ctx);
     return tap_done();
   }
@@ -488,6 +573,7 @@ int main(int argc, char **argv) {
       for (int t = 0; t < 2; ++t)
         check_shape(&r, (odb_tsm_op)op, (odb_tsm_dtype)t, test_shapes[i][0],
                     test_shapes[i][1], test_shapes[i][2], test_stride(i), 1);
+  check_gauss(&r, 30011);
   check_bad();
   odb_ctx_destroy(ctx);
   return tap_done();

@@ -135,6 +135,45 @@ static void check_generator(void) {
   tap_ok(s && strstr(s, "cval(C, 4 * kk + t") && strstr(s, "-v[1]"),
          "complex tsmm: C's fragments from its real 2M x 2N form");
   free(s);
+  /* Gauss's three products (complex): 16-byte pair loads, guards */
+  check_space(ODB_TSM_TSMM, ODB_TSM_Z, 64, 64, 0, 1);
+  check_space(ODB_TSM_TSMTTSM, ODB_TSM_Z, 33, 17, 1, 3);
+  check_space(ODB_TSM_TSMM, ODB_TSM_Z, 33, 17, 1, 3);
+  check_space(ODB_TSM_TSMTTSM, ODB_TSM_Z, 48, 40, 1, 5);
+  s = source_of(ODB_TSM_TSMTTSM, ODB_TSM_Z, 33, 17, "m2w1x2g1r32s3lb0z3");
+  tap_ok(s && strstr(s, "split3(sa +") && strstr(s, "if (m < 33 && n < 17)")
+         && strstr(s, "acc[2][i][j][e] - p1 - p2"), "Gauss tsmttsm 33 x 17: "
+         "pair loads, three products, guarded rows and columns");
+  free(s);
+  s = source_of(ODB_TSM_TSMM, ODB_TSM_Z, 64, 64, "m3w1x1g1r32s3Rb0z3");
+  tap_ok(s && strstr(s, "cpair(C, 8 * kk + t") && !strstr(s, "if (n <"),
+         "Gauss tsmm 64 x 64: C's operands in registers, no column guard");
+  free(s);
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_D, 32, 32,
+                           "m2w1x2g1r32s3lb0z3", &c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "complex"), "Gauss on real data refused: "
+         "%s", odb_last_error());
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 32, 32,
+                           "m1w2x2g1r32s3lb0z3", &c) == ODB_ERR_ARG,
+         "Gauss with m8n8k4 refused: %s", odb_last_error());
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 32, 32,
+                           "m2w1x2g1r32s3lb0z4", &c) == ODB_ERR_ARG,
+         "a bad suffix refused: %s", odb_last_error());
+  /* C split into bands (Gauss tsmttsm) */
+  s = source_of(ODB_TSM_TSMTTSM, ODB_TSM_Z, 48, 48, "m3w2x2g1r16s4lb0z3h2");
+  tap_ok(s && strstr(s, "const int band = blockIdx.x % 2;") &&
+         strstr(s, "A + 48 * band") && strstr(s, "if (m < 24)") &&
+         strstr(s, "p.out + 2304 * band") &&
+         strstr(s, "__launch_bounds__(96, 2)"), "Gauss tsmttsm 48 x 48 in 2 "
+         "bands of 24 rows: the band's columns of A, guarded rows");
+  free(s);
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 33, 32,
+                           "m3w1x2g1r16s4lb0z3h2", &c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "bands"), "2 bands of 33 rows refused: %s",
+         odb_last_error());
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMM, ODB_TSM_Z, 32, 32,
+                           "m3w1x1g1r16s4Rb0z3h2", &c) == ODB_ERR_ARG,
+         "bands on tsmm refused: %s", odb_last_error());
   /* bad options */
   tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_D, 32, 32,
                            "m1w2x2g3r32s3lb0", &c) == ODB_ERR_ARG &&
