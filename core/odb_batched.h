@@ -246,8 +246,10 @@ double *odb_blocktridiag_blocks(odb_blocktridiag *t);
 size_t odb_blocktridiag_blocks_len(const odb_blocktridiag *t);
 void odb_blocktridiag_mark_factored(odb_blocktridiag *t, int factored);
 
-/* Bytes read and written at least by factor (each block twice) and by solve
-   (blocks once, rhs twice), for GB/s figures. */
+/* Bytes read and written at least, for GB/s figures: factor reads and
+   writes each block that matters once (3K - 2 per line: A_0 and C_{K-1}
+   lie outside the matrix), solve reads each of those blocks once and the
+   right-hand side once and writes the solution once. */
 double odb_blocktridiag_factor_bytes(const odb_blocktridiag *t);
 double odb_blocktridiag_solve_bytes(const odb_blocktridiag *t);
 

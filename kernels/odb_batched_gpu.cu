@@ -985,6 +985,278 @@ k_btd_factor_team(double *M, long nlanes, int vl, int K, long n,
   }
 }
 
+
+/*
+** Stream variant of the solve (sm_90): a block of VL*T threads per pack,
+** T threads per line (T = 1, 2 or 4; with T > 1 thread t computes rows t,
+** t+T, ... of the block-vector products A_r y and C_r x and the rows are
+** gathered through shuffles, the triangular solves running on every
+** thread). Row r of a pack's blocks is contiguous ([A_r | D_r |
+** C_r], B*B*VL doubles each), and so is the part of D_r each sweep needs:
+** row i's strict lower part (forward) and its upper part (backward) are
+** runs of i*VL and (B - i)*VL doubles. The threads stream those runs with
+** bulk copies (cp.async.bulk, completion counted on one mbarrier per
+** stage; the runs of a step are spread over the threads) into a ring of
+** `stages` shared-memory stages, stages - 1 block rows ahead of the
+** arithmetic; nothing but the runs the sweep uses is read (A_0 and C_{K-1}
+** are skipped). A stage holds [A_r | D_r | b_r] forward and [D_r | C_r]
+** backward at their global offsets, so that lane l reads element (i, j) at
+** (i*B + j)*VL + l: consecutive lanes, consecutive words, and with VL a
+** template parameter every offset is an immediate. The forward sweep keeps
+** y in shared memory (ysm) or in X; the backward sweep loads y_{r-1} one
+** row ahead and divides by U's diagonal through reciprocals computed
+** without branches (rcp.approx and two Newton steps: within an ulp or two
+** of 1/u, for the normal numbers a factorization that passed the pivot
+** check has).
+*/
+#define STREAM_BARS 16           /* most stages (mbarriers in 128 bytes) */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define STREAM_ARCH 1
+#else
+#define STREAM_ARCH 0
+#endif
+
+static __device__ __forceinline__ unsigned smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* Arms mbarrier bar for `bytes` more bytes (and arrives: count 1). */
+static __device__ __forceinline__ void mbar_expect(unsigned bar,
+                                                   unsigned bytes) {
+#if STREAM_ARCH
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(bar), "r"(bytes) : "memory");
+#endif
+}
+
+/* Bulk copy of `bytes` (a multiple of 16, both ends 16-byte aligned) from
+   global src to shared dst, completing on mbarrier bar. */
+static __device__ __forceinline__ void bulk_g2s(double *dst,
+                                                const double *src,
+                                                unsigned bytes, unsigned bar) {
+#if STREAM_ARCH
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx"
+               "::bytes [%0], [%1], %2, [%3];"
+               :: "r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+#endif
+}
+
+/* Waits until phase `parity` of mbarrier bar has completed. */
+static __device__ __forceinline__ void mbar_wait(unsigned bar,
+                                                 unsigned parity) {
+#if STREAM_ARCH
+  unsigned done = 0;
+  do {
+    asm volatile("{\n .reg .pred p;\n"
+                 " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+#endif
+}
+
+/* 1/d without a branch: the hardware estimate and two Newton steps. */
+static __device__ __forceinline__ double rcp_nr(double d) {
+  double r = 1.0 / d;
+#if STREAM_ARCH
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
+  double e = fma(-d, r, 1.0);
+  r = fma(r, e, r);
+  e = fma(-d, r, 1.0);
+  r = fma(r, e, r);
+#endif
+  return r;
+}
+
+/* Bytes step s (forward rows 0..K-1, then backward rows K-1..0) copies. */
+template <int B, int VL>
+__device__ __forceinline__ unsigned stream_bytes(int s, int K) {
+  constexpr unsigned blk = 8u * B * B * VL;
+  if (s < K)                       /* b_r, L of D_r, A_r (r > 0) */
+    return 8u * B * VL + 8u * (B * (B - 1) / 2) * VL + (s > 0 ? blk : 0u);
+  return 8u * (B * (B + 1) / 2) * VL + (s > K ? blk : 0u); /* U, C_r */
+}
+
+/* Run p of step s: offset o (doubles) in the stage and in the source
+   (blocks of row r from w0, or the rhs), length n doubles; false past the
+   step's runs. Forward: p = 0 b_r, 1..B-1 row p of L, B the block A_r;
+   backward: p = 0..B-1 row p of U (the last one with C_r behind it). */
+template <int B, int VL>
+__device__ __forceinline__ bool stream_run(int s, int K, int p,
+                                           const double *pm,
+                                           const double *xr0,
+                                           const double **src, size_t *o,
+                                           unsigned *n) {
+  constexpr size_t blk = (size_t)B * B * VL, row = (size_t)B * VL;
+  if (s < K) {
+    const double *g = pm + (size_t)s * 3 * blk;
+    if (p == 0) {
+      *src = xr0 + (size_t)s * row;
+      *o = 2 * blk;
+      *n = (unsigned)row;
+      return true;
+    }
+    if (p < B) {
+      *o = blk + (size_t)p * row;
+      *n = (unsigned)(p * VL);
+    } else if (p == B && s > 0) {
+      *o = 0;
+      *n = (unsigned)blk;
+    } else {
+      return false;
+    }
+    *src = g + *o;
+    return true;
+  }
+  const int r = 2 * K - 1 - s;
+  if (p >= B) return false;
+  *o = (size_t)p * row + (size_t)p * VL;
+  *n = (unsigned)((B - p) * VL + (p == B - 1 && r + 1 < K ? blk : 0));
+  *src = pm + ((size_t)r * 3 + 1) * blk + *o;
+  return true;
+}
+
+/* All NT threads of the block (thread h): arm the stage's mbarrier for
+   step s and issue its runs, spread over the threads. */
+template <int B, int VL, int NT>
+__device__ __forceinline__ void stream_issue(int s, int K, int h,
+                                             unsigned mask, const double *pm,
+                                             const double *xr0, double *dst,
+                                             unsigned bar) {
+  if (h == 0) mbar_expect(bar, stream_bytes<B, VL>(s, K));
+  __syncwarp(mask);
+  for (int p = h; p <= B; p += NT) {
+    const double *src;
+    size_t o;
+    unsigned n;
+    if (stream_run<B, VL>(s, K, p, pm, xr0, &src, &o, &n))
+      bulk_g2s(dst + o, src, 8u * n, bar);
+  }
+}
+
+template <int B, int VL, int T>
+__global__ void __launch_bounds__(VL * T)
+k_btd_solve_stream(const double *M, double *X, int K, int stages, int ysm) {
+#if STREAM_ARCH
+  extern __shared__ __align__(128) unsigned char sm_raw[];
+  constexpr size_t blk = (size_t)B * B * VL, row = (size_t)B * VL;
+  constexpr size_t sd = 2 * blk + row;         /* doubles per stage */
+  constexpr int NT = VL * T;                   /* threads of the block */
+  constexpr unsigned mask = NT >= 32 ? 0xFFFFFFFFu : (1u << NT) - 1u;
+  constexpr int R = (B + T - 1) / T;           /* rows per thread (T > 1) */
+  const int l = threadIdx.x % VL, t = threadIdx.x / VL;
+  const size_t pk = blockIdx.x;
+  const double *pm = M + pk * 3 * K * blk;
+  double *xr0 = X + pk * K * row;              /* the pack's rhs */
+  double *stg = (double *)(sm_raw + 8 * STREAM_BARS);
+  double *ys = ysm ? stg + (size_t)stages * sd + l : xr0 + l;
+  const unsigned bar0 = smem_u32(sm_raw);
+  const int steps = 2 * K;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;"
+                   :: "r"(bar0 + 8 * s) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncwarp(mask);
+  for (int s = 0; s < stages && s < steps; ++s)
+    stream_issue<B, VL, NT>(s, K, threadIdx.x, mask, pm, xr0,
+                            stg + (size_t)s * sd, bar0 + 8 * s);
+  /* step s's stage for this lane, once its copies have landed */
+  auto wait = [&](int s) -> const double * {
+    const int slot = s % stages;
+    mbar_wait(bar0 + 8 * slot, (unsigned)(s / stages) & 1u);
+    return stg + (size_t)slot * sd + l;
+  };
+  /* every thread is done with step s's stage: refill it with step
+     s+stages */
+  auto release = [&](int s) {
+    __syncwarp(mask);
+    const int slot = s % stages;
+    if (s + stages < steps)
+      stream_issue<B, VL, NT>(s + stages, K, threadIdx.x, mask, pm, xr0,
+                              stg + (size_t)slot * sd, bar0 + 8 * slot);
+  };
+  /* v := v - G x for the matrix G at g (element (i, j) at (i*B + j)*VL):
+     every row on one thread (T = 1), or rows t, t+T, ... on thread t and
+     the results gathered through shuffles, rows past B clamped to B - 1
+     (computed, never used) */
+  auto gemv_sub = [&](const double *g, const double *x, double *v) {
+    if constexpr (T == 1) {
+      sfor<0, B>([&](auto I) {
+        double s = 0.0;
+        sfor<0, B>([&](auto J) {
+          s += g[(CI(I) * B + CI(J)) * VL] * x[CI(J)];
+        });
+        v[CI(I)] -= s;
+      });
+    } else {
+      double own[R];
+      sfor<0, R>([&](auto Mi) {
+        int i = t + T * CI(Mi);
+        i = i < B ? i : B - 1;
+        const double *gi = g + (size_t)i * B * VL;
+        double s = 0.0;
+        sfor<0, B>([&](auto J) { s += gi[CI(J) * VL] * x[CI(J)]; });
+        own[CI(Mi)] = s;
+      });
+      sfor<0, B>([&](auto I) {
+        v[CI(I)] -= __shfl_sync(mask, own[CI(I) / T],
+                                (CI(I) % T) * VL + l);
+      });
+    }
+  };
+  /* rows of a vector this thread stores: all (T = 1), or i % T == t */
+  auto mine = [&](int i) { return T == 1 || i % T == t; };
+  double xp[B], xc[B];
+  for (int r = 0; r < K; ++r) {    /* y_r = L_r^{-1}(b_r - A_r y_{r-1}) */
+    const double *g = wait(r);
+    sfor<0, B>([&](auto I) { xc[CI(I)] = g[2 * blk + CI(I) * VL]; });
+    if (r > 0) gemv_sub(g, xp, xc);
+    sfor<1, B>([&](auto I) {
+      sfor<0, CI(I)>([&](auto Kc) {
+        xc[CI(I)] -= g[blk + (CI(I) * B + CI(Kc)) * VL] * xc[CI(Kc)];
+      });
+    });
+    sfor<0, B>([&](auto I) {
+      if (mine(CI(I))) ys[((size_t)r * B + CI(I)) * VL] = xc[CI(I)];
+      xp[CI(I)] = xc[CI(I)];
+    });
+    release(r);
+  }
+  double yn[B], inv[B];            /* y_{r-1} for the next backward row */
+  for (int r = K - 1; r >= 0; --r) { /* x_r = U_r^{-1}(y_r - C_r x_{r+1}) */
+    const int s = 2 * K - 1 - r;
+    if (r > 0)
+      sfor<0, B>([&](auto I) {
+        yn[CI(I)] = ys[((size_t)(r - 1) * B + CI(I)) * VL];
+      });
+    const double *g = wait(s);
+    sfor<0, B>([&](auto I) {
+      inv[CI(I)] = rcp_nr(g[(CI(I) * B + CI(I)) * VL]);
+    });
+    if (r + 1 < K) gemv_sub(g + blk, xp, xc);
+    /* else xc holds y_{K-1} from the forward sweep */
+    sfor<0, B>([&](auto Ir) {
+      constexpr int i = B - 1 - CI(Ir);
+      double acc = xc[i];
+      sfor<i + 1, B>([&](auto Kc) {
+        acc -= g[(i * B + CI(Kc)) * VL] * xc[CI(Kc)];
+      });
+      xc[i] = acc * inv[i];
+    });
+    sfor<0, B>([&](auto I) {
+      if (mine(CI(I))) xr0[((size_t)r * B + CI(I)) * VL + l] = xc[CI(I)];
+      xp[CI(I)] = xc[CI(I)];
+      if (r > 0) xc[CI(I)] = yn[CI(I)];
+    });
+    release(s);
+  }
+#endif
+}
+
 /* }====== */
 
 /* {====== element-wise kernels: layouts, random data, pointer arrays */
@@ -1279,28 +1551,72 @@ static void run_btd(const odb_blocktridiag *t, int lpt, int solve, double *M,
   }
 }
 
+/* Plan of a stream solve. */
+typedef struct stream_plan {
+  int stages, ysm;
+  int tpl;           /* threads per line: 1, 2 or 4 */
+  size_t smem;       /* dynamic shared memory per block, bytes */
+} stream_plan;
+
+/* One block of VL*T threads per pack, VL and T constants. */
+template <int B, int VL, int T>
+static void launch_stream(const odb_blocktridiag *t, const stream_plan *p,
+                          int smem_max, const double *M, double *X) {
+  static int attr_set;     /* per kernel: the opt-in shared memory, once */
+  if (!attr_set)           /* a failure stays for launched() to report */
+    attr_set = cudaFuncSetAttribute(
+      k_btd_solve_stream<B, VL, T>,
+      cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max) == cudaSuccess;
+  k_btd_solve_stream<B, VL, T>
+    <<<(unsigned)odb_blocktridiag_batch(t)->packs, VL * T, p->smem>>>(
+      M, X, odb_blocktridiag_length(t), p->stages, p->ysm);
+}
+
+/* VL 4, 8 or 16; T 2 only for B >= 5 and VL 8 or 16, T 4 only for B >= 5
+   and VL 8 (checked by the caller); B = 0 never gets here. */
+template <int B>
+static void run_btd_stream(const odb_blocktridiag *t, const stream_plan *p,
+                           int smem_max, const double *M, double *X) {
+  if constexpr (B > 0) {
+    int vl = odb_blocktridiag_batch(t)->vl;
+    if constexpr (B >= 5) {
+      if (p->tpl == 2 && vl == 8)
+        return launch_stream<B, 8, 2>(t, p, smem_max, M, X);
+      if (p->tpl == 2)
+        return launch_stream<B, 16, 2>(t, p, smem_max, M, X);
+      if (p->tpl == 4)
+        return launch_stream<B, 8, 4>(t, p, smem_max, M, X);
+    }
+    switch (vl) {
+    case 4: launch_stream<B, 4, 1>(t, p, smem_max, M, X); break;
+    case 8: launch_stream<B, 8, 1>(t, p, smem_max, M, X); break;
+    default: launch_stream<B, 16, 1>(t, p, smem_max, M, X); break;
+    }
+  }
+}
+
 /* }====== */
 
 /* {====== the C interface */
 
 static const char *const variant_names[] = { "auto", "serial", "serial2",
-                                             "team" };
+                                             "team", "stream" };
 static const char *const op_names[] = { "lu", "solve", "trsm", "gemm",
                                         "gemv" };
 
 extern "C" const char *odb_bgpu_variant_name(odb_bgpu_variant v) {
-  return (unsigned)v < 4 ? variant_names[v] : "?";
+  return (unsigned)v < 5 ? variant_names[v] : "?";
 }
 
 extern "C" odb_status odb_bgpu_variant_parse(const char *name,
                                              odb_bgpu_variant *out) {
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 5; ++i)
     if (name && strcmp(name, variant_names[i]) == 0) {
       *out = (odb_bgpu_variant)i;
       return ODB_OK;
     }
   return ODB_FAIL(ODB_ERR_NAME, "unknown GPU variant '%s' (known: auto, "
-                  "serial, serial2, team)", name ? name : "(null)");
+                  "serial, serial2, team, stream)", name ? name : "(null)");
 }
 
 extern "C" const char *odb_bgpu_op_name(odb_bgpu_op op) {
@@ -1363,6 +1679,10 @@ extern "C" odb_status odb_bgpu_resolve(const odb_batch *bt, odb_bgpu_op op,
                                        odb_bgpu_variant v,
                                        odb_bgpu_variant *out) {
   if (v == ODB_BGPU_AUTO) v = odb_bgpu_pick(bt, op);
+  if (v == ODB_BGPU_STREAM)
+    return ODB_FAIL(ODB_ERR_ARG, "GPU variant stream exists for "
+                    "block-tridiagonal solves only, not batched %s",
+                    odb_bgpu_op_name(op));
   if (v != ODB_BGPU_SERIAL && v != ODB_BGPU_SERIAL2 && v != ODB_BGPU_TEAM)
     return ODB_FAIL(ODB_ERR_ARG, "GPU variant %d is not auto, serial, "
                     "serial2 or team", (int)v);
@@ -1792,41 +2112,178 @@ extern "C" odb_status odb_bgpu_blas_solve(odb_bgpu_blas *h) {
 
 /* {------ block-tridiagonal lines */
 
-/* The team kernels wherever they exist (B <= 16): a line's B rows on B
+/* The current device's compute capability (major), opt-in shared memory
+   per block, shared memory per SM, reserved per block, and SMs: asked
+   once. */
+static int dev_major = -1, dev_smem_optin, dev_smem_sm, dev_smem_rsv,
+           dev_sms;
+static void dev_props(void) {
+  int d = 0;
+  if (dev_major >= 0) return;
+  dev_major = 0;
+  if (cudaGetDevice(&d) != cudaSuccess ||
+      cudaDeviceGetAttribute(&dev_major, cudaDevAttrComputeCapabilityMajor,
+                             d) != cudaSuccess ||
+      cudaDeviceGetAttribute(&dev_smem_optin,
+                             cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                             d) != cudaSuccess ||
+      cudaDeviceGetAttribute(&dev_smem_sm,
+                             cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                             d) != cudaSuccess ||
+      cudaDeviceGetAttribute(&dev_smem_rsv,
+                             cudaDevAttrReservedSharedMemoryPerBlock,
+                             d) != cudaSuccess ||
+      cudaDeviceGetAttribute(&dev_sms, cudaDevAttrMultiProcessorCount,
+                             d) != cudaSuccess) {
+    (void)cudaGetLastError();
+    dev_major = 0;
+    dev_smem_optin = dev_smem_sm = dev_smem_rsv = dev_sms = 0;
+  }
+}
+
+/* Why the stream solve cannot run on t (quiet: NULL when it can). */
+static const char *stream_unfit(const odb_blocktridiag *t) {
+  const odb_batch *bt = odb_blocktridiag_batch(t);
+  if (bt->layout != ODB_LAYOUT_COMPACT ||
+      (bt->vl != 4 && bt->vl != 8 && bt->vl != 16))
+    return "the compact layout with VL 4, 8 or 16";
+  if (bt->b > 16) return "B <= 16";
+  if (odb_blocktridiag_length(t) > (1 << 29)) return "length <= 2^29";
+  dev_props();
+  if (dev_major < 9) return "a GPU of compute capability 9.0 or newer";
+  return NULL;
+}
+
+/*
+** Stream plans. The H200 runs of tests/gpu/test_batched_gpu --bench (B 3
+** to 10, VL 4 to 16, lines of 64 block rows in 512 MiB) ran at about one
+** speed with 2, 3 or 4 stages as long as every block was resident at
+** once, and at half of it as soon as a second wave of blocks was needed;
+** y through X was as fast as or faster than y on chip (which takes shared
+** memory from the stages). So: y through X, and the most stages (up to
+** STREAM_STAGES) that keep the fewest waves. Explicit values (stages > 0,
+** y_on_chip >= 0, threads per line > 0) win; an explicit plan that does
+** not fit is refused.
+*/
+#define STREAM_STAGES 4
+/* Two threads per line from this B up (VL 8 and 16): they share the
+   block-vector products, whose per-step instruction chains limit a single
+   thread per line (H200, scenarios/blocktridiag.lua: B = 9 and 10 at VL 16
+   87.6 and 77.0% of the copy bandwidth with one thread, 88.3 and 85.7%
+   with two; B = 5 and 7 within 1% either way). */
+#define STREAM_T2_B 9
+
+/* Blocks of smem bytes resident per SM (at most 32). */
+static long stream_per_sm(size_t smem) {
+  long per = (long)(dev_smem_sm / (smem + (size_t)dev_smem_rsv));
+  return per > 32 ? 32 : per;
+}
+
+static odb_status stream_plan_of(const odb_blocktridiag *t, int stages,
+                                 int y_on_chip, int tpl, stream_plan *p) {
+  const odb_batch *bt = odb_blocktridiag_batch(t);
+  const char *why = stream_unfit(t);
+  if (why)
+    return ODB_FAIL(ODB_ERR_ARG, "block-tridiagonal GPU solve: variant "
+                    "stream needs %s (have %s, VL %d, B %d)", why,
+                    odb_batched_layout_name(bt->layout), bt->vl, bt->b);
+  if (stages != 0 && (stages < 2 || stages > STREAM_BARS))
+    return ODB_FAIL(ODB_ERR_ARG, "stream solve: stages = %d, allowed 2..%d "
+                    "(0: automatic)", stages, STREAM_BARS);
+  if (tpl == 0)
+    tpl = bt->b >= STREAM_T2_B && bt->vl >= 8 ? 2 : 1;
+  if (!(tpl == 1 || (tpl == 2 && bt->b >= 5 && bt->vl >= 8) ||
+        (tpl == 4 && bt->b >= 5 && bt->vl == 8)))
+    return ODB_FAIL(ODB_ERR_ARG, "stream solve: %d threads per line on B "
+                    "%d, VL %d; allowed 1, 2 (B >= 5, VL 8 or 16) and 4 "
+                    "(B >= 5, VL 8), 0: automatic", tpl, bt->b, bt->vl);
+  p->tpl = tpl;
+  size_t b = (size_t)bt->b, vl = (size_t)bt->vl;
+  size_t stage = 8 * (2 * b * b + b) * vl;
+  size_t ybytes = 8 * (size_t)odb_blocktridiag_length(t) * b * vl;
+  p->ysm = y_on_chip > 0;
+  if (stages == 0) {               /* the most stages within the fewest waves */
+    long waves = 0;
+    stages = 2;
+    for (int st = 2; st <= STREAM_STAGES; ++st) {
+      size_t smem = 8 * STREAM_BARS + (size_t)st * stage +
+                    (p->ysm ? ybytes : 0);
+      long per = smem <= (size_t)dev_smem_optin ? stream_per_sm(smem) : 0;
+      if (per < 1) break;
+      long w = (bt->packs + per * dev_sms - 1) / (per * dev_sms);
+      if (st > 2 && w > waves) break;
+      waves = w;
+      stages = st;
+    }
+  }
+  p->stages = stages;
+  p->smem = 8 * STREAM_BARS + (size_t)p->stages * stage +
+            (p->ysm ? ybytes : 0);
+  if (p->smem > (size_t)dev_smem_optin)
+    return ODB_FAIL(ODB_ERR_ARG, "stream solve: %d stages of %zu bytes%s "
+                    "need %zu bytes of shared memory per block; the device "
+                    "allows %d", p->stages, stage,
+                    p->ysm ? " and y on chip" : "", p->smem, dev_smem_optin);
+  return ODB_OK;
+}
+
+/* The stream solve where it runs (compact layout, VL 4, 8 or 16, B <= 16,
+   sm_90): 79 to 88% of the copy bandwidth for B 3 to 10 at VL 16 on the
+   H200, against 31 to 67% for the team and serial kernels. Else
+   the team kernels wherever they exist (B <= 16): a line's B rows on B
    threads give B times the parallelism, which larger B need most; the
    H200 runs had the serial solve ahead for B <= 3 only. */
 extern "C" odb_bgpu_variant odb_bgpu_btd_pick(const odb_blocktridiag *t,
                                               int solve) {
   int b = odb_blocktridiag_batch(t)->b;
+  if (solve && !stream_unfit(t)) return ODB_BGPU_STREAM;
   if (b > 16 || (solve && b <= 3)) return ODB_BGPU_SERIAL;
   return ODB_BGPU_TEAM;
 }
 
-/* lpt of variant v (auto resolved) for the block-tridiagonal kernels:
-   1 serial, 2 serial2, 3 team. */
-static odb_status btd_lpt(const odb_blocktridiag *t, odb_bgpu_variant v,
-                          int solve, int *lpt) {
+extern "C" odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t,
+                                           odb_bgpu_variant v, int solve,
+                                           odb_bgpu_variant *out) {
   const odb_batch *bt = odb_blocktridiag_batch(t);
-  if (v == ODB_BGPU_AUTO) v = odb_bgpu_btd_pick(t, solve);
-  if (v == ODB_BGPU_SERIAL) {
-    *lpt = 1;
-    return ODB_OK;
-  }
-  if (v == ODB_BGPU_TEAM) {
+  if (v == ODB_BGPU_AUTO || (v == ODB_BGPU_STREAM && !solve))
+    v = odb_bgpu_btd_pick(t, solve);
+  switch (v) {
+  case ODB_BGPU_SERIAL:
+    break;
+  case ODB_BGPU_TEAM:
     if (bt->b > 16)
       return ODB_FAIL(ODB_ERR_ARG, "block-tridiagonal GPU kernels: variant "
                       "team needs B <= 16 (have %d); use serial", bt->b);
-    *lpt = 3;
-    return ODB_OK;
+    break;
+  case ODB_BGPU_SERIAL2:
+    if (bt->layout != ODB_LAYOUT_COMPACT || bt->vl % 2)
+      return ODB_FAIL(ODB_ERR_ARG, "variant serial2 (double2) needs the "
+                      "compact layout with an even VL");
+    break;
+  case ODB_BGPU_STREAM: {
+    const char *why = stream_unfit(t);
+    if (why)
+      return ODB_FAIL(ODB_ERR_ARG, "block-tridiagonal GPU solve: variant "
+                      "stream needs %s (have %s, VL %d, B %d)", why,
+                      odb_batched_layout_name(bt->layout), bt->vl, bt->b);
+    break;
   }
-  if (v != ODB_BGPU_SERIAL2)
+  default:
     return ODB_FAIL(ODB_ERR_ARG, "block-tridiagonal GPU kernels: variant %s "
-                    "is not serial, serial2 or team",
+                    "is not serial, serial2, team or stream",
                     odb_bgpu_variant_name(v));
-  if (bt->layout != ODB_LAYOUT_COMPACT || bt->vl % 2)
-    return ODB_FAIL(ODB_ERR_ARG, "variant serial2 (double2) needs the "
-                    "compact layout with an even VL");
-  *lpt = 2;
+  }
+  *out = v;
+  return ODB_OK;
+}
+
+/* lpt of variant v (auto resolved) for the block-tridiagonal kernels:
+   1 serial, 2 serial2, 3 team, 4 stream (solve only). */
+static odb_status btd_lpt(const odb_blocktridiag *t, odb_bgpu_variant v,
+                          int solve, int *lpt) {
+  ODB_TRY(odb_bgpu_btd_resolve(t, v, solve, &v));
+  *lpt = v == ODB_BGPU_SERIAL ? 1 : v == ODB_BGPU_SERIAL2 ? 2
+         : v == ODB_BGPU_TEAM ? 3 : 4;
   return ODB_OK;
 }
 
@@ -1877,11 +2334,24 @@ extern "C" odb_status odb_bgpu_btd_factor(const odb_blocktridiag *t,
                   (int)(key % (unsigned long long)K));
 }
 
+extern "C" odb_status odb_bgpu_btd_solve_stream(const odb_blocktridiag *t,
+                                                int stages, int y_on_chip,
+                                                int threads_per_line,
+                                                const double *dm,
+                                                double *dxp) {
+  stream_plan p = { 0, 0, 0, 0 };
+  ODB_TRY(stream_plan_of(t, stages, y_on_chip, threads_per_line, &p));
+  SWITCH_B(odb_blocktridiag_batch(t)->b, run_btd_stream, t, &p,
+           dev_smem_optin, dm, dxp);
+  return launched("block-tridiagonal solve (stream)");
+}
+
 extern "C" odb_status odb_bgpu_btd_solve(const odb_blocktridiag *t,
                                          odb_bgpu_variant v, const double *dm,
                                          double *dxp) {
   int lpt = 1;
   ODB_TRY(btd_lpt(t, v, 1, &lpt));
+  if (lpt == 4) return odb_bgpu_btd_solve_stream(t, 0, -1, 0, dm, dxp);
   SWITCH_B(odb_blocktridiag_batch(t)->b, run_btd, t, lpt, 1,
            const_cast<double *>(dm), dxp, NULL);
   return launched("block-tridiagonal solve");

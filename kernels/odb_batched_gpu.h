@@ -38,13 +38,21 @@ extern "C" {
 **   team     B threads per matrix, thread i owning row i (several threads
 **            per matrix for larger B; LU, TRSM/TRSV, GEMM/GEMV, solve,
 **            and the block-tridiagonal lines for B <= 16);
+**   stream   (block-tridiagonal solve only; compact layout with VL 4, 8
+**            or 16, B <= 16, compute capability 9.0 or newer) a block of
+**            threads per pack, one, two or four threads per line, the
+**            factors streamed through a ring of shared-memory stages by
+**            bulk copies (cp.async.bulk with mbarriers) block rows ahead;
+**            the factorization of an object with this variant runs the
+**            one auto picks;
 **   auto     the one picked for the op, layout and B (odb_bgpu_pick).
 */
 typedef enum odb_bgpu_variant {
   ODB_BGPU_AUTO = 0,
   ODB_BGPU_SERIAL = 1,
   ODB_BGPU_SERIAL2 = 2,
-  ODB_BGPU_TEAM = 3
+  ODB_BGPU_TEAM = 3,
+  ODB_BGPU_STREAM = 4
 } odb_bgpu_variant;
 
 /* The operations, for variant choice, applicability and byte counts. */
@@ -57,7 +65,8 @@ typedef enum odb_bgpu_op {
 } odb_bgpu_op;
 
 const char *odb_bgpu_variant_name(odb_bgpu_variant v);
-/* "auto", "serial", "serial2", "team"; ODB_ERR_NAME for others. */
+/* "auto", "serial", "serial2", "team", "stream"; ODB_ERR_NAME for
+   others. */
 odb_status odb_bgpu_variant_parse(const char *name, odb_bgpu_variant *out);
 const char *odb_bgpu_op_name(odb_bgpu_op op);
 /* "lu", "solve", "trsm", "gemm", "gemv"; ODB_ERR_NAME for others. */
@@ -75,7 +84,8 @@ odb_status odb_bgpu_ready(void);
 odb_bgpu_variant odb_bgpu_pick(const odb_batch *bt, odb_bgpu_op op);
 /* ODB_OK when variant v (auto resolved) runs op on bt, else ODB_ERR_ARG
    saying why (serial2 needs the compact layout with an even VL; TRSM,
-   GEMM and GEMV have no serial2). *out gets the resolved variant. */
+   GEMM and GEMV have no serial2; stream is for block-tridiagonal solves
+   only). *out gets the resolved variant. */
 odb_status odb_bgpu_resolve(const odb_batch *bt, odb_bgpu_op op,
                             odb_bgpu_variant v, odb_bgpu_variant *out);
 /* Bytes an op must move at least (each operand read once, each result
@@ -194,9 +204,9 @@ odb_status odb_bgpu_blas_solve(odb_bgpu_blas *h);
 ** t gives the shape only and is not touched. The right-hand side is in the
 ** internal layout (odb_blocktridiag_work_len doubles; see
 ** odb_blocktridiag_pack_rhs). v: serial (a thread per line), serial2
-** (a thread per two lines, double2) or team (B <= 16: B threads per line,
-** one per block row, cooperating through warp shuffles); auto: team where
-** it exists.
+** (a thread per two lines, double2), team (B <= 16: B threads per line,
+** one per block row, cooperating through warp shuffles) or stream (solve:
+** see odb_bgpu_variant; factor: as auto); auto: odb_bgpu_btd_pick.
 */
 odb_status odb_bgpu_btd_random(const odb_blocktridiag *t, uint64_t seed,
                                double dominance, double *dm);
@@ -211,6 +221,23 @@ odb_status odb_bgpu_btd_solve(const odb_blocktridiag *t, odb_bgpu_variant v,
                               const double *dm, double *dxp);
 /* The variant auto picks for factor (solve 0) or solve (solve 1). */
 odb_bgpu_variant odb_bgpu_btd_pick(const odb_blocktridiag *t, int solve);
+/* The variant that runs for v (auto and stream's factor resolved), or
+   ODB_ERR_ARG saying why v cannot run on t. */
+odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t, odb_bgpu_variant v,
+                                int solve, odb_bgpu_variant *out);
+/*
+** The stream solve with an explicit plan, for tuning: stages (2..16; 0:
+** automatic, the most up to 4 that keep every block resident at once
+** where 2 do) shared-memory stages of one block row each, and whether the
+** intermediate y of the forward sweep stays in shared memory (y_on_chip
+** 1) or goes through dxp (0, and -1: automatic), and the threads per line
+** (1; 2 for B >= 5 and VL 8 or 16; 4 for B >= 5 and VL 8; 0: automatic,
+** 2 from B = 9 with VL 8 or 16, else 1), which share the block-vector
+** products. Refuses a plan that does not fit the device's shared memory.
+*/
+odb_status odb_bgpu_btd_solve_stream(const odb_blocktridiag *t, int stages,
+                                     int y_on_chip, int threads_per_line,
+                                     const double *dm, double *dxp);
 /* }====== */
 
 #ifdef __cplusplus

@@ -12,22 +12,22 @@ static odb_status no_cuda(const char *what) {
 }
 
 static const char *const variant_names[] = { "auto", "serial", "serial2",
-                                             "team" };
+                                             "team", "stream" };
 static const char *const op_names[] = { "lu", "solve", "trsm", "gemm",
                                         "gemv" };
 
 const char *odb_bgpu_variant_name(odb_bgpu_variant v) {
-  return (unsigned)v < 4 ? variant_names[v] : "?";
+  return (unsigned)v < 5 ? variant_names[v] : "?";
 }
 
 odb_status odb_bgpu_variant_parse(const char *name, odb_bgpu_variant *out) {
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 5; ++i)
     if (name && strcmp(name, variant_names[i]) == 0) {
       *out = (odb_bgpu_variant)i;
       return ODB_OK;
     }
   return ODB_FAIL(ODB_ERR_NAME, "unknown GPU variant '%s' (known: auto, "
-                  "serial, serial2, team)", name ? name : "(null)");
+                  "serial, serial2, team, stream)", name ? name : "(null)");
 }
 
 const char *odb_bgpu_op_name(odb_bgpu_op op) {
@@ -255,4 +255,18 @@ odb_status odb_bgpu_btd_solve(const odb_blocktridiag *t, odb_bgpu_variant v,
 odb_bgpu_variant odb_bgpu_btd_pick(const odb_blocktridiag *t, int solve) {
   (void)t; (void)solve;
   return ODB_BGPU_SERIAL;
+}
+
+odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t, odb_bgpu_variant v,
+                                int solve, odb_bgpu_variant *out) {
+  (void)t; (void)v; (void)solve; (void)out;
+  return no_cuda("block-tridiagonal GPU kernels");
+}
+
+odb_status odb_bgpu_btd_solve_stream(const odb_blocktridiag *t, int stages,
+                                     int y_on_chip, int threads_per_line,
+                                     const double *dm, double *dxp) {
+  (void)t; (void)stages; (void)y_on_chip; (void)threads_per_line; (void)dm;
+  (void)dxp;
+  return no_cuda("block-tridiagonal GPU kernels");
 }

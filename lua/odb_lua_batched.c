@@ -357,13 +357,25 @@ static odb_status btd_bench_factor(odbL_btd *b, uint64_t seed, double dom,
   return ODB_OK;
 }
 
+/* A stream solve's plan (stages, y_on_chip, threads per line); plain:
+   none given (the variant's own choice). */
+typedef struct btd_plan { long long stages, y_on_chip, threads; int plain; }
+  btd_plan;
+
+/* The solve of b's variant, with plan pl where it is not plain. */
+static odb_status btd_solve_dev(odbL_btd *b, const btd_plan *pl, double *dx) {
+  if (pl->plain) return odb_bgpu_btd_solve(b->t, b->variant, b->dm, dx);
+  return odb_bgpu_btd_solve_stream(b->t, (int)pl->stages, (int)pl->y_on_chip,
+                                   (int)pl->threads, b->dm, dx);
+}
+
 /* One timed solve of the packed rhs (reset from orig first). */
-static odb_status btd_bench_solve(odbL_btd *b, btd_bufs *w, size_t wl,
-                                  double *sec) {
+static odb_status btd_bench_solve(odbL_btd *b, const btd_plan *pl,
+                                  btd_bufs *w, size_t wl, double *sec) {
   if (b->gpu) {
     ODB_TRY(odb_bgpu_copy(w->work, w->orig, wl));
     ODB_TRY(odb_bgpu_mark());
-    ODB_TRY(odb_bgpu_btd_solve(b->t, b->variant, b->dm, w->work));
+    ODB_TRY(btd_solve_dev(b, pl, w->work));
     return odb_bgpu_elapsed(sec);
   }
   memcpy(w->work, w->orig, sizeof(double) * wl);
@@ -379,11 +391,16 @@ static odb_status btd_bench_solve(odbL_btd *b, btd_bufs *w, size_t wl,
 ** factors fresh random blocks (seed + rep; not timed), leaving the object
 ** factored. solve: factors first when needed (not timed), then solves a
 ** random right-hand side already in the internal layout (the layout change
-** is not timed). cuda: device event times of the kernels.
+** is not timed). cuda: device event times of the kernels; variant stream
+** takes a plan for the solve: stages (2..16), y_on_chip (0 or 1) and
+** threads (per line: 1, 2 or 4), each 0 (-1 for y_on_chip) or absent for
+** automatic (odb_bgpu_btd_solve_stream).
 */
 static int btd_bench(lua_State *L) {
   static const char *const keys[] = { "op", "reps", "seed", "dominance",
+                                      "stages", "y_on_chip", "threads",
                                       NULL };
+  btd_plan pl = { 0, -1, 0, 1 };
   odbL_btd *b = btd_check(L, 1);
   long long reps = 5, seed = 1;
   double dom = 3.0, times[BENCH_MAX_REPS];
@@ -395,15 +412,30 @@ static int btd_bench(lua_State *L) {
   odbL_opt_integer(L, 2, "reps", &reps);
   odbL_opt_integer(L, 2, "seed", &seed);
   odbL_opt_number(L, 2, "dominance", &dom);
+  int given = odbL_opt_integer(L, 2, "stages", &pl.stages);
+  given |= odbL_opt_integer(L, 2, "y_on_chip", &pl.y_on_chip);
+  given |= odbL_opt_integer(L, 2, "threads", &pl.threads);
   int solve = strcmp(op, "solve") == 0;
+  if (given) {
+    if (!b->gpu || b->variant != ODB_BGPU_STREAM || !solve)
+      return luaL_error(L, "blocktridiag bench: stages, y_on_chip and "
+                        "threads are for op \"solve\" of variant \"stream\" "
+                        "(backend \"cuda\")");
+    if (pl.stages < 0 || pl.stages > 64 || pl.y_on_chip < -1 ||
+        pl.y_on_chip > 1 || pl.threads < 0 || pl.threads > 64)
+      return luaL_error(L, "blocktridiag bench: stages %I, y_on_chip %I or "
+                        "threads %I out of range", (lua_Integer)pl.stages,
+                        (lua_Integer)pl.y_on_chip, (lua_Integer)pl.threads);
+    pl.plain = 0;
+  }
   if (!solve && strcmp(op, "factor") != 0)
     return luaL_error(L, "blocktridiag bench: op '%s' is unknown (allowed: "
                       "factor, solve)", op);
   if (reps < 1 || reps > BENCH_MAX_REPS)
     return luaL_error(L, "blocktridiag bench: reps = %d, allowed 1..%d",
                       (int)reps, BENCH_MAX_REPS);
-  odb_bgpu_variant var = b->variant == ODB_BGPU_AUTO
-                         ? odb_bgpu_btd_pick(b->t, solve) : b->variant;
+  odb_bgpu_variant var = ODB_BGPU_AUTO;
+  if (b->gpu) raise_on(L, odb_bgpu_btd_resolve(b->t, b->variant, solve, &var));
   const char *vname = b->gpu ? odb_bgpu_variant_name(var) : "cpu";
   if (!solve) {
     for (int r = 0; r < reps && st == ODB_OK; ++r)
@@ -434,7 +466,7 @@ static int btd_bench(lua_State *L) {
       btd_fill_rhs(b->t, (uint64_t)seed, w.orig);
   }
   for (int r = 0; r < reps && st == ODB_OK; ++r)
-    st = btd_bench_solve(b, &w, wl, &times[r]);
+    st = btd_bench_solve(b, &pl, &w, wl, &times[r]);
   btd_bench_free(b, &w);
   raise_on(L, st);
   push_bench(L, times, (int)reps, odb_blocktridiag_solve_bytes(b->t), vname);
@@ -519,7 +551,8 @@ static odb_bgpu_variant opt_variant(lua_State *L, int arg, int gpu,
 ** vl=0, backend="cpu"|"cuda", variant="auto"}: lines independent lines of
 ** length block rows of block x block blocks (A = C = 0, D = I until set or
 ** random). backend "cuda" keeps a copy of the blocks on the GPU and runs
-** factor and solve there (variant: serial, serial2, team or auto).
+** factor and solve there (variant: serial, serial2, team, stream (the
+** solve; its factor as auto) or auto).
 */
 int odbL_blocktridiag(lua_State *L) {
   static const char *const keys[] = { "lines", "length", "block", "layout",
@@ -554,14 +587,9 @@ int odbL_blocktridiag(lua_State *L) {
   b->variant = var;
   b->host_fresh = 1;
   if (gpu) {
-    const odb_batch *bt = odb_blocktridiag_batch(b->t);
-    if (var == ODB_BGPU_TEAM && bt->b > 16)
-      luaL_error(L, "ob.blocktridiag: variant team needs block <= 16 (have "
-                 "%d)", bt->b);
-    if (var == ODB_BGPU_SERIAL2 && (bt->layout != ODB_LAYOUT_COMPACT ||
-                                    bt->vl % 2))
-      luaL_error(L, "ob.blocktridiag: variant serial2 needs the compact "
-                 "layout with an even vl");
+    odb_bgpu_variant r;   /* the variant must run both factor and solve */
+    raise_on(L, odb_bgpu_btd_resolve(b->t, var, 0, &r));
+    raise_on(L, odb_bgpu_btd_resolve(b->t, var, 1, &r));
     raise_on(L, odb_bgpu_alloc(odb_blocktridiag_blocks_len(b->t), &b->dm));
   }
   return 1;

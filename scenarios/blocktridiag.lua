@@ -10,7 +10,9 @@
 --   btdsolve   the solve of those lines
 -- in the standard and the compact layout; on the GPU in every kernel
 -- variant (serial: a thread per matrix; serial2: a thread per two matrices
--- with 16-byte double2 accesses; team: a thread per row), against cuBLAS
+-- with 16-byte double2 accesses; team: a thread per row; stream, for the
+-- line solve: a thread per line fed by bulk copies into shared memory
+-- several block rows ahead), against cuBLAS
 -- (getrfBatched / getrsBatched, with partial pivoting as PyTorch and cuBLAS
 -- do by default, and without) on the same matrices, and against PyTorch's
 -- torch.linalg.lu_factor (peers/torch_lu.py, when python3 can import torch
@@ -18,8 +20,10 @@
 --
 -- Reported: matrices (or block rows) per second, GB/s of the bytes each op
 -- must move at least (every matrix or block read once and written once
--- where it changes; for solves every block read once and the right-hand
--- side read and written once), their share of the floor (those bytes at the
+-- where it changes; for the line solve every factor block read once --
+-- 3*length - 2 blocks per line, A_0 and C_last lying outside the matrix --
+-- and the right-hand side read once and the solution written once, the
+-- intermediate y not counted), their share of the floor (those bytes at the
 -- copy bandwidth measured in this run: device-to-device on the GPU, one
 -- thread's on the CPU, whose kernels run on one thread), the ratio
 -- compact/standard (best variant of each), and ours over each library (above
@@ -243,6 +247,11 @@ local function gpu_batched(B, torch)
 end
 
 -- Block-tridiagonal lines: factor and solve, compact and standard.
+-- stream (the solve only; compact, VL 4/8/16, B <= 16, sm_90) streams the
+-- factors through shared memory with bulk copies; its factor is auto's
+-- (team) and is not timed again. "stream auto" is the plan the variant
+-- picks by itself (odb_bgpu_btd_solve_stream), "stream T1/T2/T4" fix the
+-- threads per line.
 local function gpu_lines(B)
   local lines = math.max(1, math.floor(gpu_bytes / (length * 3 * B * B * 8)))
   -- the team kernels read a row per thread: fewer lanes per pack (VL)
@@ -254,19 +263,44 @@ local function gpu_lines(B)
       cfgs[#cfgs + 1] = { "compact", "team", vl }
     end
     cfgs[#cfgs + 1] = { "standard", "team", 1 }
+    -- stream: its automatic plan, then 1, 2 and 4 threads per line
+    -- (threads share the block-vector products; 2 needs B >= 5 and VL 8
+    -- or 16, 4 needs B >= 5 and VL 8)
+    for _, vl in ipairs { 4, 8, 16 } do
+      cfgs[#cfgs + 1] = { "compact", "stream", vl, true }
+    end
   end
   for _, cfg in ipairs(cfgs) do
-    local lay, v, vl = cfg[1], cfg[2], cfg[3]
-    local t = ob.blocktridiag { lines = lines, length = length, block = B,
-                                layout = lay, vl = vl, backend = "cuda",
-                                variant = v }
-    local f = t:bench { op = "factor", reps = gpu_reps }
-    local s = t:bench { op = "solve", reps = gpu_reps }
-    local vl = t:info().vl
-    t:close()
-    local impl = string.format("%s VL%d %s", lay, vl, v)
-    record("gpu", "factor", B, impl, lay, lines * length, f)
-    record("gpu", "btdsolve", B, impl, lay, lines * length, s)
+    local lay, v, vl, solve_only = cfg[1], cfg[2], cfg[3], cfg[4]
+    local ok, t = pcall(ob.blocktridiag, { lines = lines, length = length,
+                                           block = B, layout = lay, vl = vl,
+                                           backend = "cuda", variant = v })
+    if not ok then
+      print(string.format("gpu  btdsolve  %3d %s VL%d %s: not run (%s)", B,
+                          lay, vl, v, tostring(t)))
+    else
+      local impl = string.format("%s VL%d %s", lay, t:info().vl, v)
+      if not solve_only then
+        local f = t:bench { op = "factor", reps = gpu_reps }
+        record("gpu", "factor", B, impl, lay, lines * length, f)
+        record("gpu", "btdsolve", B, impl, lay, lines * length,
+               t:bench { op = "solve", reps = gpu_reps })
+      else
+        -- stream: its automatic plan, then 1, 2 and 4 threads per line
+        -- (they share the block-vector products; 2 needs B >= 5 and VL 8
+        -- or 16, 4 needs B >= 5 and VL 8), on the same factored lines
+        record("gpu", "btdsolve", B, impl .. " auto", lay, lines * length,
+               t:bench { op = "solve", reps = gpu_reps })
+        for _, th in ipairs { 1, 2, 4 } do
+          if th == 1 or (B >= 5 and vl >= 8 and (th == 2 or vl == 8)) then
+            record("gpu", "btdsolve", B, impl .. " T" .. th, lay,
+                   lines * length, t:bench { op = "solve", reps = gpu_reps,
+                                             threads = th })
+          end
+        end
+      end
+      t:close()
+    end
   end
 end
 

@@ -402,12 +402,20 @@ odb_status odb_blocktridiag_solve(const odb_blocktridiag *t, double *x,
   return st;
 }
 
-/* Real lines only. */
-double odb_blocktridiag_factor_bytes(const odb_blocktridiag *t) {
-  return 2.0 * 8.0 * 3.0 * (double)t->bt.n * t->K * t->bt.b * t->bt.b;
+/* Real lines only. A line of K block rows holds 3K - 2 blocks that matter
+   (A_0 and C_{K-1} are outside the matrix: never read or written). */
+static double btd_blocks(const odb_blocktridiag *t) {
+  return (double)t->bt.n * (3.0 * t->K - 2.0) * t->bt.b * t->bt.b;
 }
 
+/* Each block read once and written once. */
+double odb_blocktridiag_factor_bytes(const odb_blocktridiag *t) {
+  return 2.0 * 8.0 * btd_blocks(t);
+}
+
+/* Each factor block read once (L of D_r forward, U of D_r backward: D_r
+   whole once), the right-hand side read once and the solution written
+   once; the intermediate y is not counted. */
 double odb_blocktridiag_solve_bytes(const odb_blocktridiag *t) {
-  return 8.0 * (double)t->bt.n * t->K *
-         (3.0 * t->bt.b * t->bt.b + 2.0 * t->bt.b);
+  return 8.0 * (btd_blocks(t) + 2.0 * (double)t->bt.n * t->K * t->bt.b);
 }

@@ -394,9 +394,25 @@ static void check_cublas(const ref_data *r) {
   free(h); free(hv); free(hl);
 }
 
+/* A stream plan: stages, y_on_chip, threads per line (0, -1, 0: auto). */
+typedef struct splan { int st, y, tpl; } splan;
+static const splan AUTO_PLAN = { 0, -1, 0 };
+
+/* The solve of variant v; stream with an explicit plan where pl says so
+   (AUTO_PLAN: the plain call). */
+static odb_status btd_solve_with(const odb_blocktridiag *t,
+                                 odb_bgpu_variant v, splan pl,
+                                 const double *dm, double *dx) {
+  if (v == ODB_BGPU_STREAM && (pl.st != 0 || pl.y >= 0 || pl.tpl != 0))
+    return odb_bgpu_btd_solve_stream(t, pl.st, pl.y, pl.tpl, dm, dx);
+  return odb_bgpu_btd_solve(t, v, dm, dx);
+}
+
 /* Block-tridiagonal lines: GPU against CPU factors and solution, the
-   residual of every line, in layout vl (1: standard) and variant v. */
-static void check_btd(long lines, int K, int b, int vl, odb_bgpu_variant v) {
+   residual of every line, in layout vl (1: standard) and variant v (stream:
+   with plan stages / y_on_chip). */
+static void check_btd_plan(long lines, int K, int b, int vl,
+                           odb_bgpu_variant v, splan pl) {
   odb_blocktridiag *t = NULL, *tc = NULL;
   odb_batched_layout lay = vl == 1 ? ODB_LAYOUT_STANDARD : ODB_LAYOUT_COMPACT;
   if (odb_blocktridiag_new(lines, K, b, lay, vl, &t) != ODB_OK ||
@@ -408,7 +424,9 @@ static void check_btd(long lines, int K, int b, int vl, odb_bgpu_variant v) {
   const odb_batch *bt = odb_blocktridiag_batch(t);
   if ((v == ODB_BGPU_SERIAL2 && (bt->layout != ODB_LAYOUT_COMPACT ||
                                  bt->vl % 2)) ||
-      (v == ODB_BGPU_TEAM && b > 16)) {
+      (v == ODB_BGPU_TEAM && b > 16) ||
+      (v == ODB_BGPU_STREAM && (bt->layout != ODB_LAYOUT_COMPACT ||
+                                bt->vl < 4 || b > 16))) {
     odb_blocktridiag_free(t);
     odb_blocktridiag_free(tc);
     return;
@@ -444,7 +462,7 @@ static void check_btd(long lines, int K, int b, int vl, odb_bgpu_variant v) {
                               odb_blocktridiag_blocks(tc), bl) : INFINITY;
   odb_blocktridiag_pack_rhs(t, rhs, xp);
   ok = ok && (dx = to_dev(xp, wl)) != NULL &&
-       odb_bgpu_btd_solve(t, v, dm, dx) == ODB_OK &&
+       btd_solve_with(t, v, pl, dm, dx) == ODB_OK &&
        odb_bgpu_download(xp, dx, wl) == ODB_OK;
   odb_blocktridiag_unpack_rhs(t, xp, xg);
   double worst = 0;
@@ -468,18 +486,26 @@ static void check_btd(long lines, int K, int b, int vl, odb_bgpu_variant v) {
     if (!(rr <= worst)) worst = isnan(rr) ? INFINITY : rr;
   }
   double dsol = ok ? rel_diff(xg, x, len) : INFINITY;
+  char plan[64] = "";
+  if (v == ODB_BGPU_STREAM && (pl.st != 0 || pl.y >= 0 || pl.tpl != 0))
+    snprintf(plan, sizeof plan, " (stages %d, y %s, %d threads per line)",
+             pl.st, pl.y < 0 ? "auto" : pl.y ? "on chip" : "in X", pl.tpl);
   if (!ok) tap_diag("failed: %s", odb_last_error());
   tap_ok(ok && same && worst < 1e-12 && dfac < AGREE && dsol < AGREE,
-         "blocktridiag %s lines=%ld K=%d B=%d VL=%d %s: worst line residual "
-         "%.2e, vs CPU factors %.1e x %.1e, random %s",
+         "blocktridiag %s lines=%ld K=%d B=%d VL=%d %s%s: worst line "
+         "residual %.2e, vs CPU factors %.1e x %.1e, random %s",
          vl == 1 ? "standard" : "compact", lines, K, b, bt->vl,
-         odb_bgpu_variant_name(v), worst, dfac, dsol,
+         odb_bgpu_variant_name(v), plan, worst, dfac, dsol,
          same ? "equal" : "DIFFERENT");
   odb_bgpu_free(dm);
   odb_bgpu_free(dx);
   odb_blocktridiag_free(t);
   odb_blocktridiag_free(tc);
   free(blk); free(rhs); free(x); free(xg); free(xp); free(hb);
+}
+
+static void check_btd(long lines, int K, int b, int vl, odb_bgpu_variant v) {
+  check_btd_plan(lines, K, b, vl, v, AUTO_PLAN);
 }
 
 /* A zero diagonal block in line 4, row 2 is reported with its line. */
@@ -501,6 +527,49 @@ static void check_btd_zero_pivot(odb_bgpu_variant v) {
          odb_bgpu_variant_name(v), bad, odb_last_error());
   odb_bgpu_free(dm);
   odb_blocktridiag_free(t);
+}
+
+/* The stream variant refuses what it cannot run (before touching device
+   memory): batched ops, the standard layout, B > 16, bad stage counts, a
+   plan larger than shared memory; its factor runs the auto kernel. */
+static void check_stream_refusals(const odb_batch *bt) {
+  odb_blocktridiag *ts = NULL, *tc = NULL, *tb = NULL;
+  odb_bgpu_variant r = ODB_BGPU_AUTO, rf = ODB_BGPU_AUTO;
+  odb_blocktridiag_new(5, 4, 3, ODB_LAYOUT_STANDARD, 1, &ts);
+  odb_blocktridiag_new(5, 4, 3, ODB_LAYOUT_COMPACT, 4, &tc);
+  odb_blocktridiag_new(5, 4, 17, ODB_LAYOUT_COMPACT, 4, &tb);
+  int ok = ts && tc && tb;
+  tap_ok(ok && odb_bgpu_resolve(bt, ODB_BGPU_OP_LU, ODB_BGPU_STREAM, &r) ==
+         ODB_ERR_ARG && strstr(odb_last_error(), "block-tridiagonal") &&
+         odb_bgpu_btd_solve(ts, ODB_BGPU_STREAM, NULL, NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "compact layout") &&
+         odb_bgpu_btd_solve(tb, ODB_BGPU_STREAM, NULL, NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "B <= 16") &&
+         odb_bgpu_btd_solve_stream(tc, 1, -1, 0, NULL, NULL) == ODB_ERR_ARG &&
+         odb_bgpu_btd_solve_stream(tc, 17, -1, 0, NULL, NULL) ==
+         ODB_ERR_ARG && strstr(odb_last_error(), "stages") &&
+         odb_bgpu_btd_solve_stream(tc, 0, -1, 2, NULL, NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "threads per line") &&
+         odb_bgpu_btd_solve_stream(tc, 0, -1, 3, NULL, NULL) == ODB_ERR_ARG,
+         "stream refused for batched LU, the standard layout, B 17, stages "
+         "1 and 17, 2 threads per line for B 3 and VL 4, 3 threads per "
+         "line");
+  odb_blocktridiag *tl = NULL;   /* a line whose y alone overflows smem */
+  odb_blocktridiag_new(3, 1 << 12, 4, ODB_LAYOUT_COMPACT, 16, &tl);
+  tap_ok(tl && odb_bgpu_btd_solve_stream(tl, 2, 1, 0, NULL, NULL) ==
+         ODB_ERR_ARG && strstr(odb_last_error(), "shared memory"),
+         "stream plan larger than shared memory refused (%s)",
+         odb_last_error());
+  tap_ok(ok && odb_bgpu_btd_resolve(tc, ODB_BGPU_STREAM, 0, &rf) == ODB_OK &&
+         rf != ODB_BGPU_STREAM && odb_bgpu_btd_resolve(tc, ODB_BGPU_AUTO, 1,
+                                                       &r) == ODB_OK &&
+         r == ODB_BGPU_STREAM,
+         "stream's factor resolves to %s, auto's solve to %s",
+         odb_bgpu_variant_name(rf), odb_bgpu_variant_name(r));
+  odb_blocktridiag_free(tl);
+  odb_blocktridiag_free(ts);
+  odb_blocktridiag_free(tc);
+  odb_blocktridiag_free(tb);
 }
 
 /* Bad input is refused with ODB_ERR_ARG. */
@@ -535,8 +604,13 @@ static void check_bad_input(void) {
          ODB_ERR_ARG &&
          odb_bgpu_gemm(&bt, ODB_BGPU_AUTO, 1, d, d, 0, d) == ODB_ERR_ARG,
          "bad TRSM kinds and an aliased GEMM output refused");
+  check_stream_refusals(&bt);
   odb_bgpu_variant v;
   odb_bgpu_op op;
+  tap_ok(odb_bgpu_variant_parse("stream", &v) == ODB_OK &&
+         v == ODB_BGPU_STREAM &&
+         strcmp(odb_bgpu_variant_name(ODB_BGPU_STREAM), "stream") == 0,
+         "variant stream parses and names itself");
   tap_ok(odb_bgpu_variant_parse("team", &v) == ODB_OK &&
          v == ODB_BGPU_TEAM && odb_bgpu_variant_parse("x", &v) ==
          ODB_ERR_NAME && odb_bgpu_op_parse("gemv", &op) == ODB_OK &&
@@ -544,7 +618,117 @@ static void check_bad_input(void) {
   odb_bgpu_free(d);
 }
 
-/* With --quick (for compute-sanitizer): fewer block sizes and layouts. */
+/* {====== --bench: the block-tridiagonal solve's variants and stream plans
+   (a tuning aid, not a test: the scenario reports the figures) */
+
+/* Median seconds of 7 solves of orig (copied into work first); 0 on
+   failure (reported). */
+static double bench_solve(const odb_blocktridiag *t, odb_bgpu_variant v,
+                          splan pl, const double *dm, const double *orig,
+                          double *work, size_t wl) {
+  double ts[7];
+  int reps = 7;
+  for (int r = -1; r < reps; ++r) {
+    double sec = 0;
+    if (odb_bgpu_copy(work, orig, wl) != ODB_OK || odb_bgpu_mark() != ODB_OK ||
+        btd_solve_with(t, v, pl, dm, work) != ODB_OK ||
+        odb_bgpu_elapsed(&sec) != ODB_OK) {
+      tap_diag("bench solve %s: %s", odb_bgpu_variant_name(v),
+               odb_last_error());
+      return 0;
+    }
+    if (r >= 0) ts[r] = sec;
+  }
+  for (int i = 1; i < reps; ++i)
+    for (int k = i; k > 0 && ts[k - 1] > ts[k]; --k) {
+      double x = ts[k];
+      ts[k] = ts[k - 1];
+      ts[k - 1] = x;
+    }
+  return ts[reps / 2];
+}
+
+/* Lines of length 64 in 2^29 bytes of blocks (the scenario's sizes) for
+   each B of the comma list, VL 4, 8, 16: team, serial, stream with its
+   automatic plan and with stages x threads per line x {y in X, y on
+   chip}; GB/s of the solve bytes and their share of the copy bandwidth,
+   results against team's. */
+static int bench_btd(const char *list) {
+  static const int stage_set[] = { 2, 3, 4 };
+  double bw = 0;
+  if (odb_bgpu_copy_bandwidth(0, &bw) != ODB_OK) {
+    printf("bench: copy bandwidth: %s\n", odb_last_error());
+    return 1;
+  }
+  printf("bench: copy bandwidth %.0f GB/s\n", bw);
+  for (const char *c = list; *c; ) {
+    int b = (int)strtol(c, (char **)&c, 10), K = 64;
+    while (*c == ',') ++c;
+    if (b < 2 || b > 16) continue;
+    long lines = (long)((1L << 29) / (64L * 3 * b * b * 8));
+    for (int vl = 4; vl <= 16; vl *= 2) {
+      odb_blocktridiag *t = NULL;
+      double *dm = NULL, *orig = NULL, *work = NULL, *ref = NULL, *got = NULL;
+      if (odb_blocktridiag_new(lines, K, b, ODB_LAYOUT_COMPACT, vl, &t) !=
+          ODB_OK) {
+        printf("bench: %s\n", odb_last_error());
+        return 1;
+      }
+      size_t bl = odb_blocktridiag_blocks_len(t);
+      size_t wl = odb_blocktridiag_work_len(t);
+      double bytes = odb_blocktridiag_solve_bytes(t);
+      double *h = xmalloc(wl);
+      ref = xmalloc(wl);
+      got = xmalloc(wl);
+      for (size_t e = 0; e < wl; ++e) h[e] = urand();
+      int ok = odb_bgpu_alloc(bl, &dm) == ODB_OK &&
+               odb_bgpu_btd_random(t, 1, 3.0, dm) == ODB_OK &&
+               odb_bgpu_btd_factor(t, ODB_BGPU_AUTO, dm, NULL) == ODB_OK &&
+               (orig = to_dev(h, wl)) != NULL &&
+               odb_bgpu_alloc(wl, &work) == ODB_OK;
+      struct { odb_bgpu_variant v; splan pl; } cf[40];
+      int nc = 0;
+      cf[nc].v = ODB_BGPU_TEAM; cf[nc++].pl = AUTO_PLAN;
+      cf[nc].v = ODB_BGPU_STREAM; cf[nc++].pl = AUTO_PLAN;
+      for (int tpl = 1; tpl <= 4; tpl *= 2) {
+        if (tpl > 1 && (b < 5 || vl < 8 || (tpl == 4 && vl != 8))) continue;
+        for (int k = 0; k < 3; ++k)
+          for (int y = 0; y < 2; ++y) {
+            cf[nc].v = ODB_BGPU_STREAM;
+            cf[nc++].pl = (splan){ stage_set[k], y, tpl };
+          }
+      }
+      for (int i = 0; i < nc && ok; ++i) {
+        double sec = bench_solve(t, cf[i].v, cf[i].pl, dm, orig, work, wl);
+        if (sec <= 0) continue;
+        double diff = 0;
+        if (odb_bgpu_download(i ? got : ref, work, wl) == ODB_OK && i)
+          diff = rel_diff(got, ref, wl);
+        double gbs = bytes / sec * 1e-9;
+        printf("bench B=%-2d VL=%-2d lines=%-6ld %-7s st=%d y=%-4s T=%d "
+               "%8.1f GB/s %6.1f%%  vs team %.1e\n", b, vl, lines,
+               odb_bgpu_variant_name(cf[i].v), cf[i].pl.st,
+               cf[i].pl.y < 0 ? "auto" : cf[i].pl.y ? "chip" : "X",
+               cf[i].pl.tpl, gbs, 100 * gbs / bw, diff);
+      }
+      if (!ok) printf("bench B=%d VL=%d: %s\n", b, vl, odb_last_error());
+      fflush(stdout);
+      odb_bgpu_free(dm);
+      odb_bgpu_free(orig);
+      odb_bgpu_free(work);
+      odb_blocktridiag_free(t);
+      free(h);
+      free(ref);
+      free(got);
+    }
+  }
+  return 0;
+}
+
+/* }====== */
+
+/* With --quick (for compute-sanitizer): fewer block sizes and layouts.
+   With --bench [B,B,...]: the solve benchmark above instead of tests. */
 int main(int argc, char **argv) {
   int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
   const char *env = getenv("ODB_SEED");
@@ -555,6 +739,8 @@ int main(int argc, char **argv) {
   }
   tap_diag("seed %llu (set ODB_SEED to repeat)", (unsigned long long)seed);
   odb_rng_seed(&rng, seed);
+  if (argc > 1 && strcmp(argv[1], "--bench") == 0)
+    return bench_btd(argc > 2 ? argv[2] : "3,5,7,9,10");
   for (int bi = 0; bi < NBLOCKS; ++bi) {
     int b = blocks[bi];
     ref_data r;
@@ -583,13 +769,34 @@ int main(int argc, char **argv) {
     check_btd(37, 5, b, bvl, ODB_BGPU_SERIAL);
     check_btd(13, quick ? 3 : 1, b, 8, ODB_BGPU_SERIAL2);
     check_btd(29, 6, b, bvl, ODB_BGPU_TEAM);
+    check_btd(37, 5, b, bvl, ODB_BGPU_STREAM);
     if (!quick) {
       check_btd(11, 4, b, 1, ODB_BGPU_SERIAL);
       check_btd(7, 1, b, 1, ODB_BGPU_TEAM);
+      check_btd_plan(13, 9, b, 4, ODB_BGPU_STREAM, (splan){ 2, 0, 1 });
+      check_btd_plan(19, 7, b, 8, ODB_BGPU_STREAM,
+                     (splan){ b <= 10 ? 16 : 4, 1, 1 });
+      check_btd_plan(5, 1, b, 16, ODB_BGPU_STREAM, (splan){ 3, 1, 0 });
+      check_btd_plan(21, 3, b, 4, ODB_BGPU_STREAM, (splan){ 5, -1, 1 });
+    }
+    if (b >= 5 && b <= 16) {       /* threads per line 2 and 4 */
+      check_btd_plan(37, 5, b, 8, ODB_BGPU_STREAM, (splan){ 0, -1, 2 });
+      check_btd_plan(29, 6, b, 8, ODB_BGPU_STREAM, (splan){ 3, 0, 4 });
+      if (!quick) {
+        check_btd_plan(35, 4, b, 16, ODB_BGPU_STREAM, (splan){ 2, 1, 2 });
+        check_btd_plan(11, 1, b, 8, ODB_BGPU_STREAM, (splan){ 0, 1, 4 });
+        check_btd_plan(17, 9, b, 16, ODB_BGPU_STREAM,
+                       (splan){ b <= 14 ? 4 : 3, 0, 1 });
+      }
     }
   }
   check_btd(9, 33, 3, 16, ODB_BGPU_SERIAL2);
   check_btd(21, 17, 7, 16, ODB_BGPU_TEAM);
+  check_btd(21, 64, 10, 8, ODB_BGPU_STREAM);
+  check_btd(9, 33, 9, 16, ODB_BGPU_AUTO);
+  check_btd_plan(35, 40, 5, 16, ODB_BGPU_STREAM, (splan){ 3, 0, 0 });
+  check_btd_plan(45, 64, 10, 16, ODB_BGPU_STREAM, (splan){ 0, -1, 2 });
+  check_btd_plan(45, 64, 9, 8, ODB_BGPU_STREAM, (splan){ 0, -1, 4 });
   check_btd_zero_pivot(ODB_BGPU_SERIAL);
   check_btd_zero_pivot(ODB_BGPU_SERIAL2);
   check_btd_zero_pivot(ODB_BGPU_TEAM);

@@ -39,7 +39,25 @@ describe("ob.blocktridiag", function()
     assert.is_true(d <= 1e-13 * m)
   end)
 
+  it("counts the bytes factor and solve must move", function()
+    -- 3K - 2 blocks per line (A_1 and C_K lie outside the matrix); factor
+    -- reads and writes each once, solve reads each once and reads the
+    -- right-hand side and writes the solution once
+    local lines, K, B = 5, 7, 3
+    local t = ob.blocktridiag{ lines = lines, length = K, block = B }
+    local blocks = lines * (3 * K - 2) * B * B
+    assert.are.equal(16 * blocks, t:info().factor_bytes)
+    assert.are.equal(8 * (blocks + 2 * lines * K * B), t:info().solve_bytes)
+    local s = t:bench { op = "solve", reps = 1 }
+    assert.are.equal(t:info().solve_bytes, s.bytes)
+    t:close()
+  end)
+
   it("refuses bad input", function()
+    local ok, err = pcall(ob.blocktridiag, { lines = 1, length = 2, block = 3,
+                                             variant = "stream" })
+    assert.is_false(ok)
+    assert.matches("needs backend", err, 1, true)
     assert.is_false(pcall(ob.blocktridiag, { lines = 1, length = 2, block = 1 }))
     assert.is_false(pcall(ob.blocktridiag, { lines = 0, length = 2, block = 3 }))
     assert.is_false(pcall(ob.blocktridiag, { lines = 1, length = 2, block = 3,
@@ -53,5 +71,8 @@ describe("ob.blocktridiag", function()
     t:random{}
     t:factor()
     assert.is_false(pcall(t.solve, t, ob.vector(17)))   -- wrong size
+    ok, err = pcall(t.bench, t, { op = "solve", stages = 2 })
+    assert.is_false(ok)                     -- a stream plan on the CPU
+    assert.matches('variant "stream"', err, 1, true)
   end)
 end)
