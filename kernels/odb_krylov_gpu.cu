@@ -484,53 +484,94 @@ __device__ static void pk_spmv_csr(const int64_t *__restrict__ rp, const int32_t
   }
 }
 
-/* Bdia cells [c0, c1) (and the well rows when last), cells fastest over
-** the threads so that the block values are read coalesced (seed 6.1); the
-** W^T term on component 0 of well cells (6.2). KC: k as a compile-time
-** constant (loops unrolled), 0 for any k. GR = 1: one thread per row
-** (m, r); GR = KC: one thread per cell and all its rows, so that each x
-** word loaded serves k rows and y is written in whole cells. */
-template <int KC, int GR>
+/* One Bdia matrix value: evict-first (ST; read once per SpMV, they then
+** leave x and the Krylov vectors in L2) or through the read-only path. */
+template <bool ST>
+__device__ __forceinline__ double pk_ldv(const double *p) {
+  return ST ? __ldcs(p) : __ldg(p);
+}
+
+/* Bdia cells [c0, c1), KC a compile-time k, GR rows of a cell per thread
+** (GR divides KC), the standalone kernel's tiles (odb_sparse_gpu.cu
+** k_bdia): KC/GR threads a cell, tiles of blockDim/(KC/GR) consecutive
+** cells, thread (lm, q) computes rows q GR .. q GR + GR - 1 of cell
+** m0 + lm. The threads of one cell run together, so the x words of a cell
+** come through L1 once for all its rows (the old row-major order re-read
+** them from L2 k times), and each x word a thread loads serves GR rows.
+** Consecutive threads read consecutive value words (seed 6.1); the W^T
+** term goes to row 0 of well cells (6.2). ST: evict-first value loads.
+** Returns y.w and y.y over these rows (w NULL: zeros). */
+template <int KC, int GR, bool ST>
+__device__ __forceinline__ static double2 pk_bdia_tiled(const pk_args &a, const double *x, double *y, int c0,
+                                                        int c1, const double *w) {
+  double acc[2] = {0.0, 0.0};
+  constexpr int TPC = KC / GR;
+  const int Bc = blockDim.x / TPC, lm = threadIdx.x % Bc, q = threadIdx.x / Bc;
+  const int M = a.M, J = a.J;
+  const long Mk = (long)M * KC, JH = (long)J * a.H;
+  if (q >= TPC) return make_double2(0.0, 0.0);   /* blockDim not a multiple of TPC */
+  for (int m = c0 + lm; m < c1; m += Bc) {
+    const int hb = a.half && (m & 1) ? KC / 2 : 0;
+    const double *vq = a.bv + (size_t)q * GR * KC * M + m;
+    double s[GR];
+#pragma unroll
+    for (int j = 0; j < GR; j++) s[j] = 0.0;
+#pragma unroll
+    for (int u = 0; u < 7; u++) {
+      long off = u == 0 ? -JH : u == 1 ? -(long)J : u == 2 ? -1 : u == 3 ? 0 : u == 4 ? 1 : u == 5 ? J : JH;
+      long cb = ((long)m + off) * KC + (u < 3 ? -hb : u > 3 ? hb : 0);
+      const double *vp = vq + (size_t)u * KC * KC * M;
+      double xv[KC];
+      if (cb >= 0 && cb + KC <= Mk) {
+#pragma unroll
+        for (int c = 0; c < KC; c++) xv[c] = x[cb + c];
+      } else {
+#pragma unroll
+        for (int c = 0; c < KC; c++) xv[c] = cb + c >= 0 && cb + c < Mk ? x[cb + c] : 0.0;
+      }
+#pragma unroll
+      for (int j = 0; j < GR; j++)
+#pragma unroll
+        for (int c = 0; c < KC; c++) s[j] += pk_ldv<ST>(vp + (size_t)(j * KC + c) * M) * xv[c];
+    }
+    if (q == 0 && a.nw) {
+      int wl = __ldg(a.colwell + m / J);
+      if (wl >= 0) s[0] += __ldg(a.WTa + __ldg(a.wa + wl) + (m - __ldg(a.wb + wl))) * x[Mk + wl];
+    }
+    const int li = (m - c0) * KC + q * GR;
+#pragma unroll
+    for (int j = 0; j < GR; j++) {
+      y[li + j] = s[j];
+      if (w) { acc[0] += s[j] * w[li + j]; acc[1] += s[j] * s[j]; }
+    }
+  }
+  return make_double2(acc[0], acc[1]);
+}
+
+/* The same as a called function (the solver kernel's live state is saved
+** around the call, so the SpMV loop has the registers to itself); a must
+** not be a local copy (the kernels take it as a __grid_constant__). */
+template <int KC, int GR, bool ST>
+__device__ __noinline__ static double2 pk_bdia_tiled_call(const pk_args &a, const double *x, double *y, int c0,
+                                                          int c1, const double *w) {
+  return pk_bdia_tiled<KC, GR, ST>(a, x, y, c0, c1, w);
+}
+
+/* Bdia cells [c0, c1) and, when last, the nw well rows. KC > 0: the tiled
+** form above (GR rows per thread, ST value loads; NI: called, not
+** inlined). KC = 0 (any k): one thread per row (m, r), rows of one
+** component over consecutive cells. */
+template <int KC, int GR, bool ST, bool NI>
 __device__ static void pk_spmv_bdia(const pk_args &a, const double *x, double *y, int r0, int c0,
                                     int c1, int last, const double *w, double *acc) {
   const int k = KC ? KC : a.k, M = a.M, nc = c1 - c0, J = a.J;
   const long Mk = (long)M * k, JH = (long)J * a.H;
-  if (GR > 1) {
-    for (int m = c0 + threadIdx.x; m < c1; m += blockDim.x) {
-      int hb = a.half && (m & 1) ? KC / 2 : 0;
-      double s[GR];
-#pragma unroll
-      for (int r = 0; r < GR; r++) s[r] = 0.0;
-#pragma unroll
-      for (int u = 0; u < 7; u++) {
-        long off = u == 0 ? -JH : u == 1 ? -(long)J : u == 2 ? -1 : u == 3 ? 0 : u == 4 ? 1 : u == 5 ? J : JH;
-        long cb = ((long)m + off) * KC + (u < 3 ? -hb : u > 3 ? hb : 0);
-        const double *vp = a.bv + (size_t)u * KC * KC * M + m;
-        double xv[GR];
-        if (cb >= 0 && cb + KC <= Mk) {
-#pragma unroll
-          for (int c = 0; c < KC; c++) xv[c] = x[cb + c];
-        } else {
-#pragma unroll
-          for (int c = 0; c < KC; c++) xv[c] = cb + c >= 0 && cb + c < Mk ? x[cb + c] : 0.0;
-        }
-#pragma unroll
-        for (int r = 0; r < KC; r++)
-#pragma unroll
-          for (int c = 0; c < KC; c++) s[r] += __ldg(vp + (size_t)(r * KC + c) * M) * xv[c];
-      }
-      if (a.nw) {
-        int wl = __ldg(a.colwell + m / J);
-        if (wl >= 0) s[0] += __ldg(a.WTa + __ldg(a.wa + wl) + (m - __ldg(a.wb + wl))) * x[Mk + wl];
-      }
-      int li = (m - c0) * KC;
-#pragma unroll
-      for (int r = 0; r < KC; r++) {
-        y[li + r] = s[r];
-        if (w) { acc[0] += s[r] * w[li + r]; acc[1] += s[r] * s[r]; }
-      }
-    }
-  } else for (int i = threadIdx.x; i < nc * k; i += blockDim.x) {
+  if (KC) {
+    constexpr int K1 = KC ? KC : 1, G1 = KC ? GR : 1;
+    double2 d = NI ? pk_bdia_tiled_call<K1, G1, ST>(a, x, y, c0, c1, w) : pk_bdia_tiled<K1, G1, ST>(a, x, y, c0, c1, w);
+    if (w) { acc[0] += d.x; acc[1] += d.y; }
+  }
+  else for (int i = threadIdx.x; i < nc * k; i += blockDim.x) {
     int r = i / nc, m = c0 + (i - r * nc);
     int hb = a.half && (m & 1) ? k / 2 : 0;
     double s = 0.0;
@@ -566,10 +607,10 @@ __device__ static void pk_spmv_bdia(const pk_args &a, const double *x, double *y
 }
 
 /* y = A x on this block's rows (y local: index row - r0). */
-template <int FMT, int KC, int GR>
+template <int FMT, int KC, int GR, bool ST, bool NI>
 __device__ static inline void pk_spmv(const pk_args &a, const double *x, double *y, int r0, int r1,
                                       int c0, int c1, const double *w, double *acc) {
-  if (FMT == PK_BDIA) pk_spmv_bdia<KC, GR>(a, x, y, r0, c0, c1, blockIdx.x == gridDim.x - 1, w, acc);
+  if (FMT == PK_BDIA) pk_spmv_bdia<KC, GR, ST, NI>(a, x, y, r0, c0, c1, blockIdx.x == gridDim.x - 1, w, acc);
   else pk_spmv_csr(a.rp, a.ci, a.va, x, y, r0, r1, w, acc);
 }
 
@@ -689,8 +730,8 @@ __device__ static inline double *pk_local(const pk_args &a, double *dsm, int j, 
 ** (p shared; rhat.v; s shared + s.s; t.t, t.s; r.r, rhat.r). WS-S does
 ** x += alpha p while waiting for omega and p - omega v while waiting for
 ** rho. Vectors: 0 r, 1 rhat, 2 x, 3 p, 4 v, 5 s, 6 t. */
-template <int FMT, int KC, int GR>
-__global__ void __launch_bounds__(1024) pk_bicg(pk_args a) {
+template <int FMT, int KC, int GR, bool ST, bool NI>
+__global__ void __launch_bounds__(1024) pk_bicg(const __grid_constant__ pk_args a) {
   extern __shared__ double dsm[];
   __shared__ double red[96];
   __shared__ double tot[4];
@@ -709,7 +750,7 @@ __global__ void __launch_bounds__(1024) pk_bicg(pk_args a) {
   if (threadIdx.x == 0) { st = a.st0; fail = 0; }
   __syncthreads();
 
-  pk_spmv<FMT, KC, GR>(a, gX, R, r0, r1, c0, c1, NULL, acc);
+  pk_spmv<FMT, KC, GR, ST, NI>(a, gX, R, r0, r1, c0, c1, NULL, acc);
   __syncthreads();
   acc[0] = 0.0;
   PK_LOOP(i) {
@@ -732,7 +773,7 @@ __global__ void __launch_bounds__(1024) pk_bicg(pk_args a) {
     }
     PK_SYNC(0);
     acc[0] = acc[1] = 0.0;
-    pk_spmv<FMT, KC, GR>(a, gP, V, r0, r1, c0, c1, RH, acc);
+    pk_spmv<FMT, KC, GR, ST, NI>(a, gP, V, r0, r1, c0, c1, RH, acc);
     PK_SYNC(2);
     if (threadIdx.x == 0) bicg_after_v(&st, tot[0], tot[1]);
     __syncthreads();
@@ -753,7 +794,7 @@ __global__ void __launch_bounds__(1024) pk_bicg(pk_args a) {
       break;
     }
     acc[0] = acc[1] = 0.0;
-    pk_spmv<FMT, KC, GR>(a, gS, T, r0, r1, c0, c1, S, acc);
+    pk_spmv<FMT, KC, GR, ST, NI>(a, gS, T, r0, r1, c0, c1, S, acc);
     pk_arrive(a, ep, acc, 2, red);
     if (wss) PK_LOOP(i) X[i] += alpha * P[i];             /* WS-2 */
     if (!pk_wait(a, ep, st.it, 2, tot, red, &fail)) return;
@@ -879,12 +920,13 @@ __global__ void __launch_bounds__(1024) pk_qmr(pk_args a) {
 
 /* y = A x with the persistent kernel's SpMV (any grid): the true residual
 ** and the reference SpMV time of impl "persistent". */
-template <int FMT, int KC, int GR>
-__global__ void __launch_bounds__(1024) pk_spmv_kernel(pk_args a, const double *x, double *y) {
+template <int FMT, int KC, int GR, bool ST, bool NI>
+__global__ void __launch_bounds__(1024) pk_spmv_kernel(const __grid_constant__ pk_args a, const double *x,
+                                                       double *y) {
   int r0, r1, c0, c1;
   double acc[3];
   pk_range(FMT, a.n, a.M, a.k, blockIdx.x, gridDim.x, &r0, &r1, &c0, &c1);
-  pk_spmv<FMT, KC, GR>(a, x, y + r0, r0, r1, c0, c1, NULL, acc);
+  pk_spmv<FMT, KC, GR, ST, NI>(a, x, y + r0, r0, r1, c0, c1, NULL, acc);
 }
 
 /* }====== */
@@ -1404,16 +1446,27 @@ static odb_status fz_run(fz_ws *w, const odb_sparse *A, odb_krylov_method m, con
 
 /* {====== impl "persistent": launch shape, co-residency, watchdog */
 
+/* A launch shape of the persistent kernel. */
+typedef struct pk_geom {
+  int grid, max_grid, rv, lmax;
+  size_t smem;
+} pk_geom;
+
+/* A grain and value-load form of the Bdia SpMV and its shape. */
+typedef struct pk_cand { int gr, st; pk_geom g; } pk_cand;   /* st as in pk_ws */
+
 typedef struct pk_ws {
   pk_args a;
-  int fmt, qmr, nv, gr;             /* gr: Bdia rows per thread (1 or k) */
+  int fmt, qmr, nv, gr, st;         /* gr: Bdia rows of a cell per thread; st: 1 evict-first values | 2 SpMV called */
   int64_t *rp, *trp; int32_t *ci, *tci; double *va, *tva;
   double *bv, *Wa, *WTa, *D; int *wa, *wb, *wc, *colwell;
   double *b, *y;
-  kstate *st;
+  kstate *st_d;
   red_scratch red;
   int grid, block;
   size_t smem;
+  pk_cand cand[16];                 /* the candidates (one unless tuned) and their shapes */
+  int ncand, gmax, tuned;           /* gmax: the largest grid of any candidate */
 } pk_ws;
 
 static void pk_free(pk_ws *w) {
@@ -1421,7 +1474,7 @@ static void pk_free(pk_ws *w) {
   dfree(w->rp); dfree(w->trp); dfree(w->ci); dfree(w->tci); dfree(w->va); dfree(w->tva);
   dfree(w->bv); dfree(w->Wa); dfree(w->WTa); dfree(w->D);
   dfree(w->wa); dfree(w->wb); dfree(w->wc); dfree(w->colwell);
-  dfree(w->b); dfree(w->y); dfree(w->st);
+  dfree(w->b); dfree(w->y); dfree(w->st_d);
   dfree(w->a.part); dfree(w->a.pub); dfree(w->a.count); dfree(w->a.ain); dfree(w->a.aout);
   dfree(w->a.err); dfree(w->a.hist);
   red_free(&w->red);
@@ -1431,26 +1484,50 @@ static void pk_free(pk_ws *w) {
 /* Whether k has unrolled Bdia kernels. */
 static int pk_kc(int k) { return k == 2 || k == 4 || k == 8; }
 
-/* The kernel of this method, format, k (2, 4, 8 unrolled) and grain. */
-static const void *pk_kernel(int qmr, int fmt, int k, int gr) {
-  if (qmr) return (const void *)pk_qmr;
-  if (fmt == PK_CSR) return (const void *)pk_bicg<PK_CSR, 0, 1>;
-#define PK_K(K) if (k == K) return gr > 1 ? (const void *)pk_bicg<PK_BDIA, K, K> : (const void *)pk_bicg<PK_BDIA, K, 1>
-  PK_K(2); PK_K(4); PK_K(8);
-#undef PK_K
-  return (const void *)pk_bicg<PK_BDIA, 0, 1>;
+/* Whether gr is a grain of the unrolled Bdia kernels for k (pk_kc(k)). */
+static int pk_grain_ok(int k, int gr) { return gr == 1 || gr == k || ((gr == 2 || gr == 4) && gr < k); }
+
+/* The solver (spmv 0) or SpMV (spmv 1) kernel of Bdia with k = K, grain
+** GR, value loads v & 1 (evict-first) and v & 2 (SpMV called). */
+template <int K, int GR>
+static const void *pk_pick(int spmv, int v) {
+#define PK_V(ST, NI) (spmv ? (const void *)pk_spmv_kernel<PK_BDIA, K, GR, ST, NI> \
+                           : (const void *)pk_bicg<PK_BDIA, K, GR, ST, NI>)
+  switch (v & 3) {
+  case 1: return PK_V(true, false);
+  case 2: return PK_V(false, true);
+  case 3: return PK_V(true, true);
+  default: return PK_V(false, false);
+  }
+#undef PK_V
+}
+
+/* The kernel of this method, format, k (2, 4, 8 unrolled), grain and
+** variant st (bit 0 stream, bit 1 SpMV called); spmv 1: the kernel that
+** runs only its SpMV (QMR: CSR's). */
+static const void *pk_kernel(int qmr, int spmv, int fmt, int k, int gr, int st) {
+  if (qmr && !spmv) return (const void *)pk_qmr;
+  if (fmt == PK_CSR)
+    return spmv ? (const void *)pk_spmv_kernel<PK_CSR, 0, 1, false, false>
+                : (const void *)pk_bicg<PK_CSR, 0, 1, false, false>;
+  switch (k) {
+  case 2: return gr == 2 ? pk_pick<2, 2>(spmv, st) : pk_pick<2, 1>(spmv, st);
+  case 4: return gr == 4 ? pk_pick<4, 4>(spmv, st) : gr == 2 ? pk_pick<4, 2>(spmv, st) : pk_pick<4, 1>(spmv, st);
+  case 8:
+    return gr == 8 ? pk_pick<8, 8>(spmv, st) : gr == 4 ? pk_pick<8, 4>(spmv, st)
+         : gr == 2 ? pk_pick<8, 2>(spmv, st) : pk_pick<8, 1>(spmv, st);
+  default:
+    return spmv ? (const void *)pk_spmv_kernel<PK_BDIA, 0, 1, false, false>
+                : (const void *)pk_bicg<PK_BDIA, 0, 1, false, false>;
+  }
 }
 
 /* y = A x with the persistent kernel's SpMV on grid x block (no wait). */
 static odb_status pk_spmv_launch(const pk_ws *w, const double *x, double *y) {
-  int k = w->a.k, g = w->grid, b = w->block;
-  if (w->fmt == PK_CSR) pk_spmv_kernel<PK_CSR, 0, 1><<<g, b>>>(w->a, x, y);
-#define PK_K(K) else if (k == K && w->gr > 1) pk_spmv_kernel<PK_BDIA, K, K><<<g, b>>>(w->a, x, y); \
-                else if (k == K) pk_spmv_kernel<PK_BDIA, K, 1><<<g, b>>>(w->a, x, y);
-  PK_K(2) PK_K(4) PK_K(8)
-#undef PK_K
-  else pk_spmv_kernel<PK_BDIA, 0, 1><<<g, b>>>(w->a, x, y);
-  ODB_CUDA_CHECK(cudaGetLastError());
+  pk_args a = w->a;
+  void *params[] = {&a, &x, &y};
+  const void *kern = pk_kernel(w->qmr, 1, w->fmt, w->a.k, w->gr, w->st);
+  ODB_CUDA_CHECK(cudaLaunchKernel(kern, dim3(w->grid), dim3(w->block), params, 0, 0));
   return ODB_OK;
 }
 
@@ -1520,54 +1597,32 @@ static odb_status pk_occupancy(const void *kern, int block, size_t smem, int *pe
   return ODB_OK;
 }
 
-/* Grid, block, range vectors and shared memory: the grid must be
-** co-resident (occupancy x SMs) or the barriers would deadlock. */
-static odb_status pk_shape(pk_ws *w, const odb_krylov_gpu_opts *o, odb_krylov_gpu_info *info) {
-  const void *kern = pk_kernel(w->qmr, w->fmt, w->a.k, w->gr);
-  int dev = 0, sms = 0, optin = 0, occ_g = 0, occ_s = 0;
+
+/* Grid, range vectors and shared memory of the kernel for w->gr, w->st:
+** the grid must be co-resident (occupancy x SMs) or the barriers would
+** deadlock; a grid asked for beyond that is refused here, before launch. */
+static odb_status pk_geom_of(const pk_ws *w, const odb_krylov_gpu_opts *o, pk_geom *g) {
+  const void *kern = pk_kernel(w->qmr, 0, w->fmt, w->a.k, w->gr, w->st);
+  int dev = 0, sms = 0, optin = 0, occ_g = 0, occ_s = 0, block = w->block;
   struct cudaFuncAttributes fa;
+  memset(g, 0, sizeof *g);
   ODB_CUDA_CHECK(cudaGetDevice(&dev));
   ODB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   ODB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   ODB_CUDA_CHECK(cudaFuncGetAttributes(&fa, kern));
-  int block = w->block;
   ODB_TRY(pk_occupancy(kern, block, 0, &occ_g));
   if (occ_g == 0)
     return ODB_FAIL(ODB_ERR_ARG, "persistent: a block of %d threads does not fit on an SM "
                     "(%d registers per thread)", block, fa.numRegs);
   int max_g = occ_g * sms;
-  if (info) info->max_grid = max_g;
+  g->max_grid = max_g;
   if (o->grid > max_g)
     return ODB_FAIL(ODB_ERR_ARG, "persistent: grid %d exceeds the %d blocks the device holds at once "
                     "(%d per SM x %d SMs at %d threads); its barriers would deadlock",
                     o->grid, max_g, occ_g, sms, block);
-  /* a thread per cell (all its rows) when the cells alone fill the device
-     (k = 2, 4; k = 8 spills registers and is only taken when asked for) */
-  long cells = w->a.M;
-  if (w->fmt == PK_BDIA && o->grain > 1 && (o->grain != w->a.k || !pk_kc(w->a.k)))
-    return ODB_FAIL(ODB_ERR_ARG, "persistent: grain must be 1 (a row per thread) or k = %d (a cell per "
-                    "thread, k in 2, 4, 8), got %d", w->a.k, o->grain);
-  if (w->fmt == PK_BDIA && pk_kc(w->a.k) && o->grain != 1 &&
-      (o->grain > 1 || (w->a.k <= 4 && cells >= (long)sms * block)))
-    w->gr = w->a.k;
-  else
-    w->gr = 1;
-  if (w->gr > 1 && pk_kernel(w->qmr, w->fmt, w->a.k, w->gr) != kern) {
-    kern = pk_kernel(w->qmr, w->fmt, w->a.k, w->gr);
-    ODB_CUDA_CHECK(cudaFuncGetAttributes(&fa, kern));
-    ODB_TRY(pk_occupancy(kern, block, 0, &occ_g));
-    if (occ_g == 0)
-      return ODB_FAIL(ODB_ERR_ARG, "persistent: a block of %d threads does not fit on an SM "
-                      "(%d registers per thread)", block, fa.numRegs);
-    max_g = occ_g * sms;
-    if (info) info->max_grid = max_g;
-    if (o->grid > max_g)
-      return ODB_FAIL(ODB_ERR_ARG, "persistent: grid %d exceeds the %d blocks the device holds at once "
-                      "(%d per SM x %d SMs at %d threads); its barriers would deadlock",
-                      o->grid, max_g, occ_g, sms, block);
-  }
   /* two rows (cells) per thread, but every SM busy and no more than fit */
-  long units = w->gr > 1 ? cells : (w->fmt == PK_BDIA ? cells * w->a.k : w->a.n);
+  long cells = w->a.M;
+  long units = w->fmt == PK_BDIA ? cells * (w->a.k / w->gr) : w->a.n;
   long want = (units + 2L * block - 1) / (2L * block);
   if (want < sms) want = sms;
   if (w->fmt == PK_BDIA && want > cells) want = cells;
@@ -1586,70 +1641,214 @@ static odb_status pk_shape(pk_ws *w, const odb_krylov_gpu_opts *o, odb_krylov_gp
     return ODB_FAIL(ODB_ERR_ARG, "persistent: range vectors need %zu bytes of shared memory per block "
                     "at grid %d (the device allows %zu per block, %d such blocks resident)",
                     need, G, max_dyn, occ_s * sms);
-  if (rv) {
-    if (info) info->max_grid = occ_s * sms;
-  } else {
-    ODB_TRY(pk_occupancy(kern, block, 0, &occ_g));
-  }
-  if (info) info->grain = w->gr;
-  w->grid = G;
-  w->smem = rv ? need : 0;
-  w->a.rv = rv;
-  w->a.Lmax = lmax;
+  if (rv) g->max_grid = occ_s * sms;
+  g->grid = G;
+  g->rv = rv;
+  g->lmax = lmax;
+  g->smem = rv ? need : 0;
   return ODB_OK;
 }
 
-/* The solve: shape, upload, one launch, watchdog check, results. */
-static odb_status pk_run(pk_ws *w, const odb_sparse *A, odb_krylov_method m, const double *b, double *x,
-                         const odb_krylov_gpu_opts *o, kout *out, odb_krylov_gpu_info *info) {
+/* Takes candidate c of w (its grain, loads and shape). */
+static void pk_take(pk_ws *w, int c) {
+  const pk_cand *k = &w->cand[c];
+  w->gr = k->gr;
+  w->st = k->st;
+  w->grid = k->g.grid;
+  w->smem = k->g.smem;
+  w->a.rv = k->g.rv;
+  w->a.Lmax = k->g.lmax;
+}
+
+/* Seconds of one SpMV of w's current kernel and shape (zero x; one warm-up
+** run, then the mean of three). */
+static odb_status pk_time_spmv(const pk_ws *w, const double *x, double *y, double *sec) {
+  ktimer t = {NULL, NULL};
+  odb_status st = pk_spmv_launch(w, x, y);
+  if (st == ODB_OK) st = timer_start(&t);
+  for (int i = 0; st == ODB_OK && i < 3; i++) st = pk_spmv_launch(w, x, y);
+  if (st == ODB_OK) st = timer_stop(&t, sec);
+  timer_free(&t);
+  if (st == ODB_OK) *sec /= 3.0;
+  return st;
+}
+
+/* SpMV timing only (odb_krylov_gpu_spmv_seconds): keeps the candidate
+** whose SpMV kernel is fastest on its own shape. */
+static odb_status pk_tune_spmv(pk_ws *w) {
+  double *x = NULL, *y = NULL, best = 0.0, sec = 0.0;
+  int bc = 0;
+  odb_status st = dalloc(&x, (size_t)w->a.n * sizeof(double), "SpMV tuning x");
+  if (st == ODB_OK) st = dalloc(&y, (size_t)w->a.n * sizeof(double), "SpMV tuning y");
+  if (st == ODB_OK && cudaMemset(x, 0, (size_t)w->a.n * sizeof(double)) != cudaSuccess)
+    st = odb_cuda_fail(cudaGetLastError(), "cudaMemset(SpMV tuning x)", __FILE__, __LINE__);
+  for (int c = 0; st == ODB_OK && c < w->ncand; c++) {
+    pk_take(w, c);
+    st = pk_time_spmv(w, x, y, &sec);
+    if (st == ODB_OK && (c == 0 || sec < best)) { best = sec; bc = c; }
+  }
+  dfree(x); dfree(y);
+  ODB_TRY(st);
+  w->cand[0] = w->cand[bc];
+  w->ncand = 1;
+  pk_take(w, 0);
+  return ODB_OK;
+}
+
+/* Grain and SpMV-variant candidates and their co-resident shapes. A
+** grain, stream or call of 0 is chosen: among every candidate (the solve
+** times them, pk_tune_solve) when o->tune asks for it or A's values take
+** 64 MiB or more, else grain k when the cells alone fill the device
+** (k <= 4) or 1, plain loads, inlined SpMV. Grain 8 at k = 8 inlined
+** spills kilobytes of registers in the solver kernel and is tried only
+** when asked for. spmv_only: keep the candidate with the fastest SpMV
+** kernel instead. */
+static odb_status pk_shape(pk_ws *w, const odb_krylov_gpu_opts *o, odb_krylov_gpu_info *info, int spmv_only) {
+  int dev = 0, sms = 0, k = w->a.k, kc = w->fmt == PK_BDIA && !w->qmr && pk_kc(k);
+  int grs[4], ng = 0, stv[4], ns = 0;
+  ODB_CUDA_CHECK(cudaGetDevice(&dev));
+  ODB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (w->fmt == PK_BDIA && o->grain > 1 && (!kc || !pk_grain_ok(k, o->grain)))
+    return ODB_FAIL(ODB_ERR_ARG, "persistent: grain must be 1 (a row per thread), 2 or 4 (dividing k, "
+                    "k in 2, 4, 8) or k = %d (a cell per thread, k in 2, 4, 8), got %d", k, o->grain);
+  if ((o->stream > 0 || o->call > 0) && !kc)
+    return ODB_FAIL(ODB_ERR_ARG, "persistent: %s needs Bdia BiCGStab with k in 2, 4, 8 (got %s, k = %d)",
+                    o->stream > 0 ? "stream (evict-first value loads)" : "call (the SpMV as a called function)",
+                    w->fmt == PK_BDIA ? "Bdia" : "CSR", k);
+  if (o->grain > 0 && w->fmt == PK_BDIA) grs[ng++] = o->grain;
+  else if (kc)
+    for (int gr = 1; gr <= k; gr *= 2) grs[ng++] = gr;
+  else grs[ng++] = 1;
+  for (int sv = 0; sv < 2; sv++)                /* variants: bit 0 stream, bit 1 call */
+    for (int cv = 0; cv < 2; cv++)
+      if (kc && (o->stream == 0 || (o->stream > 0) == sv) && (o->call == 0 || (o->call > 0) == cv))
+        stv[ns++] = sv | cv << 1;
+  if (!kc) stv[ns++] = 0;
+  double vbytes = w->fmt == PK_BDIA ? 7.0 * k * k * (double)w->a.M * sizeof(double) : 0.0;
+  w->tuned = ng * ns > 1 && (o->tune > 0 || (o->tune == 0 && vbytes >= 64.0 * 1024 * 1024));
+  if (!w->tuned) {
+    grs[0] = o->grain > 0 && w->fmt == PK_BDIA ? o->grain : kc && k <= 4 && w->a.M >= (long)sms * w->block ? k : 1;
+    stv[0] = kc ? (o->stream > 0) | (o->call > 0) << 1 : 0;
+    ng = ns = 1;
+  }
+  odb_status last = ODB_OK;
+  w->ncand = 0;
+  w->gmax = 0;
+  for (int i = 0; i < ng; i++)
+    for (int j = 0; j < ns; j++) {
+      pk_cand *c = &w->cand[w->ncand];
+      if (w->tuned && o->grain == 0 && k == 8 && grs[i] == 8 && !(stv[j] & 2)) continue;
+      w->gr = c->gr = grs[i];
+      w->st = c->st = stv[j];
+      last = pk_geom_of(w, o, &c->g);
+      if (last != ODB_OK) {                    /* a grid asked for beyond this kernel's occupancy */
+        if (info) info->max_grid = c->g.max_grid;
+        continue;
+      }
+      if (c->g.grid > w->gmax) w->gmax = c->g.grid;
+      w->ncand++;
+    }
+  if (w->ncand == 0) return last;
+  if (w->ncand == 1) w->tuned = 0;
+  if (spmv_only && w->ncand > 1) ODB_TRY(pk_tune_spmv(w));
+  pk_take(w, 0);
+  if (info) {
+    info->max_grid = w->cand[0].g.max_grid;
+    info->grain = w->fmt == PK_BDIA ? w->gr : 1;
+    info->stream = w->st & 1;
+    info->call = w->st >> 1 & 1;
+    info->tuned = w->tuned;
+  }
+  return ODB_OK;
+}
+
+/* One launch of the solver kernel of w's current candidate from x0 (host)
+** and state st0, the barrier state reset first; sec gets its seconds. A
+** barrier that waited longer than the watchdog fails (ODB_ERR_BACKEND). */
+static odb_status pk_launch(pk_ws *w, const double *x0, const kstate *st0, int hang,
+                            const odb_krylov_gpu_opts *o, double *sec) {
   pk_args *a = &w->a;
-  long n = A->n;
-  int X = w->qmr ? 10 : 2;
+  int G = w->gmax, X = w->qmr ? 10 : 2;
   unsigned long long err[4];
   ktimer t = {NULL, NULL};
-  odb_status st;
-  ODB_TRY(pk_upload(w, A));
-  ODB_TRY(pk_shape(w, o, info));
-  int G = w->grid;
-  for (int i = 0; i < w->nv; i++) ODB_TRY(dalloc(&a->g[i], (size_t)n * sizeof(double), "Krylov vectors"));
-  ODB_TRY(dupload(&w->b, b, (size_t)n * sizeof *b, "right-hand side"));
-  ODB_CUDA_CHECK(cudaMemcpy(a->g[X], x, (size_t)n * sizeof *x, cudaMemcpyHostToDevice));
-  ODB_TRY(dalloc(&a->part, (size_t)2 * G * 4 * sizeof(double), "barrier partials"));
-  ODB_TRY(dalloc(&a->pub, 8 * sizeof(double), "barrier sums"));
-  ODB_TRY(dalloc(&a->count, sizeof(unsigned long long), "barrier counter"));
-  ODB_TRY(dalloc(&a->ain, (size_t)G * sizeof(unsigned long long), "barrier flags"));
-  ODB_TRY(dalloc(&a->aout, (size_t)G * sizeof(unsigned long long), "barrier flags"));
-  ODB_TRY(dalloc(&a->err, 4 * sizeof(unsigned long long), "watchdog flag"));
-  ODB_TRY(dalloc(&w->st, sizeof(kstate), "solver state"));
-  ODB_TRY(dalloc(&a->hist, (size_t)(out->st.maxit + 2) * sizeof(double), "residual history"));
+  ODB_CUDA_CHECK(cudaMemcpy(a->g[X], x0, (size_t)a->n * sizeof *x0, cudaMemcpyHostToDevice));
   ODB_CUDA_CHECK(cudaMemset(a->count, 0, sizeof(unsigned long long)));
   ODB_CUDA_CHECK(cudaMemset(a->ain, 0, (size_t)G * sizeof(unsigned long long)));
   ODB_CUDA_CHECK(cudaMemset(a->aout, 0, (size_t)G * sizeof(unsigned long long)));
   ODB_CUDA_CHECK(cudaMemset(a->err, 0, 4 * sizeof(unsigned long long)));
   ODB_CUDA_CHECK(cudaMemset(a->part, 0, (size_t)2 * G * 4 * sizeof(double)));
-  a->b = w->b;
-  a->st_out = w->st;
-  a->st0 = out->st;
-  a->sync = o->sync;
-  a->delay_ns = o->delay_ns;
-  a->test_hang = o->test_hang;
-  a->timeout_ns = (unsigned long long)((o->watchdog_s > 0 ? o->watchdog_s : 10.0) * 1e9);
+  a->st0 = *st0;
+  a->test_hang = hang;
   void *params[] = {a};
-  st = timer_start(&t);
+  odb_status st = timer_start(&t);
   if (st == ODB_OK) {
-    cudaError_t e = cudaLaunchKernel(pk_kernel(w->qmr, w->fmt, w->a.k, w->gr), dim3(G), dim3(w->block), params, w->smem, 0);
+    cudaError_t e = cudaLaunchKernel(pk_kernel(w->qmr, 0, w->fmt, a->k, w->gr, w->st), dim3(w->grid),
+                                     dim3(w->block), params, w->smem, 0);
     if (e != cudaSuccess) st = odb_cuda_fail(e, "cudaLaunchKernel(persistent Krylov kernel)", __FILE__, __LINE__);
   }
-  if (st == ODB_OK) st = timer_stop(&t, &out->seconds);
+  if (st == ODB_OK) st = timer_stop(&t, sec);
   timer_free(&t);
   ODB_TRY(st);
   ODB_CUDA_CHECK(cudaMemcpy(err, a->err, sizeof err, cudaMemcpyDeviceToHost));
   if (err[0])
     return ODB_FAIL(ODB_ERR_BACKEND, "persistent %s (%s barriers, grid %d x %d): barrier %llu at iteration "
                     "%llu waited longer than the %.3g s watchdog in block %llu; the kernel stopped",
-                    w->qmr ? "QMR" : "BiCGStab", odb_krylov_sync_name(o->sync), G, w->block,
+                    w->qmr ? "QMR" : "BiCGStab", odb_krylov_sync_name(o->sync), w->grid, w->block,
                     err[1], err[3], o->watchdog_s > 0 ? o->watchdog_s : 10.0, err[2]);
-  ODB_CUDA_CHECK(cudaMemcpy(&out->st, w->st, sizeof(kstate), cudaMemcpyDeviceToHost));
+  return ODB_OK;
+}
+
+enum { PK_TUNE_ITS = 3 };           /* iterations of a tuning run */
+
+/* Runs every candidate for PK_TUNE_ITS iterations of the real solve (the
+** kernel the solve will run, on its own co-resident shape; a warm-up run
+** of the first) and keeps the fastest. */
+static odb_status pk_tune_solve(pk_ws *w, const double *x0, const kstate *s0, const odb_krylov_gpu_opts *o) {
+  kstate ts = *s0;
+  double best = 0.0, sec = 0.0;
+  int bc = 0;
+  ts.maxit = ts.it + PK_TUNE_ITS;
+  ts.tol = 0.0;
+  ts.window = PK_TUNE_ITS + 1;
+  pk_take(w, 0);
+  ODB_TRY(pk_launch(w, x0, &ts, 0, o, &sec));
+  for (int c = 0; c < w->ncand; c++) {
+    pk_take(w, c);
+    ODB_TRY(pk_launch(w, x0, &ts, 0, o, &sec));
+    if (c == 0 || sec < best) { best = sec; bc = c; }
+  }
+  pk_take(w, bc);
+  return ODB_OK;
+}
+
+/* The solve: shape (and tuning), upload, one launch, watchdog check, results. */
+static odb_status pk_run(pk_ws *w, const odb_sparse *A, odb_krylov_method m, const double *b, double *x,
+                         const odb_krylov_gpu_opts *o, kout *out, odb_krylov_gpu_info *info) {
+  pk_args *a = &w->a;
+  long n = A->n;
+  int X = w->qmr ? 10 : 2;
+  ODB_TRY(pk_upload(w, A));
+  ODB_TRY(pk_shape(w, o, info, 0));
+  int G = w->gmax;
+  for (int i = 0; i < w->nv; i++) ODB_TRY(dalloc(&a->g[i], (size_t)n * sizeof(double), "Krylov vectors"));
+  ODB_TRY(dupload(&w->b, b, (size_t)n * sizeof *b, "right-hand side"));
+  ODB_TRY(dalloc(&a->part, (size_t)2 * G * 4 * sizeof(double), "barrier partials"));
+  ODB_TRY(dalloc(&a->pub, 8 * sizeof(double), "barrier sums"));
+  ODB_TRY(dalloc(&a->count, sizeof(unsigned long long), "barrier counter"));
+  ODB_TRY(dalloc(&a->ain, (size_t)G * sizeof(unsigned long long), "barrier flags"));
+  ODB_TRY(dalloc(&a->aout, (size_t)G * sizeof(unsigned long long), "barrier flags"));
+  ODB_TRY(dalloc(&a->err, 4 * sizeof(unsigned long long), "watchdog flag"));
+  ODB_TRY(dalloc(&w->st_d, sizeof(kstate), "solver state"));
+  int hmax = out->st.maxit > PK_TUNE_ITS ? out->st.maxit : PK_TUNE_ITS;
+  ODB_TRY(dalloc(&a->hist, (size_t)(hmax + 2) * sizeof(double), "residual history"));
+  a->b = w->b;
+  a->st_out = w->st_d;
+  a->sync = o->sync;
+  a->delay_ns = o->delay_ns;
+  a->timeout_ns = (unsigned long long)((o->watchdog_s > 0 ? o->watchdog_s : 10.0) * 1e9);
+  if (w->ncand > 1) ODB_TRY(pk_tune_solve(w, x, &out->st, o));
+  ODB_TRY(pk_launch(w, x, &out->st, o->test_hang, o, &out->seconds));
+  ODB_CUDA_CHECK(cudaMemcpy(&out->st, w->st_d, sizeof(kstate), cudaMemcpyDeviceToHost));
   ODB_CUDA_CHECK(cudaMemcpy(out->hist, a->hist, (size_t)out->st.nhist * sizeof(double), cudaMemcpyDeviceToHost));
   ODB_CUDA_CHECK(cudaMemcpy(x, a->g[X], (size_t)n * sizeof *x, cudaMemcpyDeviceToHost));
   ODB_TRY(dalloc(&w->y, (size_t)n * sizeof(double), "residual"));
@@ -1657,7 +1856,13 @@ static odb_status pk_run(pk_ws *w, const odb_sparse *A, odb_krylov_method m, con
   ODB_TRY(pk_spmv_launch(w, a->g[X], w->y));
   ODB_TRY(diff_norm(&w->red, n, w->b, w->y, &out->rtrue));
   if (info) {
-    info->grid = G; info->block = w->block; info->rv_shared = a->rv;
+    for (int c = 0; c < w->ncand; c++)
+      if (w->cand[c].gr == w->gr && w->cand[c].st == w->st) info->max_grid = w->cand[c].g.max_grid;
+    info->grain = w->fmt == PK_BDIA ? w->gr : 1;
+    info->stream = w->st & 1;
+    info->call = w->st >> 1 & 1;
+    info->tuned = w->tuned;
+    info->grid = w->grid; info->block = w->block; info->rv_shared = a->rv;
     info->shared_bytes = w->smem; info->barriers_per_iter = w->qmr ? 3 : 5;
   }
   (void)m;
@@ -1686,7 +1891,10 @@ static odb_status check_opts(const odb_krylov_gpu_opts *in, odb_krylov_gpu_opts 
   if (o->block < 64 || o->block > 1024 || o->block % 32)
     return ODB_FAIL(ODB_ERR_ARG, "block must be a multiple of 32 in 64..1024, got %d", o->block);
   if ((unsigned)o->rv > ODB_KRY_RV_GLOBAL) return ODB_FAIL(ODB_ERR_ARG, "rv %d is not auto, shared or global", (int)o->rv);
-  if (o->grain < 0 || o->grain > 16) return ODB_FAIL(ODB_ERR_ARG, "grain must be 1 or k (0: automatic), got %d", o->grain);
+  if (o->grain < 0 || o->grain > 16) return ODB_FAIL(ODB_ERR_ARG, "grain must be 1, 2, 4 or k (0: chosen), got %d", o->grain);
+  if (o->stream < -1 || o->stream > 1) return ODB_FAIL(ODB_ERR_ARG, "stream must be 1 (evict-first), -1 (plain) or 0 (chosen), got %d", o->stream);
+  if (o->call < -1 || o->call > 1) return ODB_FAIL(ODB_ERR_ARG, "call must be 1 (SpMV called), -1 (inlined) or 0 (chosen), got %d", o->call);
+  if (o->tune < -1 || o->tune > 1) return ODB_FAIL(ODB_ERR_ARG, "tune must be 1 (always), -1 (never) or 0 (large matrices), got %d", o->tune);
   if (o->watchdog_s < 0 || o->watchdog_s > 3600) return ODB_FAIL(ODB_ERR_ARG, "watchdog must be in 0..3600 s, got %g", o->watchdog_s);
   return ODB_OK;
 }
@@ -1879,7 +2087,7 @@ static odb_status spmv_time(const odb_sparse *A, odb_krylov_impl impl, int reps,
     memset(&o, 0, sizeof o);
     o.rv = ODB_KRY_RV_GLOBAL;
     st = pk_upload(&pw, A);
-    if (st == ODB_OK) st = pk_shape(&pw, &o, NULL);
+    if (st == ODB_OK) st = pk_shape(&pw, &o, NULL, 1);
     if (st == ODB_OK) st = dalloc(&pw.b, (size_t)n * 8, "SpMV x");
     if (st == ODB_OK) st = dalloc(&pw.y, (size_t)n * 8, "SpMV y");
     if (st == ODB_OK && cudaMemcpy(pw.b, xs, (size_t)n * 8, cudaMemcpyHostToDevice) != cudaSuccess)

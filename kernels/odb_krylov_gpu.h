@@ -16,7 +16,12 @@
 **               arrival flags, or WS-S: lock-free with independent work
 **               between arrive and wait and a tuned delay), range vectors
 **               in shared memory where they fit; CSR or Bdia for BiCGStab,
-**               CSR (and a CSR copy of A^T) for QMR.
+**               CSR (and a CSR copy of A^T) for QMR. The Bdia SpMV runs
+**               in tiles of cells as the standalone kernel does (grain
+**               rows of a cell per thread, optionally evict-first value
+**               loads and as a called function with registers of its
+**               own); on large matrices the solve picks these by running
+**               each candidate for a few iterations (opts tune).
 **
 ** Every form runs the same scalar recurrences, breakdown, stagnation and
 ** maxit tests as the CPU reference, records the residual history and
@@ -64,9 +69,17 @@ typedef struct odb_krylov_gpu_opts {
   int grid;                  /* persistent: blocks (0: automatic) */
   int block;                 /* persistent: threads per block, 64..1024, a multiple of 32 (0: 256) */
   odb_krylov_rv rv;          /* persistent: range vectors in shared memory or not */
-  int grain;                 /* persistent Bdia: rows per thread, 1 or k (0: k when the cells fill the device) */
+  int grain;                 /* persistent Bdia: rows of a cell per thread, 1, 2, 4 (dividing k) or k (0: chosen, see tune) */
   double watchdog_s;         /* persistent: a barrier waiting longer fails the solve (0: 10 s) */
   int test_hang;             /* tests only: block test_hang-1 leaves at iteration 2 (0: none) */
+  int stream;                /* persistent Bdia, k in 2, 4, 8: 1 evict-first loads of the matrix values, -1 plain (0: chosen) */
+  int call;                  /* persistent Bdia, k in 2, 4, 8: 1 the SpMV is a called function with the
+                                registers to itself, -1 inlined into the solver loop (0: chosen) */
+  int tune;                  /* persistent Bdia, k in 2, 4, 8, grain, stream or call 0: 1 run every
+                                candidate for a few iterations of the solve (each on its own co-resident
+                                grid) and keep the fastest, -1 never (grain k when the cells fill the
+                                device, else 1; plain loads; inlined), 0 tune when A's values take
+                                64 MiB or more */
 } odb_krylov_gpu_opts;
 
 /* What a solve measured and how it ran. */
@@ -77,9 +90,12 @@ typedef struct odb_krylov_gpu_info {
   int grid, block;           /* persistent: launch shape; max_grid the co-resident limit */
   int max_grid;
   int rv_shared;             /* persistent: range vectors were in shared memory */
-  int grain;                 /* persistent: rows per thread of the Bdia SpMV */
+  int grain;                 /* persistent: rows of a cell per thread of the Bdia SpMV */
   size_t shared_bytes;       /* persistent: dynamic shared memory per block */
   int barriers_per_iter;     /* persistent: grid barriers per iteration */
+  int stream;                /* persistent: the Bdia values were loaded evict-first */
+  int call;                  /* persistent: the Bdia SpMV was a called function */
+  int tuned;                 /* persistent: grain, stream and call come from timing the candidates */
 } odb_krylov_gpu_info;
 
 /*

@@ -18,7 +18,10 @@ static odb_status check_opts(const odb_krylov_gpu_opts *o)
     return ODB_FAIL(ODB_ERR_ARG, "sync %d is not one of lock, lockfree, wss", (int)o->sync);
   if (o->delay_ns < 0 || o->delay_ns > 1000000)
     return ODB_FAIL(ODB_ERR_ARG, "delay must be in 0..1000000 ns, got %d", o->delay_ns);
-  if (o->grain < 0 || o->grain > 16) return ODB_FAIL(ODB_ERR_ARG, "grain must be 1 or k (0: automatic), got %d", o->grain);
+  if (o->grain < 0 || o->grain > 16) return ODB_FAIL(ODB_ERR_ARG, "grain must be 1, 2, 4 or k (0: chosen), got %d", o->grain);
+  if (o->stream < -1 || o->stream > 1) return ODB_FAIL(ODB_ERR_ARG, "stream must be 1 (evict-first), -1 (plain) or 0 (chosen), got %d", o->stream);
+  if (o->call < -1 || o->call > 1) return ODB_FAIL(ODB_ERR_ARG, "call must be 1 (SpMV called), -1 (inlined) or 0 (chosen), got %d", o->call);
+  if (o->tune < -1 || o->tune > 1) return ODB_FAIL(ODB_ERR_ARG, "tune must be 1 (always), -1 (never) or 0 (large matrices), got %d", o->tune);
   if (o->grid < 0) return ODB_FAIL(ODB_ERR_ARG, "grid must be positive (0: automatic), got %d", o->grid);
   if (o->block && (o->block < 64 || o->block > 1024 || o->block % 32))
     return ODB_FAIL(ODB_ERR_ARG, "block must be a multiple of 32 in 64..1024, got %d", o->block);

@@ -41,7 +41,7 @@ local syncs   = ob.param("syncs", "lock,lockfree,wss")
 local delay   = ob.param("delay", 0)
 local grid    = ob.param("grid", 0)               -- persistent blocks (0: automatic)
 local block   = ob.param("block", 256)
-local grain   = ob.param("grain", 0)              -- persistent Bdia rows per thread: 1 or k (0: automatic)
+local grain   = ob.param("grain", 0)              -- persistent Bdia rows of a cell per thread: 1, 2, 4 or k (0: chosen)
 local cpu_max = ob.param("cpu_max", 20)
 
 local gpu = ob.info().gpu
@@ -123,8 +123,12 @@ for iv, gd in ipairs(grids) do
                           r.impl == "cpu" and "-" or string.format("%.0f%%", 100 * floor),
                           res.relres_true, res.converged and "" or ("  " .. res.outcome)))
       if r.impl == "persistent" then
-        print(string.format("%75s grid %d x %d (co-resident max %d), grain %d, range vectors in %s", "",
-                            res.grid, res.block, res.max_grid, res.grain,
+        -- stream (evict-first values), call (SpMV as a called function) and
+        -- tuned (chosen by running the candidates) where the binding reports them
+        local function flag(v) return v == nil and "?" or (v == true or v == 1) and "1" or "0" end
+        print(string.format("%75s grid %d x %d (co-resident max %d), grain %d, stream %s, call %s, tuned %s, " ..
+                            "range vectors in %s", "", res.grid, res.block, res.max_grid, res.grain,
+                            flag(res.stream), flag(res.call), flag(res.tuned),
                             res.rv_shared and "shared memory" or "global memory"))
       end
       ob.metric(name .. " us_per_iter", t * 1e6, "us")

@@ -1,7 +1,8 @@
 /* test_krylov_gpu.c - BiCGStab and QMR on the GPU (kernels/odb_krylov_gpu.h)
    against the CPU reference: every impl (cusparse, fused, persistent with
    each barrier: lock, lockfree, wss; range vectors in shared and in global
-   memory) reaches the tolerance and the CPU's solution on GH-b and GH-h
+   memory; Bdia SpMV with 1, 2, 4 or k rows of a cell per thread, plain or
+   evict-first value loads, or chosen by timing the candidates) reaches the tolerance and the CPU's solution on GH-b and GH-h
    grids with wells, reports the CPU's breakdown, stagnation and maxit
    outcomes, refuses a grid larger than the device holds at once, and turns
    a hung barrier into an error (watchdog). TAP; exit 77 without a GPU.
@@ -38,7 +39,14 @@ typedef struct cfg {
   odb_krylov_rv rv;
   int delay, grid;
   int cell;                 /* Bdia with k in 2, 4, 8: a thread per cell (grain k) */
+  int gr;                   /* Bdia with k in 2, 4, 8: this grain (2, 4; skipped where it does not divide k) */
+  int stream;               /* Bdia with k in 2, 4, 8: 1 evict-first value loads, -1 plain */
+  int tune;                 /* Bdia with k in 2, 4, 8: grain, stream, call chosen by timing (tune 1) */
+  int call;                 /* Bdia with k in 2, 4, 8: 1 the SpMV a called function, -1 inlined */
 } cfg;
+
+/* Whether c only applies to Bdia with k in 2, 4, 8. */
+static int bdia_only(const cfg *c) { return c->cell || c->gr || c->stream || c->tune || c->call; }
 
 static const char *cfg_name(const cfg *c, char *buf, size_t len) {
   if (c->impl != ODB_KRY_IMPL_PERSISTENT) snprintf(buf, len, "%s", odb_krylov_impl_name(c->impl));
@@ -46,6 +54,10 @@ static const char *cfg_name(const cfg *c, char *buf, size_t len) {
                 c->rv == ODB_KRY_RV_GLOBAL ? "/global" : c->rv == ODB_KRY_RV_SHARED ? "/shared" : "",
                 c->delay ? "/delay" : "");
   if (c->cell) snprintf(buf + strlen(buf), len - strlen(buf), "/cell");
+  if (c->gr) snprintf(buf + strlen(buf), len - strlen(buf), "/grain%d", c->gr);
+  if (c->stream) snprintf(buf + strlen(buf), len - strlen(buf), "/%s", c->stream > 0 ? "stream" : "plain");
+  if (c->call) snprintf(buf + strlen(buf), len - strlen(buf), "/%s", c->call > 0 ? "call" : "inline");
+  if (c->tune) snprintf(buf + strlen(buf), len - strlen(buf), "/tuned");
   return buf;
 }
 
@@ -54,22 +66,33 @@ static odb_krylov_gpu_opts cfg_opts(const cfg *c, double tol, int maxit, int win
   memset(&o, 0, sizeof o);
   o.kry.tol = tol; o.kry.maxit = maxit; o.kry.stag_window = window;
   o.impl = c->impl; o.sync = c->sync; o.rv = c->rv; o.delay_ns = c->delay; o.grid = c->grid;
-  o.grain = c->cell ? k : 1;
+  o.grain = c->tune ? 0 : c->gr ? c->gr : c->cell ? k : 1;
+  o.stream = c->stream;
+  o.tune = c->tune;
+  o.call = c->call;
   return o;
 }
 
 static const cfg all_cfgs[] = {
-  {ODB_KRY_IMPL_CUSPARSE, 0, 0, 0, 0, 0},
-  {ODB_KRY_IMPL_FUSED, 0, 0, 0, 0, 0},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_AUTO, 0, 0, 0},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCKFREE, ODB_KRY_RV_AUTO, 0, 0, 0},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_AUTO, 0, 0, 0},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_AUTO, 2000, 0, 0},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_GLOBAL, 0, 0, 0},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCKFREE, ODB_KRY_RV_GLOBAL, 0, 0, 0},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_GLOBAL, 500, 0, 0},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_AUTO, 0, 0, 1},
-  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_GLOBAL, 0, 0, 1},
+  {ODB_KRY_IMPL_CUSPARSE, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_FUSED, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_AUTO, 0, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCKFREE, ODB_KRY_RV_AUTO, 0, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_AUTO, 0, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_AUTO, 2000, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_GLOBAL, 0, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCKFREE, ODB_KRY_RV_GLOBAL, 0, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_GLOBAL, 500, 0, 0, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_AUTO, 0, 0, 1, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_GLOBAL, 0, 0, 1, 0, 0, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_AUTO, 0, 0, 0, 2, 1, 0, 1},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_GLOBAL, 0, 0, 0, 4, -1, 0, 1},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCKFREE, ODB_KRY_RV_GLOBAL, 0, 0, 0, 2, -1, 0, -1},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCKFREE, ODB_KRY_RV_GLOBAL, 0, 0, 0, 0, 1, 0, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_GLOBAL, 0, 0, 1, 0, 1, 0, 1},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCKFREE, ODB_KRY_RV_AUTO, 0, 0, 0, 0, 0, 0, 1},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_LOCK, ODB_KRY_RV_AUTO, 0, 0, 0, 0, 0, 1, 0},
+  {ODB_KRY_IMPL_PERSISTENT, ODB_KRY_SYNC_WSS, ODB_KRY_RV_GLOBAL, 0, 0, 0, 0, 0, 1, 0},
 };
 enum { NCFG = sizeof all_cfgs / sizeof all_cfgs[0] };
 
@@ -110,10 +133,12 @@ static void check_grid(int J, int H, int I, int k, int nw, odb_gh_pattern pat, u
       continue;
     }
     for (int c = 0; c < NCFG; c++) {
-      if (quick && c > 5 && !all_cfgs[c].cell) continue;
+      const cfg *cc = &all_cfgs[c];
+      if (quick && c > 5 && !bdia_only(cc)) continue;
       for (int f = 0; f < 4; f++) {
         if (!A[f] || !takes(all_cfgs[c].impl, fmts[f], meth)) continue;
-        if (all_cfgs[c].cell && (fmts[f] != ODB_FMT_BDIA || (k != 2 && k != 4 && k != 8))) continue;
+        if (bdia_only(cc) && (fmts[f] != ODB_FMT_BDIA || (k != 2 && k != 4 && k != 8))) continue;
+        if (cc->gr && cc->gr != k && (cc->gr > k || k % cc->gr)) continue;
         if (race && all_cfgs[c].impl != ODB_KRY_IMPL_PERSISTENT) continue;
         if (quick && f > 1) continue;
         if (f >= 2 && all_cfgs[c].impl != ODB_KRY_IMPL_FUSED) continue;
@@ -126,9 +151,18 @@ static void check_grid(int J, int H, int I, int k, int nw, odb_gh_pattern pat, u
         tap_ok(st == ODB_OK && r.outcome == ODB_KRY_CONVERGED && r.relres <= 1e-10 && r.relres_true <= 1e-9 &&
                ex <= 1e-8 && es <= 1e-8 && r.nhist == r.iters + 1 && abs(r.iters - cr.iters) <= 3 &&
                fabs(r.history[0] - cr.history[0]) <= 1e-12 * cr.history[0],
-               "%s %s %s %s: %d its (CPU %d), relres %.2g, true %.2g, vs CPU %.2g, vs exact %.2g%s%s",
+               "%s %s %s %s: %d its (CPU %d), relres %.2g, true %.2g, vs CPU %.2g, vs exact %.2g%s%s%s",
                mn, cn, odb_sparse_format_name(fmts[f]), lab, r.iters, cr.iters, r.relres, r.relres_true,
-               ex, es, info.rv_shared ? ", rv in shared" : "", st != ODB_OK ? odb_last_error() : "");
+               ex, es, info.rv_shared ? ", rv in shared" : "", st != ODB_OK ? odb_last_error() : "",
+               fmts[f] == ODB_FMT_BDIA && cc->impl == ODB_KRY_IMPL_PERSISTENT && st == ODB_OK ?
+               (info.stream ? ", stream" : "") : "");
+        if (cc->impl == ODB_KRY_IMPL_PERSISTENT && fmts[f] == ODB_FMT_BDIA && st == ODB_OK)
+          tap_ok((cc->tune ? info.tuned == 1 : info.tuned == 0) &&
+                 (cc->gr ? info.grain == cc->gr : cc->cell ? info.grain == k : cc->tune ? k % info.grain == 0 : 1) &&
+                 (cc->stream ? info.stream == (cc->stream > 0) : 1) &&
+                 (cc->call ? info.call == (cc->call > 0) : cc->tune ? 1 : info.call == 0),
+                 "%s %s Bdia %s: grain %d, stream %d, call %d, tuned %d as asked", mn, cn, lab, info.grain,
+                 info.stream, info.call, info.tuned);
         odb_krylov_result_free(&r);
       }
     }
@@ -148,7 +182,7 @@ static void check_outcome(const char *what, const odb_sparse *A, odb_krylov_meth
   char cn[64];
   odb_status cs = odb_krylov_solve(A, meth, b, xc, co, &cr);
   for (int c = 0; c < NCFG; c++) {
-    if (all_cfgs[c].cell) continue;
+    if (bdia_only(&all_cfgs[c])) continue;
     odb_krylov_gpu_opts o = cfg_opts(&all_cfgs[c], co->tol, co->maxit, co->stag_window, 1);
     memset(x, 0, n * sizeof *x);
     odb_status st = odb_krylov_gpu_solve(A, meth, b, x, &o, &r, NULL);
@@ -275,7 +309,19 @@ static void check_bad(void) {
   o.block = 0; o.grain = 3;
   st = odb_krylov_gpu_solve(A, ODB_KRYLOV_BICGSTAB, b, x, &o, &r, NULL);
   tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "grain"), "grain 3 at k = 4 refused: %s", odb_last_error());
-  o.grain = 0;
+  o.grain = 0; o.stream = 2;
+  st = odb_krylov_gpu_solve(A, ODB_KRYLOV_BICGSTAB, b, x, &o, &r, NULL);
+  tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "stream"), "stream 2 refused: %s", odb_last_error());
+  o.stream = 0; o.tune = -2;
+  st = odb_krylov_gpu_solve(A, ODB_KRYLOV_BICGSTAB, b, x, &o, &r, NULL);
+  tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "tune"), "tune -2 refused: %s", odb_last_error());
+  o.tune = 0; o.stream = 1;
+  st = odb_krylov_gpu_solve(B, ODB_KRYLOV_BICGSTAB, b, x, &o, &r, NULL);
+  tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "stream"), "stream on CSR refused: %s", odb_last_error());
+  o.stream = 0; o.call = 1;
+  st = odb_krylov_gpu_solve(B, ODB_KRYLOV_BICGSTAB, b, x, &o, &r, NULL);
+  tap_ok(st == ODB_ERR_ARG && strstr(odb_last_error(), "call"), "call on CSR refused: %s", odb_last_error());
+  o.call = 0;
   st = odb_krylov_gpu_solve(A, ODB_KRYLOV_QMR, b, x, &o, &r, NULL);
   tap_ok(st == ODB_ERR_UNSUPPORTED && strstr(odb_last_error(), "CSR"), "QMR on Bdia refused: %s", odb_last_error());
   o.impl = ODB_KRY_IMPL_CUSPARSE;
@@ -351,7 +397,10 @@ int main(int argc, char **argv) {
     return tap_done();
   }
   check_grid(3, 5, 7, 3, 4, ODB_GH_HALF, seed + 1);
+  check_grid(6, 5, 7, 8, 2, ODB_GH_HALF, seed + 6);
+  check_grid(4, 6, 5, 4, 3, ODB_GH_BLOCK, seed + 7);
   if (!quick) {
+    check_grid(5, 4, 6, 8, 0, ODB_GH_BLOCK, seed + 8);
     check_grid(7, 9, 5, 4, 2, ODB_GH_HALF, seed + 2);
     check_grid(1, 11, 13, 1, 0, ODB_GH_BLOCK, seed + 3);
     check_grid(9, 1, 8, 5, 0, ODB_GH_HALF, seed + 4);
