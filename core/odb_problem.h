@@ -25,6 +25,15 @@ struct odb_problem {
   odb_rhs_fn rhs;
   void (*initial)(const odb_problem *p, double *y0);   /* y0[0..n) */
   const char *gpu_source; /* CUDA C of f_j for runtime compilation, or NULL */
+  /*
+  ** Problems on a 2-D grid with a 5-point (radius 1) stencil: component c
+  ** of cell (i, j) is y[K (i cols + j) + c], i < rows, j < cols, K comps.
+  ** gpu_cell_source defines odb_rhs_cell (see kernels/odb_gen_rk.c,
+  ** gpu_stream2d); NULL: the problem offers no cell form.
+  */
+  const char *gpu_cell_source;
+  long grid_rows, grid_cols;
+  int grid_comps;
   double param[8];        /* resolved parameter values, in decl order */
   void *data;             /* problem-private data, freed with free() */
   char label[96];         /* "bruss2d(N=128)" */

@@ -26,6 +26,8 @@ typedef struct odb_tiling_opts {
   int persistent;        /* 1 (default): a resident grid loops over the
                             tiles; -1: one group of blocks per tile */
   double watchdog;       /* seconds a barrier may wait (default 2) */
+  long rows;             /* gpu_stream2d: grid rows per block */
+  int band;              /* gpu_stream2d: rows a pass (1..4) */
 } odb_tiling_opts;
 
 typedef struct odb_solver_opts {

@@ -45,6 +45,7 @@ ODB_PLANNED(odb_variant_gpu_reference)
 ODB_PLANNED(odb_variant_gpu_unfused)
 ODB_PLANNED(odb_variant_gpu_trapezoid)
 ODB_PLANNED(odb_variant_gpu_multiblock)
+ODB_PLANNED(odb_variant_gpu_stream2d)
 #undef ODB_PLANNED
 
 /*
@@ -86,6 +87,7 @@ static const odb_variant *const all_variants[] = {
   &odb_variant_gpu_unfused,
   &odb_variant_gpu_trapezoid,
   &odb_variant_gpu_multiblock,
+  &odb_variant_gpu_stream2d,
 };
 #define NALL ((int)(sizeof all_variants / sizeof all_variants[0]))
 

@@ -935,11 +935,285 @@ static odb_status gen_multiblock(gen *g, const odb_gen_opts *o) {
 
 /* }====== */
 
+/* {====== gpu_stream2d: strips of a 2-D grid streamed through all stages */
+
+/*
+** For problems on a 2-D grid with a radius-1 stencil (gpu_cell_source),
+** the access distance d is one grid row, so seeds/000's 1-D tiles need a
+** halo of (s-1) rows on each side and grow to hundreds of thousands of
+** components. Tiling in two dimensions needs far less: a block owns a strip
+** of W = threads - 2s columns (plus s halo columns on each side, computed
+** redundantly) and streams down a chunk of rows, R rows a pass (the band).
+** In the pass at row `it` stage l forms its argument Y_l at rows it - l ..
+** it - l + R - 1 and evaluates F_l one row behind (F_l(q) needs Y_l at rows
+** q-1, q, q+1 and columns j-1, j, j+1); rows it - s .. it - s + R - 1 are
+** then complete and their new solution and estimate are written.
+** y arrives by cp.async ODB_PF passes ahead into a ring of rows in shared
+** memory (so no pass waits for DRAM), which is also stage 0's argument;
+** every later Y_l goes through a ring of R + 2 rows (one barrier per stage
+** and pass). F_q of the rows in flight stay in registers, named by row
+** modulo a multiple of R, which the unrolled loop makes compile-time.
+** DRAM traffic is one read of y (plus the halos) and one write of ynew;
+** every stage is computed on chip.
+*/
+
+#define S2_PF 2   /* passes of y loaded ahead */
+
+/* A row's register slot: offset off from the pass's first row, phase u. */
+static int s2_slot(int u, int R, int off, int P) {
+  return ((u * R + off) % P + P) % P;
+}
+
+/*
+** "ysm(q, c) + a.h * (coef * k<q>_<slot>_<c> + ...)" (with_y 0: no y term;
+** no terms: y alone or 0.0), in the order of put_lc; q the row variable.
+*/
+static void put_s2_lc(sbuf *b, int with_y, int slot, int c,
+                      const erk_terms *t) {
+  if (with_y) put(b, "odb_ysm[(odb_yslot(q) * ODB_K + %d) * ODB_TP + t + 1]",
+                  c);
+  if (t->n == 0) {
+    if (!with_y) put(b, "0.0");
+    return;
+  }
+  if (with_y) put(b, " + ");
+  put(b, "a.h * (");
+  for (int i = 0; i < t->n; ++i) {
+    if (i) put(b, " + ");
+    put_num(b, t->coef[i]);
+    put(b, " * k%d_%d_%d", t->idx[i], slot, c);
+  }
+  put(b, ")");
+}
+
+/* Stage l of phase u: Y_l at rows ip - l + r (l > 0), F_l one row behind. */
+static void put_s2_stage(gen *g, int u, int l, int R, int P, int K) {
+  sbuf *b = &g->b;
+  if (l == 0) {
+    put(b, "      for (int r = 0; r < ODB_R; ++r)\n"
+           "        odb_fetch(a.y, odb_ysm, ip + ODB_PF * ODB_R + r, it0, "
+           "colc, t);\n"
+           "      asm volatile(\"cp.async.commit_group;\" ::);\n"
+           "      asm volatile(\"cp.async.wait_group %%0;\" :: \"n\"(ODB_PF));\n");
+  } else {
+    for (int r = 0; r < R; ++r) {
+      int sf = s2_slot(u, R, r - l, P);
+      put(b, "      {  // Y_%d at row ip - %d\n", l, l - r);
+      put(b, "        const odb_idx q = ip - %d;\n", l - r);
+      put(b, "        double *w = odb_ring + (%d * ODB_D3 + odb_mod(q)) * "
+             "ODB_K * ODB_TP + t + 1;\n", l - 1);
+      for (int c = 0; c < K; ++c) {
+        put(b, "        w[%d * ODB_TP] = ", c);
+        put_s2_lc(b, 1, sf, c, &g->e.a[l]);
+        put(b, ";\n");
+      }
+      put(b, "      }\n");
+    }
+  }
+  put(b, "      __syncthreads();\n");
+  for (int r = 0; r < R; ++r) {
+    int sr = s2_slot(u, R, r - l - 1, P);
+    put(b, "      {  // F_%d at row ip - %d\n", l, l + 1 - r);
+    put(b, "        const odb_idx q = ip - %d;\n", l + 1 - r);
+    if (l == 0)
+      put(b, "        const odb_cell_in in = odb_rows(odb_ysm, odb_yslot(q), "
+             "ODB_YR, t);\n");
+    else
+      put(b, "        const odb_cell_in in = odb_rows(odb_ring + %d * ODB_D3 * "
+             "ODB_K * ODB_TP, odb_mod(q), ODB_D3, t);\n", l - 1);
+    put(b, "        double f[ODB_K];\n");
+    put(b, "        odb_rhs_cell(q, col, a.tl[%d], in, f);\n", l);
+    for (int c = 0; c < K; ++c)
+      put(b, "        k%d_%d_%d = f[%d];\n", l, sr, c, c);
+    put(b, "      }\n");
+  }
+}
+
+/* Phase u of the unrolled loop: every stage, then the finished rows. */
+static void put_s2_phase(gen *g, int u, int R, int P, int K) {
+  sbuf *b = &g->b;
+  int S = g->S;
+  put(b, "    {  // phase %d\n      const odb_idx ip = it + %d;\n"
+         "      if (ip >= it1) break;\n", u, u * R);
+  for (int l = 0; l < S; ++l) put_s2_stage(g, u, l, R, P, K);
+  for (int r = 0; r < R; ++r) {
+    int sl = s2_slot(u, R, r - S, P);
+    put(b, "      {  // row ip - %d is complete\n", S - r);
+    put(b, "        const odb_idx q = ip - %d;\n", S - r);
+    put(b, "        if (own && q >= r0 && q < r1) {\n");
+    put(b, "          double *dst = a.ynew + (q * ODB_NC + col) * ODB_K;\n");
+    for (int c = 0; c < K; ++c) {
+      put(b, "          const double y%d = odb_ysm[(odb_yslot(q) * ODB_K + %d) "
+             "* ODB_TP + t + 1];\n", c, c);
+      put(b, "          const double yn%d = ", c);
+      put_s2_lc(b, 1, sl, c, &g->e.b);
+      put(b, ";\n          dst[%d] = yn%d;\n", c, c);
+      if (g->plan->has_err) {
+        put(b, "          acc += odb_sq_scaled(");
+        put_s2_lc(b, 0, sl, c, &g->e.e);
+        put(b, ", y%d, yn%d, a.atol, a.rtol);\n", c, c);
+      }
+    }
+    put(b, "        }\n      }\n");
+  }
+  put(b, "    }\n");
+}
+
+/* The helpers: rows modulo the rings, clamping, cp.async of a row. */
+static void put_s2_helpers(sbuf *b) {
+  put(b, "static __device__ __forceinline__ int odb_mod(odb_idx q) {\n"
+         "  const int r = (int)(q %% ODB_D3);\n"
+         "  return r < 0 ? r + ODB_D3 : r;\n}\n");
+  put(b, "static __device__ __forceinline__ odb_idx odb_clamp(odb_idx q, "
+         "odb_idx n) {\n  return q < 0 ? 0 : q >= n ? n - 1 : q;\n}\n");
+  put(b, "// the y ring's slot of row q (rows from it0 - 2 on)\n"
+         "#define odb_yslot(q) ((int)(((q) - it0 + ODB_YR) %% ODB_YR))\n");
+  put(b, "// this thread's column of row q into the y ring, by cp.async (rows\n"
+         "// outside the grid repeat an edge row; their results are unused)\n"
+         "static __device__ __forceinline__ void odb_fetch(const double *y,\n"
+         "    double *ysm, odb_idx q, odb_idx it0, odb_idx colc, int t) {\n"
+         "  const double *src = y + (odb_clamp(q, ODB_NR) * ODB_NC + colc) * "
+         "ODB_K;\n"
+         "  const int sl = (int)((q - it0 + ODB_YR) %% ODB_YR);\n"
+         "  for (int c = 0; c < ODB_K; ++c) {\n"
+         "    const unsigned d = (unsigned)__cvta_generic_to_shared(\n"
+         "        ysm + (sl * ODB_K + c) * ODB_TP + t + 1);\n"
+         "    asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 8;\" ::\n"
+         "                 \"r\"(d), \"l\"(src + c));\n"
+         "  }\n"
+         "}\n");
+  put(b, "// a stage argument's rows q-1, q, q+1 at this thread's column in a\n"
+         "// ring [row mod depth][c][ODB_TP] of shared memory; each row has a\n"
+         "// pad column on both sides, so that j-1 and j+1 need no clamping\n"
+         "// (the pads hold garbage that only reaches halo columns)\n"
+         "struct odb_cell_in {\n  const double *pm, *p0, *pp;\n};\n");
+  put(b, "static __device__ __forceinline__ odb_cell_in odb_rows(const double "
+         "*r, int s,\n    int depth, int t) {\n"
+         "  const int sm = s == 0 ? depth - 1 : s - 1;\n"
+         "  const int sp = s == depth - 1 ? 0 : s + 1;\n"
+         "  const double *c = r + t + 1;\n"
+         "  return {c + sm * ODB_K * ODB_TP, c + s * ODB_K * ODB_TP,\n"
+         "          c + sp * ODB_K * ODB_TP};\n}\n");
+  put(b, "static __device__ __forceinline__ double odb_cell_y(const "
+         "odb_cell_in &in, int di,\n    int dj, int c) {\n"
+         "  const double *r = di < 0 ? in.pm : di > 0 ? in.pp : in.p0;\n"
+         "  return r[c * ODB_TP + dj];\n}\n");
+  put(b, "#define ODB_Y(di, dj, c) odb_cell_y(in, (di), (dj), (c))\n");
+}
+
+/* The helpers, the problem's cell source and the kernel k_s2d. */
+static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
+  sbuf *b = &g->b;
+  int S = g->S, P = R * ((S + R - 1 + R - 1) / R), U = P / R;
+  put_s2_helpers(b);
+  put(b, "#line 1 \"%s:gpu_cell_source\"\n", g->p->label);
+  put(b, "%s", g->p->gpu_cell_source);
+  if (b->len > 0 && b->buf[b->len - 1] != '\n') put(b, "\n");
+  put(b, "#line %d \"odb_gen_rk.cu\"\n", b->lines + 2);
+  if (min_blocks > 0)
+    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n",
+        min_blocks);
+  else
+    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
+  put(b, "k_s2d(const odb_args a) {\n"
+         "  // [ODB_YR rows][ODB_K][ODB_TP] of y, then [stage 1..s-1][ODB_D3]"
+         "[ODB_K][ODB_TP]\n"
+         "  extern __shared__ double odb_ysm[];\n"
+         "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
+         "  const int t = (int)threadIdx.x;\n"
+         "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
+         "  const odb_idx chunk = (odb_idx)blockIdx.x / ODB_STRIPS;\n"
+         "  const odb_idx col = strip * ODB_W - ODB_S + t;\n"
+         "  const odb_idx colc = odb_clamp(col, ODB_NC);\n"
+         "  const bool own = t >= ODB_S && t < ODB_S + ODB_W && col < ODB_NC;\n"
+         "  const odb_idx r0 = chunk * ODB_HC;\n"
+         "  const odb_idx r1 = r0 + ODB_HC < ODB_NR ? r0 + ODB_HC : ODB_NR;\n"
+         "  const odb_idx it0 = r0 - ODB_S, it1 = r1 + ODB_S;\n"
+         "  double acc = 0.0;\n");
+  for (int p = 0; p < P; ++p) {
+    put(b, "  double");
+    for (int l = 0; l < S; ++l)
+      for (int c = 0; c < K; ++c)
+        put(b, "%s k%d_%d_%d = 0.0", l || c ? "," : "", l, p, c);
+    put(b, ";\n");
+  }
+  put(b, "  for (int i = 0; i < ODB_PF; ++i) {\n"
+         "    for (int r = 0; r < ODB_R; ++r)\n"
+         "      odb_fetch(a.y, odb_ysm, it0 + i * ODB_R + r, it0, colc, t);\n"
+         "    asm volatile(\"cp.async.commit_group;\" ::);\n  }\n");
+  put(b, "  for (odb_idx it = it0; it < it1; it += %d) {\n", P);
+  for (int u = 0; u < U; ++u) put_s2_phase(g, u, R, P, K);
+  put(b, "  }\n  asm volatile(\"cp.async.wait_group 0;\" ::);\n");
+  if (g->plan->has_err)
+    put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
+  else
+    put(b, "  (void)acc;\n");
+  put(b, "}\n");
+}
+
+static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
+  const odb_problem *p = g->p;
+  odb_gen_plan *pl = g->plan;
+  long S = g->S, T = o->threads, W = T - 2 * S, NR = p->grid_rows;
+  long NC = p->grid_cols, K = p->grid_comps, HC, strips, chunks;
+  long R = o->band > 0 ? o->band : 1;
+  long D3 = R + 2, YR = S + R * (S2_PF + 1) + 2;   /* rings' rows */
+  if (!p->gpu_cell_source || K < 1 || K > 8 || NR < 2 || NC < 2 ||
+      NR * NC * K != p->n)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: %s is not a 2-D "
+                    "grid problem with a cell source (gpu_cell_source, "
+                    "rows x cols x comps = n, 1..8 comps)", p->label);
+  if (W < 1)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: %ld threads per block leave "
+                    "no column of their own: a strip needs more than 2 s = "
+                    "%ld threads", T, 2 * S);
+  if (o->rows < 0 || R > 4)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: rows (%ld) must be positive "
+                    "(0: all rows) and the band (%ld) 1..4 rows", o->rows, R);
+  HC = o->rows > 0 && o->rows < NR ? o->rows : NR;
+  strips = (NC + W - 1) / W;
+  chunks = (NR + HC - 1) / HC;
+  if (strips * chunks > 2147483647L)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: %ld blocks are too many; "
+                    "give more rows per block", strips * chunks);
+  pl->strips = strips;
+  pl->chunks = chunks;
+  pl->rows = HC;
+  pl->ntiles = strips * chunks;
+  pl->nparts = pl->ntiles;
+  pl->tile_w = W;
+  pl->tile_h = S;
+  pl->scratch[0] = pl->scratch[1] = 0;
+  put(&g->b, "#define ODB_S %ld\n#define ODB_K %ld\n"
+             "#define ODB_W ((odb_idx)%ld)\n#define ODB_NR ((odb_idx)%ld)\n"
+             "#define ODB_NC ((odb_idx)%ld)\n#define ODB_HC ((odb_idx)%ld)\n"
+             "#define ODB_STRIPS ((odb_idx)%ld)\n#define ODB_PF %d\n"
+             "#define ODB_R %ld\n#define ODB_D3 %ld\n#define ODB_YR %ld\n"
+             "#define ODB_TP (ODB_T + 2)\n", S, K, W, NR, NC, HC, strips,
+      S2_PF, R, D3, YR);
+  gen_s2_kernel(g, (int)K, (int)R, o->min_blocks);
+  {
+    /* y is read by every block over its strip and rows with their halos */
+    double rv = (double)(strips * T) * (double)(NR + chunks * 2 * S) /
+                ((double)NR * (double)NC);
+    odb_gen_launch *l = add_launch(g, "k_s2d", ODB_GEN_ALWAYS,
+                                   pl->has_err, rv, 1);
+    if (l) {
+      l->grid = ODB_GEN_GRID_TILES;
+      l->smem = (size_t)((YR + (S - 1) * D3) * K * (T + 2)) * sizeof(double);
+    }
+  }
+  return ODB_OK;
+}
+
+/* }====== */
+
 odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
                       odb_gen_kind kind, const odb_gen_opts *o, char **source,
                       odb_gen_plan *plan) {
   static const char *const kinds[] = { "gpu_unfused", "gpu_reference",
-                                       "gpu_trapezoid", "gpu_multiblock" };
+                                       "gpu_trapezoid", "gpu_multiblock",
+                                       "gpu_stream2d" };
   gen g;
   *source = NULL;
   memset(plan, 0, sizeof *plan);
@@ -981,6 +1255,7 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
     gen_reference(&g);
   } else {
     odb_status st = kind == ODB_GEN_TRAPEZOID ? gen_trapezoid(&g, o)
+                    : kind == ODB_GEN_STREAM2D ? gen_stream2d(&g, o)
                                                : gen_multiblock(&g, o);
     if (st != ODB_OK) {
       free(g.b.buf);

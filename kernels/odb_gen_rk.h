@@ -13,7 +13,9 @@ typedef enum odb_gen_kind {
   ODB_GEN_UNFUSED = 0,   /* one kernel per RHS, per LC and for the norm */
   ODB_GEN_REFERENCE,     /* seeds/000's reference: all fused but LC->RHS */
   ODB_GEN_TRAPEZOID,     /* single-block trapezoidal tiles across stages */
-  ODB_GEN_MULTIBLOCK     /* multi-block (multi-workgroup) tiles, seeds/000 4 */
+  ODB_GEN_MULTIBLOCK,    /* multi-block (multi-workgroup) tiles, seeds/000 4 */
+  ODB_GEN_STREAM2D       /* 2-D grid problems: strips streamed row by row
+                            through all stages in one kernel */
 } odb_gen_kind;
 
 /*
@@ -80,6 +82,13 @@ typedef struct odb_gen_opts {
   char barrier;          /* 'A' atomic counter, 'B' master block and flags,
                             'C' cooperative groups' grid sync */
   double watchdog;       /* seconds a barrier may wait before failing */
+  /* gpu_stream2d: a block streams `rows` grid rows of a strip of
+     threads - 2 s columns (0: all rows), `band` rows a pass; min_blocks
+     (0: none) asks the compiler for that many resident blocks per
+     multiprocessor */
+  long rows;
+  int min_blocks;
+  int band;              /* gpu_stream2d: rows a pass, 1..4 (0: 1) */
 } odb_gen_opts;
 
 /* What the host needs to run the generated step. */
@@ -100,6 +109,9 @@ typedef struct odb_gen_plan {
   int wg_per_tile;
   long grid;
   long nbar;
+  /* gpu_stream2d: strips across the columns, row chunks, rows per chunk
+     (the grid is strips x chunks blocks, in ntiles) */
+  long strips, chunks, rows;
 } odb_gen_plan;
 
 /*

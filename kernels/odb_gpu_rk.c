@@ -24,7 +24,8 @@
 ** widest tile that fits shared memory; 256 threads per block).
 */
 
-enum { DEFAULT_THREADS = 256, THREADS_PER_SM = 2048 };
+enum { DEFAULT_THREADS = 256, THREADS_PER_SM = 2048, S2D_THREADS = 128,
+       S2D_ROWS = 48, S2D_BAND = 2 };
 
 typedef struct gpu_rk {
   odb_gen_plan plan;
@@ -163,7 +164,7 @@ static odb_status build(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
   if (st != ODB_OK) return st;
   for (int i = 0; i < g->plan.nlaunch; ++i) {
     ODB_TRY(odb_gpu_kernel_get(g->mod, g->plan.launch[i].kernel, &g->k[i]));
-    if (g->plan.launch[i].smem > (48u << 10))
+    if (g->plan.launch[i].smem > 0)   /* with the static, may pass 48 KiB */
       ODB_TRY(odb_gpu_kernel_smem(&g->k[i], g->plan.launch[i].smem));
   }
   return ODB_OK;
@@ -295,6 +296,55 @@ static odb_status multiblock_init(odb_solver *s) {
   s->block = o.threads;
   g->grid = (unsigned)g->plan.grid;
   g->nparts = g->grid;
+  ODB_TRY(alloc_scratch(s, g));
+  plan_traffic(g, s->n);
+  return ODB_OK;
+}
+
+/* gpu_stream2d applies where every GPU variant does, to 2-D grid problems. */
+static int stream2d_applies(const odb_problem *p, const odb_method *m,
+                            char *why, size_t nwhy) {
+  if (!gpu_applies(p, m, why, nwhy)) return 0;
+  if (!p->gpu_cell_source || p->grid_comps < 1 ||
+      p->grid_rows * p->grid_cols * p->grid_comps != p->n) {
+    snprintf(why, nwhy, "problem %s is not a 2-D grid problem with a cell "
+             "source (gpu_cell_source)", p->label);
+    return 0;
+  }
+  return 1;
+}
+
+/*
+** gpu_stream2d: tiling.threads per block (default 128, fewer for a grid
+** narrower than that: a strip is threads - 2 s columns wide), tiling.rows
+** per block (default 48, at least 6 s so that the 2 s halo rows stay a
+** small part), tiling.band rows a pass (default 2), tiling.wg_per_sm as
+** the kernel's minimum resident blocks. The defaults are the best of a
+** sweep over threads, rows and band on an H200 (BRUSS2D N = 2896, bs3,
+** dopri5, verner65; README, gpu_stream2d).
+*/
+static odb_status stream2d_init(odb_solver *s) {
+  const odb_tiling_opts *t = &s->opts.tiling;
+  odb_device_info dev;
+  odb_gen_opts o;
+  gpu_rk *g;
+  long S = s->method->s;
+  ODB_TRY(odb_backend_query(s->backend, &dev));
+  g = calloc(1, sizeof *g);
+  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU variant state");
+  s->vdata = g;
+  memset(&o, 0, sizeof o);
+  o.threads = t->threads > 0 ? t->threads : S2D_THREADS;
+  if (t->threads <= 0)   /* a power of two that spans the grid's width */
+    while (o.threads > 32 && o.threads / 2 >= s->problem->grid_cols + 2 * S)
+      o.threads /= 2;
+  o.min_blocks = t->wg_per_sm > 0 ? t->wg_per_sm : 0;
+  o.rows = t->rows > 0 ? t->rows : (6 * S > S2D_ROWS ? 6 * S : S2D_ROWS);
+  o.band = t->band > 0 ? t->band : S2D_BAND;
+  ODB_TRY(build(s, g, ODB_GEN_STREAM2D, &o, &dev));
+  s->block = o.threads;
+  g->grid = (unsigned)g->plan.ntiles;
+  g->nparts = (unsigned)g->plan.nparts;
   ODB_TRY(alloc_scratch(s, g));
   plan_traffic(g, s->n);
   return ODB_OK;
@@ -435,6 +485,21 @@ const odb_variant odb_variant_gpu_multiblock = {
   .backend = "cuda",
   .applies = gpu_applies,
   .init = multiblock_init,
+  .fini = gpu_fini,
+  .attempt = gpu_attempt,
+  .traffic = gpu_traffic,
+};
+
+const odb_variant odb_variant_gpu_stream2d = {
+  .name = "gpu_stream2d",
+  .doc = "GPU, 2-D grid problems (gpu_cell_source): each block streams a "
+         "strip of columns row by row through all stages in one kernel, "
+         "stage arguments in a 3-row shared-memory ring, F in registers; "
+         "y read once (plus halos), ynew written once; tiling options "
+         "threads, rows, wg_per_sm",
+  .backend = "cuda",
+  .applies = stream2d_applies,
+  .init = stream2d_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,

@@ -18,7 +18,7 @@ static const char *const solver_keys[] = {
 
 static const char *const tiling_keys[] = {
   "threads", "comps", "blocks", "stride", "barrier", "wg_per_tile", "tiles",
-  "wg_per_sm", "persistent", "watchdog", NULL
+  "wg_per_sm", "persistent", "watchdog", "rows", "band", NULL
 };
 
 static const char *const integrate_keys[] = {
@@ -113,7 +113,8 @@ static char tiling_abc(lua_State *L, int idx, const char *k) {
   return 0;
 }
 
-/* Reads the table field tiling (gpu_multiblock's tile configuration). */
+/* Reads the table field tiling (gpu_multiblock's and gpu_stream2d's tile
+   configuration). */
 static void read_tiling(lua_State *L, odb_tiling_opts *t) {
   int idx;
   if (lua_getfield(L, 1, "tiling") == LUA_TNIL) {
@@ -144,6 +145,8 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
   t->wg_per_tile = tiling_int(L, idx, "wg_per_tile", 1, 1 << 20);
   t->tiles = tiling_int(L, idx, "tiles", 1, 1 << 20);
   t->wg_per_sm = tiling_int(L, idx, "wg_per_sm", 1, 64);
+  t->rows = tiling_int(L, idx, "rows", 1, 1 << 30);
+  t->band = tiling_int(L, idx, "band", 1, 4);
   t->stride = tiling_abc(L, idx, "stride");
   t->barrier = tiling_abc(L, idx, "barrier");
   if (lua_getfield(L, idx, "persistent") != LUA_TNIL) {

@@ -2,10 +2,14 @@
 -- 10, 11, 14, 15, 16) on our GPU. BRUSS2D with Nx = d/2 points along the
 -- fast index (access distance d) and N rows chosen so that n = 2 N Nx
 -- stays near 16 * 2^20; one fixed step at a time of Bogacki-Shampine 3(2)
--- and Verner 6(5) with every GPU variant, and gpu_multiblock over its tile
+-- and Verner 6(5) with every GPU variant, gpu_multiblock over its tile
 -- configurations (threads, components and blocks per thread, concurrent
--- tiles, barrier, stride). Printed: time per step, the speedup of the best
--- tiled configuration over gpu_reference, and the best configuration. The
+-- tiles, barrier, stride), and gpu_stream2d (which tiles the grid in two
+-- dimensions instead of along the index, so its halo is s columns and s
+-- rows whatever d is) over threads per block, rows a pass and rows per
+-- block. Printed:
+-- time per step, the speedup of the best tiled configuration over
+-- gpu_reference, the best configuration, and the best of each. The
 -- configurations are searched by the tuner (ob.tune, exhaustive), each one
 -- verified against gpu_reference first; the evaluations are kept in the
 -- tuning database, so the next run with the same d reuses them.
@@ -65,14 +69,29 @@ if sweep ~= "small" then
   configs[#configs + 1] = { persistent = false }
 end
 
+-- gpu_stream2d's configurations (threads per block, rows a pass, rows per
+-- block; 0: the variant's choice)
+local s2d_configs = {}
+for _, th in ipairs(sweep == "small" and { 0, 64, 256 } or { 0, 32, 64, 128, 256 }) do
+  for _, band in ipairs(sweep == "small" and { 0, 1, 3 } or { 0, 1, 2, 3 }) do
+    for _, rows in ipairs(sweep == "small" and { 0 } or { 0, 24, 96 }) do
+      s2d_configs[#s2d_configs + 1] = { variant = "gpu_stream2d",
+        threads = th > 0 and th or nil, band = band > 0 and band or nil,
+        rows = rows > 0 and rows or nil }
+    end
+  end
+end
+
 local function cfg_name(c)
-  if next(c) == nil then return "default" end
   local t = {}
+  if c.variant == "gpu_stream2d" then t[1] = "s2d" end
+  if next(c) == nil then return "default" end
   for _, k in ipairs{ "threads", "comps", "blocks", "wg_per_tile", "tiles",
-                      "barrier", "stride" } do
+                      "barrier", "stride", "band", "rows" } do
     if c[k] then t[#t + 1] = k .. "=" .. tostring(c[k]) end
   end
   if c.persistent == false then t[#t + 1] = "one-group-per-tile" end
+  if #t == 1 and t[1] == "s2d" then t[2] = "default" end
   return table.concat(t, " ")
 end
 
@@ -131,16 +150,20 @@ for _, ds in ipairs(split(dlist)) do
     -- every evaluation goes to the tuning database, so a second run with
     -- the same d reuses them instead of tuning again.
     local names, by_name = {}, {}
-    for _, cf in ipairs(configs) do
-      names[#names + 1] = cfg_key(cf)
-      by_name[cfg_key(cf)] = cf
+    for _, list in ipairs{ configs, s2d_configs } do
+      for _, cf in ipairs(list) do
+        names[#names + 1] = cfg_key(cf)
+        by_name[cfg_key(cf)] = cf
+      end
     end
     local solvers = {}
     local function solver_for(name)
       if solvers[name] == nil then
+        local cf, t = by_name[name], {}
+        for k, v in pairs(cf) do if k ~= "variant" then t[k] = v end end
         local ok, s = pcall(ob.solver, { problem = p, method = m,
-          backend = "cuda", variant = "gpu_multiblock", h = h, tol = 1e-6,
-          tiling = by_name[name] })
+          backend = "cuda", variant = cf.variant or "gpu_multiblock", h = h,
+          tol = 1e-6, tiling = t })
         solvers[name] = ok and s or false
         if not ok then error(tostring(s), 0) end
       end
@@ -170,25 +193,32 @@ for _, ds in ipairs(split(dlist)) do
         local e = s:state():max_rel_err(ref_state)
         return e <= 1e-12, e, 1e-12
       end,
-      label = string.format("gpu_multiblock %s %s sweep=%s", m, p.label,
-                            sweep),
+      label = string.format("tiled %s %s sweep=%s", m, p.label, sweep),
       cache = cache,
       measure = { max_seconds = 0.5 },
     }
     for _, s in pairs(solvers) do if s then s:close() end end
+    local best_of = {}
     for _, ev in ipairs(tr.evaluations) do
       if ev.median then
-        csv:write(string.format("%s,%d,%d,%d,%d,gpu_multiblock,%s,%.6g,\n",
-          m, p.d, N, nx, p.n, ev.config.cfg, ev.median * 1e6))
+        local v = by_name[ev.config.cfg].variant or "gpu_multiblock"
+        csv:write(string.format("%s,%d,%d,%d,%d,%s,%s,%.6g,\n",
+          m, p.d, N, nx, p.n, v, ev.config.cfg, ev.median * 1e6))
+        if not best_of[v] or ev.median < best_of[v].median then best_of[v] = ev end
       end
     end
     io.write(string.format("%-9s %8d tuner: %d configurations, %d evaluated "
       .. "now, %d from the tuning database, %d rejected\n", m, p.d,
       tr.stats.valid, tr.stats.measured, tr.stats.cached,
       tr.stats.rejected + tr.stats.failed))
+    for _, v in ipairs{ "gpu_multiblock", "gpu_stream2d" } do
+      local ev = best_of[v]
+      if ev then row(v, "best of " .. v .. ": " .. ev.config.cfg, ev.median) end
+    end
     if tr.best then
       local best = tr.best_median
-      row("gpu_multiblock", "best: " .. tr.best.cfg, best)
+      local bv = by_name[tr.best.cfg].variant or "gpu_multiblock"
+      row(bv, "best: " .. tr.best.cfg, best)
       if ref then
         io.write(string.format("%-9s %8d speedup of the best tiling over "
           .. "gpu_reference: %.2f\n", m, p.d, ref / best))

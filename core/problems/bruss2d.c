@@ -141,6 +141,30 @@ static const char bruss_gpu_source[] =
   "  return 3.4 * U - U * U * V + c * lv;\n"
   "}\n";
 
+/*
+** The same f by cells for gpu_stream2d: ODB_Y(di, dj, c) is component c of
+** the stage argument at cell (i + di, j + dj); the mirrors at the edges
+** (Neumann) are the same as above, and so is the order of the sums.
+*/
+static const char bruss_gpu_cell_source[] =
+  "__device__ __forceinline__ void odb_rhs_cell(odb_idx i, odb_idx j, double t,\n"
+  "                                             const odb_cell_in &in,\n"
+  "                                             double *f) {\n"
+  "  const odb_idx N = (odb_idx)ODB_P0;\n"
+  "  const odb_idx X = ODB_P3 > 0 ? (odb_idx)ODB_P3 : N;   // row length\n"
+  "  const double c = ODB_P1 * (double)(N - 1) * (double)(N - 1);\n"
+  "  const int up = i > 0 ? -1 : 1, dn = i < N - 1 ? 1 : -1;\n"
+  "  const int lf = j > 0 ? -1 : 1, rt = j < X - 1 ? 1 : -1;\n"
+  "  const double U = ODB_Y(0, 0, 0), V = ODB_Y(0, 0, 1);\n"
+  "  (void)t;\n"
+  "  double lu = ODB_Y(up, 0, 0) + ODB_Y(dn, 0, 0) + ODB_Y(0, lf, 0)\n"
+  "              + ODB_Y(0, rt, 0) - 4.0 * U;\n"
+  "  double lv = ODB_Y(up, 0, 1) + ODB_Y(dn, 0, 1) + ODB_Y(0, lf, 1)\n"
+  "              + ODB_Y(0, rt, 1) - 4.0 * V;\n"
+  "  f[0] = 1.0 + U * U * V - 4.4 * U + c * lu;\n"
+  "  f[1] = 3.4 * U - U * U * V + c * lv;\n"
+  "}\n";
+
 /* U_ij = 0.5 + y_j, V_ij = 0.5 + x_i (thesis) or 1 + 5 x_i (HNW). */
 static void bruss_initial(const odb_problem *p, double *y0) {
   long N = (long)p->param[P_N], X = bruss_nx(p);
@@ -170,6 +194,10 @@ static odb_status bruss_setup(odb_problem *p) {
   p->rhs = bruss_rhs;
   p->initial = bruss_initial;
   p->gpu_source = bruss_gpu_source;
+  p->gpu_cell_source = bruss_gpu_cell_source;
+  p->grid_rows = N;
+  p->grid_cols = X;
+  p->grid_comps = 2;
   if (X != N)
     snprintf(p->label, sizeof p->label, "bruss2d(N=%ld,Nx=%ld)", N, X);
   else

@@ -15,7 +15,8 @@
 #include "odb_kernels.h"
 
 static const char *const variants[] = { "gpu_unfused", "gpu_reference",
-                                        "gpu_trapezoid", "gpu_multiblock" };
+                                        "gpu_trapezoid", "gpu_multiblock",
+                                        "gpu_stream2d" };
 static const char *const methods[] = { "bs3", "dopri5", "verner65",
                                        "heun_euler", "rk4" };
 #define NV ((int)(sizeof variants / sizeof variants[0]))
@@ -398,6 +399,128 @@ static void test_multiblock(odb_rng *r) {
   odb_problem_destroy(p);
 }
 
+/* BRUSS2D with N rows of Nx points (n = 2 N Nx). */
+static odb_problem *bruss_nx(long N, long Nx) {
+  odb_param_value v[2] = { { .name = "N", .num = (double)N, .str = NULL },
+                           { .name = "Nx", .num = (double)Nx, .str = NULL } };
+  odb_problem *p = NULL;
+  if (odb_problem_create("bruss2d", v, 2, &p) != ODB_OK) {
+    printf("Bail out! bruss2d(N=%ld,Nx=%ld): %s\n", N, Nx, odb_last_error());
+    exit(1);
+  }
+  return p;
+}
+
+/*
+** gpu_stream2d's configurations: strips of 32 to 256 threads (so that the
+** halo of s columns is most of a narrow strip), one row per block up to all
+** rows, bands of 1 to 4 rows a pass (more than a block's rows, too), grids
+** narrower and wider than a strip, non-square; two steps each
+** from a fresh random state against plain, the state to 1e-12 and the
+** norm to 1e-12 plus rounding. Then the refusals: a problem without a cell
+** source, a cell source that does not compile, a strip with no column.
+*/
+static void test_stream2d(odb_rng *r) {
+  static const struct { long N, Nx; } shapes[] = {
+    { 37, 23 }, { 13, 101 }, { 2, 3 }, { 61, 5 } };
+  static const struct { int th; long rows; int band; } cf[] = {
+    { 32, 0, 1 }, { 64, 1, 2 }, { 64, 5, 3 }, { 128, 3, 1 }, { 256, 0, 2 },
+    { 32, 7, 4 }, { 128, 0, 3 } };
+  const char *meths[] = { "bs3", "verner65", "dopri5", "rk4" };
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+    odb_problem *p = bruss_nx(shapes[si].N, shapes[si].Nx);
+    double *y0 = malloc((size_t)p->n * sizeof(double)), h = 1e-3;
+    for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + odb_rng_uniform(r);
+    for (int mi = 0; mi < 4; ++mi) {
+      odb_solver *c = solver(p, meths[mi], cpu, "plain", NULL);
+      odb_solve_stats info;
+      double *yc[2], ec[2], allow[2];
+      odb_solver_set_state(c, 0.0, y0);
+      for (int k = 0; k < 2; ++k) {
+        odb_solver_step(c, h, &info);
+        ec[k] = info.err_last;
+        yc[k] = state(c);
+        allow[k] = err_allowance(k ? yc[0] : y0, yc[k], p->n, c->opts.rtol);
+      }
+      for (size_t ci = 0; ci < sizeof cf / sizeof cf[0]; ++ci) {
+        odb_solver_opts o;
+        odb_solver *g;
+        if (quick && ci % 2) continue;
+        memset(&o, 0, sizeof o);
+        o.tiling.threads = cf[ci].th;
+        o.tiling.rows = cf[ci].rows;
+        o.tiling.band = cf[ci].band;
+        g = solver(p, meths[mi], gpu, "gpu_stream2d", &o);
+        if (!g) {
+          tap_ok(0, "stream2d %s %s cfg %zu: %s", p->label, meths[mi], ci,
+                 one_line(odb_last_error()));
+          continue;
+        }
+        odb_solver_set_state(g, 0.0, y0);
+        poison(g);
+        for (int k = 0; k < 2; ++k) {
+          odb_status st = odb_solver_step(g, h, &info);
+          double *yg = state(g), e = max_rel(yg, yc[k], p->n);
+          double de = fabs(info.err_last - ec[k]);
+          tap_ok(st == ODB_OK && e <= 1e-12 &&
+                 de <= 1e-12 * fabs(ec[k]) + allow[k],
+                 "stream2d %s %s threads %d rows %ld band %d step %d: rel "
+                 "err %.2e, norm %.9e vs %.9e%s%s", p->label, meths[mi],
+                 cf[ci].th, cf[ci].rows, cf[ci].band, k + 1, e, info.err_last,
+                 ec[k],
+                 st == ODB_OK ? "" : ": ",
+                 st == ODB_OK ? "" : one_line(odb_last_error()));
+          free(yg);
+        }
+        odb_solver_destroy(g);
+      }
+      free(yc[0]);
+      free(yc[1]);
+      odb_solver_destroy(c);
+    }
+    free(y0);
+    odb_problem_destroy(p);
+  }
+  {
+    static const char bad[] =
+      "__device__ void odb_rhs_cell(odb_idx i, odb_idx j, double t,\n"
+      "                             const odb_cell_in &in, double *f) {\n"
+      "  f[0] = ODB_Y(0, 0, 0) +* 2.0;\n"
+      "}\n";
+    odb_problem *p = bruss(9);
+    const char *good = p->gpu_cell_source, *e;
+    odb_solver_opts o;
+    odb_solver *s;
+    p->gpu_cell_source = NULL;
+    s = solver(p, "dopri5", gpu, "gpu_stream2d", NULL);
+    e = s ? "(accepted)" : odb_last_error();
+    tap_ok(!s && strstr(e, "not a 2-D grid problem"), "stream2d: a problem "
+           "without a cell source is refused: %s", one_line(e));
+    odb_solver_destroy(s);
+    p->gpu_cell_source = bad;
+    s = solver(p, "dopri5", gpu, "gpu_stream2d", NULL);
+    e = s ? "(accepted)" : odb_last_error();
+    tap_ok(!s && strstr(e, "NVRTC") && strstr(e, "gpu_cell_source(3): error"),
+           "stream2d: a bad cell source is refused with NVRTC's log: %s",
+           one_line(e));
+    odb_solver_destroy(s);
+    p->gpu_cell_source = good;
+    memset(&o, 0, sizeof o);
+    o.tiling.threads = 32;
+    s = solver(p, "bs3", gpu, "gpu_stream2d", &o);
+    tap_ok(s != NULL, "stream2d: 32 threads take bs3 (s = 4): %s",
+           s ? "ok" : one_line(odb_last_error()));
+    odb_solver_destroy(s);
+    o.tiling.threads = 16;     /* below a warp: refused */
+    s = solver(p, "bs3", gpu, "gpu_stream2d", &o);
+    e = s ? "(accepted)" : odb_last_error();
+    tap_ok(!s && strstr(e, "threads per block"), "stream2d: 16 threads per "
+           "block are refused: %s", one_line(e));
+    odb_solver_destroy(s);
+    odb_problem_destroy(p);
+  }
+}
+
 /* ODEBENCH_DUMP_KERNELS receives the generated source. */
 static void test_dump(void) {
   char dir[] = "/tmp/odb_dump_XXXXXX", path[512];
@@ -458,6 +581,12 @@ int main(void) {
   cpu = odb_ctx_backend(ctx, "cpu");
   tap_diag("seed %llu", (unsigned long long)seed);
   odb_rng_seed(&r, seed);
+  if (getenv("ODB_GPU_TEST_ONLY") &&
+      strcmp(getenv("ODB_GPU_TEST_ONLY"), "stream2d") == 0) {
+    test_stream2d(&r);     /* while tuning that variant */
+    odb_ctx_destroy(ctx);
+    return tap_done();
+  }
   test_steps(3, &r);     /* n = 18: fewer components than a warp */
   test_steps(37, &r);    /* n = 2738 */
   if (!quick) test_steps(301, &r);   /* n = 181202: many blocks */
@@ -473,6 +602,7 @@ int main(void) {
     tap_ok(rej > 0, "the runs with h0 0.2 had rejections (%ld)", rej);
   }
   test_multiblock(&r);
+  test_stream2d(&r);
   test_refusals();
   test_dump();
   odb_ctx_destroy(ctx);

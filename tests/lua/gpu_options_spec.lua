@@ -31,6 +31,8 @@ describe("gpu_multiblock tiling options", function()
       { { stride = "AB" }, "field 'tiling.stride'" },
       { { persistent = 1 }, "field 'tiling.persistent': must be a boolean" },
       { { watchdog = -1 }, "field 'tiling.watchdog': must be positive" },
+      { { band = 5 }, "field 'tiling.band': must be in 1..4, got 5" },
+      { { rows = 0 }, "field 'tiling.rows': must be in 1..1073741824, got 0" },
       { { colour = 1 }, "unknown field 'colour'" },
     }
     for _, c in ipairs(cases) do
