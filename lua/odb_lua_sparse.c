@@ -400,8 +400,17 @@ static void krylov_opts(lua_State *L, odb_krylov_gpu_opts *o)
     o->block = (int)v;
   }
   if (odbL_opt_integer(L, 1, "grain", &v)) {
-    if (v < 1 || v > 16) luaL_error(L, "ob.krylov: grain must be 1 or k (rows per thread), got %I", (lua_Integer)v);
+    if (v < 1 || v > 16) luaL_error(L, "ob.krylov: grain must be 1, 2, 4 or k (rows per thread), got %I", (lua_Integer)v);
     o->grain = (int)v;
+  }
+  {
+    static const char *const tri[] = {"stream", "call", "tune", NULL};
+    int *dst[] = {&o->stream, &o->call, &o->tune};
+    for (int i = 0; tri[i]; ++i)
+      if (odbL_opt_integer(L, 1, tri[i], &v)) {
+        if (v < -1 || v > 1) luaL_error(L, "ob.krylov: %s must be -1 (off), 0 (chosen) or 1 (on), got %I", tri[i], (lua_Integer)v);
+        *dst[i] = (int)v;
+      }
   }
   const char *rv = odbL_opt_string(L, 1, "rv", "auto");
   if (!strcmp(rv, "auto")) o->rv = ODB_KRY_RV_AUTO;
@@ -444,6 +453,9 @@ static void krylov_push(lua_State *L, int xi, odb_status st, const odb_krylov_re
     set_int(L, "block", in->block);
     set_int(L, "max_grid", in->max_grid);
     set_int(L, "grain", in->grain);
+    set_int(L, "stream", in->stream);
+    set_int(L, "call", in->call);
+    lua_pushboolean(L, in->tuned); lua_setfield(L, -2, "tuned");
     lua_pushboolean(L, in->rv_shared); lua_setfield(L, -2, "rv_shared");
     set_int(L, "shared_bytes", (long long)in->shared_bytes);
     set_int(L, "barriers_per_iter", in->barriers_per_iter);
@@ -466,7 +478,7 @@ static void krylov_push(lua_State *L, int xi, odb_status st, const odb_krylov_re
 int odbL_krylov(lua_State *L)
 {
   static const char *const keys[] = {"A", "b", "method", "impl", "sync", "delay", "grid", "block", "grain", "rv",
-                                     "watchdog", "tol", "maxit", "x0", "stagnation", "spmv", NULL};
+                                     "stream", "call", "tune", "watchdog", "tol", "maxit", "x0", "stagnation", "spmv", NULL};
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
   lua_getfield(L, 1, "A");
