@@ -956,6 +956,52 @@ static void gen_mma_prologue(sbuf *b, const odb_tsm_cfg *c,
   gen_mma_prologue_x(b, c, g, "A", "blockIdx.x", "gridDim.x");
 }
 
+/*
+** AtB kernels: ends the caller's comment line (with the row groups, if
+** any), then each warp's tile of C (m0, n0) and row group, the number of
+** chunks of R rows, and the zeroed shared memory.
+*/
+static void gen_mma_warps_atb(sbuf *b, const odb_tsm_cfg *c,
+                              const mma_geom *g, int tmw, int tnw, int R) {
+  if (c->rg > 1)
+    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
+  else
+    out(b, "\n");
+  if (c->rg > 1)
+    out(b, "  const int tile = warp %% %d, rg = warp / %d;\n", g->G, g->G);
+  else
+    out(b, "  const int tile = warp, rg = 0;\n");
+  out(b, "  const int m0 = tile %% %d * %d, n0 = tile / %d * %d;\n", g->TMt,
+      tmw, g->TMt, tnw);
+  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
+      R - 1, R, R);
+  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
+      "// padding stays 0\n  __syncthreads();\n", c->stages * g->stage,
+      g->BS);
+}
+
+/*
+** AC kernels: ends the caller's comment line (with the row groups, if
+** any), then each warp's first column n0 and row group, the number of
+** chunks of R rows, and the zeroed shared memory (no barrier).
+*/
+static void gen_mma_warps_ac(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g,
+                             int R) {
+  if (c->rg > 1)
+    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
+  else
+    out(b, "\n");
+  if (c->rg > 1)
+    out(b, "  const int n0 = warp %% %d * %d, rg = warp / %d;\n", g->G,
+        8 * c->wn, g->G);
+  else
+    out(b, "  const int n0 = warp * %d, rg = 0;\n", 8 * c->wn);
+  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
+      R - 1, R, R);
+  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
+      "// padding stays 0\n", c->stages * g->stage, g->BS);
+}
+
 /* Declares and zeroes acc[wm][wn][E]. */
 static void gen_mma_acc(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g,
                         const char *ind) {
@@ -980,21 +1026,7 @@ static void gen_mma_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
   gen_mma_entry(b, c, g);
   out(b, "  // %d x %d warp tiles of %d x %d entries cover C (%d x %d real)",
       g->TMt, g->TNt, tmw, tnw, g->Mr, g->Nr);
-  if (c->rg > 1)
-    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
-  else
-    out(b, "\n");
-  if (c->rg > 1)
-    out(b, "  const int tile = warp %% %d, rg = warp / %d;\n", g->G, g->G);
-  else
-    out(b, "  const int tile = warp, rg = 0;\n");
-  out(b, "  const int m0 = tile %% %d * %d, n0 = tile / %d * %d;\n", g->TMt,
-      tmw, g->TMt, tnw);
-  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
-      R - 1, R, R);
-  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
-      "// padding stays 0\n  __syncthreads();\n", c->stages * g->stage,
-      g->BS);
+  gen_mma_warps_atb(b, c, g, tmw, tnw, R);
   gen_mma_acc(b, c, g, "  ");
   gen_mma_prologue(b, c, g);
   out(b, "    const double *sa = smem + cur * %d + m0 + g;\n", g->stage);
@@ -1089,19 +1121,7 @@ static void gen_mma_tsmm(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   gen_mma_entry(b, c, g);
   out(b, "  // %d warps cover the %d columns (%d blocks of 8 each)", g->G,
       g->Nr, c->wn);
-  if (c->rg > 1)
-    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
-  else
-    out(b, "\n");
-  if (c->rg > 1)
-    out(b, "  const int n0 = warp %% %d * %d, rg = warp / %d;\n", g->G,
-        8 * c->wn, g->G);
-  else
-    out(b, "  const int n0 = warp * %d, rg = 0;\n", 8 * c->wn);
-  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
-      R - 1, R, R);
-  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
-      "// padding stays 0\n", c->stages * g->stage, g->BS);
+  gen_mma_warps_ac(b, c, g, R);
   if (regs) {
     out(b, "  double f[%d][%d][%d];  // this lane's fragments of C\n", g->Kt,
         c->wn, g->BR);
@@ -1206,21 +1226,7 @@ static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
       "(Re B + Im B),\n  // C = P1 - P2 + i (P3 - P1 - P2); %d x %d warp "
       "tiles of %d x %d complex entries\n  // cover %s (%d x %d)", g->TMt,
       g->TNt, tmw, tnw, S > 1 ? "a band" : "C", Mb, c->N);
-  if (c->rg > 1)
-    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
-  else
-    out(b, "\n");
-  if (c->rg > 1)
-    out(b, "  const int tile = warp %% %d, rg = warp / %d;\n", g->G, g->G);
-  else
-    out(b, "  const int tile = warp, rg = 0;\n");
-  out(b, "  const int m0 = tile %% %d * %d, n0 = tile / %d * %d;\n", g->TMt,
-      tmw, g->TMt, tnw);
-  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
-      R - 1, R, R);
-  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
-      "// padding stays 0\n  __syncthreads();\n", c->stages * g->stage,
-      g->BS);
+  gen_mma_warps_atb(b, c, g, tmw, tnw, R);
   out(b, "  double acc[3][%d][%d][4];  // P1, P2, P3\n", c->wm, c->wn);
   out(b, "#pragma unroll\n  for (int p = 0; p < 3; ++p)\n#pragma unroll\n"
       "    for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
@@ -1310,19 +1316,7 @@ static void gen_gauss_tsmm(sbuf *b, const odb_tsm_cfg *c,
   out(b, "  // Gauss: P1 = Re A Re C, P2 = Im A Im C, P3 = (Re A + Im A) "
       "(Re C + Im C),\n  // B = P1 - P2 + i (P3 - P1 - P2); %d warps cover "
       "the %d columns (%d blocks of 8 each)", g->G, c->N, c->wn);
-  if (c->rg > 1)
-    out(b, ";\n  // %d row groups of warps split each chunk's rows\n", c->rg);
-  else
-    out(b, "\n");
-  if (c->rg > 1)
-    out(b, "  const int n0 = warp %% %d * %d, rg = warp / %d;\n", g->G,
-        8 * c->wn, g->G);
-  else
-    out(b, "  const int n0 = warp * %d, rg = 0;\n", 8 * c->wn);
-  out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
-      R - 1, R, R);
-  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
-      "// padding stays 0\n", c->stages * g->stage, g->BS);
+  gen_mma_warps_ac(b, c, g, R);
   if (regs) {
     out(b, "  double f[3][%d][%d][%d];  // this lane's operands of C\n",
         g->Kt, c->wn, g->BR);
