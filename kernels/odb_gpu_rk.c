@@ -181,16 +181,26 @@ static void basic_opts(const odb_solver *s, odb_gen_kind kind,
   o->smem_max = smem_optin() - (long)(DEFAULT_THREADS * sizeof(double) + 128);
 }
 
+/* The device's properties and a zeroed state, owned by s (gpu_fini frees
+   it, also after a failed init). */
+static odb_status new_state(odb_solver *s, odb_device_info *dev,
+                            gpu_rk **out) {
+  gpu_rk *g = NULL;
+  ODB_TRY(odb_backend_query(s->backend, dev));
+  g = calloc(1, sizeof *g);
+  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU variant state");
+  s->vdata = g;
+  *out = g;
+  return ODB_OK;
+}
+
 /* Common init of the GPU variants: kernels, launch size, scratch. */
 static odb_status gpu_init(odb_solver *s, odb_gen_kind kind) {
   odb_device_info dev;
   odb_gen_opts o;
-  gpu_rk *g;
+  gpu_rk *g = NULL;
   long blocks;
-  ODB_TRY(odb_backend_query(s->backend, &dev));
-  g = calloc(1, sizeof *g);
-  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU variant state");
-  s->vdata = g;
+  ODB_TRY(new_state(s, &dev, &g));
   basic_opts(s, kind, &o);
   ODB_TRY(build(s, g, kind, &o, &dev));
   s->block = g->plan.threads;
@@ -225,13 +235,10 @@ static odb_status multiblock_init(odb_solver *s) {
   const odb_tiling_opts *t = &s->opts.tiling;
   odb_device_info dev;
   odb_gen_opts o;
-  gpu_rk *g;
+  gpu_rk *g = NULL;
   int occ = 0, persistent = t->persistent >= 0;
   long halo = (long)(s->method->s - 1) * s->problem->d, per, cap, G, tiles;
-  ODB_TRY(odb_backend_query(s->backend, &dev));
-  g = calloc(1, sizeof *g);
-  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU variant state");
-  s->vdata = g;
+  ODB_TRY(new_state(s, &dev, &g));
   memset(&o, 0, sizeof o);
   o.threads = t->threads > 0 ? t->threads : DEFAULT_THREADS;
   o.comps = t->comps > 0 ? t->comps : 1;
@@ -327,12 +334,9 @@ static odb_status stream2d_init(odb_solver *s) {
   const odb_tiling_opts *t = &s->opts.tiling;
   odb_device_info dev;
   odb_gen_opts o;
-  gpu_rk *g;
+  gpu_rk *g = NULL;
   long S = s->method->s;
-  ODB_TRY(odb_backend_query(s->backend, &dev));
-  g = calloc(1, sizeof *g);
-  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU variant state");
-  s->vdata = g;
+  ODB_TRY(new_state(s, &dev, &g));
   memset(&o, 0, sizeof o);
   o.threads = t->threads > 0 ? t->threads : S2D_THREADS;
   if (t->threads <= 0)   /* a power of two that spans the grid's width */
