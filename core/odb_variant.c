@@ -46,6 +46,7 @@ ODB_PLANNED(odb_variant_gpu_unfused)
 ODB_PLANNED(odb_variant_gpu_trapezoid)
 ODB_PLANNED(odb_variant_gpu_multiblock)
 ODB_PLANNED(odb_variant_gpu_stream2d)
+ODB_PLANNED(odb_variant_gpu_hexagonal)
 #undef ODB_PLANNED
 
 /*
@@ -88,6 +89,7 @@ static const odb_variant *const all_variants[] = {
   &odb_variant_gpu_trapezoid,
   &odb_variant_gpu_multiblock,
   &odb_variant_gpu_stream2d,
+  &odb_variant_gpu_hexagonal,
 };
 #define NALL ((int)(sizeof all_variants / sizeof all_variants[0]))
 

@@ -623,6 +623,292 @@ static odb_status gen_trapezoid(gen *g, const odb_gen_opts *o) {
 
 /* }====== */
 
+/* {====== gpu_hexagonal and trapezoid rows: tiles of a height across the
+   stages */
+
+/*
+** Tiling across the stages with a tile height (seeds/000 Sect. 4.1 and
+** 4.6, Figure 4), single-block tiles. A level l computes F_l = f(Y_l); the
+** step's levels are covered by a sequence of kernels, each over levels
+** [L0, L1) with a middle M: at level l its tile has u(l) = l - M (l >= M)
+** or M - 1 - l (l < M) and spans [org + u d, org + w - u d), so it grows
+** by d a side per level below M and shrinks by d above. Tiles of the two
+** parities alternate along the system and partition every level (period
+** P = w0 + w1 - 2 (G - 1) d, G the levels of a half). Hexagonal: kernel k
+** has levels [(k-1) H, (k+1) H), M = k H, parity k mod 2 (H half the
+** height). Trapezoidal rows of height h: per row a shrinking kernel
+** (parity 0, M = L0) and a growing one (parity 1, M = L0 + h).
+**
+** A tile keeps its own levels in shared memory over the window [org - d,
+** org + w + d): below M it first loads from F (memory) what the tiles of
+** the other parity computed in an earlier kernel; above M it needs only
+** its own values. Levels below L0 come from memory, written in full by
+** earlier kernels; otherwise a kernel writes F_l only in bands of G d at
+** its tile's edges, where later kernels read. A tile of width w needs
+** w - 2 (G - 1) d >= d at its narrowest so that what it loads lies in its
+** neighbours. The tile that computes level s-1 at j also forms ynew, the
+** estimate and the norm there.
+*/
+
+typedef struct lv_kernel {
+  int L0, L1, M;         /* levels [L0, L1), the middle */
+  long i0, count;        /* tiles i0 .. i0 + count - 1 */
+  long off, w;           /* tile i's widest range: [i P + off, + w) */
+} lv_kernel;
+
+/* u(l) of kernel k: levels from the tile's widest one. */
+static long lv_u(const lv_kernel *k, int l) {
+  return l >= k->M ? l - k->M : k->M - 1 - l;
+}
+
+/* lo/hi = the tile's range at level l, clipped to [0, n). */
+static void put_lv_range(sbuf *b, const lv_kernel *k, int l) {
+  long u = lv_u(k, l);
+  put(b, "  lo = org + %ld * ODB_D; if (lo < 0) lo = 0;\n"
+         "  hi = org + %ld - %ld * ODB_D; if (hi > ODB_N) hi = ODB_N;\n",
+      u, k->w, u);
+}
+
+/* Loads of the stages of t not in registers: own levels from shared
+   memory, levels below L0 from memory. */
+static void put_lv_loads(sbuf *b, const erk_terms *t, int *loaded, int L0) {
+  for (int i = 0; i < t->n; ++i) {
+    int q = t->idx[i];
+    if (loaded[q]) continue;
+    if (q >= L0) put(b, "      const double f%d = Fs%d[j];\n", q, q);
+    else put(b, "      const double f%d = __ldg(a.F[%d] + j);\n", q, q);
+    loaded[q] = 1;
+  }
+}
+
+/* 1 when F_l is read after its level: by a later stage, ynew or E. */
+static int lv_used_later(const gen *g, int l) {
+  for (int k = l + 1; k < g->S; ++k)
+    if (uses(&g->e.a[k], l)) return 1;
+  return uses(&g->e.b, l) || uses(&g->e.e, l);
+}
+
+/*
+** One kernel (fsal_load: F_0 from memory). full_below: levels below it are
+** written in full; band: the edge bands' width; slot0: its first partial
+** sum of the norm, total: the partial sums of a step.
+*/
+static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
+                          int full_below, long band, long slot0, long total) {
+  sbuf *b = &g->b;
+  long win = k->w + 2 * g->p->d;
+  int S = g->S;
+  char name[24];
+  snprintf(name, sizeof name, "k_lv%d%s", idx, fsal_load ? "f" : "");
+  put_kernel_head(b, name);
+  put(b, "  extern __shared__ double sm[];\n"
+         "  const odb_idx org = ((odb_idx)blockIdx.x + (%ld)) * ODB_HP + "
+         "(%ld);\n"
+         "  const odb_idx wlo = org - ODB_D;\n"
+         "  const odb_idx w0 = wlo > 0 ? wlo : 0;\n"
+         "  const odb_idx w1 = org + %ld + ODB_D < ODB_N ? org + %ld + ODB_D "
+         ": ODB_N;\n"
+         "  double *const Ys = sm + %d * %ld - wlo;\n"
+         "  odb_idx lo, hi;\n"
+         "  (void)w0; (void)w1;\n",
+      k->i0, k->off, k->w, k->w, k->L1 - k->L0, win);
+  for (int q = k->L0; q < k->L1; ++q)
+    put(b, "  double *const Fs%d = sm + %d * %ld - wlo;\n", q, q - k->L0, win);
+  /* what the other parity computed beside the growing half */
+  for (int q = k->L0; q < k->L1 && q < k->M; ++q) {
+    put_lv_range(b, k, q);
+    put(b, "  for (odb_idx j = w0 + (odb_idx)threadIdx.x; j < w1; j += ODB_T)\n"
+           "    if (j < lo || j >= hi) Fs%d[j] = __ldg(a.F[%d] + j);\n", q, q);
+  }
+  if (k->L0 < k->M) put(b, "  __syncthreads();\n");
+  for (int l = k->L0; l < k->L1; ++l) {
+    int full = (l < full_below) || (l == S - 1 && g->m->fsal);
+    int write = full || lv_used_later(g, l);
+    char cond[96] = "";
+    if (!full)
+      snprintf(cond, sizeof cond, "if (j < lo + %ld || j >= hi - %ld) ",
+               band, band);
+    put(b, "  // level %d\n", l);
+    put_lv_range(b, k, l);
+    if (l == 0) {
+      put(b, "  for (odb_idx j = lo + (odb_idx)threadIdx.x; j < hi; j += "
+             "ODB_T) {\n");
+      if (fsal_load) {
+        put(b, "    Fs0[j] = __ldg(a.F[0] + j);\n  }\n");
+      } else {
+        put(b, "    const double v = odb_rhs(j, a.tl[0], a.y);\n"
+               "    Fs0[j] = v;\n");
+        if (write) put(b, "    %sa.F[0][j] = v;\n", cond);
+        put(b, "  }\n");
+      }
+    } else {
+      int loaded[ODB_GEN_MAX_STAGES] = {0};
+      put(b, "  {\n    const odb_idx y0 = lo - ODB_D > 0 ? lo - ODB_D : 0;\n"
+             "    const odb_idx y1 = hi + ODB_D < ODB_N ? hi + ODB_D : "
+             "ODB_N;\n"
+             "    for (odb_idx j = y0 + (odb_idx)threadIdx.x; j < y1; j += "
+             "ODB_T) {\n");
+      put_lv_loads(b, &g->e.a[l], loaded, k->L0);
+      put(b, "      Ys[j] = ");
+      put_lc(b, "__ldg(a.y + j)", &g->e.a[l]);
+      put(b, ";\n    }\n  }\n  __syncthreads();\n");
+      put(b, "  for (odb_idx j = lo + (odb_idx)threadIdx.x; j < hi; j += "
+             "ODB_T) {\n"
+             "    const double v = odb_rhs(j, a.tl[%d], Ys);\n"
+             "    Fs%d[j] = v;\n", l, l);
+      if (write) put(b, "    %sa.F[%d][j] = v;\n", cond, l);
+      put(b, "  }\n");
+    }
+    put(b, "  __syncthreads();\n");
+  }
+  if (k->L1 == S) {   /* ynew, the estimate and the norm at level s-1 */
+    int loaded[ODB_GEN_MAX_STAGES] = {0};
+    put(b, "  double acc = 0.0;\n"
+           "  for (odb_idx j = lo + (odb_idx)threadIdx.x; j < hi; j += ODB_T) "
+           "{\n      const double yj = __ldg(a.y + j);\n");
+    put_lv_loads(b, &g->e.b, loaded, k->L0);
+    put(b, "      const double yn = ");
+    put_lc(b, "yj", &g->e.b);
+    put(b, ";\n      a.ynew[j] = yn;\n");
+    if (g->plan->has_err) {
+      put_lv_loads(b, &g->e.e, loaded, k->L0);
+      put(b, "      const double ej = ");
+      put_lc(b, NULL, &g->e.e);
+      put(b, ";\n      acc += odb_sq_scaled(ej, yj, yn, a.atol, a.rtol);\n");
+    }
+    put(b, "  }\n");
+    if (g->plan->has_err)
+      put(b, "  odb_reduce(a, acc, %ldu + blockIdx.x, %ldu);\n", slot0,
+          total);
+    else
+      put(b, "  (void)acc;\n");
+  }
+  put(b, "}\n");
+}
+
+/* floor(a / b) for b > 0. */
+static long floor_div(long a, long b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The tiles i whose widest range [i P + off, + w) meets [0, n). */
+static void lv_tiles(lv_kernel *k, long P, long n) {
+  long i0 = floor_div(-k->off - k->w, P) + 1;
+  long i1 = floor_div(n - 1 - k->off, P);
+  k->i0 = i0;
+  k->count = i1 >= i0 ? i1 - i0 + 1 : 0;
+}
+
+/*
+** Builds the kernel sequence of the scheme (hex: hexagons of height
+** h = 2 H; else trapezoid rows of height h), checks widths and shared
+** memory, generates the kernels and their launches.
+*/
+static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
+  odb_gen_plan *pl = g->plan;
+  const char *vn = hex ? "gpu_hexagonal" : "gpu_trapezoid";
+  long S = g->S, d = g->p->d, n = g->p->n, h = o->tile_h, G, P, band;
+  long w[2] = { o->tile_w, o->tile_w2 > 0 ? o->tile_w2 : o->tile_w };
+  lv_kernel ks[ODB_GEN_MAX_LAUNCH];   /* s <= 16: at most 2 s kernels */
+  int nk = 0, full_below = 0;
+  long total = 0, slot = 0;
+  if (h < 1 || (hex && (h % 2 || h > 2 * S)) || (!hex && h > S))
+    return ODB_FAIL(ODB_ERR_ARG, "%s: tile height %ld must be %s", vn, h,
+                    hex ? "even, from 2 to 2 s" : "from 1 to s");
+  G = hex ? h / 2 : h;
+  for (int p = 0; p < 2; ++p) {
+    if (w[p] > n)   /* one tile spans the system */
+      w[p] = n > (2 * G - 1) * d ? n : (2 * G - 1) * d;
+    if (w[p] - 2 * (G - 1) * d < d)
+      return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s: tile width %ld is narrower "
+                      "than (2 G - 1) d = %ld (d = %ld, %ld levels a half "
+                      "tile) so a tile would reach past its neighbour; widen "
+                      "the tiles or lower the height", vn, w[p],
+                      (2 * G - 1) * d, d, G);
+  }
+  P = w[0] + w[1] - 2 * (G - 1) * d;
+  if (hex) {
+    int K = (int)((S - 1) / G) + 2;
+    for (int k = 0; k < K; ++k) {
+      lv_kernel *x = &ks[nk++];
+      x->L0 = (int)((k - 1) * G > 0 ? (k - 1) * G : 0);
+      x->L1 = (int)((k + 1) * G < S ? (k + 1) * G : S);
+      x->M = (int)(k * G);
+      x->w = w[k % 2];
+      x->off = k % 2 ? w[0] - (G - 1) * d : 0;
+    }
+  } else {
+    for (long r = 0; r * h < S; ++r)
+      for (int p = 0; p < 2; ++p) {
+        lv_kernel *x = &ks[nk++];
+        x->L0 = (int)(r * h);
+        x->L1 = (int)((r + 1) * h < S ? (r + 1) * h : S);
+        x->M = (int)(p ? r * h + h : r * h);
+        x->w = w[p];
+        x->off = p ? w[0] - (G - 1) * d : 0;
+      }
+  }
+  band = G * d;
+  for (int k = 0; k < nk; ++k) {
+    size_t sm = (size_t)(ks[k].L1 - ks[k].L0 + 1) *
+                (size_t)(ks[k].w + 2 * d) * sizeof(double);
+    lv_tiles(&ks[k], P, n);
+    if (ks[k].L0 > full_below) full_below = ks[k].L0;
+    if ((long)sm > o->smem_max)
+      return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s: a tile of width %ld keeps %d "
+                      "levels over w + 2 d and needs %zu bytes of shared "
+                      "memory (d = %ld); a block may have %ld; narrow the "
+                      "tiles or lower the height", vn, ks[k].w,
+                      ks[k].L1 - ks[k].L0 + 1, sm, d, o->smem_max);
+    if (ks[k].L1 == S) total += ks[k].count;
+  }
+  pl->tile_w = w[0];
+  pl->tile_h = h;
+  pl->nparts = total;
+  pl->scratch[0] = pl->scratch[1] = 0;
+  put(&g->b, "#define ODB_HP ((odb_idx)%ld)\n", P);
+  for (int k = 0; k < nk; ++k) {
+    const lv_kernel *x = &ks[k];
+    int has0 = x->L0 == 0 && g->m->fsal;
+    size_t sm = (size_t)(x->L1 - x->L0 + 1) * (size_t)(x->w + 2 * d) *
+                sizeof(double);
+    /* traffic per step in vectors: y and the levels below L0 over the
+       windows, the bands of the growing half; F_l written in full or in
+       bands; ynew on top */
+    double cover = (double)x->count * (double)(x->w + 2 * d) / (double)n;
+    double edge = (double)x->count * 2.0 * (double)band / (double)n;
+    double rv = cover * (1 + x->L0), wv = 0;
+    for (int l = x->L0; l < x->L1; ++l) {
+      int full = l < full_below || (l == S - 1 && g->m->fsal);
+      if (l < x->M) rv += edge;
+      if (full) wv += 0.5;   /* each level: two kernels of tiles */
+      else if (lv_used_later(g, l)) wv += edge < 0.5 ? edge : 0.5;
+    }
+    if (x->L1 == S) wv += 0.5;
+    gen_lv_kernel(g, x, k, 0, full_below, band, slot, total);
+    if (has0) gen_lv_kernel(g, x, k, 1, full_below, band, slot, total);
+    {
+      char kn[24];
+      odb_gen_launch *l;
+      snprintf(kn, sizeof kn, "k_lv%d", k);
+      l = add_launch(g, kn, has0 ? ODB_GEN_IF_STAGE0 : ODB_GEN_ALWAYS,
+                     x->L1 == S, rv, wv);
+      if (l) { l->grid = ODB_GEN_GRID_COUNT; l->blocks = x->count;
+               l->smem = sm; }
+      if (has0) {
+        snprintf(kn, sizeof kn, "k_lv%df", k);
+        l = add_launch(g, kn, ODB_GEN_IF_FSAL, x->L1 == S, rv + cover, wv);
+        if (l) { l->grid = ODB_GEN_GRID_COUNT; l->blocks = x->count;
+                 l->smem = sm; }
+      }
+    }
+    if (x->L1 == S) slot += x->count;
+  }
+  return ODB_OK;
+}
+
+/* }====== */
+
 /* {====== gpu_multiblock: multi-block tiles across the stages */
 
 /*
@@ -1213,7 +1499,7 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
                       odb_gen_plan *plan) {
   static const char *const kinds[] = { "gpu_unfused", "gpu_reference",
                                        "gpu_trapezoid", "gpu_multiblock",
-                                       "gpu_stream2d" };
+                                       "gpu_stream2d", "gpu_hexagonal" };
   gen g;
   *source = NULL;
   memset(plan, 0, sizeof *plan);
@@ -1254,9 +1540,13 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
   } else if (kind == ODB_GEN_REFERENCE) {
     gen_reference(&g);
   } else {
-    odb_status st = kind == ODB_GEN_TRAPEZOID ? gen_trapezoid(&g, o)
-                    : kind == ODB_GEN_STREAM2D ? gen_stream2d(&g, o)
-                                               : gen_multiblock(&g, o);
+    odb_status st =
+        kind == ODB_GEN_TRAPEZOID
+            ? (o->tile_h > 0 && o->tile_h < g.S ? gen_levels(&g, o, 0)
+                                                : gen_trapezoid(&g, o))
+        : kind == ODB_GEN_HEXAGON  ? gen_levels(&g, o, 1)
+        : kind == ODB_GEN_STREAM2D ? gen_stream2d(&g, o)
+                                   : gen_multiblock(&g, o);
     if (st != ODB_OK) {
       free(g.b.buf);
       return st;

@@ -14,8 +14,9 @@ typedef enum odb_gen_kind {
   ODB_GEN_REFERENCE,     /* seeds/000's reference: all fused but LC->RHS */
   ODB_GEN_TRAPEZOID,     /* single-block trapezoidal tiles across stages */
   ODB_GEN_MULTIBLOCK,    /* multi-block (multi-workgroup) tiles, seeds/000 4 */
-  ODB_GEN_STREAM2D       /* 2-D grid problems: strips streamed row by row
+  ODB_GEN_STREAM2D,      /* 2-D grid problems: strips streamed row by row
                             through all stages in one kernel */
+  ODB_GEN_HEXAGON        /* single-block hexagonal tiles across stages */
 } odb_gen_kind;
 
 /*
@@ -52,7 +53,8 @@ enum {
   ODB_GEN_GRID_STRIDE = 0,   /* grid-stride loop over n, any grid size */
   ODB_GEN_GRID_TILES,        /* one block per tile (plan.ntiles) */
   ODB_GEN_GRID_BOUNDS,       /* one block per inner tile boundary */
-  ODB_GEN_GRID_GROUPS        /* plan.grid blocks (multi-block tiles) */
+  ODB_GEN_GRID_GROUPS,       /* plan.grid blocks (multi-block tiles) */
+  ODB_GEN_GRID_COUNT         /* the launch's own count (blocks) */
 };
 
 /* One kernel launch of a step, with the vectors it moves (for traffic). */
@@ -63,6 +65,7 @@ typedef struct odb_gen_launch {
   double rvec, wvec;     /* full vectors' worth read and written */
   int grid;              /* ODB_GEN_GRID_* */
   size_t smem;           /* dynamic shared memory in bytes */
+  long blocks;           /* ODB_GEN_GRID_COUNT: blocks launched */
 } odb_gen_launch;
 
 /* Tuning parameters of the generated code. */
@@ -71,6 +74,11 @@ typedef struct odb_gen_opts {
   long tile_w;           /* trapezoid: components per tile at its base
                             (0: the largest that fits shared memory) */
   long smem_max;         /* trapezoid: shared memory a block may have */
+  /* gpu_hexagonal, and gpu_trapezoid with tile_h < s: the widest width
+     of the odd (tile_w) and even (tile_w2, 0: the same) tiles and the
+     tile height in stages (hexagons: even, 2..2s) */
+  long tile_w2;
+  int tile_h;
   /* multi-block tiles (seeds/000 4.5-4.6; the tile width is
      comps * blocks * threads * wg_per_tile, equation (7)) */
   int comps;             /* consecutive components per block, n_comp */

@@ -25,7 +25,7 @@
 */
 
 enum { DEFAULT_THREADS = 256, THREADS_PER_SM = 2048, S2D_THREADS = 128,
-       S2D_ROWS = 48, S2D_BAND = 2 };
+       S2D_ROWS = 48, S2D_BAND = 2, HEX_WIDTH = 1024 };
 
 typedef struct gpu_rk {
   odb_gen_plan plan;
@@ -215,6 +215,20 @@ static odb_status gpu_init(odb_solver *s, odb_gen_kind kind) {
   return ODB_OK;
 }
 
+/* Builds a tiling of levels (hexagons or trapezoid rows) and its
+   scratch; the launches carry their own block counts. */
+static odb_status levels_finish(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
+                                const odb_gen_opts *o,
+                                const odb_device_info *dev) {
+  ODB_TRY(build(s, g, kind, o, dev));
+  s->block = o->threads;
+  g->grid = 1;
+  g->nparts = g->plan.nparts > 0 ? (unsigned)g->plan.nparts : 1;
+  ODB_TRY(alloc_scratch(s, g));
+  plan_traffic(g, s->n);
+  return ODB_OK;
+}
+
 /* The default number of concurrent tiles: the most that still leave each
    tile's top at least three times its redundant halo (at least one). */
 static long default_tiles(long cap, long per_block, long halo) {
@@ -362,8 +376,72 @@ static odb_status reference_init(odb_solver *s) {
   return gpu_init(s, ODB_GEN_REFERENCE);
 }
 
+/*
+** The widest tile (multiple of 32) whose levels (levels + 1 arrays over
+** w + 2 d) fit shared memory; 0 when none does.
+*/
+static long widest_tile(long smem_max, int levels, long d) {
+  long w = smem_max / ((long)(levels + 1) * (long)sizeof(double)) - 2 * d;
+  return w > 0 ? w / 32 * 32 : 0;
+}
+
+/*
+** The default hexagon width: HEX_WIDTH components (the best of a sweep at
+** d = 32 and 128 on an H100, where many small tiles keep several blocks
+** on each multiprocessor), at least the narrowest allowed (2 G - 1) d,
+** at most the widest that fits shared memory.
+*/
+static long default_width(long smem_max, int levels, long G, long d) {
+  long w = HEX_WIDTH, wide = widest_tile(smem_max, levels, d);
+  if (w < (2 * G - 1) * d) w = (2 * G - 1) * d;
+  return w < wide ? w : wide;
+}
+
+/*
+** gpu_trapezoid: tiling.height below s tiles the step in rows of that
+** height (the shared generator of gpu_hexagonal); otherwise one row of
+** height s. The tile width is tiling.width, else the option block, else
+** the widest that fits shared memory.
+*/
 static odb_status trapezoid_init(odb_solver *s) {
-  return gpu_init(s, ODB_GEN_TRAPEZOID);
+  const odb_tiling_opts *t = &s->opts.tiling;
+  odb_device_info dev;
+  odb_gen_opts o;
+  gpu_rk *g = NULL;
+  ODB_TRY(new_state(s, &dev, &g));
+  basic_opts(s, ODB_GEN_TRAPEZOID, &o);
+  if (t->height <= 0 || t->height >= s->method->s) {   /* one row */
+    if (t->width > 0) o.tile_w = t->width;
+    return levels_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
+  }
+  o.threads = t->threads > 0 ? t->threads : DEFAULT_THREADS;
+  o.tile_h = t->height;
+  o.tile_w = t->width > 0 ? t->width : s->opts.block > 0 ? s->opts.block
+             : widest_tile(o.smem_max, t->height, s->problem->d);
+  o.tile_w2 = t->width2;
+  return levels_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
+}
+
+/*
+** gpu_hexagonal: tiling.height (even, 2..2s; default 4, at most 2s),
+** tiling.width and width2 (the odd and even hexagons' widest widths;
+** default_width), tiling.threads (256).
+*/
+static odb_status hexagonal_init(odb_solver *s) {
+  const odb_tiling_opts *t = &s->opts.tiling;
+  odb_device_info dev;
+  odb_gen_opts o;
+  gpu_rk *g = NULL;
+  int S = s->method->s, lv;
+  ODB_TRY(new_state(s, &dev, &g));
+  basic_opts(s, ODB_GEN_HEXAGON, &o);
+  o.threads = t->threads > 0 ? t->threads : DEFAULT_THREADS;
+  o.tile_h = t->height > 0 ? t->height : (2 * S < 4 ? 2 * S : 4);
+  lv = o.tile_h < S ? o.tile_h : S;   /* levels a kernel keeps */
+  o.tile_w = t->width > 0 ? t->width : s->opts.block > 0 ? s->opts.block
+             : default_width(o.smem_max, lv, o.tile_h / 2, s->problem->d);
+  o.tile_w2 = t->width2;
+  return levels_finish(s, g, ODB_GEN_HEXAGON, &o, &dev);
 }
 
 /*
@@ -413,6 +491,7 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   for (int i = 0; i < g->plan.nlaunch; ++i) {
     const odb_gen_launch *l = &g->plan.launch[i];
     unsigned grid = l->grid == ODB_GEN_GRID_TILES ? (unsigned)g->plan.ntiles
+                  : l->grid == ODB_GEN_GRID_COUNT ? (unsigned)l->blocks
                   : l->grid == ODB_GEN_GRID_BOUNDS
                       ? (unsigned)(g->plan.ntiles - 1) : g->grid;
     if ((l->when == ODB_GEN_IF_STAGE0 && s->fsal_ready) ||
@@ -475,6 +554,21 @@ const odb_variant odb_variant_gpu_trapezoid = {
   .backend = "cuda",
   .applies = gpu_applies,
   .init = trapezoid_init,
+  .fini = gpu_fini,
+  .attempt = gpu_attempt,
+  .traffic = gpu_traffic,
+};
+
+const odb_variant odb_variant_gpu_hexagonal = {
+  .name = "gpu_hexagonal",
+  .doc = "GPU, single-block hexagonal tiles across the stages (seeds/000 "
+         "4.1, 4.6): hexagons of a height (tiling.height, even) alternate "
+         "in two kernels' parities, each tile's levels in shared memory, F "
+         "written only in edge bands (and in full below a later kernel); "
+         "tiling options width, width2, height, threads",
+  .backend = "cuda",
+  .applies = gpu_applies,
+  .init = hexagonal_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,

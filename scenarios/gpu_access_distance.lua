@@ -17,6 +17,7 @@
 --   odebench scenarios/gpu_access_distance.lua
 --   odebench scenarios/gpu_access_distance.lua --set d=32,1024,32768 --set methods=verner65
 --   odebench scenarios/gpu_access_distance.lua --set sweep=small
+--   odebench scenarios/gpu_access_distance.lua --set d=32,128 --set variants=gpu_hexagonal,gpu_trapezoid
 -- Rows go to <outdir>/gpu_access_distance.csv (one per run) and results.
 local ob = require "odebench"
 
@@ -26,6 +27,8 @@ local steps   = ob.param("steps", 10)
 local target  = ob.param("n", 16 * 2^20)
 local sweep   = ob.param("sweep", "small")  -- small | full
 local cache   = ob.param("cache", "auto")   -- tuning database: auto, off, path
+-- the tiled variants whose configurations are tuned (all by default)
+local only    = ob.param("variants", "gpu_multiblock,gpu_stream2d,gpu_hexagonal,gpu_trapezoid")
 
 local function split(s)
   local t = {}
@@ -82,16 +85,41 @@ for _, th in ipairs(sweep == "small" and { 0, 64, 256 } or { 0, 32, 64, 128, 256
   end
 end
 
+-- Single-block tiles of a height across the stages (seeds/000 Figure 4):
+-- gpu_hexagonal at heights 2 to 6 (8 in the full sweep) and gpu_trapezoid
+-- in rows of 2 and 3 stages, the default width (nil: 1024 or what d and
+-- shared memory allow) or 512 / 2048 components (more in the full sweep); the full sweep adds odd and even hexagons of
+-- different widths (Figure 15). Tiles narrower than (2 G - 1) d or over
+-- shared memory are refused, so these only run at small d, as in the seed.
+local tile_configs = {}
+for _, ht in ipairs(sweep == "small" and { 2, 4, 6 } or { 2, 4, 6, 8 }) do
+  for _, w in ipairs(sweep == "small" and { 0, 512, 2048 } or { 0, 512, 768, 1536, 2048, 4096 }) do
+    tile_configs[#tile_configs + 1] = { variant = "gpu_hexagonal",
+      height = ht, width = w > 0 and w or nil }
+    if sweep ~= "small" and w > 0 then
+      tile_configs[#tile_configs + 1] = { variant = "gpu_hexagonal",
+        height = ht, width = w, width2 = w // 2 }
+    end
+  end
+end
+for _, ht in ipairs{ 2, 3 } do
+  tile_configs[#tile_configs + 1] = { variant = "gpu_trapezoid", height = ht }
+end
+
+local tags = { gpu_stream2d = "s2d", gpu_hexagonal = "hex",
+               gpu_trapezoid = "trap" }
+
 local function cfg_name(c)
   local t = {}
-  if c.variant == "gpu_stream2d" then t[1] = "s2d" end
+  if c.variant then t[1] = tags[c.variant] end
   if next(c) == nil then return "default" end
   for _, k in ipairs{ "threads", "comps", "blocks", "wg_per_tile", "tiles",
-                      "barrier", "stride", "band", "rows" } do
+                      "barrier", "stride", "band", "rows", "height", "width",
+                      "width2" } do
     if c[k] then t[#t + 1] = k .. "=" .. tostring(c[k]) end
   end
   if c.persistent == false then t[#t + 1] = "one-group-per-tile" end
-  if #t == 1 and t[1] == "s2d" then t[2] = "default" end
+  if #t == 1 then t[2] = "default" end
   return table.concat(t, " ")
 end
 
@@ -150,11 +178,19 @@ for _, ds in ipairs(split(dlist)) do
     -- every evaluation goes to the tuning database, so a second run with
     -- the same d reuses them instead of tuning again.
     local names, by_name = {}, {}
-    for _, list in ipairs{ configs, s2d_configs } do
+    local wanted = {}
+    for _, v in ipairs(split(only)) do wanted[v] = true end
+    for _, list in ipairs{ configs, s2d_configs, tile_configs } do
       for _, cf in ipairs(list) do
-        names[#names + 1] = cfg_key(cf)
-        by_name[cfg_key(cf)] = cf
+        if wanted[cf.variant or "gpu_multiblock"] then
+          names[#names + 1] = cfg_key(cf)
+          by_name[cfg_key(cf)] = cf
+        end
       end
+    end
+    if #names == 0 then
+      error("variants: none of '" .. only .. "' is a tiled variant (allowed: "
+        .. "gpu_multiblock, gpu_stream2d, gpu_hexagonal, gpu_trapezoid)", 0)
     end
     local solvers = {}
     local function solver_for(name)
@@ -211,7 +247,8 @@ for _, ds in ipairs(split(dlist)) do
       .. "now, %d from the tuning database, %d rejected\n", m, p.d,
       tr.stats.valid, tr.stats.measured, tr.stats.cached,
       tr.stats.rejected + tr.stats.failed))
-    for _, v in ipairs{ "gpu_multiblock", "gpu_stream2d" } do
+    for _, v in ipairs{ "gpu_multiblock", "gpu_stream2d", "gpu_hexagonal",
+                        "gpu_trapezoid" } do
       local ev = best_of[v]
       if ev then row(v, "best of " .. v .. ": " .. ev.config.cfg, ev.median) end
     end

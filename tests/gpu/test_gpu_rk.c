@@ -16,7 +16,7 @@
 
 static const char *const variants[] = { "gpu_unfused", "gpu_reference",
                                         "gpu_trapezoid", "gpu_multiblock",
-                                        "gpu_stream2d" };
+                                        "gpu_stream2d", "gpu_hexagonal" };
 static const char *const methods[] = { "bs3", "dopri5", "verner65",
                                        "heun_euler", "rk4" };
 #define NV ((int)(sizeof variants / sizeof variants[0]))
@@ -62,12 +62,18 @@ static odb_solver_opts gpu_opts(const char *variant, const char *method,
   else memset(&o, 0, sizeof o);
   if (strcmp(variant, "gpu_trapezoid") == 0 && m)
     o.block = (2L * m->s - 2) * p->d + 37;
+  if (strcmp(variant, "gpu_hexagonal") == 0) {   /* height 4: 3 d at least */
+    o.tiling.width = 3 * p->d + 37;
+    o.tiling.width2 = 3 * p->d + 5;
+  }
   return o;
 }
 
-/* 1 when variant may refuse p: a trapezoid tile too large for shared memory. */
+/* 1 when variant may refuse p: a trapezoid or hexagon too large for shared
+   memory. */
 static int may_refuse(const char *variant, const char *msg) {
-  return strcmp(variant, "gpu_trapezoid") == 0 && strstr(msg, "shared memory");
+  return (strcmp(variant, "gpu_trapezoid") == 0 ||
+          strcmp(variant, "gpu_hexagonal") == 0) && strstr(msg, "shared memory");
 }
 
 /* The solver's state on the host (n doubles, malloc'd). */
@@ -532,6 +538,121 @@ static void test_stream2d(odb_rng *r) {
   }
 }
 
+/*
+** Tiles of a height across the stages: gpu_hexagonal at every even height
+** from 2 to 2 s, gpu_trapezoid in rows of 1 to s - 1 stages; the odd and
+** even tiles at their narrowest allowed width ((2 G - 1) d, G the levels
+** of a half tile), a few components wider, of different widths, and one
+** tile wider than n (half of these combinations, rotating over methods and
+** heights; a quarter with ODB_GPU_TEST_QUICK); grids whose n no width
+** divides. Two steps each from
+** a fresh random state against plain (state 1e-12, norm 1e-12 plus
+** rounding). Then the refusals: a tile narrower than (2 G - 1) d, an odd
+** hexagon height, a tile over shared memory.
+*/
+static void test_levels(odb_rng *r) {
+  static const struct { long N, Nx; } shapes[] = { { 13, 7 }, { 29, 3 } };
+  static const long extra[][2] = { { 0, 0 }, { 1, 7 }, { 13, 0 },
+                                   { 1 << 20, 0 } };
+  const char *meths[] = { "bs3", "verner65", "dopri5", "rk4" };
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+    odb_problem *p = bruss_nx(shapes[si].N, shapes[si].Nx);
+    double *y0 = malloc((size_t)p->n * sizeof(double)), h = 1e-3;
+    int pass = 0, cases = 0;
+    for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + odb_rng_uniform(r);
+    for (int mi = 0; mi < 4; ++mi) {
+      const odb_method *m = odb_method_find(meths[mi]);
+      double *yc[2], ec[2], allow[2];
+      odb_solver *c = plain_steps(p, meths[mi], y0, h, yc, ec, allow);
+      if (!c) {
+        tap_ok(0, "plain %s: %s", meths[mi], odb_last_error());
+        continue;
+      }
+      for (int hex = 0; hex < 2; ++hex)
+        for (int ht = hex ? 2 : 1; ht <= (hex ? 2 * m->s : m->s - 1);
+             ht += hex ? 2 : 1)
+          for (size_t xi = 0; xi < sizeof extra / sizeof extra[0]; ++xi) {
+            const char *v = hex ? "gpu_hexagonal" : "gpu_trapezoid";
+            long G = hex ? ht / 2 : ht, wmin = (2 * G - 1) * p->d;
+            odb_solver_opts o;
+            odb_solve_stats info;
+            odb_solver *g;
+            int ok = 1;
+            if ((ht + (int)xi + mi) % (quick ? 4 : 2)) continue;
+            memset(&o, 0, sizeof o);
+            o.tiling.height = ht;
+            o.tiling.width = wmin + extra[xi][0];
+            o.tiling.width2 = extra[xi][1] ? wmin + extra[xi][1] : 0;
+            o.tiling.threads = xi % 2 ? 64 : 128;
+            g = solver(p, meths[mi], gpu, v, &o);
+            ++cases;
+            if (!g) {
+              tap_ok(0, "%s %s %s height %d width %ld/%ld: %s", v, p->label,
+                     meths[mi], ht, o.tiling.width, o.tiling.width2,
+                     one_line(odb_last_error()));
+              continue;
+            }
+            odb_solver_set_state(g, 0.0, y0);
+            poison(g);
+            for (int k = 0; k < 2 && ok; ++k) {
+              odb_status st = odb_solver_step(g, h, &info);
+              double *yg = state(g), e = max_rel(yg, yc[k], p->n);
+              double de = fabs(info.err_last - ec[k]);
+              ok = st == ODB_OK && e <= 1e-12 &&
+                   de <= 1e-12 * fabs(ec[k]) + allow[k];
+              if (!ok)
+                tap_ok(0, "%s %s %s height %d width %ld/%ld step %d: rel "
+                       "err %.2e, norm %.9e vs %.9e%s%s", v, p->label,
+                       meths[mi], ht, o.tiling.width, o.tiling.width2, k + 1,
+                       e, info.err_last, ec[k], st == ODB_OK ? "" : ": ",
+                       st == ODB_OK ? "" : one_line(odb_last_error()));
+              free(yg);
+            }
+            pass += ok;
+            odb_solver_destroy(g);
+          }
+      free(yc[0]);
+      free(yc[1]);
+      odb_solver_destroy(c);
+    }
+    tap_ok(pass == cases && cases > 0, "hexagons and trapezoid rows on %s: "
+           "%d of %d configurations match plain over two steps", p->label,
+           pass, cases);
+    free(y0);
+    odb_problem_destroy(p);
+  }
+  {
+    odb_problem *p = bruss(9), *big = bruss(200);   /* d = 18, 400 */
+    odb_solver_opts o;
+    odb_solver *s;
+    const char *e;
+    memset(&o, 0, sizeof o);
+    o.tiling.height = 4;
+    o.tiling.width = 3 * 18 - 1;
+    s = solver(p, "dopri5", gpu, "gpu_hexagonal", &o);
+    e = s ? "(accepted)" : odb_last_error();
+    tap_ok(!s && strstr(e, "narrower than (2 G - 1) d"), "hexagonal: a tile "
+           "narrower than 3 d at height 4 is refused: %s", one_line(e));
+    odb_solver_destroy(s);
+    o.tiling.height = 3;
+    o.tiling.width = 0;
+    s = solver(p, "dopri5", gpu, "gpu_hexagonal", &o);
+    e = s ? "(accepted)" : odb_last_error();
+    tap_ok(!s && strstr(e, "must be even"), "hexagonal: an odd height is "
+           "refused: %s", one_line(e));
+    odb_solver_destroy(s);
+    o.tiling.height = 2;
+    o.tiling.width = 60000;      /* 3 levels over 60800 doubles */
+    s = solver(big, "dopri5", gpu, "gpu_hexagonal", &o);
+    e = s ? "(accepted)" : odb_last_error();
+    tap_ok(!s && strstr(e, "shared memory"), "hexagonal: a tile over shared "
+           "memory is refused: %s", one_line(e));
+    odb_solver_destroy(s);
+    odb_problem_destroy(big);
+    odb_problem_destroy(p);
+  }
+}
+
 /* ODEBENCH_DUMP_KERNELS receives the generated source. */
 static void test_dump(void) {
   char dir[] = "/tmp/odb_dump_XXXXXX", path[512];
@@ -598,6 +719,12 @@ int main(void) {
     odb_ctx_destroy(ctx);
     return tap_done();
   }
+  if (getenv("ODB_GPU_TEST_ONLY") &&
+      strcmp(getenv("ODB_GPU_TEST_ONLY"), "levels") == 0) {
+    test_levels(&r);
+    odb_ctx_destroy(ctx);
+    return tap_done();
+  }
   test_steps(3, &r);     /* n = 18: fewer components than a warp */
   test_steps(37, &r);    /* n = 2738 */
   if (!quick) test_steps(301, &r);   /* n = 181202: many blocks */
@@ -614,6 +741,7 @@ int main(void) {
   }
   test_multiblock(&r);
   test_stream2d(&r);
+  test_levels(&r);
   test_refusals();
   test_dump();
   odb_ctx_destroy(ctx);
