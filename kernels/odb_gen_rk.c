@@ -856,9 +856,10 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
     if (ks[k].L0 > full_below) full_below = ks[k].L0;
     if ((long)sm > o->smem_max)
       return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s: a tile of width %ld keeps %d "
-                      "levels over w + 2 d and needs %zu bytes of shared "
-                      "memory (d = %ld); a block may have %ld; narrow the "
-                      "tiles or lower the height", vn, ks[k].w,
+                      "arrays of w + 2 d doubles (its levels and the "
+                      "argument) and needs %zu bytes of shared memory (d = "
+                      "%ld); a block may have %ld; narrow the tiles or lower "
+                      "the height", vn, ks[k].w,
                       ks[k].L1 - ks[k].L0 + 1, sm, d, o->smem_max);
     if (ks[k].L1 == S) total += ks[k].count;
   }
