@@ -639,16 +639,21 @@ static odb_status gen_trapezoid(gen *g, const odb_gen_opts *o) {
 ** height). Trapezoidal rows of height h: per row a shrinking kernel
 ** (parity 0, M = L0) and a growing one (parity 1, M = L0 + h).
 **
-** A tile keeps its own levels in shared memory over the window [org - d,
-** org + w + d): below M it first loads from F (memory) what the tiles of
-** the other parity computed in an earlier kernel; above M it needs only
-** its own values. Levels below L0 come from memory, written in full by
+** A tile keeps its own levels over the window [org - d, org + w + d),
+** each thread the same components at every level, in registers (only the
+** argument Y_l, which f reads within d, goes through shared memory): below
+** M it first loads from F (memory) what the tiles of the other parity
+** computed in an earlier kernel; above M it needs only its own values. Levels below L0 come from memory, written in full by
 ** earlier kernels; otherwise a kernel writes F_l only in bands of G d at
 ** its tile's edges, where later kernels read. A tile of width w needs
 ** w - 2 (G - 1) d >= d at its narrowest so that what it loads lies in its
 ** neighbours. The tile that computes level s-1 at j also forms ynew, the
 ** estimate and the norm there.
 */
+
+/* Window components a thread may own (each keeps its stages in
+   registers). */
+#define LV_MAX_PER_THREAD 8
 
 typedef struct lv_kernel {
   int L0, L1, M;         /* levels [L0, L1), the middle */
@@ -669,15 +674,13 @@ static void put_lv_range(sbuf *b, const lv_kernel *k, int l) {
       u, k->w, u);
 }
 
-/* Loads of the stages of t not in registers: own levels from shared
-   memory, levels below L0 from memory. */
-static void put_lv_loads(sbuf *b, const erk_terms *t, int *loaded, int L0) {
-  for (int i = 0; i < t->n; ++i) {
-    int q = t->idx[i];
-    if (loaded[q]) continue;
-    if (q >= L0) put(b, "      const double f%d = Fs%d[j];\n", q, q);
-    else put(b, "      const double f%d = __ldg(a.F[%d] + j);\n", q, q);
-    loaded[q] = 1;
+/* Loads into f<q> the stages of t (position i of the thread): own levels
+   from registers F<q>_<i>, levels below L0 from memory. */
+static void put_lv_loads(sbuf *b, const erk_terms *t, int L0, int i) {
+  for (int k = 0; k < t->n; ++k) {
+    int q = t->idx[k];
+    if (q >= L0) put(b, "      const double f%d = F%d_%d;\n", q, q, i);
+    else put(b, "      const double f%d = __ldg(a.F[%d] + j%d);\n", q, q, i);
   }
 }
 
@@ -691,10 +694,15 @@ static int lv_used_later(const gen *g, int l) {
 /*
 ** One kernel (fsal_load: F_0 from memory). full_below: levels below it are
 ** written in full; band: the edge bands' width; slot0: its first partial
-** sum of the norm, total: the partial sums of a step.
+** sum of the norm, total: the partial sums of a step. Thread x owns the
+** window's positions x + i T (i < np) through every level: its stage
+** values stay in registers F<q>_<i>, y in y_<i>; only the argument Y_l,
+** which f reads within d, goes through shared memory, double-buffered so
+** that one barrier a level suffices.
 */
 static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
-                          int full_below, long band, long slot0, long total) {
+                          int full_below, long band, long slot0, long total,
+                          int np) {
   sbuf *b = &g->b;
   long win = k->w + 2 * g->p->d;
   int S = g->S;
@@ -705,78 +713,98 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
          "  const odb_idx org = ((odb_idx)blockIdx.x + (%ld)) * ODB_HP + "
          "(%ld);\n"
          "  const odb_idx wlo = org - ODB_D;\n"
-         "  const odb_idx w0 = wlo > 0 ? wlo : 0;\n"
-         "  const odb_idx w1 = org + %ld + ODB_D < ODB_N ? org + %ld + ODB_D "
-         ": ODB_N;\n"
-         "  double *const Ys = sm + %d * %ld - wlo;\n"
-         "  odb_idx lo, hi;\n"
-         "  (void)w0; (void)w1;\n",
-      k->i0, k->off, k->w, k->w, k->L1 - k->L0, win);
-  for (int q = k->L0; q < k->L1; ++q)
-    put(b, "  double *const Fs%d = sm + %d * %ld - wlo;\n", q, q - k->L0, win);
+         "  odb_idx lo, hi;\n", k->i0, k->off);
+  for (int i = 0; i < np; ++i) {
+    put(b, "  const odb_idx j%d = wlo + (odb_idx)threadIdx.x + %ld;\n"
+           "  const bool v%d = (odb_idx)threadIdx.x + %ld < %ld && j%d >= 0 && "
+           "j%d < ODB_N;\n"
+           "  const double y_%d = v%d ? __ldg(a.y + j%d) : 0.0;\n",
+        i, (long)i * g->plan->threads, i, (long)i * g->plan->threads, win, i,
+        i, i, i, i);
+    for (int q = k->L0; q < k->L1; ++q) put(b, "  double F%d_%d = 0.0;\n", q, i);
+  }
   /* what the other parity computed beside the growing half */
   for (int q = k->L0; q < k->L1 && q < k->M; ++q) {
     put_lv_range(b, k, q);
-    put(b, "  for (odb_idx j = w0 + (odb_idx)threadIdx.x; j < w1; j += ODB_T)\n"
-           "    if (j < lo || j >= hi) Fs%d[j] = __ldg(a.F[%d] + j);\n", q, q);
+    for (int i = 0; i < np; ++i)
+      put(b, "  if (v%d && (j%d < lo || j%d >= hi)) F%d_%d = __ldg(a.F[%d] + "
+             "j%d);\n", i, i, i, q, i, q, i);
   }
-  if (k->L0 < k->M) put(b, "  __syncthreads();\n");
   for (int l = k->L0; l < k->L1; ++l) {
     int full = (l < full_below) || (l == S - 1 && g->m->fsal);
     int write = full || lv_used_later(g, l);
     char cond[96] = "";
     if (!full)
-      snprintf(cond, sizeof cond, "if (j < lo + %ld || j >= hi - %ld) ",
+      snprintf(cond, sizeof cond, "if (jj < lo + %ld || jj >= hi - %ld) ",
                band, band);
     put(b, "  // level %d\n", l);
     put_lv_range(b, k, l);
     if (l == 0) {
-      put(b, "  for (odb_idx j = lo + (odb_idx)threadIdx.x; j < hi; j += "
-             "ODB_T) {\n");
-      if (fsal_load) {
-        put(b, "    Fs0[j] = __ldg(a.F[0] + j);\n  }\n");
-      } else {
-        put(b, "    const double v = odb_rhs(j, a.tl[0], a.y);\n"
-               "    Fs0[j] = v;\n");
-        if (write) put(b, "    %sa.F[0][j] = v;\n", cond);
-        put(b, "  }\n");
+      for (int i = 0; i < np; ++i) {
+        put(b, "  if (v%d && j%d >= lo && j%d < hi) {\n"
+               "    const odb_idx jj = j%d;\n", i, i, i, i);
+        if (fsal_load) {
+          put(b, "    F0_%d = __ldg(a.F[0] + jj);\n  }\n", i);
+        } else {
+          put(b, "    F0_%d = odb_rhs(jj, a.tl[0], a.y);\n", i);
+          if (write) put(b, "    %sa.F[0][jj] = F0_%d;\n", cond, i);
+          put(b, "  }\n");
+        }
       }
-    } else {
-      int loaded[ODB_GEN_MAX_STAGES] = {0};
-      put(b, "  {\n    const odb_idx y0 = lo - ODB_D > 0 ? lo - ODB_D : 0;\n"
-             "    const odb_idx y1 = hi + ODB_D < ODB_N ? hi + ODB_D : "
-             "ODB_N;\n"
-             "    for (odb_idx j = y0 + (odb_idx)threadIdx.x; j < y1; j += "
-             "ODB_T) {\n");
-      put_lv_loads(b, &g->e.a[l], loaded, k->L0);
-      put(b, "      Ys[j] = ");
-      put_lc(b, "__ldg(a.y + j)", &g->e.a[l]);
-      put(b, ";\n    }\n  }\n  __syncthreads();\n");
-      put(b, "  for (odb_idx j = lo + (odb_idx)threadIdx.x; j < hi; j += "
-             "ODB_T) {\n"
-             "    const double v = odb_rhs(j, a.tl[%d], Ys);\n"
-             "    Fs%d[j] = v;\n", l, l);
-      if (write) put(b, "    %sa.F[%d][j] = v;\n", cond, l);
-      put(b, "  }\n");
+      continue;
     }
-    put(b, "  __syncthreads();\n");
-  }
-  if (k->L1 == S) {   /* ynew, the estimate and the norm at level s-1 */
-    int loaded[ODB_GEN_MAX_STAGES] = {0};
-    put(b, "  double acc = 0.0;\n"
-           "  for (odb_idx j = lo + (odb_idx)threadIdx.x; j < hi; j += ODB_T) "
-           "{\n      const double yj = __ldg(a.y + j);\n");
-    put_lv_loads(b, &g->e.b, loaded, k->L0);
-    put(b, "      const double yn = ");
-    put_lc(b, "yj", &g->e.b);
-    put(b, ";\n      a.ynew[j] = yn;\n");
-    if (g->plan->has_err) {
-      put_lv_loads(b, &g->e.e, loaded, k->L0);
-      put(b, "      const double ej = ");
-      put_lc(b, NULL, &g->e.e);
-      put(b, ";\n      acc += odb_sq_scaled(ej, yj, yn, a.atol, a.rtol);\n");
+    put(b, "  {\n    double *const Yb = sm + %ld - wlo;\n"
+           "    const odb_idx y0 = lo - ODB_D, y1 = hi + ODB_D;\n",
+        (long)(l % 2) * win);
+    for (int i = 0; i < np; ++i) {
+      put(b, "    if (v%d && j%d >= y0 && j%d < y1) {\n", i, i, i);
+      put_lv_loads(b, &g->e.a[l], k->L0, i);
+      put(b, "      Yb[j%d] = ", i);
+      {
+        char ye[16];
+        snprintf(ye, sizeof ye, "y_%d", i);
+        put_lc(b, ye, &g->e.a[l]);
+      }
+      put(b, ";\n    }\n");
+    }
+    put(b, "    __syncthreads();\n");
+    for (int i = 0; i < np; ++i) {
+      put(b, "    if (v%d && j%d >= lo && j%d < hi) {\n"
+             "      const odb_idx jj = j%d;\n"
+             "      F%d_%d = odb_rhs(jj, a.tl[%d], Yb);\n", i, i, i, i, l, i, l);
+      if (write) put(b, "      %sa.F[%d][jj] = F%d_%d;\n", cond, l, l, i);
+      put(b, "    }\n");
     }
     put(b, "  }\n");
+  }
+  if (k->L1 == S) {   /* ynew, the estimate and the norm at level s-1 */
+    put(b, "  double acc = 0.0;\n");
+    for (int i = 0; i < np; ++i) {
+      put(b, "  if (v%d && j%d >= lo && j%d < hi) {\n", i, i, i);
+      {
+        erk_terms both = g->e.b;   /* the loads of b and e together */
+        for (int q = 0; q < g->e.e.n; ++q)
+          if (!uses(&both, g->e.e.idx[q]) && both.n < ERK_MAX_STAGES) {
+            both.idx[both.n] = g->e.e.idx[q];
+            both.coef[both.n++] = 0;
+          }
+        put_lv_loads(b, &both, k->L0, i);
+      }
+      {
+        char ye[16];
+        snprintf(ye, sizeof ye, "y_%d", i);
+        put(b, "      const double yn = ");
+        put_lc(b, ye, &g->e.b);
+      }
+      put(b, ";\n      a.ynew[j%d] = yn;\n", i);
+      if (g->plan->has_err) {
+        put(b, "      const double ej = ");
+        put_lc(b, NULL, &g->e.e);
+        put(b, ";\n      acc += odb_sq_scaled(ej, y_%d, yn, a.atol, "
+               "a.rtol);\n", i);
+      }
+      put(b, "  }\n");
+    }
     if (g->plan->has_err)
       put(b, "  odb_reduce(a, acc, %ldu + blockIdx.x, %ldu);\n", slot0,
           total);
@@ -810,7 +838,7 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
   long S = g->S, d = g->p->d, n = g->p->n, h = o->tile_h, G, P, band;
   long w[2] = { o->tile_w, o->tile_w2 > 0 ? o->tile_w2 : o->tile_w };
   lv_kernel ks[ODB_GEN_MAX_LAUNCH];   /* s <= 16: at most 2 s kernels */
-  int nk = 0, full_below = 0;
+  int nk = 0, full_below = 0, np = 1;
   long total = 0, slot = 0;
   if (h < 1 || (hex && (h % 2 || h > 2 * S)) || (!hex && h > S))
     return ODB_FAIL(ODB_ERR_ARG, "%s: tile height %ld must be %s", vn, h,
@@ -850,17 +878,22 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
   }
   band = G * d;
   for (int k = 0; k < nk; ++k) {
-    size_t sm = (size_t)(ks[k].L1 - ks[k].L0 + 1) *
-                (size_t)(ks[k].w + 2 * d) * sizeof(double);
+    size_t sm = 2 * (size_t)(ks[k].w + 2 * d) * sizeof(double);
+    long per = (ks[k].w + 2 * d + o->threads - 1) / o->threads;
     lv_tiles(&ks[k], P, n);
     if (ks[k].L0 > full_below) full_below = ks[k].L0;
     if ((long)sm > o->smem_max)
-      return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s: a tile of width %ld keeps %d "
-                      "arrays of w + 2 d doubles (its levels and the "
-                      "argument) and needs %zu bytes of shared memory (d = "
-                      "%ld); a block may have %ld; narrow the tiles or lower "
-                      "the height", vn, ks[k].w,
-                      ks[k].L1 - ks[k].L0 + 1, sm, d, o->smem_max);
+      return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s: a tile of width %ld needs "
+                      "its argument twice over w + 2 d, %zu bytes of shared "
+                      "memory (d = %ld); a block may have %ld; narrow the "
+                      "tiles", vn, ks[k].w, sm, d, o->smem_max);
+    if (per > LV_MAX_PER_THREAD)
+      return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s: a tile of width %ld gives "
+                      "each of %d threads %ld components (w + 2 d over the "
+                      "threads; at most %d keep their stages in registers); "
+                      "raise threads or narrow the tiles", vn, ks[k].w,
+                      o->threads, per, LV_MAX_PER_THREAD);
+    if (per > np) np = (int)per;
     if (ks[k].L1 == S) total += ks[k].count;
   }
   pl->tile_w = w[0];
@@ -871,8 +904,7 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
   for (int k = 0; k < nk; ++k) {
     const lv_kernel *x = &ks[k];
     int has0 = x->L0 == 0 && g->m->fsal;
-    size_t sm = (size_t)(x->L1 - x->L0 + 1) * (size_t)(x->w + 2 * d) *
-                sizeof(double);
+    size_t sm = 2 * (size_t)(x->w + 2 * d) * sizeof(double);
     /* traffic per step in vectors: y and the levels below L0 over the
        windows, the bands of the growing half; F_l written in full or in
        bands; ynew on top */
@@ -886,8 +918,8 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
       else if (lv_used_later(g, l)) wv += edge < 0.5 ? edge : 0.5;
     }
     if (x->L1 == S) wv += 0.5;
-    gen_lv_kernel(g, x, k, 0, full_below, band, slot, total);
-    if (has0) gen_lv_kernel(g, x, k, 1, full_below, band, slot, total);
+    gen_lv_kernel(g, x, k, 0, full_below, band, slot, total, np);
+    if (has0) gen_lv_kernel(g, x, k, 1, full_below, band, slot, total, np);
     {
       char kn[24];
       odb_gen_launch *l;

@@ -377,31 +377,28 @@ static odb_status reference_init(odb_solver *s) {
 }
 
 /*
-** The widest tile (multiple of 32) whose levels (levels + 1 arrays over
-** w + 2 d) fit shared memory; 0 when none does.
+** The default tile width: HEX_WIDTH components (the best of a sweep at
+** d = 32 and 128 on an H100, where many small tiles keep several blocks
+** on each multiprocessor), at least the narrowest allowed, (2 G - 1) d.
 */
-static long widest_tile(long smem_max, int levels, long d) {
-  long w = smem_max / ((long)(levels + 1) * (long)sizeof(double)) - 2 * d;
-  return w > 0 ? w / 32 * 32 : 0;
+static long default_width(long G, long d) {
+  return HEX_WIDTH > (2 * G - 1) * d ? HEX_WIDTH : (2 * G - 1) * d;
 }
 
-/*
-** The default hexagon width: HEX_WIDTH components (the best of a sweep at
-** d = 32 and 128 on an H100, where many small tiles keep several blocks
-** on each multiprocessor), at least the narrowest allowed (2 G - 1) d,
-** at most the widest that fits shared memory.
-*/
-static long default_width(long smem_max, int levels, long G, long d) {
-  long w = HEX_WIDTH, wide = widest_tile(smem_max, levels, d);
-  if (w < (2 * G - 1) * d) w = (2 * G - 1) * d;
-  return w < wide ? w : wide;
+/* Threads of a tile of width w: the fewest (128 to 1024) that leave each
+   at most four window components (w + 2 d). */
+static int tile_threads(long w, long d) {
+  int t = 128;
+  while (t < 1024 && 4L * t < w + 2 * d) t *= 2;
+  return t;
 }
 
 /*
 ** gpu_trapezoid: tiling.height below s tiles the step in rows of that
 ** height (the shared generator of gpu_hexagonal); otherwise one row of
 ** height s. The tile width is tiling.width, else the option block, else
-** the widest that fits shared memory.
+** default_width for rows and the widest that fits shared memory for one
+** row; rows take tiling.threads, else tile_threads.
 */
 static odb_status trapezoid_init(odb_solver *s) {
   const odb_tiling_opts *t = &s->opts.tiling;
@@ -414,33 +411,36 @@ static odb_status trapezoid_init(odb_solver *s) {
     if (t->width > 0) o.tile_w = t->width;
     return levels_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
   }
-  o.threads = t->threads > 0 ? t->threads : DEFAULT_THREADS;
   o.tile_h = t->height;
   o.tile_w = t->width > 0 ? t->width : s->opts.block > 0 ? s->opts.block
-             : widest_tile(o.smem_max, t->height, s->problem->d);
+             : default_width(t->height, s->problem->d);
   o.tile_w2 = t->width2;
+  o.threads = t->threads > 0 ? t->threads
+              : tile_threads(o.tile_w > o.tile_w2 ? o.tile_w : o.tile_w2,
+                             s->problem->d);
   return levels_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
 }
 
 /*
 ** gpu_hexagonal: tiling.height (even, 2..2s; default 4, at most 2s),
 ** tiling.width and width2 (the odd and even hexagons' widest widths;
-** default_width), tiling.threads (256).
+** default_width), tiling.threads (tile_threads).
 */
 static odb_status hexagonal_init(odb_solver *s) {
   const odb_tiling_opts *t = &s->opts.tiling;
   odb_device_info dev;
   odb_gen_opts o;
   gpu_rk *g = NULL;
-  int S = s->method->s, lv;
+  int S = s->method->s;
   ODB_TRY(new_state(s, &dev, &g));
   basic_opts(s, ODB_GEN_HEXAGON, &o);
-  o.threads = t->threads > 0 ? t->threads : DEFAULT_THREADS;
   o.tile_h = t->height > 0 ? t->height : (2 * S < 4 ? 2 * S : 4);
-  lv = o.tile_h < S ? o.tile_h : S;   /* levels a kernel keeps */
   o.tile_w = t->width > 0 ? t->width : s->opts.block > 0 ? s->opts.block
-             : default_width(o.smem_max, lv, o.tile_h / 2, s->problem->d);
+             : default_width(o.tile_h / 2, s->problem->d);
   o.tile_w2 = t->width2;
+  o.threads = t->threads > 0 ? t->threads
+              : tile_threads(o.tile_w > o.tile_w2 ? o.tile_w : o.tile_w2,
+                             s->problem->d);
   return levels_finish(s, g, ODB_GEN_HEXAGON, &o, &dev);
 }
 

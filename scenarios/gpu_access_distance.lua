@@ -86,15 +86,17 @@ for _, th in ipairs(sweep == "small" and { 0, 64, 256 } or { 0, 32, 64, 128, 256
 end
 
 -- Single-block tiles of a height across the stages (seeds/000 Figure 4):
--- gpu_hexagonal at heights 2, 4, 6 and 16 (2 s for Verner 6(5): two
--- kernels, no stage written in full; more in the full sweep) and gpu_trapezoid
--- in rows of 2 and 3 stages, the default width (nil: 1024 or what d and
--- shared memory allow) or 512 / 2048 components (more in the full sweep); the full sweep adds odd and even hexagons of
+-- gpu_hexagonal at heights 2, 4, 8, 14 and 16 (2 s for Bogacki-Shampine,
+-- Dormand-Prince and Verner 6(5): two kernels, no stage written in full;
+-- heights above 2 s are refused; more in the full sweep) and gpu_trapezoid
+-- in rows of 2 and 3 stages, the default width (nil: 1024, or (2 G - 1) d
+-- when that is wider) or 512 / 2048 / 4096 components (more in the full
+-- sweep); the full sweep adds odd and even hexagons of
 -- different widths (Figure 15). Tiles narrower than (2 G - 1) d or over
 -- shared memory are refused, so these only run at small d, as in the seed.
 local tile_configs = {}
-for _, ht in ipairs(sweep == "small" and { 2, 4, 6, 16 } or { 2, 4, 6, 8, 12, 16 }) do
-  for _, w in ipairs(sweep == "small" and { 0, 512, 2048 } or { 0, 512, 768, 1536, 2048, 4096 }) do
+for _, ht in ipairs(sweep == "small" and { 2, 4, 8, 14, 16 } or { 2, 4, 6, 8, 12, 14, 16 }) do
+  for _, w in ipairs(sweep == "small" and { 0, 512, 2048, 4096 } or { 0, 512, 768, 1536, 2048, 4096, 6144 }) do
     tile_configs[#tile_configs + 1] = { variant = "gpu_hexagonal",
       height = ht, width = w > 0 and w or nil }
     if sweep ~= "small" and w > 0 then
