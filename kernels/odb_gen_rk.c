@@ -644,8 +644,9 @@ static odb_status gen_trapezoid(gen *g, const odb_gen_opts *o) {
 ** argument Y_l, which f reads within d, goes through shared memory): below
 ** M it first loads from F (memory) what the tiles of the other parity
 ** computed in an earlier kernel; above M it needs only its own values. Levels below L0 come from memory, written in full by
-** earlier kernels; otherwise a kernel writes F_l only in bands of G d at
-** its tile's edges, where later kernels read. A tile of width w needs
+** earlier kernels; otherwise a kernel writes F_l only in the band at its
+** tile's edges that the next kernel loads (lv_band), and the last kernel
+** none. A tile of width w needs
 ** w - 2 (G - 1) d >= d at its narrowest so that what it loads lies in its
 ** neighbours. The tile that computes level s-1 at j also forms ynew, the
 ** estimate and the norm there.
@@ -684,6 +685,16 @@ static void put_lv_loads(sbuf *b, const erk_terms *t, int L0, int i) {
   }
 }
 
+/*
+** The edge band (in units of d) of level l that the next kernel loads: it
+** covers l in its growing half with middle M + G, and reaches (M + G - l) d
+** into this tile. Levels below M are read later only in full (from
+** full_below), and nothing follows the last kernel: 0.
+*/
+static long lv_band(const lv_kernel *k, int l, long G, int last) {
+  return last || l < k->M ? 0 : k->M + G - l;
+}
+
 /* 1 when F_l is read after its level: by a later stage, ynew or E. */
 static int lv_used_later(const gen *g, int l) {
   for (int k = l + 1; k < g->S; ++k)
@@ -693,16 +704,16 @@ static int lv_used_later(const gen *g, int l) {
 
 /*
 ** One kernel (fsal_load: F_0 from memory). full_below: levels below it are
-** written in full; band: the edge bands' width; slot0: its first partial
-** sum of the norm, total: the partial sums of a step. Thread x owns the
+** written in full; G: levels a half tile; last: no kernel follows; slot0:
+** its first partial sum of the norm, total: the partial sums of a step. Thread x owns the
 ** window's positions x + i T (i < np) through every level: its stage
 ** values stay in registers F<q>_<i>, y in y_<i>; only the argument Y_l,
 ** which f reads within d, goes through shared memory, double-buffered so
 ** that one barrier a level suffices.
 */
 static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
-                          int full_below, long band, long slot0, long total,
-                          int np) {
+                          int full_below, long G, int last, long slot0,
+                          long total, int np) {
   sbuf *b = &g->b;
   long win = k->w + 2 * g->p->d;
   int S = g->S;
@@ -732,11 +743,12 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
   }
   for (int l = k->L0; l < k->L1; ++l) {
     int full = (l < full_below) || (l == S - 1 && g->m->fsal);
-    int write = full || lv_used_later(g, l);
+    long bw = lv_band(k, l, G, last) * g->p->d;
+    int write = full || (bw > 0 && lv_used_later(g, l));
     char cond[96] = "";
     if (!full)
       snprintf(cond, sizeof cond, "if (jj < lo + %ld || jj >= hi - %ld) ",
-               band, band);
+               bw, bw);
     put(b, "  // level %d\n", l);
     put_lv_range(b, k, l);
     if (l == 0) {
@@ -835,7 +847,7 @@ static void lv_tiles(lv_kernel *k, long P, long n) {
 static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
   odb_gen_plan *pl = g->plan;
   const char *vn = hex ? "gpu_hexagonal" : "gpu_trapezoid";
-  long S = g->S, d = g->p->d, n = g->p->n, h = o->tile_h, G, P, band;
+  long S = g->S, d = g->p->d, n = g->p->n, h = o->tile_h, G, P;
   long w[2] = { o->tile_w, o->tile_w2 > 0 ? o->tile_w2 : o->tile_w };
   lv_kernel ks[ODB_GEN_MAX_LAUNCH];   /* s <= 16: at most 2 s kernels */
   int nk = 0, full_below = 0, np = 1;
@@ -876,7 +888,6 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
         x->off = p ? w[0] - (G - 1) * d : 0;
       }
   }
-  band = G * d;
   for (int k = 0; k < nk; ++k) {
     size_t sm = 2 * (size_t)(ks[k].w + 2 * d) * sizeof(double);
     long per = (ks[k].w + 2 * d + o->threads - 1) / o->threads;
@@ -909,17 +920,19 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
        windows, the bands of the growing half; F_l written in full or in
        bands; ynew on top */
     double cover = (double)x->count * (double)(x->w + 2 * d) / (double)n;
-    double edge = (double)x->count * 2.0 * (double)band / (double)n;
+    double per_d = (double)x->count * 2.0 * (double)d / (double)n;
     double rv = cover * (1 + x->L0), wv = 0;
     for (int l = x->L0; l < x->L1; ++l) {
       int full = l < full_below || (l == S - 1 && g->m->fsal);
-      if (l < x->M) rv += edge;
+      double e = per_d * (double)lv_band(x, l, G, k == nk - 1);
+      if (l < x->M) rv += per_d * (double)(x->M - l);   /* loads */
       if (full) wv += 0.5;   /* each level: two kernels of tiles */
-      else if (lv_used_later(g, l)) wv += edge < 0.5 ? edge : 0.5;
+      else if (lv_used_later(g, l)) wv += e < 0.5 ? e : 0.5;
     }
     if (x->L1 == S) wv += 0.5;
-    gen_lv_kernel(g, x, k, 0, full_below, band, slot, total, np);
-    if (has0) gen_lv_kernel(g, x, k, 1, full_below, band, slot, total, np);
+    gen_lv_kernel(g, x, k, 0, full_below, G, k == nk - 1, slot, total, np);
+    if (has0)
+      gen_lv_kernel(g, x, k, 1, full_below, G, k == nk - 1, slot, total, np);
     {
       char kn[24];
       odb_gen_launch *l;
