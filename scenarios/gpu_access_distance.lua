@@ -105,6 +105,15 @@ for _, ht in ipairs(sweep == "small" and { 2, 4, 8, 14, 16 } or { 2, 4, 6, 8, 12
     end
   end
 end
+-- fewer threads a tile (more components each, more tiles resident)
+for _, ht in ipairs{ 8, 16 } do
+  for _, w in ipairs{ 1024, 2048 } do
+    for _, th in ipairs{ 256, 512 } do
+      tile_configs[#tile_configs + 1] = { variant = "gpu_hexagonal",
+        height = ht, width = w, threads = th }
+    end
+  end
+end
 for _, ht in ipairs{ 2, 3 } do
   tile_configs[#tile_configs + 1] = { variant = "gpu_trapezoid", height = ht }
 end
