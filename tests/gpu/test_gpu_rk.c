@@ -538,6 +538,17 @@ static void test_stream2d(odb_rng *r) {
   }
 }
 
+/* One test: dopri5 with variant and options o on p is refused with a
+   message that contains want. */
+static void expect_refusal(odb_problem *p, const char *variant,
+                           const odb_solver_opts *o, const char *want,
+                           const char *what) {
+  odb_solver *s = solver(p, "dopri5", gpu, variant, o);
+  const char *e = s ? "(accepted)" : odb_last_error();
+  tap_ok(!s && strstr(e, want), "%s is refused: %s", what, one_line(e));
+  odb_solver_destroy(s);
+}
+
 /*
 ** Tiles of a height across the stages: gpu_hexagonal at every even height
 ** from 2 to 2 s, gpu_trapezoid in rows of 1 to s - 1 stages; the odd and
@@ -624,30 +635,19 @@ static void test_levels(odb_rng *r) {
   {
     odb_problem *p = bruss(9), *big = bruss(200);   /* d = 18, 400 */
     odb_solver_opts o;
-    odb_solver *s;
-    const char *e;
     memset(&o, 0, sizeof o);
     o.tiling.height = 4;
     o.tiling.width = 3 * 18 - 1;
-    s = solver(p, "dopri5", gpu, "gpu_hexagonal", &o);
-    e = s ? "(accepted)" : odb_last_error();
-    tap_ok(!s && strstr(e, "narrower than (2 G - 1) d"), "hexagonal: a tile "
-           "narrower than 3 d at height 4 is refused: %s", one_line(e));
-    odb_solver_destroy(s);
+    expect_refusal(p, "gpu_hexagonal", &o, "narrower than (2 G - 1) d",
+                   "hexagonal: a tile narrower than 3 d at height 4");
     o.tiling.height = 3;
     o.tiling.width = 0;
-    s = solver(p, "dopri5", gpu, "gpu_hexagonal", &o);
-    e = s ? "(accepted)" : odb_last_error();
-    tap_ok(!s && strstr(e, "must be even"), "hexagonal: an odd height is "
-           "refused: %s", one_line(e));
-    odb_solver_destroy(s);
+    expect_refusal(p, "gpu_hexagonal", &o, "must be even",
+                   "hexagonal: an odd height");
     o.tiling.height = 2;
-    o.tiling.width = 60000;      /* 3 levels over 60800 doubles */
-    s = solver(big, "dopri5", gpu, "gpu_hexagonal", &o);
-    e = s ? "(accepted)" : odb_last_error();
-    tap_ok(!s && strstr(e, "shared memory"), "hexagonal: a tile over shared "
-           "memory is refused: %s", one_line(e));
-    odb_solver_destroy(s);
+    o.tiling.width = 60000;      /* the argument twice over 60800 doubles */
+    expect_refusal(big, "gpu_hexagonal", &o, "shared memory",
+                   "hexagonal: a tile over shared memory");
     odb_problem_destroy(big);
     odb_problem_destroy(p);
   }
