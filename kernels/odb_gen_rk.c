@@ -675,16 +675,6 @@ static void put_lv_range(sbuf *b, const lv_kernel *k, int l) {
       u, k->w, u);
 }
 
-/* Loads into f<q> the stages of t (position i of the thread): own levels
-   from registers F<q>_<i>, levels below L0 from memory. */
-static void put_lv_loads(sbuf *b, const erk_terms *t, int L0, int i) {
-  for (int k = 0; k < t->n; ++k) {
-    int q = t->idx[k];
-    if (q >= L0) put(b, "      const double f%d = F%d_%d;\n", q, q, i);
-    else put(b, "      const double f%d = __ldg(a.F[%d] + j%d);\n", q, q, i);
-  }
-}
-
 /*
 ** The edge band (in units of d) of level l that the next kernel loads: it
 ** covers l in its growing half with middle M + G, and reaches (M + G - l) d
@@ -702,21 +692,50 @@ static int lv_used_later(const gen *g, int l) {
   return uses(&g->e.b, l) || uses(&g->e.e, l);
 }
 
+/* Loads into f<q> the stages of t at component c of the thread's unit i:
+   own levels from registers F<q>_<i>_<c>, levels below L0 from memory. */
+static void put_lv_loads(sbuf *b, const erk_terms *t, int L0, int i, int c) {
+  for (int k = 0; k < t->n; ++k) {
+    int q = t->idx[k];
+    if (q >= L0) put(b, "      const double f%d = F%d_%d_%d;\n", q, q, i, c);
+    else put(b, "      const double f%d = __ldg(a.F[%d] + j%d + %d);\n", q, q,
+             i, c);
+  }
+}
+
+/* f of unit i at level l into F<l>_<i>_<c> (c < K), reading the argument
+   at ya: the cell form (K > 1) or f_j. */
+static void put_lv_rhs(sbuf *b, int K, int i, int l, const char *ya) {
+  if (K == 1) {
+    put(b, "      F%d_%d_0 = odb_rhs(j%d, a.tl[%d], %s);\n", l, i, i, l, ya);
+    return;
+  }
+  put(b, "      {\n        const odb_idx ci = j%d / %d / ODB_GX, cj = j%d / %d - "
+         "ci * ODB_GX;\n        const odb_cell_in in = { %s + j%d };\n"
+         "        double f[%d];\n"
+         "        odb_rhs_cell(ci, cj, a.tl[%d], in, f);\n",
+      i, K, i, K, ya, i, K, l);
+  for (int c = 0; c < K; ++c) put(b, "        F%d_%d_%d = f[%d];\n", l, i, c, c);
+  put(b, "      }\n");
+}
+
 /*
 ** One kernel (fsal_load: F_0 from memory). full_below: levels below it are
 ** written in full; G: levels a half tile; last: no kernel follows; slot0:
-** its first partial sum of the norm, total: the partial sums of a step. Thread x owns the
-** window's positions x + i T (i < np) through every level: its stage
-** values stay in registers F<q>_<i>, y in y_<i>; only the argument Y_l,
-** which f reads within d, goes through shared memory, double-buffered so
-** that one barrier a level suffices.
+** its first partial sum of the norm, total: the partial sums of a step;
+** np units a thread, K components a unit (K > 1: the cells of a 2-D grid
+** problem, f in its cell form). Thread x owns the window's units x + i T
+** through every level: their stage values stay in registers F<q>_<i>_<c>,
+** y in y_<i>_<c>; only the argument Y_l, which f reads within d, goes
+** through shared memory, double-buffered so that one barrier a level
+** suffices. Ranges are multiples of K, so a unit is in or out whole.
 */
 static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
                           int full_below, long G, int last, long slot0,
-                          long total, int np) {
+                          long total, int np, int K) {
   sbuf *b = &g->b;
   long win = k->w + 2 * g->p->d;
-  int S = g->S;
+  int S = g->S, T = g->plan->threads;
   char name[24];
   snprintf(name, sizeof name, "k_lv%d%s", idx, fsal_load ? "f" : "");
   put_kernel_head(b, name);
@@ -726,94 +745,99 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
          "  const odb_idx wlo = org - ODB_D;\n"
          "  odb_idx lo, hi;\n", k->i0, k->off);
   for (int i = 0; i < np; ++i) {
-    put(b, "  const odb_idx j%d = wlo + (odb_idx)threadIdx.x + %ld;\n"
-           "  const bool v%d = (odb_idx)threadIdx.x + %ld < %ld && j%d >= 0 && "
-           "j%d < ODB_N;\n"
-           "  const double y_%d = v%d ? __ldg(a.y + j%d) : 0.0;\n",
-        i, (long)i * g->plan->threads, i, (long)i * g->plan->threads, win, i,
-        i, i, i, i);
-    for (int q = k->L0; q < k->L1; ++q) put(b, "  double F%d_%d = 0.0;\n", q, i);
+    put(b, "  const odb_idx j%d = wlo + ((odb_idx)threadIdx.x + %ld) * %d;\n"
+           "  const bool v%d = ((odb_idx)threadIdx.x + %ld) * %d < %ld && "
+           "j%d >= 0 && j%d < ODB_N;\n",
+        i, (long)i * T, K, i, (long)i * T, K, win, i, i);
+    for (int c = 0; c < K; ++c) {
+      put(b, "  const double y_%d_%d = v%d ? __ldg(a.y + j%d + %d) : 0.0;\n",
+          i, c, i, i, c);
+      for (int q = k->L0; q < k->L1; ++q)
+        put(b, "  double F%d_%d_%d = 0.0;\n", q, i, c);
+    }
   }
   /* what the other parity computed beside the growing half */
   for (int q = k->L0; q < k->L1 && q < k->M; ++q) {
     put_lv_range(b, k, q);
-    for (int i = 0; i < np; ++i)
-      put(b, "  if (v%d && (j%d < lo || j%d >= hi)) F%d_%d = __ldg(a.F[%d] + "
-             "j%d);\n", i, i, i, q, i, q, i);
+    for (int i = 0; i < np; ++i) {
+      put(b, "  if (v%d && (j%d < lo || j%d >= hi)) {\n", i, i, i);
+      for (int c = 0; c < K; ++c)
+        put(b, "    F%d_%d_%d = __ldg(a.F[%d] + j%d + %d);\n", q, i, c, q, i,
+            c);
+      put(b, "  }\n");
+    }
   }
   for (int l = k->L0; l < k->L1; ++l) {
     int full = (l < full_below) || (l == S - 1 && g->m->fsal);
     long bw = lv_band(k, l, G, last) * g->p->d;
     int write = full || (bw > 0 && lv_used_later(g, l));
-    char cond[96] = "";
-    if (!full)
-      snprintf(cond, sizeof cond, "if (jj < lo + %ld || jj >= hi - %ld) ",
-               bw, bw);
     put(b, "  // level %d\n", l);
     put_lv_range(b, k, l);
-    if (l == 0) {
+    if (l > 0) {
+      put(b, "  {\n    double *const Yb = sm + %ld - wlo;\n"
+             "    const odb_idx y0 = lo - ODB_D, y1 = hi + ODB_D;\n",
+          (long)(l % 2) * win);
       for (int i = 0; i < np; ++i) {
-        put(b, "  if (v%d && j%d >= lo && j%d < hi) {\n"
-               "    const odb_idx jj = j%d;\n", i, i, i, i);
-        if (fsal_load) {
-          put(b, "    F0_%d = __ldg(a.F[0] + jj);\n  }\n", i);
-        } else {
-          put(b, "    F0_%d = odb_rhs(jj, a.tl[0], a.y);\n", i);
-          if (write) put(b, "    %sa.F[0][jj] = F0_%d;\n", cond, i);
-          put(b, "  }\n");
+        put(b, "    if (v%d && j%d >= y0 && j%d < y1) {\n", i, i, i);
+        for (int c = 0; c < K; ++c) {
+          char ye[24];
+          put(b, "     {\n");
+          put_lv_loads(b, &g->e.a[l], k->L0, i, c);
+          put(b, "      Yb[j%d + %d] = ", i, c);
+          snprintf(ye, sizeof ye, "y_%d_%d", i, c);
+          put_lc(b, ye, &g->e.a[l]);
+          put(b, ";\n     }\n");
         }
+        put(b, "    }\n");
       }
-      continue;
+      put(b, "    __syncthreads();\n");
+    } else {
+      put(b, "  {\n");
     }
-    put(b, "  {\n    double *const Yb = sm + %ld - wlo;\n"
-           "    const odb_idx y0 = lo - ODB_D, y1 = hi + ODB_D;\n",
-        (long)(l % 2) * win);
     for (int i = 0; i < np; ++i) {
-      put(b, "    if (v%d && j%d >= y0 && j%d < y1) {\n", i, i, i);
-      put_lv_loads(b, &g->e.a[l], k->L0, i);
-      put(b, "      Yb[j%d] = ", i);
-      {
-        char ye[16];
-        snprintf(ye, sizeof ye, "y_%d", i);
-        put_lc(b, ye, &g->e.a[l]);
+      put(b, "    if (v%d && j%d >= lo && j%d < hi) {\n", i, i, i);
+      if (l == 0 && fsal_load) {
+        for (int c = 0; c < K; ++c)
+          put(b, "      F0_%d_%d = __ldg(a.F[0] + j%d + %d);\n", i, c, i, c);
+      } else {
+        put_lv_rhs(b, K, i, l, l == 0 ? "a.y" : "Yb");
+        if (write)
+          for (int c = 0; c < K; ++c) {
+            if (full) put(b, "      ");
+            else put(b, "      if (j%d < lo + %ld || j%d >= hi - %ld) ", i, bw,
+                     i, bw);
+            put(b, "a.F[%d][j%d + %d] = F%d_%d_%d;\n", l, i, c, l, i, c);
+          }
       }
-      put(b, ";\n    }\n");
-    }
-    put(b, "    __syncthreads();\n");
-    for (int i = 0; i < np; ++i) {
-      put(b, "    if (v%d && j%d >= lo && j%d < hi) {\n"
-             "      const odb_idx jj = j%d;\n"
-             "      F%d_%d = odb_rhs(jj, a.tl[%d], Yb);\n", i, i, i, i, l, i, l);
-      if (write) put(b, "      %sa.F[%d][jj] = F%d_%d;\n", cond, l, l, i);
       put(b, "    }\n");
     }
     put(b, "  }\n");
   }
   if (k->L1 == S) {   /* ynew, the estimate and the norm at level s-1 */
+    erk_terms both = g->e.b;   /* the loads of b and e together */
+    for (int q = 0; q < g->e.e.n; ++q)
+      if (!uses(&both, g->e.e.idx[q]) && both.n < ERK_MAX_STAGES) {
+        both.idx[both.n] = g->e.e.idx[q];
+        both.coef[both.n++] = 0;
+      }
     put(b, "  double acc = 0.0;\n");
     for (int i = 0; i < np; ++i) {
       put(b, "  if (v%d && j%d >= lo && j%d < hi) {\n", i, i, i);
-      {
-        erk_terms both = g->e.b;   /* the loads of b and e together */
-        for (int q = 0; q < g->e.e.n; ++q)
-          if (!uses(&both, g->e.e.idx[q]) && both.n < ERK_MAX_STAGES) {
-            both.idx[both.n] = g->e.e.idx[q];
-            both.coef[both.n++] = 0;
-          }
-        put_lv_loads(b, &both, k->L0, i);
-      }
-      {
-        char ye[16];
-        snprintf(ye, sizeof ye, "y_%d", i);
+      for (int c = 0; c < K; ++c) {
+        char ye[24];
+        snprintf(ye, sizeof ye, "y_%d_%d", i, c);
+        put(b, "   {\n");
+        put_lv_loads(b, &both, k->L0, i, c);
         put(b, "      const double yn = ");
         put_lc(b, ye, &g->e.b);
-      }
-      put(b, ";\n      a.ynew[j%d] = yn;\n", i);
-      if (g->plan->has_err) {
-        put(b, "      const double ej = ");
-        put_lc(b, NULL, &g->e.e);
-        put(b, ";\n      acc += odb_sq_scaled(ej, y_%d, yn, a.atol, "
-               "a.rtol);\n", i);
+        put(b, ";\n      a.ynew[j%d + %d] = yn;\n", i, c);
+        if (g->plan->has_err) {
+          put(b, "      const double ej = ");
+          put_lc(b, NULL, &g->e.e);
+          put(b, ";\n      acc += odb_sq_scaled(ej, %s, yn, a.atol, "
+                 "a.rtol);\n", ye);
+        }
+        put(b, "   }\n");
       }
       put(b, "  }\n");
     }
@@ -852,11 +876,17 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
   lv_kernel ks[ODB_GEN_MAX_LAUNCH];   /* s <= 16: at most 2 s kernels */
   int nk = 0, full_below = 0, np = 1;
   long total = 0, slot = 0;
+  /* a 2-D grid problem whose d is one grid row: f in its cell form */
+  const odb_problem *pb = g->p;
+  int cu = pb->gpu_cell_source && pb->grid_comps >= 1 &&
+           pb->grid_rows * pb->grid_cols * pb->grid_comps == n &&
+           d == pb->grid_comps * pb->grid_cols ? pb->grid_comps : 1;
   if (h < 1 || (hex && (h % 2 || h > 2 * S)) || (!hex && h > S))
     return ODB_FAIL(ODB_ERR_ARG, "%s: tile height %ld must be %s", vn, h,
                     hex ? "even, from 2 to 2 s" : "from 1 to s");
   G = hex ? h / 2 : h;
   for (int p = 0; p < 2; ++p) {
+    if (w[p] % cu) w[p] += cu - w[p] % cu;   /* whole cells */
     if (w[p] > n)   /* one tile spans the system */
       w[p] = n > (2 * G - 1) * d ? n : (2 * G - 1) * d;
     if (w[p] - 2 * (G - 1) * d < d)
@@ -890,7 +920,8 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
   }
   for (int k = 0; k < nk; ++k) {
     size_t sm = 2 * (size_t)(ks[k].w + 2 * d) * sizeof(double);
-    long per = (ks[k].w + 2 * d + o->threads - 1) / o->threads;
+    long per = (ks[k].w + 2 * d + (long)cu * o->threads - 1) /
+               ((long)cu * o->threads);   /* units (cells) a thread */
     lv_tiles(&ks[k], P, n);
     if (ks[k].L0 > full_below) full_below = ks[k].L0;
     if ((long)sm > o->smem_max)
@@ -898,12 +929,12 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
                       "its argument twice over w + 2 d, %zu bytes of shared "
                       "memory (d = %ld); a block may have %ld; narrow the "
                       "tiles", vn, ks[k].w, sm, d, o->smem_max);
-    if (per > LV_MAX_PER_THREAD)
+    if (per * cu > LV_MAX_PER_THREAD)
       return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s: a tile of width %ld gives "
                       "each of %d threads %ld components (w + 2 d over the "
                       "threads; at most %d keep their stages in registers); "
                       "raise threads or narrow the tiles", vn, ks[k].w,
-                      o->threads, per, LV_MAX_PER_THREAD);
+                      o->threads, per * cu, LV_MAX_PER_THREAD);
     if (per > np) np = (int)per;
     if (ks[k].L1 == S) total += ks[k].count;
   }
@@ -912,6 +943,18 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
   pl->nparts = total;
   pl->scratch[0] = pl->scratch[1] = 0;
   put(&g->b, "#define ODB_HP ((odb_idx)%ld)\n", P);
+  if (pb->gpu_cell_source && cu == pb->grid_comps) {
+    /* ODB_Y(di, dj, c): component c of the argument at cell (i + di,
+       j + dj), cells row-major with their components interleaved */
+    put(&g->b, "#define ODB_GX ((odb_idx)%ld)\n"
+               "struct odb_cell_in {\n  const double *p;\n};\n"
+               "#define ODB_Y(di, dj, c) in.p[((di) * ODB_GX + (dj)) * %d + "
+               "(c)]\n", pb->grid_cols, cu);
+    put(&g->b, "#line 1 \"%s:gpu_cell_source\"\n", pb->label);
+    put(&g->b, "%s", pb->gpu_cell_source);
+    if (g->b.len > 0 && g->b.buf[g->b.len - 1] != '\n') put(&g->b, "\n");
+    put(&g->b, "#line %d \"odb_gen_rk.cu\"\n", g->b.lines + 2);
+  }
   for (int k = 0; k < nk; ++k) {
     const lv_kernel *x = &ks[k];
     int has0 = x->L0 == 0 && g->m->fsal;
@@ -930,9 +973,11 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
       else if (lv_used_later(g, l)) wv += e < 0.5 ? e : 0.5;
     }
     if (x->L1 == S) wv += 0.5;
-    gen_lv_kernel(g, x, k, 0, full_below, G, k == nk - 1, slot, total, np);
+    gen_lv_kernel(g, x, k, 0, full_below, G, k == nk - 1, slot, total, np,
+                  cu);
     if (has0)
-      gen_lv_kernel(g, x, k, 1, full_below, G, k == nk - 1, slot, total, np);
+      gen_lv_kernel(g, x, k, 1, full_below, G, k == nk - 1, slot, total, np,
+                    cu);
     {
       char kn[24];
       odb_gen_launch *l;

@@ -556,7 +556,8 @@ static void expect_refusal(odb_problem *p, const char *variant,
 ** of a half tile), a few components wider, of different widths, and one
 ** tile wider than n (half of these combinations, rotating over methods and
 ** heights; a quarter with ODB_GPU_TEST_QUICK); grids whose n no width
-** divides. Two steps each from
+** divides; f in its cell form (BRUSS2D's gpu_cell_source) and, for the odd
+** width choices, as f_j. Two steps each from
 ** a fresh random state against plain (state 1e-12, norm 1e-12 plus
 ** rounding). Then the refusals: a tile narrower than (2 G - 1) d, an odd
 ** hexagon height, a tile over shared memory.
@@ -569,6 +570,7 @@ static void test_levels(odb_rng *r) {
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
     odb_problem *p = bruss_nx(shapes[si].N, shapes[si].Nx);
     double *y0 = malloc((size_t)p->n * sizeof(double)), h = 1e-3;
+    const char *cell = p->gpu_cell_source;
     int pass = 0, cases = 0;
     for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + odb_rng_uniform(r);
     for (int mi = 0; mi < 4; ++mi) {
@@ -595,7 +597,9 @@ static void test_levels(odb_rng *r) {
             o.tiling.width = wmin + extra[xi][0];
             o.tiling.width2 = extra[xi][1] ? wmin + extra[xi][1] : 0;
             o.tiling.threads = xi % 2 ? 64 : 128;
+            if (xi % 2) p->gpu_cell_source = NULL;   /* f_j, not cells */
             g = solver(p, meths[mi], gpu, v, &o);
+            p->gpu_cell_source = cell;
             ++cases;
             if (!g) {
               tap_ok(0, "%s %s %s height %d width %ld/%ld: %s", v, p->label,
@@ -637,7 +641,7 @@ static void test_levels(odb_rng *r) {
     odb_solver_opts o;
     memset(&o, 0, sizeof o);
     o.tiling.height = 4;
-    o.tiling.width = 3 * 18 - 1;
+    o.tiling.width = 3 * 18 - 2;   /* whole cells (2 components), < 3 d */
     expect_refusal(p, "gpu_hexagonal", &o, "narrower than (2 G - 1) d",
                    "hexagonal: a tile narrower than 3 d at height 4");
     o.tiling.height = 3;
