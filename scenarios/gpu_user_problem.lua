@@ -58,7 +58,7 @@ end
 
 local worst = 0
 for _, v in ipairs{ "gpu_unfused", "gpu_reference", "gpu_trapezoid",
-                    "gpu_multiblock" } do
+                    "gpu_multiblock", "gpu_hexagonal" } do
   for _, m in ipairs{ "dopri5" } do
     local ok, s = pcall(ob.solver, { problem = p, method = m, backend = "cuda",
                                      variant = v, h = h })
