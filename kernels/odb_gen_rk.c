@@ -140,6 +140,19 @@ static odb_gen_launch *add_launch(gen *g, const char *kernel, int when,
 static void put_num(sbuf *b, double v) { put(b, "(%a)", v); }
 
 /*
+** The problem's source text (what names gpu_source or gpu_cell_source)
+** under #line directives, so that NVRTC's messages point into it and the
+** generated lines after it count on.
+*/
+static void put_source(sbuf *b, const char *label, const char *what,
+                       const char *text) {
+  put(b, "#line 1 \"%s:%s\"\n", label, what);
+  put(b, "%s", text);
+  if (b->len > 0 && b->buf[b->len - 1] != '\n') put(b, "\n");
+  put(b, "#line %d \"odb_gen_rk.cu\"\n", b->lines + 2);
+}
+
+/*
 ** The prelude: index type, sizes, parameters, the argument struct, the
 ** problem's f_j (with #line so that compile errors point into it), the
 ** grid-stride loop and the block reduction.
@@ -170,10 +183,7 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
          "  double *err2;\n  double tl[%d];\n  double h, atol, rtol;\n"
          "  unsigned int *bar;\n  unsigned int *fail;\n};\n",
       ODB_GEN_MAX_STAGES, ODB_GEN_MAX_STAGES);
-  put(b, "#line 1 \"%s:gpu_source\"\n", p->label);
-  put(b, "%s", p->gpu_source);
-  if (b->len > 0 && b->buf[b->len - 1] != '\n') put(b, "\n");
-  put(b, "#line %d \"odb_gen_rk.cu\"\n", b->lines + 2);
+  put_source(b, p->label, "gpu_source", p->gpu_source);
   put(b, "#define ODB_LOOP(j) \\\n"
          "  for (odb_idx j = (odb_idx)blockIdx.x * ODB_T + "
          "(odb_idx)threadIdx.x; \\\n"
@@ -950,10 +960,7 @@ static odb_status gen_levels(gen *g, const odb_gen_opts *o, int hex) {
                "struct odb_cell_in {\n  const double *p;\n};\n"
                "#define ODB_Y(di, dj, c) in.p[((di) * ODB_GX + (dj)) * %d + "
                "(c)]\n", pb->grid_cols, cu);
-    put(&g->b, "#line 1 \"%s:gpu_cell_source\"\n", pb->label);
-    put(&g->b, "%s", pb->gpu_cell_source);
-    if (g->b.len > 0 && g->b.buf[g->b.len - 1] != '\n') put(&g->b, "\n");
-    put(&g->b, "#line %d \"odb_gen_rk.cu\"\n", g->b.lines + 2);
+    put_source(&g->b, pb->label, "gpu_cell_source", pb->gpu_cell_source);
   }
   for (int k = 0; k < nk; ++k) {
     const lv_kernel *x = &ks[k];
@@ -1483,10 +1490,7 @@ static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
   sbuf *b = &g->b;
   int S = g->S, P = R * ((S + R - 1 + R - 1) / R), U = P / R;
   put_s2_helpers(b);
-  put(b, "#line 1 \"%s:gpu_cell_source\"\n", g->p->label);
-  put(b, "%s", g->p->gpu_cell_source);
-  if (b->len > 0 && b->buf[b->len - 1] != '\n') put(b, "\n");
-  put(b, "#line %d \"odb_gen_rk.cu\"\n", b->lines + 2);
+  put_source(b, g->p->label, "gpu_cell_source", g->p->gpu_cell_source);
   if (min_blocks > 0)
     put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n",
         min_blocks);
