@@ -215,15 +215,17 @@ static odb_status gpu_init(odb_solver *s, odb_gen_kind kind) {
   return ODB_OK;
 }
 
-/* Builds a tiling of levels (hexagons or trapezoid rows) and its
-   scratch; the launches carry their own block counts. */
-static odb_status levels_finish(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
-                                const odb_gen_opts *o,
-                                const odb_device_info *dev) {
+/*
+** Builds the step of a tiled variant whose plan gives its grids (tiles,
+** boundaries or per-launch counts) and its partial sums, then its scratch.
+*/
+static odb_status tiled_finish(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
+                               const odb_gen_opts *o,
+                               const odb_device_info *dev) {
   ODB_TRY(build(s, g, kind, o, dev));
   s->block = o->threads;
-  g->grid = 1;
-  g->nparts = g->plan.nparts > 0 ? (unsigned)g->plan.nparts : 1;
+  g->grid = g->plan.ntiles > 0 ? (unsigned)g->plan.ntiles : 1;
+  g->nparts = g->plan.nparts > 0 ? (unsigned)g->plan.nparts : g->grid;
   ODB_TRY(alloc_scratch(s, g));
   plan_traffic(g, s->n);
   return ODB_OK;
@@ -359,13 +361,7 @@ static odb_status stream2d_init(odb_solver *s) {
   o.min_blocks = t->wg_per_sm > 0 ? t->wg_per_sm : 0;
   o.rows = t->rows > 0 ? t->rows : (6 * S > S2D_ROWS ? 6 * S : S2D_ROWS);
   o.band = t->band > 0 ? t->band : S2D_BAND;
-  ODB_TRY(build(s, g, ODB_GEN_STREAM2D, &o, &dev));
-  s->block = o.threads;
-  g->grid = (unsigned)g->plan.ntiles;
-  g->nparts = (unsigned)g->plan.nparts;
-  ODB_TRY(alloc_scratch(s, g));
-  plan_traffic(g, s->n);
-  return ODB_OK;
+  return tiled_finish(s, g, ODB_GEN_STREAM2D, &o, &dev);
 }
 
 static odb_status unfused_init(odb_solver *s) {
@@ -394,6 +390,21 @@ static int tile_threads(long w, long d) {
 }
 
 /*
+** The tile width and threads of a tiling with a height (G levels a half
+** tile): tiling.width, else the option block, else default_width;
+** tiling.width2; tiling.threads, else tile_threads of the wider tile.
+*/
+static void height_opts(const odb_solver *s, long G, odb_gen_opts *o) {
+  const odb_tiling_opts *t = &s->opts.tiling;
+  o->tile_w = t->width > 0 ? t->width : s->opts.block > 0 ? s->opts.block
+              : default_width(G, s->problem->d);
+  o->tile_w2 = t->width2;
+  o->threads = t->threads > 0 ? t->threads
+               : tile_threads(o->tile_w > o->tile_w2 ? o->tile_w : o->tile_w2,
+                              s->problem->d);
+}
+
+/*
 ** gpu_trapezoid: tiling.height below s tiles the step in rows of that
 ** height (the shared generator of gpu_hexagonal); otherwise one row of
 ** height s. The tile width is tiling.width, else the option block, else
@@ -409,16 +420,11 @@ static odb_status trapezoid_init(odb_solver *s) {
   basic_opts(s, ODB_GEN_TRAPEZOID, &o);
   if (t->height <= 0 || t->height >= s->method->s) {   /* one row */
     if (t->width > 0) o.tile_w = t->width;
-    return levels_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
+    return tiled_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
   }
   o.tile_h = t->height;
-  o.tile_w = t->width > 0 ? t->width : s->opts.block > 0 ? s->opts.block
-             : default_width(t->height, s->problem->d);
-  o.tile_w2 = t->width2;
-  o.threads = t->threads > 0 ? t->threads
-              : tile_threads(o.tile_w > o.tile_w2 ? o.tile_w : o.tile_w2,
-                             s->problem->d);
-  return levels_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
+  height_opts(s, t->height, &o);
+  return tiled_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
 }
 
 /*
@@ -435,13 +441,8 @@ static odb_status hexagonal_init(odb_solver *s) {
   ODB_TRY(new_state(s, &dev, &g));
   basic_opts(s, ODB_GEN_HEXAGON, &o);
   o.tile_h = t->height > 0 ? t->height : (2 * S < 4 ? 2 * S : 4);
-  o.tile_w = t->width > 0 ? t->width : s->opts.block > 0 ? s->opts.block
-             : default_width(o.tile_h / 2, s->problem->d);
-  o.tile_w2 = t->width2;
-  o.threads = t->threads > 0 ? t->threads
-              : tile_threads(o.tile_w > o.tile_w2 ? o.tile_w : o.tile_w2,
-                             s->problem->d);
-  return levels_finish(s, g, ODB_GEN_HEXAGON, &o, &dev);
+  height_opts(s, o.tile_h / 2, &o);
+  return tiled_finish(s, g, ODB_GEN_HEXAGON, &o, &dev);
 }
 
 /*
@@ -550,7 +551,9 @@ const odb_variant odb_variant_gpu_trapezoid = {
   .name = "gpu_trapezoid",
   .doc = "GPU, single-block trapezoidal tiles across all stages (block = "
          "tile width): each tile's F in shared memory, an inverted "
-         "trapezoid per tile boundary; needs (2s-2)d <= W and small d",
+         "trapezoid per tile boundary; needs (2s-2)d <= W and small d; "
+         "tiling.height below s: rows of that height (gpu_hexagonal's "
+         "generator; width, width2, threads)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = trapezoid_init,
@@ -563,9 +566,10 @@ const odb_variant odb_variant_gpu_hexagonal = {
   .name = "gpu_hexagonal",
   .doc = "GPU, single-block hexagonal tiles across the stages (seeds/000 "
          "4.1, 4.6): hexagons of a height (tiling.height, even) alternate "
-         "in two kernels' parities, each tile's levels in shared memory, F "
-         "written only in edge bands (and in full below a later kernel); "
-         "tiling options width, width2, height, threads",
+         "in two kernels' parities; a thread keeps its components' stage "
+         "values in registers, the argument goes through shared memory; F "
+         "written only in the next kernel's edge bands (in full below a "
+         "later kernel); tiling options width, width2, height, threads",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = hexagonal_init,
