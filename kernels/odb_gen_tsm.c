@@ -68,6 +68,7 @@ typedef struct mma_geom {
   int Kt;              /* KS-column steps over the Mr columns of A */
   int ck;              /* KS Kt */
   int SC;              /* row stride of C's copy in shared memory */
+  int SO;              /* row stride of B's staged rows (ostage) */
   int tiles;           /* row tiles (wm mr rows) per chunk and row group */
   size_t smem;         /* bytes of dynamic shared memory */
 } mma_geom;
@@ -173,8 +174,10 @@ static int mma_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
     if (c->chunk % (c->wm * g->mr * c->rg)) return 0;
     g->tiles = c->chunk / (c->wm * g->mr * c->rg);
     g->stage = c->chunk * g->SA;
+    g->SO = c->ostage ? pair_stride(g->cn) : 0;
     g->smem = 8 * ((size_t)g->stage * c->stages +
-                   (c->csrc == ODB_TSM_C_SHARED ? (size_t)g->ck * g->SC : 0));
+                   (c->csrc == ODB_TSM_C_SHARED ? (size_t)g->ck * g->SC : 0) +
+                   (size_t)c->chunk * g->SO);
   }
   g->W = g->G * c->rg;
   g->BS = 32 * g->W;
@@ -271,6 +274,10 @@ static odb_status check_mma(const odb_tsm_cfg *c) {
     return ODB_FAIL(ODB_ERR_ARG, "tsm: split = %d: C splits into 2 or 4 "
                     "bands of whole rows, Gauss tsmttsm only (M = %d)",
                     c->split, c->M);
+  if (c->ostage && (c->op != ODB_TSM_TSMM || c->gauss || c->ostage != 1))
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: ostage = %d: staging B for "
+                    "coalesced stores is 0 or 1, mma tsmm without Gauss's "
+                    "products only", c->ostage);
   if (!mma_geom_of(c, &g))
     return ODB_FAIL(ODB_ERR_ARG, "tsm: a chunk of %d rows does not split "
                     "into %d row groups of whole mma steps", c->chunk,
@@ -278,8 +285,9 @@ static odb_status check_mma(const odb_tsm_cfg *c) {
   if (g.BS > 1024)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: %d threads per block (at most 1024)",
                     g.BS);
-  if (c->blocks_per_sm < 0 || c->blocks_per_sm > 32)
-    return ODB_FAIL(ODB_ERR_ARG, "tsm: blocks_per_sm = %d, expected 0..32",
+  if (c->blocks_per_sm < -1 || c->blocks_per_sm > 32)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: blocks_per_sm = %d, expected -1 (a "
+                    "block per chunk), 0 (fill the device) or 1..32",
                     c->blocks_per_sm);
   if (g.smem > 200 * 1024)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: %zu bytes of shared memory (at most "
@@ -345,8 +353,9 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
   static const char *const red[] = { "global", "local" };
   static const char *const src[] = { "l1", "shared", "regs" };
   char grid[16];
-  if (c->blocks_per_sm) snprintf(grid, sizeof grid, "%d", c->blocks_per_sm);
-  else snprintf(grid, sizeof grid, "fill");
+  if (c->blocks_per_sm > 0)
+    snprintf(grid, sizeof grid, "%d", c->blocks_per_sm);
+  else snprintf(grid, sizeof grid, c->blocks_per_sm ? "chunks" : "fill");
   if (c->mma && c->op == ODB_TSM_TSMTTSM)
     snprintf(buf, len, "mma=%s%s%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
              "reduce=%s block=%d bps=%s", mma_names[c->mma % 5],
@@ -355,9 +364,10 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
              c->stages, red[c->reduce & 1], odb_tsm_cfg_block(c), grid);
   else if (c->mma)
     snprintf(buf, len, "mma=%s%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
-             "csrc=%s block=%d bps=%s", mma_names[c->mma % 5],
+             "csrc=%s%s block=%d bps=%s", mma_names[c->mma % 5],
              c->gauss ? " gauss=3m" : "", c->wm, c->wn, c->rg, c->chunk,
-             c->stages, src[c->csrc % 3], odb_tsm_cfg_block(c), grid);
+             c->stages, src[c->csrc % 3], c->ostage ? " ostage=1" : "",
+             odb_tsm_cfg_block(c), grid);
   else if (c->op == ODB_TSM_TSMTTSM && c->stage)
     snprintf(buf, len, "tm=%d tn=%d trans=%d stage=%d reduce=%s "
              "block=%d bps=%d", c->tm, c->tn, c->transposed, c->chunk,
@@ -376,11 +386,11 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
 const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len) {
   char red = c->reduce ? 'l' : 'g';
   if (c->mma)
-    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d%s", c->mma, c->wm, c->wn,
+    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d%s%s", c->mma, c->wm, c->wn,
              c->rg, c->chunk, c->stages,
              c->op == ODB_TSM_TSMTTSM ? red : "LSR"[c->csrc % 3],
              c->blocks_per_sm, c->gauss ? (c->split == 2 ? "z3h2" :
-             c->split == 4 ? "z3h4" : "z3") : "");
+             c->split == 4 ? "z3h4" : "z3") : "", c->ostage ? "o" : "");
   else if (c->op == ODB_TSM_TSMTTSM && c->stage)
     snprintf(buf, len, "f%dx%dt%ds%d%cb%d", c->tm, c->tn, c->transposed,
              c->chunk, red, c->blocks_per_sm);
@@ -424,6 +434,10 @@ odb_status odb_tsm_cfg_parse(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
         c.split = token[n + 1] - '0';
         n += 2;
       }
+    }
+    if (ok && n >= 0 && token[n] == 'o') {
+      c.ostage = 1;
+      ++n;
     }
     if (op == ODB_TSM_TSMTTSM) {
       c.reduce = letter("gl", ch);
@@ -998,8 +1012,11 @@ static void gen_mma_warps_ac(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g,
     out(b, "  const int n0 = warp * %d, rg = 0;\n", 8 * c->wn);
   out(b, "  const long long nch = (K + %d) / %d;  // chunks of %d rows\n",
       R - 1, R, R);
-  out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
-      "// padding stays 0\n", c->stages * g->stage, g->BS);
+  /* zeroed only where the mma steps read columns past A's (complex ck
+     counts entries with Gauss's products) */
+  if (g->ck > (c->gauss ? c->M : g->Mr))
+    out(b, "  for (int i = threadIdx.x; i < %d; i += %d) smem[i] = 0.0;  "
+        "// padding stays 0\n", c->stages * g->stage, g->BS);
 }
 
 /* Declares and zeroes acc[wm][wn][E]. */
@@ -1100,6 +1117,44 @@ static void gen_mma_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
 /* B = A C on the tensor cores: each warp computes wm blocks of 8 or 16
    rows times wn blocks of 8 columns of B per step, the A fragments from
    the staged chunk, the C fragments from registers or shared memory. */
+/*
+** The tail of the ostage tsmm loop: the tiles' fragments go to the
+** staging buffer so (after the stages and C's copy), then, after a
+** barrier, the whole block writes the chunk's rows of B, one contiguous
+** run of memory, in 16-byte (8-byte for an odd width) stores. The next
+** chunk's barrier keeps so from being overwritten before it is read.
+*/
+static void gen_mma_tsmm_ostage(sbuf *b, const odb_tsm_cfg *c,
+                                const mma_geom *g) {
+  int R = c->chunk, pair = g->Nr % 2 == 0, per = pair ? g->Nr / 2 : g->Nr;
+  out(b, "      // the tile's rows of B into the staging buffer\n");
+  out(b, "#pragma unroll\n      for (int w = 0; w < %d; ++w)\n#pragma unroll\n"
+      "        for (int h = 0; h < %d; ++h) {\n", c->wm, g->E / 2);
+  out(b, "          double *o = so + (r0 + w * %d + 8 * h + g) * %d + n0 + "
+      "2 * t;\n", g->mr, g->SO);
+  out(b, "#pragma unroll\n          for (int j = 0; j < %d; ++j)\n"
+      "            *(double2 *)(o + 8 * j) = make_double2(acc[w][j][2 * h], "
+      "acc[w][j][2 * h + 1]);\n        }\n    }\n", c->wn);
+  out(b, "    __syncthreads();  // the chunk's rows of B are staged\n");
+  out(b, "    // rows k0 .. k0 + %d of B are one run of %d doubles\n", R - 1,
+      R * g->Nr);
+  out(b, "    const int nu = (K - k0 < %d ? (int)(K - k0) : %d) * %d;\n", R, R,
+      per);
+  out(b, "#pragma unroll\n    for (int q = 0; q < %d; ++q) {\n",
+      cdiv(R * per, g->BS));
+  out(b, "      const int u = threadIdx.x + q * %d;\n", g->BS);
+  out(b, "      if (u < nu) {\n");
+  out(b, "        const int r = u / %d, cc = %s(u %% %d);\n", per,
+      pair ? "2 * " : "", per);
+  if (pair)
+    out(b, "        *(double2 *)(Bo + k0 * %d + 2 * u) = *(const double2 *)"
+        "(so + r * %d + cc);\n", g->Nr, g->SO);
+  else
+    out(b, "        Bo[k0 * %d + u] = so[r * %d + cc];\n", g->Nr, g->SO);
+  out(b, "      }\n    }\n");
+  out(b, "    cur = cur == %d ? 0 : cur + 1;\n  }\n}\n", c->stages - 1);
+}
+
 static void gen_mma_tsmm(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   int R = c->chunk, mr = g->mr, regs = c->csrc == ODB_TSM_C_REGS;
   int colg = g->cn > g->Nr, rowsw = c->wm * mr;
@@ -1139,6 +1194,10 @@ static void gen_mma_tsmm(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
         g->ck * g->cn, g->BS, g->cn, g->SC, g->cn, g->cn, g->cn);
     out(b, "  const double *scl = sc + t * %d + n0 + g;\n", g->SC);
   }
+  if (c->ostage)
+    out(b, "  // the chunk's rows of B before they are stored, row stride %d\n"
+        "  double *so = smem + %d;\n", g->SO, c->stages * g->stage +
+        (regs ? 0 : g->ck * g->SC));
   out(b, "  __syncthreads();\n");
   gen_mma_prologue(b, c, g);
   out(b, "    const long long k0 = ch * %d;\n", R);
@@ -1167,6 +1226,10 @@ static void gen_mma_tsmm(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   out(b, "#pragma unroll\n        for (int w = 0; w < %d; ++w)\n"
       "#pragma unroll\n          for (int j = 0; j < %d; ++j) "
       "mma(acc[w][j], a[w], bf[j]);\n      }\n", c->wm, c->wn);
+  if (c->ostage) {
+    gen_mma_tsmm_ostage(b, c, g);
+    return;
+  }
   /* stores */
   out(b, "#pragma unroll\n      for (int w = 0; w < %d; ++w)\n#pragma unroll\n"
       "        for (int h = 0; h < %d; ++h) {\n", c->wm, g->E / 2);
@@ -1435,6 +1498,7 @@ int odb_tsm_cfg_allowed(const odb_tsm_cfg *c) {
     mma_geom g;
     if (!mma_geom_of(c, &g) || g.BS > 1024 || g.smem > 200 * 1024) return 0;
     if (c->op == ODB_TSM_TSMM && c->csrc == ODB_TSM_C_L1) return 0;
+    if (c->ostage && (c->op != ODB_TSM_TSMM || c->gauss)) return 0;
     /* the estimate fits the register file for one block at least */
     return odb_tsm_cfg_regs(c) <= 255 &&
            (long)odb_tsm_cfg_regs(c) * g.BS <= 65536;
@@ -1533,15 +1597,38 @@ static void add_shapes(odb_tsm_cfg c, const int *shapes, int n,
 }
 
 /*
+** The grids of an mma tsmm configuration c: c's own (the device filled
+** or blocks_per_sm), and a block per chunk with 2 stages (the chunk
+** loads while the block starts; led every real width from 32 to 64 on an
+** H100, 1.02-1.04x cuBLAS). Full: a block per chunk with every number
+** of stages, and each also with B staged for coalesced stores (ostage;
+** within 1% either way on the H100).
+*/
+static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
+                       int nshapes, cfg_list *l) {
+  for (int o = 0; o <= (full && !c.gauss); ++o) {
+    c.ostage = o;
+    add_shapes(c, shapes, nshapes, l);
+    if (c.blocks_per_sm == 0) {   /* once per configuration of the rest */
+      odb_tsm_cfg one = c;
+      one.blocks_per_sm = -1;
+      if (!full) one.stages = 2;
+      add_shapes(one, shapes, nshapes, l);
+    }
+  }
+}
+
+/*
 ** The tensor-core kernels (real view at least 4 wide each side). Quick
 ** (at least 8 wide): the fastest mma shapes of the device (m16n8k4,
 ** m16n8k8, m16n8k16 from sm_90 on, m8n8k4 before), warp tiles of 16 rows
 ** times 16 to 64 columns and 32 x 16, 32 x 32 (tsmttsm) or 1..2 row
 ** blocks times 1..8 column blocks (tsmm), 1 or 2 row groups, chunks of
 ** 32 or 64 rows, 3 stages, the device filled with blocks, the local
-** reduction; C from registers or shared memory. Full: every shape, 1..8
-** tiles each way, 1, 2 or 4 row groups, chunks of 16 to 128 rows, 2 to 4
-** stages, both reductions, 0, 1 or 2 blocks per SM.
+** reduction; C from registers or shared memory; tsmm also a block per
+** chunk (tsmm_grids). Full: every shape, 1..8 tiles each way, 1, 2 or 4
+** row groups, chunks of 16 to 128 rows, 2 to 4 stages, both reductions,
+** 0, 1 or 2 blocks per SM.
 */
 static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   static const int wts[] = { 1, 2, 4, 8 };
@@ -1585,10 +1672,19 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
                 c.reduce = full ? v : ODB_TSM_REDUCE_LOCAL;
               } else {
                 c.csrc = v ? ODB_TSM_C_SHARED : ODB_TSM_C_REGS;
+                tsmm_grids(c, full, shapes, nshapes, l);
+                continue;
               }
               add_shapes(c, shapes, nshapes, l);
             }
   }
+}
+
+/* A Gauss tsmm configuration c with a block per chunk and `stages`. */
+static void gauss_chunks(odb_tsm_cfg c, int stages, cfg_list *l) {
+  c.blocks_per_sm = -1;
+  c.stages = stages;
+  space_add(&c, l);
 }
 
 /*
@@ -1602,7 +1698,8 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
 ** measured). Full: the tiles of tt, 1 or 2 row groups, chunks of 16 to
 ** 64 rows, 2 to 4 stages, m16n8k4/k8/k16, the local reduction and C in
 ** 1, 2 or 4 bands (tsmttsm), C from registers or shared memory (tsmm),
-** the device filled.
+** the device filled. tsmm also with a block per chunk (2 stages in the
+** quick space, each number of stages in the full one).
 */
 static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
   static const int tt[][2] = { { 1, 1 }, { 1, 2 }, { 2, 1 }, { 1, 4 },
@@ -1653,6 +1750,7 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
         continue;
       if (!tile_fits(8 * c.wn, 8, c.N)) continue;
       space_add(&c, l);
+      if (c.op == ODB_TSM_TSMM) gauss_chunks(c, 2, l);
     }
     return;
   }
@@ -1681,6 +1779,7 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
               }
               c.mma = m;
               space_add(&c, l);
+              if (c.op == ODB_TSM_TSMM) gauss_chunks(c, c.stages, l);
             }
   }
 }

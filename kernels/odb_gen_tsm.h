@@ -86,6 +86,11 @@ typedef struct odb_tsm_cfg {
      and stages only its band's columns of A (the others read A again,
      from L2): smaller blocks, two of them per SM. 0 or 1: no split. */
   int split;
+  /* real mma tsmm: 1 stages the chunk's rows of B in shared memory (row
+     stride 8 mod 16 doubles) and writes them back as one contiguous run
+     of 16-byte stores by the whole block, instead of each lane storing
+     its fragments (8 rows x 64 bytes per warp store). */
+  int ostage;
 } odb_tsm_cfg;
 
 /* Threads that work on one row (tiles per row for tsmttsm, tpr for tsmm). */
@@ -114,7 +119,8 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len);
 ** "f4x8t1l1u2lb4" (FMA tsmttsm), "p8Su2b4" (FMA tsmm),
 ** "m1w4x4g1r32s3lb0" (mma tsmttsm), "m2w2x2g2r32s3Rb0" (mma tsmm),
 ** "m2w1x4g1r32s3lb0z3" (Gauss's three products, complex only),
-** "m3w1x2g1r16s4lb0z3h2" (the same, C split into 2 bands).
+** "m3w1x2g1r16s4lb0z3h2" (the same, C split into 2 bands),
+** "m2w1x2g1r64s3Rb0o" (mma tsmm with B staged for coalesced stores).
 */
 const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len);
 /* Parses a token of odb_tsm_cfg_token for a shape; ODB_ERR_ARG when it

@@ -166,14 +166,14 @@ int odb_tsm_kernel_spill(const odb_tsm_kernel *k) {
 int odb_tsm_kernel_fit(const odb_tsm_kernel *k) { return k->fit; }
 
 /* blocks_per_sm (0: as many as fit) x SMs, no more than there are row
-   groups (chunks) for; with C split into bands a multiple of the bands,
-   at most their number times the chunks. */
+   groups (chunks) for, or (-1) a block per chunk; with C split into bands
+   a multiple of the bands, at most their number times the chunks. */
 unsigned odb_tsm_kernel_grid(const odb_tsm_kernel *k, long K) {
   long rpb = k->cfg.stage || k->cfg.mma ? k->cfg.chunk
              : odb_tsm_cfg_block(&k->cfg) / odb_tsm_cfg_group(&k->cfg);
   long most = (K + rpb - 1) / rpb;
   long bps = k->cfg.blocks_per_sm ? k->cfg.blocks_per_sm : k->fit;
-  long g = bps * (k->sms > 0 ? k->sms : 80);
+  long g = bps < 0 ? most : bps * (k->sms > 0 ? k->sms : 80);
   long split = k->cfg.split > 1 ? k->cfg.split : 1;
   if (g > most * split) g = most * split;
   g -= g % split;   /* every band gets as many blocks */

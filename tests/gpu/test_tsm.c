@@ -289,6 +289,9 @@ static int test_stride(int i) {
 
 /* Compiles the configurations j with j % parts == part that the test
    (roofline = 0) or the roofline table (1) will use. */
+static int roof_list(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                     odb_tsm_cfg *list, int max);
+
 static int precompile(int part, int parts, int roof) {
   static odb_tsm_cfg list[4000];
   long j = 0, rs[32][2];
@@ -300,7 +303,8 @@ static int precompile(int part, int parts, int roof) {
       for (int t = 0; t < 2; ++t) {
         if (roof && !case_on(op, t)) continue;
         int cc = odb_tsm_device_cc();
-        int nq = odb_tsm_space_list(op, t, M, N, 0, cc, list, 4000);
+        int nq = roof ? roof_list(op, t, M, N, list, 4000)
+                      : odb_tsm_space_list(op, t, M, N, 0, cc, list, 4000);
         int nf = roof ? 0 : odb_tsm_space_list(op, t, M, N, 1, cc,
                                                list + nq, 4000 - nq);
         for (int i = 0; i < nq + nf; ++i) {
@@ -367,6 +371,31 @@ static int roof_reps(void) {
   return r && atoi(r) > 0 ? atoi(r) : 5;
 }
 
+/* The configurations --roofline races on a shape: the tokens of
+   ODB_TSM_TOKENS ("m2w1x2g1r64s3Rb0o,m2w1x2g1r64s3Rb0"; those that do not
+   fit the shape are left out), else the quick space. */
+static int roof_list(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                     odb_tsm_cfg *list, int max) {
+  const char *ts = getenv("ODB_TSM_TOKENS");
+  char tok[64];
+  int n = 0;
+  if (!ts || !*ts)
+    return odb_tsm_space_list(op, t, M, N, 0, odb_tsm_device_cc(), list,
+                              max);
+  while (*ts && n < max) {
+    size_t l = strcspn(ts, ",");
+    if (l < sizeof tok) {
+      memcpy(tok, ts, l);
+      tok[l] = 0;
+      if (odb_tsm_cfg_parse(op, t, (int)M, (int)N, tok, &list[n]) == ODB_OK &&
+          odb_tsm_cfg_min_cc(&list[n]) <= odb_tsm_device_cc())
+        ++n;
+    }
+    ts += l + (ts[l] == ',');
+  }
+  return n;
+}
+
 /* Tunes one shape over the quick space and prints one table row; with
    ODB_TSM_VERBOSE=1 also a line for every configuration. */
 static void roof_shape(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
@@ -376,8 +405,7 @@ static void roof_shape(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
   odb_tsm_cfg best, bestf;
   char txt[160];
   const char *verb = getenv("ODB_TSM_VERBOSE");
-  int n = odb_tsm_space_list(op, t, M, N, 0, odb_tsm_device_cc(), list,
-                             1024), bregs = 0, nm = 0;
+  int n = roof_list(op, t, M, N, list, 1024), bregs = 0, nm = 0;
   double bt = INFINITY, bf = INFINITY, tb = INFINITY, t0 = now(), tc = 0;
   double fl = odb_tsm_flops(t, M, N, K), by = odb_tsm_bytes(t, M, N, K);
   double roof = fmin(fl / by * bw * 1e9, peak);
