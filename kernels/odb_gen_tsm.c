@@ -1680,6 +1680,17 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   }
 }
 
+/* 1 when an earlier row of the quick table q differs from row i only in
+   its stages (its block-per-chunk twin is the same configuration). */
+static int same_but_stages(const int (*q)[8], int i) {
+  for (int j = 0; j < i; ++j) {
+    int k = 0;
+    while (k < 8 && (k == 6 || q[j][k] == q[i][k])) ++k;
+    if (k == 8) return 1;
+  }
+  return 0;
+}
+
 /* A Gauss tsmm configuration c with a block per chunk and `stages`. */
 static void gauss_chunks(odb_tsm_cfg c, int stages, cfg_list *l) {
   c.blocks_per_sm = -1;
@@ -1750,7 +1761,8 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
         continue;
       if (!tile_fits(8 * c.wn, 8, c.N)) continue;
       space_add(&c, l);
-      if (c.op == ODB_TSM_TSMM) gauss_chunks(c, 2, l);
+      if (c.op == ODB_TSM_TSMM && !same_but_stages(quick, i))
+        gauss_chunks(c, 2, l);
     }
     return;
   }

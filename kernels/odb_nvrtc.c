@@ -160,7 +160,9 @@ static char *read_file(const char *path, size_t *len) {
 static void write_file(const char *path, const void *data, size_t len) {
   char tmp[4200];
   FILE *f;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >=
+  static int seq;   /* threads of one process get distinct names */
+  if (snprintf(tmp, sizeof tmp, "%s.tmp%ld.%d", path, (long)getpid(),
+               __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED)) >=
       (int)sizeof tmp)
     return;
   f = fopen(tmp, "wb");
@@ -288,25 +290,102 @@ static odb_status load(const char *name, const void *cubin, CUmodule *mod) {
   return ODB_OK;
 }
 
-odb_status odb_nvrtc_build(const char *name, const char *source, int cc_major,
-                           int cc_minor, odb_gpu_module **out) {
-  char arch[48], dir[4000], path[4200], hex[65];
-  char *keytext, *cubin = NULL;
-  size_t len = 0, klen;
-  odb_gpu_module *m;
-  odb_status st;
-  int have_dir;
-  *out = NULL;
-  ODB_TRY(driver());
-  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", cc_major,
-           cc_minor);
-  klen = strlen(source) + 128;
-  keytext = malloc(klen);
+/*
+** The architecture option of cc_major.cc_minor into arch and the cache key
+** of source (SHA-256 of the source, the options and the NVRTC version, 64
+** hex digits) into hex.
+*/
+static odb_status cache_key(const char *source, int cc_major, int cc_minor,
+                            char arch[48], char hex[65]) {
+  size_t klen = strlen(source) + 128;
+  char *keytext = malloc(klen);
+  snprintf(arch, 48, "--gpu-architecture=sm_%d%d", cc_major, cc_minor);
   if (!keytext) return ODB_FAIL(ODB_ERR_NOMEM, "kernel cache key");
   snprintf(keytext, klen, "%s\n// %s std=c++17 fmad extra-vec nvrtc %d\n",
            source, arch, odb_nvrtc_version());
   odb_sha256_hex(keytext, strlen(keytext), hex);
   free(keytext);
+  return ODB_OK;
+}
+
+/* The work of odb_nvrtc_prefetch: the next source to take, under lock. */
+typedef struct prefetch_work {
+  const char *const *sources;
+  int n, next, cc_major, cc_minor, compiled;
+  const char *dir;
+  pthread_mutex_t lock;
+} prefetch_work;
+
+/* One prefetch thread: compiles sources that have no cache file yet. */
+static void *prefetch_thread(void *arg) {
+  prefetch_work *w = arg;
+  for (;;) {
+    char arch[48], hex[65], path[4200], *cubin = NULL;
+    size_t len = 0;
+    int i;
+    pthread_mutex_lock(&w->lock);
+    i = w->next++;
+    pthread_mutex_unlock(&w->lock);
+    if (i >= w->n) break;
+    if (!w->sources[i] ||
+        cache_key(w->sources[i], w->cc_major, w->cc_minor, arch, hex)
+        != ODB_OK)
+      continue;
+    snprintf(path, sizeof path, "%s/%s.cubin", w->dir, hex);
+    if (access(path, R_OK) == 0) continue;
+    if (compile("prefetch", w->sources[i], arch, &cubin, &len) == ODB_OK) {
+      write_file(path, cubin, len);
+      pthread_mutex_lock(&w->lock);
+      ++w->compiled;
+      pthread_mutex_unlock(&w->lock);
+    }
+    free(cubin);
+  }
+  odb_clear_error();   /* failures are reported by odb_nvrtc_build */
+  return NULL;
+}
+
+/* See the header. */
+int odb_nvrtc_prefetch(const char *const *sources, int n, int cc_major,
+                       int cc_minor, int threads) {
+  char dir[4000];
+  pthread_t tid[64];
+  prefetch_work w;
+  int started = 0;
+  if (n < 1 || !cache_dir(dir, sizeof dir)) return 0;
+  if (threads < 1) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = c > 0 ? (int)c : 1;
+  }
+  if (threads > 64) threads = 64;
+  if (threads > n) threads = n;
+  memset(&w, 0, sizeof w);
+  w.sources = sources;
+  w.n = n;
+  w.cc_major = cc_major;
+  w.cc_minor = cc_minor;
+  w.dir = dir;
+  pthread_mutex_init(&w.lock, NULL);
+  for (int t = 1; t < threads; ++t)
+    if (pthread_create(&tid[started], NULL, prefetch_thread, &w) == 0)
+      ++started;
+  prefetch_thread(&w);   /* this thread works too */
+  for (int t = 0; t < started; ++t) pthread_join(tid[t], NULL);
+  pthread_mutex_destroy(&w.lock);
+  return w.compiled;
+}
+
+odb_status odb_nvrtc_build(const char *name, const char *source, int cc_major,
+                           int cc_minor, odb_gpu_module **out) {
+  char arch[48], dir[4000], path[4200], hex[65];
+  char *cubin = NULL;
+  size_t len = 0;
+  odb_gpu_module *m;
+  odb_status st;
+  int have_dir;
+  *out = NULL;
+  ODB_TRY(driver());
+  ODB_TRY(cache_key(source, cc_major, cc_minor, arch, hex));
   m = calloc(1, sizeof *m);
   if (!m) return ODB_FAIL(ODB_ERR_NOMEM, "module");
   memcpy(m->key, hex, 16);

@@ -36,6 +36,17 @@ typedef struct odb_gpu_kernel {
 */
 odb_status odb_nvrtc_build(const char *name, const char *source, int cc_major,
                            int cc_minor, odb_gpu_module **out);
+/*
+** Compiles, with `threads` threads (< 1: one per online CPU), every
+** source of sources[0..n) (NULL entries skipped) that has no file in the
+** disk cache yet, and stores the machine code there, so that the
+** odb_nvrtc_build calls that follow load it at once. Nothing is loaded.
+** A source that does not compile is skipped here (odb_nvrtc_build
+** reports it). Without a cache directory it does nothing. Returns how
+** many sources were compiled.
+*/
+int odb_nvrtc_prefetch(const char *const *sources, int n, int cc_major,
+                       int cc_minor, int threads);
 /* Unloads the module; NULL is allowed. */
 void odb_gpu_module_free(odb_gpu_module *m);
 /* 1 when the module came from the disk cache (no compilation ran). */

@@ -162,6 +162,27 @@ int odb_tsm_kernel_spill(const odb_tsm_kernel *k) {
   return k->fn.local_bytes;
 }
 
+/* See the header; configurations that do not check or run on this
+   device are left out. */
+int odb_tsm_prefetch(const odb_tsm_cfg *list, int n) {
+  int cc = odb_tsm_device_cc(), done;
+  char **src = calloc((size_t)(n > 0 ? n : 1), sizeof *src);
+  if (!src || cc == 0) {
+    free(src);
+    return 0;
+  }
+  for (int i = 0; i < n; ++i)
+    if (odb_tsm_cfg_min_cc(&list[i]) <= cc &&
+        odb_gen_tsm(&list[i], &src[i]) != ODB_OK)
+      src[i] = NULL;
+  odb_clear_error();
+  done = odb_nvrtc_prefetch((const char *const *)src, n, cc / 10, cc % 10,
+                            0);
+  for (int i = 0; i < n; ++i) free(src[i]);
+  free(src);
+  return done;
+}
+
 /* Computed when k was created (blocks_fit). */
 int odb_tsm_kernel_fit(const odb_tsm_kernel *k) { return k->fit; }
 

@@ -20,6 +20,10 @@ typedef struct odb_tsm_kernel odb_tsm_kernel;
 ** error, ODB_ERR_NO_DEVICE without a device.
 */
 odb_status odb_tsm_kernel_create(const odb_tsm_cfg *c, odb_tsm_kernel **out);
+/* Compiles the kernels of list[0..n) that the disk cache lacks, one
+   thread per CPU (odb_nvrtc_prefetch), so that creating them afterwards
+   only loads them. Returns how many were compiled. */
+int odb_tsm_prefetch(const odb_tsm_cfg *list, int n);
 void odb_tsm_kernel_free(odb_tsm_kernel *k);
 const odb_tsm_cfg *odb_tsm_kernel_cfg(const odb_tsm_kernel *k);
 /* Registers per thread and spilled bytes the compiler gave it. */

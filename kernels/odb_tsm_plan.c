@@ -29,6 +29,8 @@ struct odb_tsm_plan {
   odb_space *space;
   odb_tsm_kernel *cur;           /* the configuration being evaluated */
   odb_tsm_kernel *best;
+  int full;                      /* the exhaustive space (else quick) */
+  int prefetched;                /* the space's kernels were compiled */
   char cfg_text[160];
   char size[96], family[32];
   long evals, cached;
@@ -128,10 +130,26 @@ static odb_status make_space(odb_tsm_plan *p, int full) {
   return st;
 }
 
-/* Compiles c (tuner setup). */
+/* Compiles every kernel of the space that the disk cache lacks, in
+   parallel (odb_tsm_prefetch), before the first one is evaluated. */
+static void prefetch_space(odb_tsm_plan *p) {
+  int cc = odb_tsm_device_cc();
+  int n = odb_tsm_space_list(p->op, p->t, (int)p->M, (int)p->N, p->full, cc,
+                             NULL, 0);
+  odb_tsm_cfg *list = calloc((size_t)(n > 0 ? n : 1), sizeof *list);
+  p->prefetched = 1;
+  if (!list) return;
+  odb_tsm_space_list(p->op, p->t, (int)p->M, (int)p->N, p->full, cc, list,
+                     n);
+  odb_tsm_prefetch(list, n);
+  free(list);
+}
+
+/* Compiles c (tuner setup); the first call compiles the whole space. */
 static odb_status t_setup(void *ud, const odb_config *c) {
   odb_tsm_plan *p = ud;
   odb_tsm_cfg k = to_cfg(p, c);
+  if (!p->prefetched) prefetch_space(p);
   odb_tsm_kernel_free(p->cur);
   p->cur = NULL;
   return odb_tsm_kernel_create(&k, &p->cur);
@@ -311,7 +329,10 @@ odb_status odb_tsm_plan_create(odb_ctx *ctx, odb_tsm_op op, odb_tsm_dtype t,
   p->N = N;
   p->K = K;
   st = plan_data(p);
-  if (st == ODB_OK) st = make_space(p, o && o->full);
+  if (st == ODB_OK) {
+    p->full = o && o->full;
+    st = make_space(p, p->full);
+  }
   if (st == ODB_OK) st = plan_tune(p, o);
   if (st != ODB_OK) {
     odb_tsm_plan_destroy(p);

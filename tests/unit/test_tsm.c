@@ -73,9 +73,14 @@ static void check_space(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
     }
     nmma += l[i].mma != 0;
     free(src);
+    for (int j = i + stride; j < n && stride == 1; ++j)   /* no twice */
+      if (strcmp(odb_tsm_cfg_token(&l[j], tok2, sizeof tok2), tok) == 0 &&
+          !bad++)
+        snprintf(why, sizeof why, "%s listed twice", tok);
   }
   tap_ok(bad == 0 && n > 0, "%s %s M=%d N=%d %s space: %d of %d "
-         "configurations (%d on the tensor cores) round-trip and generate %s",
+         "configurations (%d on the tensor cores) round-trip, generate and "
+         "are listed once %s",
          odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N,
          full ? "full" : "quick", seen - bad, seen, nmma, why);
   free(l);
@@ -137,6 +142,7 @@ static void check_generator(void) {
   free(s);
   /* Gauss's three products (complex): 16-byte pair loads, guards */
   check_space(ODB_TSM_TSMM, ODB_TSM_Z, 64, 64, 0, 1);
+  check_space(ODB_TSM_TSMM, ODB_TSM_Z, 8, 8, 0, 1);   /* Gauss twins */
   check_space(ODB_TSM_TSMTTSM, ODB_TSM_Z, 33, 17, 1, 3);
   check_space(ODB_TSM_TSMM, ODB_TSM_Z, 33, 17, 1, 3);
   check_space(ODB_TSM_TSMTTSM, ODB_TSM_Z, 48, 40, 1, 5);
