@@ -106,7 +106,7 @@ static void check_shape(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
   int nf = odb_tsm_space_list(op, t, M, N, 1, cc, NULL, 0);
   odb_tsm_cfg *list = malloc(sizeof *list * (size_t)(nq + nf));
   int bad = 0, n = 0, nmma = 0;
-  double worst = 0.0;
+  double worst = 0.0, t0 = now(), tc = 0.0;
   odb_tsm_space_list(op, t, M, N, 0, cc, list, nq);
   odb_tsm_space_list(op, t, M, N, 1, cc, list + nq, nf);
   if (!shape_init(&s, r, op, t, M, N, K)) {
@@ -125,7 +125,10 @@ static void check_shape(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
     if (only_mma() && !list[i].mma) continue;
     ++n;
     nmma += list[i].mma != 0;
-    if (odb_tsm_kernel_create(&list[i], &k) != ODB_OK) {
+    double c0 = now();
+    odb_status cs = odb_tsm_kernel_create(&list[i], &k);
+    tc += now() - c0;
+    if (cs != ODB_OK) {
       e = INFINITY;
       snprintf(why, sizeof why, "%s", odb_last_error());
     } else {
@@ -146,9 +149,10 @@ static void check_shape(odb_rng *r, odb_tsm_op op, odb_tsm_dtype t, long M,
     if (e > worst) worst = e;
   }
   tap_ok(bad == 0, "%s %s M=%ld N=%ld K=%ld: %d of %d configurations (%d "
-         "on the tensor cores) match the CPU reference (worst %.2e)",
-         odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N, K, n - bad, n,
-         nmma, worst);
+         "on the tensor cores) match the CPU reference (worst %.2e; %.1f s, "
+         "%.1f s of it loading kernels)", odb_tsm_op_name(op),
+         odb_tsm_dtype_name(t), M, N, K, n - bad, n, nmma, worst, now() - t0,
+         tc);
   shape_free(&s);
   free(list);
 }
@@ -293,7 +297,7 @@ static int roof_list(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                      odb_tsm_cfg *list, int max);
 
 static int precompile(int part, int parts, int roof) {
-  static odb_tsm_cfg list[4000];
+  static odb_tsm_cfg list[1024];
   long j = 0, rs[32][2];
   int nrs = roof ? roof_shapes(rs) : 0;
   for (int s = 0; s < (roof ? nrs : NTEST); ++s) {
@@ -303,18 +307,26 @@ static int precompile(int part, int parts, int roof) {
       for (int t = 0; t < 2; ++t) {
         if (roof && !case_on(op, t)) continue;
         int cc = odb_tsm_device_cc();
-        int nq = roof ? roof_list(op, t, M, N, list, 4000)
-                      : odb_tsm_space_list(op, t, M, N, 0, cc, list, 4000);
-        int nf = roof ? 0 : odb_tsm_space_list(op, t, M, N, 1, cc,
-                                               list + nq, 4000 - nq);
+        int nq = roof ? roof_list(op, t, M, N, list, 1024)
+                      : odb_tsm_space_list(op, t, M, N, 0, cc, NULL, 0);
+        int nf = roof ? 0 : odb_tsm_space_list(op, t, M, N, 1, cc, NULL, 0);
+        odb_tsm_cfg *all = roof ? list : malloc(sizeof *all *
+                                                (size_t)(nq + nf + 1));
+        if (!all) return 1;
+        if (!roof) {
+          odb_tsm_space_list(op, t, M, N, 0, cc, all, nq);
+          odb_tsm_space_list(op, t, M, N, 1, cc, all + nq, nf);
+        }
+        if (nq > 1024) nq = 1024;
         for (int i = 0; i < nq + nf; ++i) {
           odb_tsm_kernel *k = NULL;
           if (i >= nq && (i - nq) % test_stride(s)) continue;
-          if (only_mma() && !list[i].mma) continue;
+          if (only_mma() && !all[i].mma) continue;
           if (j++ % parts != part) continue;
-          odb_tsm_kernel_create(&list[i], &k);
+          odb_tsm_kernel_create(&all[i], &k);
           odb_tsm_kernel_free(k);
         }
+        if (!roof) free(all);
       }
   }
   return 0;
