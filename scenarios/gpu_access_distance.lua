@@ -89,33 +89,45 @@ end
 -- gpu_hexagonal at heights 2, 4, 8, 14 and 16 (2 s for Bogacki-Shampine,
 -- Dormand-Prince and Verner 6(5): two kernels, no stage written in full;
 -- heights above 2 s are refused; more in the full sweep) and gpu_trapezoid
--- in rows of 2 and 3 stages, the default width (nil: 1024, or (2 G - 1) d
--- when that is wider) or 512 / 2048 / 4096 components (more in the full
--- sweep); the full sweep adds odd and even hexagons of
--- different widths (Figure 15). Tiles narrower than (2 G - 1) d or over
--- shared memory are refused, so these only run at small d, as in the seed.
-local tile_configs = {}
-for _, ht in ipairs(sweep == "small" and { 2, 4, 8, 14, 16 } or { 2, 4, 6, 8, 12, 14, 16 }) do
-  for _, w in ipairs(sweep == "small" and { 0, 512, 2048, 4096 } or { 0, 512, 768, 1536, 2048, 4096, 6144 }) do
-    tile_configs[#tile_configs + 1] = { variant = "gpu_hexagonal",
-      height = ht, width = w > 0 and w or nil }
-    if sweep ~= "small" and w > 0 then
-      tile_configs[#tile_configs + 1] = { variant = "gpu_hexagonal",
-        height = ht, width = w, width2 = w // 2 }
+-- in rows of 2 and 3 stages. Widths are given by their window, the width
+-- plus d on each side: 1024, 2048 or 4096 components (more in the full
+-- sweep), so that the power-of-two threads of a tile own equal shares of
+-- it (at d = 32 a window of 1024 is a width of 960); nil is the variant's
+-- default. The full sweep adds odd and even hexagons of different widths
+-- (Figure 15). Tiles narrower than (2 G - 1) d or over shared memory are
+-- refused, so these only run at small d, as in the seed.
+local function width_of(win, d) return win - 2 * d end
+local hex_windows = sweep == "small" and { 0, 1024, 2048, 4096 }
+                    or { 0, 1024, 1536, 2048, 3072, 4096, 6144, 8192 }
+local function hex_configs(d)
+  local list = {}
+  for _, ht in ipairs(sweep == "small" and { 2, 4, 8, 14, 16 } or { 2, 4, 6, 8, 12, 14, 16 }) do
+    for _, win in ipairs(hex_windows) do
+      local w = win > 0 and width_of(win, d) or nil
+      if not w or w > 0 then
+        list[#list + 1] = { variant = "gpu_hexagonal", height = ht, width = w }
+        if sweep ~= "small" and w and width_of(win // 2, d) > 0 then
+          list[#list + 1] = { variant = "gpu_hexagonal", height = ht, width = w,
+                              width2 = width_of(win // 2, d) }
+        end
+      end
     end
   end
-end
--- fewer threads a tile (more components each, more tiles resident)
-for _, ht in ipairs{ 8, 16 } do
-  for _, w in ipairs{ 1024, 2048 } do
-    for _, th in ipairs{ 256, 512 } do
-      tile_configs[#tile_configs + 1] = { variant = "gpu_hexagonal",
-        height = ht, width = w, threads = th }
+  -- threads a tile: one cell each, or two
+  for _, ht in ipairs{ 8, 16 } do
+    for _, win in ipairs{ 1024, 2048 } do
+      for _, th in ipairs{ 256, 512 } do
+        if width_of(win, d) > 0 then
+          list[#list + 1] = { variant = "gpu_hexagonal", height = ht,
+                              width = width_of(win, d), threads = th }
+        end
+      end
     end
   end
-end
-for _, ht in ipairs{ 2, 3 } do
-  tile_configs[#tile_configs + 1] = { variant = "gpu_trapezoid", height = ht }
+  for _, ht in ipairs{ 2, 3 } do
+    list[#list + 1] = { variant = "gpu_trapezoid", height = ht }
+  end
+  return list
 end
 
 local tags = { gpu_stream2d = "s2d", gpu_hexagonal = "hex",
@@ -192,7 +204,7 @@ for _, ds in ipairs(split(dlist)) do
     local names, by_name = {}, {}
     local wanted = {}
     for _, v in ipairs(split(only)) do wanted[v] = true end
-    for _, list in ipairs{ configs, s2d_configs, tile_configs } do
+    for _, list in ipairs{ configs, s2d_configs, hex_configs(p.d) } do
       for _, cf in ipairs(list) do
         if wanted[cf.variant or "gpu_multiblock"] then
           names[#names + 1] = cfg_key(cf)
