@@ -256,8 +256,8 @@ static int case_on(int op, int t) {
   return 0;
 }
 
-/* The shapes of --roofline: ODB_TSM_WIDTHS="16,32" gives these M = N,
-   else roof_sq and roof_ne. Returns how many (at most 32). */
+/* The shapes of --roofline: ODB_TSM_WIDTHS="16,32x8" gives these (M = N,
+   or M x N), else roof_sq and roof_ne. Returns how many (at most 32). */
 static int roof_shapes(long (*ms)[2]) {
   const char *ws = getenv("ODB_TSM_WIDTHS");
   int n = 0;
@@ -269,12 +269,14 @@ static int roof_shapes(long (*ms)[2]) {
     }
     return n;
   }
-  for (const char *q = ws; *q && n < 32;) {
+  for (const char *q = ws; *q && n < 32;) {   /* "16" or "32x8" */
     char *end;
-    long w = strtol(q, &end, 10);
+    long w = strtol(q, &end, 10), w2 = w;
     if (end == q) break;
-    if (w >= 1 && w <= 64) {
-      ms[n][0] = ms[n][1] = w;
+    if (*end == 'x') w2 = strtol(end + 1, &end, 10);
+    if (w >= 1 && w <= 64 && w2 >= 1 && w2 <= 64) {
+      ms[n][0] = w;
+      ms[n][1] = w2;
       ++n;
     }
     q = *end ? end + 1 : end;
