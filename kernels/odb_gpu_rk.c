@@ -240,6 +240,25 @@ static long default_tiles(long cap, long per_block, long halo) {
 }
 
 /*
+** The fewest blocks of threads per multiprocessor over every kernel of
+** the step (with FSAL the kernels of the first step and of later ones
+** differ, and so may their registers): what a grid that must be
+** co-resident is checked against.
+*/
+static odb_status least_occupancy(const gpu_rk *g, unsigned threads,
+                                  int *occ) {
+  *occ = 1 << 30;
+  for (int i = 0; i < g->plan.nlaunch; ++i) {
+    int k = 0;
+    ODB_TRY(odb_gpu_occupancy(&g->k[i], threads, g->plan.launch[i].smem,
+                              &k));
+    if (k < *occ) *occ = k;
+  }
+  if (*occ == 1 << 30) *occ = 0;
+  return ODB_OK;
+}
+
+/*
 ** gpu_multiblock: the solver's tiling options with defaults; blocks per
 ** tile and concurrent tiles from equation (8) of seeds/000 where not given
 ** (wg_per_tile = floor(wg_per_sm SMs / tiles)). A probe build gives the
@@ -267,7 +286,7 @@ static odb_status multiblock_init(odb_solver *s) {
   o.wg_per_tile = t->wg_per_tile > 0 ? t->wg_per_tile
                                      : (int)(2 * halo / per + 1);
   ODB_TRY(build(s, g, ODB_GEN_MULTIBLOCK, &o, &dev));
-  ODB_TRY(odb_gpu_occupancy(&g->k[0], (unsigned)o.threads, 0, &occ));
+  ODB_TRY(least_occupancy(g, (unsigned)o.threads, &occ));
   if (t->wg_per_sm > 0 && t->wg_per_sm < occ) occ = t->wg_per_sm;
   if (occ < 1)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_multiblock: a block of %d threads "
@@ -294,7 +313,7 @@ static odb_status multiblock_init(odb_solver *s) {
     o.wg_per_tile = (int)G;
     o.groups = persistent ? (int)tiles : 1 << 30;
     ODB_TRY(build(s, g, ODB_GEN_MULTIBLOCK, &o, &dev));
-    ODB_TRY(odb_gpu_occupancy(&g->k[0], (unsigned)o.threads, 0, &occ));
+    ODB_TRY(least_occupancy(g, (unsigned)o.threads, &occ));
     if (t->wg_per_sm > 0 && t->wg_per_sm < occ) occ = t->wg_per_sm;
     cap = (long)occ * (dev.sm_count > 0 ? dev.sm_count : 1);
     if (t->wg_per_tile > 0 || g->plan.grid <= cap || cap / tiles < 1 ||
