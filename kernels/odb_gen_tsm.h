@@ -48,12 +48,13 @@ typedef enum odb_tsm_mma {
 ** combine into C, and a complex tsmm multiplies by the real 2M x 2N form
 ** of C ([[re, im], [-im, re]] per entry): no flop is wasted. Chunks of
 ** `chunk` rows are copied to shared memory with cp.async by the whole
-** block, `stages` chunks in flight (a persistent grid walks the chunks).
+** block, `stages` chunks in flight (a persistent grid walks the chunks,
+** or, with blocks_per_sm -1, each block takes one chunk and exits).
 ** Each warp owns wm x wn mma tiles: of C (tsmttsm; rg row groups of warps
 ** split a chunk's rows, k of them a step, and each adds its sums) or of
 ** B (tsmm: wm blocks of 8 or 16 rows times wn blocks of 8 columns, k
-** columns of A a step; C comes from registers or shared memory, csrc). blocks_per_sm 0 launches as many blocks as
-** fit on the device at once.
+** columns of A a step; C comes from registers or shared memory, csrc).
+** blocks_per_sm 0 launches as many blocks as fit on the device at once.
 */
 typedef struct odb_tsm_cfg {
   odb_tsm_op op;
@@ -64,7 +65,9 @@ typedef struct odb_tsm_cfg {
   int unroll;                         /* 1..4 */
   int reduce;                         /* tsmttsm: odb_tsm_reduce */
   int block;                          /* 32..1024 */
-  int blocks_per_sm;                  /* 1..32; 0: fill (mma only) */
+  int blocks_per_sm;                  /* 1..32; mma only: 0 fills the
+                                         device, -1 launches a block per
+                                         chunk (no persistent loop) */
   /* tsmttsm: 1 stages chunks of `chunk` rows of A and B in shared memory
      with coalesced loads of all the block's threads, then each thread
      sums its tile over the chunk from there (lf and unroll unused) */
