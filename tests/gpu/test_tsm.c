@@ -581,10 +581,17 @@ int main(int argc, char **argv) {
     return rc;
   }
   {
-    const char *pc = getenv("ODB_TSM_PRECOMPILE");   /* processes */
+    /* processes that fill the kernel cache first: ODB_TSM_PRECOMPILE, else
+       one per CPU (at most 16) for the test and the roofline table, so
+       that a fresh machine compiles the thousands of kernels in parallel
+       (not for --sanitize, whose shapes are others) */
+    const char *pc = getenv("ODB_TSM_PRECOMPILE");
     int roof = argc > 1 && (strcmp(argv[1], "--roofline") == 0 ||
                             strcmp(argv[1], "--fill-cache") == 0);
-    if (pc && atoi(pc) > 1) precompile_spawn(argv[0], atoi(pc), roof);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int np = pc ? atoi(pc) : (argc == 1 || roof) ? (int)(cpus > 16 ? 16
+                                                           : cpus) : 0;
+    if (np > 1) precompile_spawn(argv[0], np, roof);
   }
   if (argc > 1 && strcmp(argv[1], "--fill-cache") == 0) {
     /* the roofline scenario's quick space, compiled into the disk cache */
