@@ -1606,7 +1606,7 @@ static void add_shapes(odb_tsm_cfg c, const int *shapes, int n,
 */
 static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
                        int nshapes, cfg_list *l) {
-  for (int o = 0; o <= (full && !c.gauss); ++o) {
+  for (int o = 0; o <= full; ++o) {
     c.ostage = o;
     add_shapes(c, shapes, nshapes, l);
     if (c.blocks_per_sm == 0) {   /* once per configuration of the rest */

@@ -29,8 +29,9 @@ struct odb_tsm_plan {
   odb_space *space;
   odb_tsm_kernel *cur;           /* the configuration being evaluated */
   odb_tsm_kernel *best;
-  int full;                      /* the exhaustive space (else quick) */
-  int prefetched;                /* the space's kernels were compiled */
+  odb_tsm_cfg *list;             /* the space's configurations */
+  int nlist;
+  int prefetched;                /* their kernels were compiled */
   char cfg_text[160];
   char size[96], family[32];
   long evals, cached;
@@ -124,25 +125,22 @@ static odb_status make_space(odb_tsm_plan *p, int full) {
                                   "register estimate of Ernst et al. 5.2 "
                                   "at most 255, a row's threads fit a "
                                   "block");
-  free(list);
   free(tok);
   free(names);
+  if (st == ODB_OK) {
+    p->list = list;   /* kept for prefetch_space */
+    p->nlist = n;
+  } else {
+    free(list);
+  }
   return st;
 }
 
 /* Compiles every kernel of the space that the disk cache lacks, in
    parallel (odb_tsm_prefetch), before the first one is evaluated. */
 static void prefetch_space(odb_tsm_plan *p) {
-  int cc = odb_tsm_device_cc();
-  int n = odb_tsm_space_list(p->op, p->t, (int)p->M, (int)p->N, p->full, cc,
-                             NULL, 0);
-  odb_tsm_cfg *list = calloc((size_t)(n > 0 ? n : 1), sizeof *list);
   p->prefetched = 1;
-  if (!list) return;
-  odb_tsm_space_list(p->op, p->t, (int)p->M, (int)p->N, p->full, cc, list,
-                     n);
-  odb_tsm_prefetch(list, n);
-  free(list);
+  odb_tsm_prefetch(p->list, p->nlist);
 }
 
 /* Compiles c (tuner setup); the first call compiles the whole space. */
@@ -329,10 +327,7 @@ odb_status odb_tsm_plan_create(odb_ctx *ctx, odb_tsm_op op, odb_tsm_dtype t,
   p->N = N;
   p->K = K;
   st = plan_data(p);
-  if (st == ODB_OK) {
-    p->full = o && o->full;
-    st = make_space(p, p->full);
-  }
+  if (st == ODB_OK) st = make_space(p, o && o->full);
   if (st == ODB_OK) st = plan_tune(p, o);
   if (st != ODB_OK) {
     odb_tsm_plan_destroy(p);
@@ -359,6 +354,7 @@ void odb_tsm_plan_destroy(odb_tsm_plan *p) {
   free(p->got);
   free(p->poison);
   odb_space_destroy(p->space);
+  free(p->list);
   free(p);
 }
 

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "tap.h"
 #include "odebench.h"
@@ -291,17 +289,17 @@ static int test_stride(int i) {
   return i == 0 ? 16 : 61;
 }
 
-/* {====== --precompile: fills the kernel cache from several processes */
+/* {====== the kernel cache filled first, in parallel (odb_tsm_prefetch) */
 
-/* Compiles the configurations j with j % parts == part that the test
-   (roofline = 0) or the roofline table (1) will use. */
 static int roof_list(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                      odb_tsm_cfg *list, int max);
 
-static int precompile(int part, int parts, int roof) {
+/* Compiles, a thread per CPU, the configurations the test (roof = 0) or
+   the roofline table (1) will use; returns how many were compiled. */
+static int precompile(int roof) {
   static odb_tsm_cfg list[1024];
-  long j = 0, rs[32][2];
-  int nrs = roof ? roof_shapes(rs) : 0;
+  long rs[32][2];
+  int nrs = roof ? roof_shapes(rs) : 0, done = 0;
   for (int s = 0; s < (roof ? nrs : NTEST); ++s) {
     long M = roof ? rs[s][0] : test_shapes[s][0];
     long N = roof ? rs[s][1] : test_shapes[s][1];
@@ -314,46 +312,23 @@ static int precompile(int part, int parts, int roof) {
         int nf = roof ? 0 : odb_tsm_space_list(op, t, M, N, 1, cc, NULL, 0);
         odb_tsm_cfg *all = roof ? list : malloc(sizeof *all *
                                                 (size_t)(nq + nf + 1));
-        if (!all) return 1;
+        int n = 0;
+        if (!all) return done;
         if (!roof) {
           odb_tsm_space_list(op, t, M, N, 0, cc, all, nq);
           odb_tsm_space_list(op, t, M, N, 1, cc, all + nq, nf);
         }
         if (nq > 1024) nq = 1024;
-        for (int i = 0; i < nq + nf; ++i) {
-          odb_tsm_kernel *k = NULL;
+        for (int i = 0; i < nq + nf; ++i) {   /* those the test runs */
           if (i >= nq && (i - nq) % test_stride(s)) continue;
           if (only_mma() && !all[i].mma) continue;
-          if (j++ % parts != part) continue;
-          odb_tsm_kernel_create(&all[i], &k);
-          odb_tsm_kernel_free(k);
+          all[n++] = all[i];
         }
+        done += odb_tsm_prefetch(all, n);
         if (!roof) free(all);
       }
   }
-  return 0;
-}
-
-/* Runs parts copies of this program with --precompile and waits. */
-static void precompile_spawn(const char *self, int parts, int roof) {
-  pid_t pids[64];
-  int n = 0;
-  double t0 = now();
-  for (int i = 0; i < parts && i < 64; ++i) {
-    char a[16], b[16];
-    snprintf(a, sizeof a, "%d", i);
-    snprintf(b, sizeof b, "%d", parts);
-    pid_t p = fork();
-    if (p == 0) {
-      execl(self, self, "--precompile", a, b, roof ? "1" : "0",
-            (char *)NULL);
-      _exit(127);
-    }
-    if (p > 0) pids[n++] = p;
-  }
-  for (int i = 0; i < n; ++i) waitpid(pids[i], NULL, 0);
-  printf("# precompiled with %d processes in %.1f s\n", n, now() - t0);
-  fflush(stdout);
+  return done;
 }
 
 /* }====== */
@@ -575,23 +550,17 @@ int main(int argc, char **argv) {
     return 77;
   }
   odb_rng_seed(&r, seed);
-  if (argc > 4 && strcmp(argv[1], "--precompile") == 0) {
-    int rc = precompile(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
-    odb_ctx_destroy(ctx);
-    return rc;
-  }
-  {
-    /* processes that fill the kernel cache first: ODB_TSM_PRECOMPILE, else
-       one per CPU (at most 16) for the test and the roofline table, so
-       that a fresh machine compiles the thousands of kernels in parallel
-       (not for --sanitize, whose shapes are others) */
+  if (argc == 1 || (argc > 1 && (strcmp(argv[1], "--roofline") == 0 ||
+                                   strcmp(argv[1], "--fill-cache") == 0))) {
+    /* the kernels compiled first, in parallel (ODB_TSM_PRECOMPILE=0: not;
+       --sanitize's shapes are others) */
     const char *pc = getenv("ODB_TSM_PRECOMPILE");
-    int roof = argc > 1 && (strcmp(argv[1], "--roofline") == 0 ||
-                            strcmp(argv[1], "--fill-cache") == 0);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int np = pc ? atoi(pc) : (argc == 1 || roof) ? (int)(cpus > 16 ? 16
-                                                           : cpus) : 0;
-    if (np > 1) precompile_spawn(argv[0], np, roof);
+    if (!pc || atoi(pc) != 0) {
+      double t0 = now();
+      int n = precompile(argc > 1);
+      printf("# precompiled %d kernels in %.1f s\n", n, now() - t0);
+      fflush(stdout);
+    }
   }
   if (argc > 1 && strcmp(argv[1], "--fill-cache") == 0) {
     /* the roofline scenario's quick space, compiled into the disk cache */
