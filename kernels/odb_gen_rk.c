@@ -191,8 +191,7 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
   put(b, "static __device__ __forceinline__ double odb_sq_scaled(double e, "
          "double y, double yn,\n"
          "    double atol, double rtol) {\n"
-         "  const double ay = y < 0 ? -y : y, ab = yn < 0 ? -yn : yn;\n"
-         "  const double r = e / (atol + rtol * (ay > ab ? ay : ab));\n"
+         "  const double r = e / (atol + rtol * fmax(fabs(y), fabs(yn)));\n"
          "  return r * r;\n}\n");
   if (!g->plan->has_err) return;
   put(b,
@@ -1545,13 +1544,326 @@ static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
   put(b, "}\n");
 }
 
+/*
+** Skew 2: stage l evaluates F_l two rows behind stage l-1 (in the pass at
+** row ip, at row ip - 1 - 2l), so every row of Y_l that F_l reads was
+** written in an earlier pass. A pass then needs one __syncthreads instead
+** of one a stage, and its s stages are independent work. Y_l (l >= 1)
+** lives in a ring of 4 rows, y in a ring of ODB_YR >= 2 s + ODB_PF + 1.
+** What a row carries from stage l to stage l+1 (two passes later) stays in
+** registers named by stage and the pass's parity: the F_q still needed or
+** the partial sums of the linear combinations still to come, whichever are
+** fewer (partial sums add the terms in the order of put_lc). The loop is
+** unrolled by four passes, so the stage rings' slots are constants. Every
+** stage runs in every pass, also on the rows of the pipeline's start and
+** end whose results are unused: a branch per stage would cut the pass
+** into blocks that the compiler cannot interleave (on an H100 that cost
+** 3-6%), and the completed row is stored at the end of the pass.
+*/
+
+#define S2W_MAXV (ODB_GEN_MAX_STAGES + 2)
+
+/* A row's values between stage l-1 and stage l. */
+typedef struct s2w_state {
+  int acc;               /* 1: partial sums of LCs, 0: F_q */
+  int n;
+  int item[S2W_MAXV];    /* F form: stage q; sums: the LC's id */
+} s2w_state;
+
+/* LC id: 0..S-1 the argument Y_id, S the new solution, S+1 the estimate. */
+static const erk_terms *s2w_lc(const gen *g, int id) {
+  return id < g->S ? &g->e.a[id] : id == g->S ? &g->e.b : &g->e.e;
+}
+
+/* 1 when LC id is still to be formed after stage l-1 (Y_l is formed by
+   stage l-1; ynew is Y_{S-1} when they alias; no estimate without bhat). */
+static int s2w_pending(const gen *g, int id, int l) {
+  if (id < g->S) return id > l;
+  if (id == g->S) return !g->alias;
+  return g->plan->has_err;
+}
+
+/* 1 when some LC still pending after stage l uses F_l. */
+static int s2w_need_f(const gen *g, int l) {
+  for (int id = l + 1; id < g->S + 2; ++id)
+    if (s2w_pending(g, id, l) && uses(s2w_lc(g, id), l)) return 1;
+  return 0;
+}
+
+/* The states entering stages 1..S-1: partial sums once they are fewer. */
+static void s2w_states(const gen *g, s2w_state *st) {
+  memset(st, 0, sizeof *st * (size_t)g->S);
+  for (int l = 1; l < g->S; ++l) {
+    s2w_state f = { 0, 0, { 0 } }, a = { 1, 0, { 0 } };
+    for (int q = 0; q < l; ++q)
+      for (int id = l + 1; id < g->S + 2; ++id)
+        if (s2w_pending(g, id, l) && uses(s2w_lc(g, id), q)) {
+          f.item[f.n++] = q;
+          break;
+        }
+    for (int id = l + 1; id < g->S + 2; ++id) {
+      const erk_terms *t = s2w_lc(g, id);
+      if (s2w_pending(g, id, l) && t->n > 0 && t->idx[0] < l)
+        a.item[a.n++] = id;
+    }
+    st[l] = st[l - 1].acc || a.n < f.n ? a : f;
+  }
+}
+
+/* The index of v in st's items, or -1. */
+static int s2w_find(const s2w_state *st, int v) {
+  for (int j = 0; j < st->n; ++j)
+    if (st->item[j] == v) return j;
+  return -1;
+}
+
+/* The index of LC id's term i in the kernel's table odb_cf. */
+static int s2w_cf(const gen *g, int id, int i) {
+  int k = 0;
+  for (int x = 0; x < id; ++x) k += s2w_lc(g, x)->n;
+  return k + i;
+}
+
+/* The table odb_cf of every coefficient (constant memory, so that a fused
+   multiply-add reads it as an operand). */
+static void put_s2w_coefs(gen *g) {
+  sbuf *b = &g->b;
+  int n = 0;
+  put(b, "static __constant__ double odb_cf[] = {");
+  for (int id = 0; id < g->S + 2; ++id)
+    for (int i = 0; i < s2w_lc(g, id)->n; ++i) {
+      put(b, "%s", n == 0 ? "\n  " : n % 4 ? ", " : ",\n  ");
+      ++n;
+      put_num(b, s2w_lc(g, id)->coef[i]);
+    }
+  if (n == 0) put(b, "0.0");
+  put(b, " };\n");
+}
+
+/*
+** The terms of LC id with stages up to l, from the state st entering
+** stage l (parity par, component c) and F_l in fl<c>; "0.0" when none.
+*/
+static void s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
+                        int id) {
+  sbuf *b = &g->b;
+  const erk_terms *t = s2w_lc(g, id);
+  int any = 0;
+  if (st->acc) {
+    int j = s2w_find(st, id);
+    if (j >= 0) {
+      put(b, "s%d_%d_%d_%d", l, par, c, j);
+      any = 1;
+    }
+  }
+  for (int i = 0; i < t->n; ++i) {
+    int q = t->idx[i];
+    if (q > l || (st->acc && q < l)) continue;
+    if (any) put(b, " + ");
+    put(b, "odb_cf[%d]", s2w_cf(g, id, i));
+    if (q == l) put(b, " * fl%d", c);
+    else put(b, " * s%d_%d_%d_%d", l, par, c, s2w_find(st, q));
+    any = 1;
+  }
+  if (!any) put(b, "0.0");
+}
+
+/* Stage l of phase u: F_l at row ip - 1 - 2l, then Y_{l+1} there and the
+   row's state for stage l+1, or (last stage) its new solution. */
+static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
+  sbuf *b = &g->b;
+  int S = g->S, par = u & 1, back = 1 + 2 * l;
+  int sl = ((u - back) % 4 + 4) % 4;
+  put(b, "      {  // stage %d at row ip - %d\n", l, back);
+  put(b, "        const odb_idx q = ip - %d;\n", back);
+  put(b, "        const int ysl = odb_ysub(ys, %d);\n", back);
+  put(b, "        {\n");
+  put(b, "          double fl[ODB_K];\n");
+  if (s2w_need_f(g, l)) {
+    if (l == 0)
+      put(b, "          const odb_cell_in in = odb_in3(odb_ysm, "
+             "odb_ysub(ys, 2), ysl, ys, t);\n");
+    else
+      put(b, "          const odb_cell_in in = odb_in3(odb_ring + %d * 4 * "
+             "ODB_K * ODB_TP, %d, %d, %d, t);\n", l - 1, (sl + 3) % 4, sl,
+          (sl + 1) % 4);
+    put(b, "          odb_rhs_cell(q, col, a.tl[%d], in, fl);\n", l);
+  } else {
+    put(b, "          for (int c = 0; c < ODB_K; ++c) fl[c] = 0.0;\n");
+  }
+  for (int c = 0; c < K; ++c) put(b, "          const double fl%d = fl[%d];\n",
+                                  c, c);
+  put(b, "          const double *yr = odb_ysm + (ysl * ODB_TP + t + 1) * "
+         "ODB_K;\n");
+  if (l < S - 1) {
+    const s2w_state *nx = &st[l + 1];
+    put(b, "          double *w = odb_ring + ((%d * 4 + %d) * ODB_TP + t + 1) "
+           "* ODB_K;\n", l, sl);
+    for (int c = 0; c < K; ++c) {
+      put(b, "          w[%d] = yr[%d] + a.h * (", c, c);
+      s2w_partial(g, &st[l], l, par, c, l + 1);
+      put(b, ");\n");
+    }
+    for (int c = 0; c < K; ++c)
+      for (int j = 0; j < nx->n; ++j) {
+        put(b, "          s%d_%d_%d_%d = ", l + 1, par, c, j);
+        if (nx->acc) s2w_partial(g, &st[l], l, par, c, nx->item[j]);
+        else if (nx->item[j] == l) put(b, "fl%d", c);
+        else put(b, "s%d_%d_%d_%d", l, par, c, s2w_find(&st[l],
+                                                         nx->item[j]));
+        put(b, ";\n");
+      }
+  } else {   /* the row's results; put_s2w_done stores them */
+    for (int c = 0; c < K; ++c) {
+      put(b, "          odb_yv[%d] = yr[%d];\n", c, c);
+      if (g->alias)
+        put(b, "          odb_yo[%d] = odb_ring[((%d * 4 + %d) * ODB_TP + t + "
+               "1) * ODB_K + %d];\n", c, S - 2, sl, c);
+      else {
+        put(b, "          odb_yo[%d] = odb_yv[%d] + a.h * (", c, c);
+        s2w_partial(g, &st[l], l, par, c, S);
+        put(b, ");\n");
+      }
+      if (g->plan->has_err) {
+        put(b, "          odb_eo[%d] = a.h * (", c);
+        s2w_partial(g, &st[l], l, par, c, S + 1);
+        put(b, ");\n");
+      }
+    }
+  }
+  put(b, "        }\n      }\n");
+}
+
+/* The end of a pass: the completed row's new solution and its norm, after
+   every stage (so that the stages form one block for the scheduler). */
+static void put_s2w_done(gen *g) {
+  sbuf *b = &g->b;
+  put(b, "      {\n        const odb_idx q = ip - %d;\n"
+         "        if (own && q >= r0 && q < r1) {\n"
+         "          double *dst = a.ynew + (q * ODB_NC + col) * ODB_K;\n"
+         "          for (int c = 0; c < ODB_K; ++c) {\n"
+         "            dst[c] = odb_yo[c];\n", 2 * g->S - 1);
+  if (g->plan->has_err)
+    put(b, "            acc += odb_sq_scaled(odb_eo[c], odb_yv[c], odb_yo[c], "
+           "a.atol, a.rtol);\n");
+  put(b, "          }\n        }\n      }\n");
+}
+
+/*
+** The helpers of skew 2: rows of the rings are [ODB_TP][ODB_K], a cell's
+** components side by side (one 16-byte access for two), with a pad cell
+** on both sides.
+*/
+static void put_s2w_helpers(sbuf *b) {
+  put(b, "static __device__ __forceinline__ odb_idx odb_clamp(odb_idx q, "
+         "odb_idx n) {\n  return q < 0 ? 0 : q >= n ? n - 1 : q;\n}\n");
+  put(b, "struct odb_cell_in {\n  const double *pm, *p0, *pp;\n};\n");
+  put(b, "static __device__ __forceinline__ double odb_cell_y(const "
+         "odb_cell_in &in, int di,\n    int dj, int c) {\n"
+         "  const double *r = di < 0 ? in.pm : di > 0 ? in.pp : in.p0;\n"
+         "  return r[dj * ODB_K + c];\n}\n");
+  put(b, "#define ODB_Y(di, dj, c) odb_cell_y(in, (di), (dj), (c))\n");
+}
+
+/* The kernel k_s2d with skew 2 (the helpers of put_s2w_helpers first). */
+static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
+  sbuf *b = &g->b;
+  int S = g->S;
+  s2w_state st[ODB_GEN_MAX_STAGES];
+  s2w_states(g, st);
+  put_s2w_helpers(b);
+  put_s2w_coefs(g);
+  put(b, "// slot of row ip - c in the y ring, ys the slot of row ip\n"
+         "#define odb_ysub(ys, c) ((ys) >= (c) ? (ys) - (c) : (ys) - (c) + "
+         "ODB_YR)\n");
+  put(b, "static __device__ __forceinline__ odb_cell_in odb_in3(const double "
+         "*r, int sm,\n    int s0, int sp, int t) {\n"
+         "  const double *c = r + (t + 1) * ODB_K;\n"
+         "  return {c + sm * ODB_TP * ODB_K, c + s0 * ODB_TP * ODB_K,\n"
+         "          c + sp * ODB_TP * ODB_K};\n}\n");
+  put(b, "// this thread's cell of row q into slot sl of the y ring (16 bytes\n"
+         "// a copy when the components pair up)\n"
+         "static __device__ __forceinline__ void odb_fetch_at(const double "
+         "*y,\n    double *ysm, odb_idx q, int sl, odb_idx colc, int t) {\n"
+         "  const double *src = y + (odb_clamp(q, ODB_NR) * ODB_NC + colc) * "
+         "ODB_K;\n"
+         "  const unsigned d = (unsigned)__cvta_generic_to_shared(\n"
+         "      ysm + (sl * ODB_TP + t + 1) * ODB_K);\n"
+         "#if ODB_K %% 2 == 0\n"
+         "  for (int c = 0; c < ODB_K; c += 2)\n"
+         "    asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 16;\" ::\n"
+         "                 \"r\"(d + 8 * c), \"l\"(src + c));\n"
+         "#else\n"
+         "  for (int c = 0; c < ODB_K; ++c)\n"
+         "    asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 8;\" ::\n"
+         "                 \"r\"(d + 8 * c), \"l\"(src + c));\n"
+         "#endif\n"
+         "}\n");
+  put_source(b, g->p->label, "gpu_cell_source", g->p->gpu_cell_source);
+  if (min_blocks > 0)
+    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n",
+        min_blocks);
+  else
+    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
+  put(b, "k_s2d(const odb_args a) {\n"
+         "  // [ODB_YR rows][ODB_K][ODB_TP] of y, then [stage 1..s-1][4]"
+         "[ODB_K][ODB_TP]\n"
+         "  extern __shared__ __align__(16) double odb_ysm[];\n"
+         "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
+         "  const int t = (int)threadIdx.x;\n"
+         "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
+         "  const odb_idx chunk = (odb_idx)blockIdx.x / ODB_STRIPS;\n"
+         "  const odb_idx col = strip * ODB_W - ODB_S + t;\n"
+         "  const odb_idx colc = odb_clamp(col, ODB_NC);\n"
+         "  const bool own = t >= ODB_S && t < ODB_S + ODB_W && col < ODB_NC;\n"
+         "  const odb_idx r0 = chunk * ODB_HC;\n"
+         "  const odb_idx r1 = r0 + ODB_HC < ODB_NR ? r0 + ODB_HC : ODB_NR;\n"
+         "  const odb_idx it0 = r0 - ODB_S, it1 = r1 + ODB_S;\n"
+         "  double acc = 0.0;\n");
+  for (int l = 1; l < S; ++l)
+    for (int p = 0; p < 2; ++p)
+      for (int c = 0; c < K; ++c)
+        for (int j = 0; j < st[l].n; ++j)
+          put(b, "  double s%d_%d_%d_%d = 0.0;\n", l, p, c, j);
+  put(b, "  for (int i = 0; i <= 2 + ODB_PF; ++i) {\n"
+         "    odb_fetch_at(a.y, odb_ysm, it0 + i, i, colc, t);\n"
+         "    asm volatile(\"cp.async.commit_group;\" ::);\n  }\n"
+         "  asm volatile(\"cp.async.wait_group %%0;\" :: \"n\"(ODB_PF));\n"
+         "  __syncthreads();\n"
+         "  int ys = 2;   // the y ring's slot of row ip\n"
+         "  const odb_idx ipe = it1 + ODB_S - 1;\n"
+         "  for (odb_idx i0 = it0 + 2; i0 < ipe; i0 += 4) {\n");
+  for (int u = 0; u < 4; ++u) {
+    put(b, "    {  // pass %d of 4\n      const odb_idx ip = i0 + %d;\n"
+           "      if (ip >= ipe) break;\n", u, u);
+    put(b, "      double odb_yv[ODB_K], odb_yo[ODB_K], odb_eo[ODB_K];\n");
+    for (int l = S - 1; l >= 0; --l) put_s2w_stage(g, st, u, l, K);
+    put_s2w_done(g);
+    put(b, "      {\n        const int yf = ys + ODB_PF + 1 >= ODB_YR ? ys + "
+           "ODB_PF + 1 - ODB_YR : ys + ODB_PF + 1;\n"
+           "        odb_fetch_at(a.y, odb_ysm, ip + ODB_PF + 1, yf, colc, t);\n"
+           "      }\n"
+           "      asm volatile(\"cp.async.commit_group;\" ::);\n"
+           "      asm volatile(\"cp.async.wait_group %%0;\" :: \"n\"(ODB_PF));\n"
+           "      __syncthreads();\n"
+           "      ys = ys + 1 == ODB_YR ? 0 : ys + 1;\n    }\n");
+  }
+  put(b, "  }\n  asm volatile(\"cp.async.wait_group 0;\" ::);\n");
+  if (g->plan->has_err)
+    put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
+  else
+    put(b, "  (void)acc;\n");
+  put(b, "}\n");
+}
+
 static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   const odb_problem *p = g->p;
   odb_gen_plan *pl = g->plan;
   long S = g->S, T = o->threads, W = T - 2 * S, NR = p->grid_rows;
   long NC = p->grid_cols, K = p->grid_comps, HC, strips, chunks;
-  long R = o->band > 0 ? o->band : 1;
-  long D3 = R + 2, YR = S + R * (S2_PF + 1) + 2;   /* rings' rows */
+  long R = o->band > 0 ? o->band : 1, skew = o->skew > 0 ? o->skew : 1;
+  long D3 = skew == 2 ? 4 : R + 2;   /* rings' rows */
+  long YR = skew == 2 ? 2 * S + S2_PF + 1 : S + R * (S2_PF + 1) + 2;
   if (!p->gpu_cell_source || K < 1 || K > 8 || NR < 2 || NC < 2 ||
       NR * NC * K != p->n)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: %s is not a 2-D "
@@ -1564,6 +1876,9 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   if (o->rows < 0 || R > 4)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: rows (%ld) must be positive "
                     "(0: all rows) and the band (%ld) 1..4 rows", o->rows, R);
+  if (skew < 1 || skew > 2 || (skew == 2 && R != 1))
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew (%ld) must be 1 or 2, "
+                    "and skew 2 takes a band of 1 row (not %ld)", skew, R);
   HC = o->rows > 0 && o->rows < NR ? o->rows : NR;
   strips = (NC + W - 1) / W;
   chunks = (NR + HC - 1) / HC;
@@ -1585,7 +1900,8 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
              "#define ODB_R %ld\n#define ODB_D3 %ld\n#define ODB_YR %ld\n"
              "#define ODB_TP (ODB_T + 2)\n", S, K, W, NR, NC, HC, strips,
       S2_PF, R, D3, YR);
-  gen_s2_kernel(g, (int)K, (int)R, o->min_blocks);
+  if (skew == 2) gen_s2w_kernel(g, (int)K, o->min_blocks);
+  else gen_s2_kernel(g, (int)K, (int)R, o->min_blocks);
   {
     /* y is read by every block over its strip and rows with their halos */
     double rv = (double)(strips * T) * (double)(NR + chunks * 2 * S) /

@@ -97,6 +97,9 @@ typedef struct odb_gen_opts {
   long rows;
   int min_blocks;
   int band;              /* gpu_stream2d: rows a pass, 1..4 (0: 1) */
+  int skew;              /* gpu_stream2d: rows stage l runs behind stage
+                            l-1: 1 (a barrier a stage, the default) or 2
+                            (a barrier a pass; band 1) */
 } odb_gen_opts;
 
 /* What the host needs to run the generated step. */

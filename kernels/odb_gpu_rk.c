@@ -25,7 +25,7 @@
 */
 
 enum { DEFAULT_THREADS = 256, THREADS_PER_SM = 2048, S2D_THREADS = 128,
-       S2D_ROWS = 48, S2D_BAND = 2, HEX_WINDOW = 1024 };
+       S2D_ROWS = 48, S2D_BAND = 2, S2D_SKEW = 2, HEX_WINDOW = 1024 };
 
 typedef struct gpu_rk {
   odb_gen_plan plan;
@@ -357,29 +357,46 @@ static int stream2d_applies(const odb_problem *p, const odb_method *m,
 }
 
 /*
-** gpu_stream2d: tiling.threads per block (default 128, fewer for a grid
-** narrower than that: a strip is threads - 2 s columns wide), tiling.rows
-** per block (default 48, at least 6 s so that the 2 s halo rows stay a
-** small part), tiling.band rows a pass (default 2), tiling.wg_per_sm as
-** the kernel's minimum resident blocks. The defaults are the best of a
-** sweep over threads, rows and band on an H200 (BRUSS2D N = 2896, bs3,
-** dopri5, verner65; README, gpu_stream2d).
+** gpu_stream2d: tiling.skew (default 2: one barrier a pass; 1 when a band
+** of several rows is asked for), tiling.threads
+** per block (default 256 with skew 2 up to 7 stages, else 128; fewer for a
+** grid narrower than that: a strip is threads - 2 s columns wide),
+** tiling.rows per block, tiling.band rows a pass (skew 1 only, default 2),
+** tiling.wg_per_sm as the kernel's minimum resident blocks. With skew 1
+** the default rows are 48 (at least 6 s, so that the 2 s halo rows stay a
+** small part), the best of a sweep on an H200; with skew 2 a probe build
+** gives the blocks a multiprocessor holds, and the rows are the fewest
+** that launch one wave of blocks (BRUSS2D N = 2896 on an H100: README,
+** gpu_stream2d).
 */
 static odb_status stream2d_init(odb_solver *s) {
   const odb_tiling_opts *t = &s->opts.tiling;
   odb_device_info dev;
   odb_gen_opts o;
   gpu_rk *g = NULL;
-  long S = s->method->s;
+  long S = s->method->s, NR = s->problem->grid_rows;
   ODB_TRY(new_state(s, &dev, &g));
   memset(&o, 0, sizeof o);
-  o.threads = t->threads > 0 ? t->threads : S2D_THREADS;
+  o.skew = t->skew > 0 ? t->skew : t->band > 1 ? 1 : S2D_SKEW;
+  o.threads = t->threads > 0 ? t->threads
+              : o.skew == 2 && S <= 7 ? 2 * S2D_THREADS : S2D_THREADS;
   if (t->threads <= 0)   /* a power of two that spans the grid's width */
     while (o.threads > 32 && o.threads / 2 >= s->problem->grid_cols + 2 * S)
       o.threads /= 2;
   o.min_blocks = t->wg_per_sm > 0 ? t->wg_per_sm : 0;
   o.rows = t->rows > 0 ? t->rows : (6 * S > S2D_ROWS ? 6 * S : S2D_ROWS);
-  o.band = t->band > 0 ? t->band : S2D_BAND;
+  o.band = t->band > 0 ? t->band : o.skew == 2 ? 1 : S2D_BAND;
+  if (t->rows <= 0 && o.skew == 2 && NR > 1) {   /* one wave of blocks */
+    int occ = 0;
+    long cap, chunks;
+    o.rows = NR;
+    ODB_TRY(build(s, g, ODB_GEN_STREAM2D, &o, &dev));
+    ODB_TRY(least_occupancy(g, (unsigned)o.threads, &occ));
+    cap = (long)(occ > 0 ? occ : 1) * (dev.sm_count > 0 ? dev.sm_count : 1);
+    chunks = cap / g->plan.strips;
+    if (chunks < 1) chunks = 1;
+    o.rows = (NR + chunks - 1) / chunks;
+  }
   return tiled_finish(s, g, ODB_GEN_STREAM2D, &o, &dev);
 }
 

@@ -18,8 +18,8 @@ static const char *const solver_keys[] = {
 
 static const char *const tiling_keys[] = {
   "threads", "comps", "blocks", "stride", "barrier", "wg_per_tile", "tiles",
-  "wg_per_sm", "persistent", "watchdog", "rows", "band", "width", "width2",
-  "height", NULL
+  "wg_per_sm", "persistent", "watchdog", "rows", "band", "skew", "width",
+  "width2", "height", NULL
 };
 
 static const char *const integrate_keys[] = {
@@ -135,7 +135,7 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
       luaL_error(L, "bad argument #1 (field 'tiling': unknown field '%s' "
                  "(allowed: threads, comps, blocks, stride, barrier, "
                  "wg_per_tile, tiles, wg_per_sm, persistent, watchdog, rows, "
-                 "band, width, width2, height))",
+                 "band, skew, width, width2, height))",
                  luaL_tolstring(L, -2, NULL));
     lua_pop(L, 1);
   }
@@ -149,6 +149,7 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
   t->wg_per_sm = tiling_int(L, idx, "wg_per_sm", 1, 64);
   t->rows = tiling_int(L, idx, "rows", 1, 1 << 30);
   t->band = tiling_int(L, idx, "band", 1, 4);
+  t->skew = tiling_int(L, idx, "skew", 1, 2);
   t->width = tiling_int(L, idx, "width", 1, 1 << 30);
   t->width2 = tiling_int(L, idx, "width2", 1, 1 << 30);
   t->height = tiling_int(L, idx, "height", 1, 2 * 16);

@@ -434,7 +434,8 @@ static odb_problem *bruss_nx(long N, long Nx) {
 /*
 ** gpu_stream2d's configurations: strips of 32 to 256 threads (so that the
 ** halo of s columns is most of a narrow strip), one row per block up to all
-** rows, bands of 1 to 4 rows a pass (more than a block's rows, too), grids
+** rows, bands of 1 to 4 rows a pass (more than a block's rows, too), skew 1
+** and 2, the defaults (skew 2, rows from a probe build's occupancy), grids
 ** narrower and wider than a strip, non-square; two steps each
 ** from a fresh random state against plain, the state to 1e-12 and the
 ** norm to 1e-12 plus rounding. Then the refusals: a problem without a cell
@@ -443,9 +444,11 @@ static odb_problem *bruss_nx(long N, long Nx) {
 static void test_stream2d(odb_rng *r) {
   static const struct { long N, Nx; } shapes[] = {
     { 37, 23 }, { 13, 101 }, { 2, 3 }, { 61, 5 } };
-  static const struct { int th; long rows; int band; } cf[] = {
-    { 32, 0, 1 }, { 64, 1, 2 }, { 64, 5, 3 }, { 128, 3, 1 }, { 256, 0, 2 },
-    { 32, 7, 4 }, { 128, 0, 3 } };
+  static const struct { int th; long rows; int band, skew; } cf[] = {
+    { 32, 0, 1, 1 }, { 64, 1, 2, 1 }, { 64, 5, 3, 1 }, { 128, 3, 1, 1 },
+    { 256, 0, 2, 1 }, { 32, 7, 4, 1 }, { 128, 0, 3, 1 }, { 32, 0, 1, 2 },
+    { 64, 1, 1, 2 }, { 64, 5, 1, 2 }, { 128, 3, 1, 2 }, { 256, 0, 1, 2 },
+    { 0, 0, 0, 0 }, { 32, 2, 1, 2 } };
   const char *meths[] = { "bs3", "verner65", "dopri5", "rk4" };
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
     odb_problem *p = bruss_nx(shapes[si].N, shapes[si].Nx);
@@ -467,6 +470,7 @@ static void test_stream2d(odb_rng *r) {
         o.tiling.threads = cf[ci].th;
         o.tiling.rows = cf[ci].rows;
         o.tiling.band = cf[ci].band;
+        o.tiling.skew = cf[ci].skew;
         g = solver(p, meths[mi], gpu, "gpu_stream2d", &o);
         if (!g) {
           tap_ok(0, "stream2d %s %s cfg %zu: %s", p->label, meths[mi], ci,
@@ -481,9 +485,10 @@ static void test_stream2d(odb_rng *r) {
           double de = fabs(info.err_last - ec[k]);
           tap_ok(st == ODB_OK && e <= 1e-12 &&
                  de <= 1e-12 * fabs(ec[k]) + allow[k],
-                 "stream2d %s %s threads %d rows %ld band %d step %d: rel "
-                 "err %.2e, norm %.9e vs %.9e%s%s", p->label, meths[mi],
-                 cf[ci].th, cf[ci].rows, cf[ci].band, k + 1, e, info.err_last,
+                 "stream2d %s %s threads %d rows %ld band %d skew %d step "
+                 "%d: rel err %.2e, norm %.9e vs %.9e%s%s", p->label,
+                 meths[mi], cf[ci].th, cf[ci].rows, cf[ci].band, cf[ci].skew,
+                 k + 1, e, info.err_last,
                  ec[k],
                  st == ODB_OK ? "" : ": ",
                  st == ODB_OK ? "" : one_line(odb_last_error()));
@@ -533,6 +538,14 @@ static void test_stream2d(odb_rng *r) {
     e = s ? "(accepted)" : odb_last_error();
     tap_ok(!s && strstr(e, "threads per block"), "stream2d: 16 threads per "
            "block are refused: %s", one_line(e));
+    odb_solver_destroy(s);
+    o.tiling.threads = 64;     /* skew 2 streams one row a pass */
+    o.tiling.skew = 2;
+    o.tiling.band = 2;
+    s = solver(p, "bs3", gpu, "gpu_stream2d", &o);
+    e = s ? "(accepted)" : odb_last_error();
+    tap_ok(!s && strstr(e, "skew 2 takes a band of 1 row"), "stream2d: skew "
+           "2 with a band of 2 rows is refused: %s", one_line(e));
     odb_solver_destroy(s);
     odb_problem_destroy(p);
   }
