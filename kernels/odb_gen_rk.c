@@ -1876,9 +1876,12 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   if (o->rows < 0 || R > 4)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: rows (%ld) must be positive "
                     "(0: all rows) and the band (%ld) 1..4 rows", o->rows, R);
-  if (skew < 1 || skew > 2 || (skew == 2 && R != 1))
-    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew (%ld) must be 1 or 2, "
-                    "and skew 2 takes a band of 1 row (not %ld)", skew, R);
+  if (skew < 1 || skew > 2)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew (%ld) must be 1 (a "
+                    "barrier a stage) or 2 (a barrier a pass)", skew);
+  if (skew == 2 && R != 1)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew 2 takes a band of 1 row "
+                    "(band %ld); a band above 1 needs skew 1", R);
   HC = o->rows > 0 && o->rows < NR ? o->rows : NR;
   strips = (NC + W - 1) / W;
   chunks = (NR + HC - 1) / HC;

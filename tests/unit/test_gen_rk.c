@@ -1,0 +1,138 @@
+/* test_gen_rk.c - the generated gpu_stream2d kernels without a device
+   (TAP): their plans, their refusals, and that NVRTC compiles them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "odebench.h"
+#include "odb_config.h"
+#if ODB_HAVE_CUDA
+#include <dirent.h>
+#include <unistd.h>
+
+#include "odb_gen_rk.h"
+#include "odb_nvrtc.h"
+
+/* BRUSS2D on an N x Nx grid (odb_problem_create's parameters). */
+static odb_problem *bruss(double N, double Nx) {
+  odb_param_value v[2] = { { .name = "N", .num = N },
+                           { .name = "Nx", .num = Nx } };
+  odb_problem *p = NULL;
+  return odb_problem_create("bruss2d", v, 2, &p) == ODB_OK ? p : NULL;
+}
+
+/* Files (cubins) in dir; removes them when rm. */
+static int cubins(const char *dir, int rm) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[512];
+  int n = 0;
+  if (!d) return 0;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') {
+      ++n;
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      if (rm) unlink(path);
+    }
+  closedir(d);
+  return n;
+}
+
+/*
+** Skew 2 for four methods (with and without an estimate, FSAL or not) and
+** skew 1 once: the plan's one kernel, its shared memory ((2 s + 3 rows of
+** y plus 4 a stage) x comps x (threads + 2) doubles for skew 2), then
+** NVRTC compiles every source (sm_90, two threads, an empty cache).
+*/
+static void check_stream2d(void) {
+  static const char *const meths[] = { "bs3", "dopri5", "verner65", "rk4" };
+  enum { NSRC = 5 };
+  char *src[NSRC] = { NULL };
+  char base[] = "/tmp/odb_gen_rk_XXXXXX", kdir[256], odir[256];
+  const char *old = getenv("XDG_CACHE_HOME");
+  char *keep = old ? strdup(old) : NULL;
+  odb_problem *p = bruss(37, 23);
+  int nsrc = 0, compiled = -1;
+  for (int i = 0; p && i < NSRC; ++i) {
+    const odb_method *m = odb_method_find(meths[i % 4]);
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    long S = m ? m->s : 0, YR;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.rows = 9;
+    o.skew = i < 4 ? 2 : 1;
+    o.band = i < 4 ? 1 : 2;
+    YR = o.skew == 2 ? 2 * S + 3 : S + o.band * 3 + 2;
+    odb_status st = m ? odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[i], &pl)
+                      : ODB_ERR_NAME;
+    size_t want = (size_t)((YR + (S - 1) * (o.skew == 2 ? 4 : o.band + 2)) *
+                           2 * 66) * sizeof(double);
+    tap_ok(st == ODB_OK && pl.nlaunch == 1 &&
+           strcmp(pl.launch[0].kernel, "k_s2d") == 0 &&
+           pl.launch[0].smem == want && pl.strips == 1 && pl.chunks == 5,
+           "stream2d %s skew %d: one kernel k_s2d, %zu bytes of shared "
+           "memory (want %zu), %ld strip(s) x %ld chunks%s%s", meths[i % 4],
+           o.skew, st == ODB_OK ? pl.launch[0].smem : 0, want,
+           st == ODB_OK ? pl.strips : 0, st == ODB_OK ? pl.chunks : 0,
+           st == ODB_OK ? "" : ": ", st == ODB_OK ? "" : odb_last_error());
+    nsrc += st == ODB_OK;
+  }
+  if (p) {   /* refusals */
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    char *s = NULL;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.skew = 2;
+    o.band = 2;
+    tap_ok(odb_gen_rk(p, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &s,
+                      &pl) == ODB_ERR_ARG &&
+           strstr(odb_last_error(), "skew 2 takes a band of 1 row"),
+           "skew 2 with a band of 2 rows refused: %s", odb_last_error());
+    free(s);
+    s = NULL;
+    o.skew = 3;
+    o.band = 1;
+    tap_ok(odb_gen_rk(p, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &s,
+                      &pl) == ODB_ERR_ARG &&
+           strstr(odb_last_error(), "must be 1 (a barrier a stage) or 2"),
+           "skew 3 refused: %s", odb_last_error());
+    free(s);
+  }
+  if (getenv("ODEBENCH_KERNEL_CACHE") &&
+      strcmp(getenv("ODEBENCH_KERNEL_CACHE"), "off") == 0) {
+    tap_ok(1, "NVRTC compiles the stream2d kernels # SKIP the kernel cache "
+           "is off");
+  } else if (nsrc == NSRC && mkdtemp(base)) {
+    setenv("XDG_CACHE_HOME", base, 1);
+    compiled = odb_nvrtc_prefetch((const char *const *)src, NSRC, 9, 0, 2);
+    snprintf(kdir, sizeof kdir, "%s/odebench/kernels", base);
+    cubins(kdir, 1);
+    rmdir(kdir);
+    snprintf(odir, sizeof odir, "%s/odebench", base);
+    rmdir(odir);
+    rmdir(base);
+    if (keep) setenv("XDG_CACHE_HOME", keep, 1);
+    else unsetenv("XDG_CACHE_HOME");
+    tap_ok(compiled == NSRC, "NVRTC compiles %d of the %d stream2d kernels "
+           "for sm_90", compiled, NSRC);
+  } else {
+    tap_ok(0, "NVRTC compiles the stream2d kernels: %d of %d generated",
+           nsrc, NSRC);
+  }
+  for (int i = 0; i < NSRC; ++i) free(src[i]);
+  free(keep);
+  odb_problem_destroy(p);
+}
+#endif
+
+int main(void) {
+#if ODB_HAVE_CUDA
+  check_stream2d();
+#else
+  tap_ok(1, "generated RK kernels # SKIP built without CUDA");
+#endif
+  return tap_done();
+}
