@@ -1497,21 +1497,21 @@ static void put_s2_helpers(sbuf *b) {
   put(b, "#define ODB_Y(di, dj, c) odb_cell_y(in, (di), (dj), (c))\n");
 }
 
-/* The helpers, the problem's cell source and the kernel k_s2d. */
-static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
+/*
+** The problem's cell source and the head of k_s2d: launch bounds (with
+** min_blocks resident blocks when positive), the shared memory (layout
+** says how the rings lie in it), the block's strip, chunk and rows.
+*/
+static void put_s2_head(gen *g, int min_blocks, const char *layout) {
   sbuf *b = &g->b;
-  int S = g->S, P = R * ((S + R - 1 + R - 1) / R), U = P / R;
-  put_s2_helpers(b);
   put_source(b, g->p->label, "gpu_cell_source", g->p->gpu_cell_source);
   if (min_blocks > 0)
     put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n",
         min_blocks);
   else
     put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
-  put(b, "k_s2d(const odb_args a) {\n"
-         "  // [ODB_YR rows][ODB_K][ODB_TP] of y, then [stage 1..s-1][ODB_D3]"
-         "[ODB_K][ODB_TP]\n"
-         "  extern __shared__ double odb_ysm[];\n"
+  put(b, "k_s2d(const odb_args a) {\n  // %s\n", layout);
+  put(b, "  extern __shared__ __align__(16) double odb_ysm[];\n"
          "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
          "  const int t = (int)threadIdx.x;\n"
          "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
@@ -1523,6 +1523,26 @@ static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
          "  const odb_idx r1 = r0 + ODB_HC < ODB_NR ? r0 + ODB_HC : ODB_NR;\n"
          "  const odb_idx it0 = r0 - ODB_S, it1 = r1 + ODB_S;\n"
          "  double acc = 0.0;\n");
+}
+
+/* The end of k_s2d: the loop closed, copies drained, the norm reduced. */
+static void put_s2_tail(gen *g) {
+  sbuf *b = &g->b;
+  put(b, "  }\n  asm volatile(\"cp.async.wait_group 0;\" ::);\n");
+  if (g->plan->has_err)
+    put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
+  else
+    put(b, "  (void)acc;\n");
+  put(b, "}\n");
+}
+
+/* The helpers, the problem's cell source and the kernel k_s2d. */
+static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
+  sbuf *b = &g->b;
+  int S = g->S, P = R * ((S + R - 1 + R - 1) / R), U = P / R;
+  put_s2_helpers(b);
+  put_s2_head(g, min_blocks, "[ODB_YR rows][ODB_K][ODB_TP] of y, then "
+              "[stage 1..s-1][ODB_D3][ODB_K][ODB_TP]");
   for (int p = 0; p < P; ++p) {
     put(b, "  double");
     for (int l = 0; l < S; ++l)
@@ -1536,12 +1556,7 @@ static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
          "    asm volatile(\"cp.async.commit_group;\" ::);\n  }\n");
   put(b, "  for (odb_idx it = it0; it < it1; it += %d) {\n", P);
   for (int u = 0; u < U; ++u) put_s2_phase(g, u, R, P, K);
-  put(b, "  }\n  asm volatile(\"cp.async.wait_group 0;\" ::);\n");
-  if (g->plan->has_err)
-    put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
-  else
-    put(b, "  (void)acc;\n");
-  put(b, "}\n");
+  put_s2_tail(g);
 }
 
 /*
@@ -1799,27 +1814,8 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
          "                 \"r\"(d + 8 * c), \"l\"(src + c));\n"
          "#endif\n"
          "}\n");
-  put_source(b, g->p->label, "gpu_cell_source", g->p->gpu_cell_source);
-  if (min_blocks > 0)
-    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n",
-        min_blocks);
-  else
-    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
-  put(b, "k_s2d(const odb_args a) {\n"
-         "  // [ODB_YR rows][ODB_K][ODB_TP] of y, then [stage 1..s-1][4]"
-         "[ODB_K][ODB_TP]\n"
-         "  extern __shared__ __align__(16) double odb_ysm[];\n"
-         "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
-         "  const int t = (int)threadIdx.x;\n"
-         "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
-         "  const odb_idx chunk = (odb_idx)blockIdx.x / ODB_STRIPS;\n"
-         "  const odb_idx col = strip * ODB_W - ODB_S + t;\n"
-         "  const odb_idx colc = odb_clamp(col, ODB_NC);\n"
-         "  const bool own = t >= ODB_S && t < ODB_S + ODB_W && col < ODB_NC;\n"
-         "  const odb_idx r0 = chunk * ODB_HC;\n"
-         "  const odb_idx r1 = r0 + ODB_HC < ODB_NR ? r0 + ODB_HC : ODB_NR;\n"
-         "  const odb_idx it0 = r0 - ODB_S, it1 = r1 + ODB_S;\n"
-         "  double acc = 0.0;\n");
+  put_s2_head(g, min_blocks, "[ODB_YR rows][ODB_TP][ODB_K] of y, then "
+              "[stage 1..s-1][4][ODB_TP][ODB_K]");
   for (int l = 1; l < S; ++l)
     for (int p = 0; p < 2; ++p)
       for (int c = 0; c < K; ++c)
@@ -1848,12 +1844,7 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
            "      __syncthreads();\n"
            "      ys = ys + 1 == ODB_YR ? 0 : ys + 1;\n    }\n");
   }
-  put(b, "  }\n  asm volatile(\"cp.async.wait_group 0;\" ::);\n");
-  if (g->plan->has_err)
-    put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
-  else
-    put(b, "  (void)acc;\n");
-  put(b, "}\n");
+  put_s2_tail(g);
 }
 
 static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {

@@ -8,11 +8,9 @@
 #include "odebench.h"
 #include "odb_config.h"
 #if ODB_HAVE_CUDA
-#include <dirent.h>
-#include <unistd.h>
-
 #include "odb_gen_rk.h"
 #include "odb_nvrtc.h"
+#include "tmp_cache.h"
 
 /* BRUSS2D on an N x Nx grid (odb_problem_create's parameters). */
 static odb_problem *bruss(double N, double Nx) {
@@ -20,23 +18,6 @@ static odb_problem *bruss(double N, double Nx) {
                            { .name = "Nx", .num = Nx } };
   odb_problem *p = NULL;
   return odb_problem_create("bruss2d", v, 2, &p) == ODB_OK ? p : NULL;
-}
-
-/* Files (cubins) in dir; removes them when rm. */
-static int cubins(const char *dir, int rm) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[512];
-  int n = 0;
-  if (!d) return 0;
-  while ((e = readdir(d)))
-    if (e->d_name[0] != '.') {
-      ++n;
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      if (rm) unlink(path);
-    }
-  closedir(d);
-  return n;
 }
 
 /*
@@ -49,9 +30,6 @@ static void check_stream2d(void) {
   static const char *const meths[] = { "bs3", "dopri5", "verner65", "rk4" };
   enum { NSRC = 5 };
   char *src[NSRC] = { NULL };
-  char base[] = "/tmp/odb_gen_rk_XXXXXX", kdir[256], odir[256];
-  const char *old = getenv("XDG_CACHE_HOME");
-  char *keep = old ? strdup(old) : NULL;
   odb_problem *p = bruss(37, 23);
   int nsrc = 0, compiled = -1;
   for (int i = 0; p && i < NSRC; ++i) {
@@ -105,17 +83,12 @@ static void check_stream2d(void) {
       strcmp(getenv("ODEBENCH_KERNEL_CACHE"), "off") == 0) {
     tap_ok(1, "NVRTC compiles the stream2d kernels # SKIP the kernel cache "
            "is off");
-  } else if (nsrc == NSRC && mkdtemp(base)) {
-    setenv("XDG_CACHE_HOME", base, 1);
-    compiled = odb_nvrtc_prefetch((const char *const *)src, NSRC, 9, 0, 2);
-    snprintf(kdir, sizeof kdir, "%s/odebench/kernels", base);
-    cubins(kdir, 1);
-    rmdir(kdir);
-    snprintf(odir, sizeof odir, "%s/odebench", base);
-    rmdir(odir);
-    rmdir(base);
-    if (keep) setenv("XDG_CACHE_HOME", keep, 1);
-    else unsetenv("XDG_CACHE_HOME");
+  } else if (nsrc == NSRC) {
+    tmp_cache tc;
+    tmp_cache_open(&tc);
+    if (tc.ok)
+      compiled = odb_nvrtc_prefetch((const char *const *)src, NSRC, 9, 0, 2);
+    tmp_cache_close(&tc);
     tap_ok(compiled == NSRC, "NVRTC compiles %d of the %d stream2d kernels "
            "for sm_90", compiled, NSRC);
   } else {
@@ -123,7 +96,6 @@ static void check_stream2d(void) {
            nsrc, NSRC);
   }
   for (int i = 0; i < NSRC; ++i) free(src[i]);
-  free(keep);
   odb_problem_destroy(p);
 }
 #endif

@@ -10,11 +10,9 @@
 #include "odb_config.h"
 #include "odb_tsm.h"
 #if ODB_HAVE_CUDA
-#include <dirent.h>
-#include <unistd.h>
-
 #include "odb_gen_tsm.h"
 #include "odb_nvrtc.h"
+#include "tmp_cache.h"
 #endif
 
 /* Fills v with uniform values in [-1, 1). */
@@ -209,25 +207,6 @@ static void check_generator(void) {
 #endif
 
 #if ODB_HAVE_CUDA
-/* The .cubin files in dir; removes them when rm. */
-static int cubins(const char *dir, int rm) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[512];
-  int n = 0;
-  if (!d) return 0;
-  while ((e = readdir(d))) {
-    size_t l = strlen(e->d_name);
-    if (l > 6 && strcmp(e->d_name + l - 6, ".cubin") == 0) {
-      ++n;
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      if (rm) remove(path);
-    }
-  }
-  closedir(d);
-  return n;
-}
-
 /*
 ** odb_nvrtc_prefetch needs NVRTC but no device: three generated kernels
 ** compiled by two threads into an empty disk cache; a second call finds
@@ -235,34 +214,25 @@ static int cubins(const char *dir, int rm) {
 */
 static void check_prefetch(void) {
   static const char *const toks[3] = { "p2Su2b4", "p4Su2b4", "p8Lu2b4" };
-  char base[] = "/tmp/odb_prefetch_XXXXXX", kdir[256], odir[256];
   char *src[3] = { NULL, NULL, NULL };
-  const char *old = getenv("XDG_CACHE_HOME");
-  char *keep = old ? strdup(old) : NULL;
-  int ok = mkdtemp(base) != NULL, first = -1, second = -1, files = -1;
+  tmp_cache tc;
+  int ok = 1, first = -1, second = -1, files = -1;
   for (int i = 0; ok && i < 3; ++i) {
     odb_tsm_cfg c;
     ok = odb_tsm_cfg_parse(ODB_TSM_TSMM, ODB_TSM_D, 8, 8, toks[i], &c)
          == ODB_OK && odb_gen_tsm(&c, &src[i]) == ODB_OK;
   }
-  if (ok) {
-    setenv("XDG_CACHE_HOME", base, 1);
+  tmp_cache_open(&tc);
+  if (ok && tc.ok) {
     first = odb_nvrtc_prefetch((const char *const *)src, 3, 9, 0, 2);
     second = odb_nvrtc_prefetch((const char *const *)src, 3, 9, 0, 2);
-    snprintf(kdir, sizeof kdir, "%s/odebench/kernels", base);
-    files = cubins(kdir, 1);
-    rmdir(kdir);
-    snprintf(odir, sizeof odir, "%s/odebench", base);
-    rmdir(odir);
-    rmdir(base);
-    if (keep) setenv("XDG_CACHE_HOME", keep, 1);
-    else unsetenv("XDG_CACHE_HOME");
+    files = tmp_cache_cubins(&tc, 0);
   }
+  tmp_cache_close(&tc);
   tap_ok(ok && first == 3 && second == 0 && files == 3, "odb_nvrtc_prefetch "
          "compiled %d of 3 kernels into an empty cache with 2 threads, then "
          "%d; %d cache files", first, second, files);
   for (int i = 0; i < 3; ++i) free(src[i]);
-  free(keep);
 }
 #endif
 
