@@ -357,6 +357,25 @@ static int stream2d_applies(const odb_problem *p, const odb_method *m,
 }
 
 /*
+** The row chunks of a gpu_stream2d grid (skew 2) with strips strips and
+** cap blocks resident at once: the fewest that minimise waves of blocks
+** times the passes of a block (its rows plus about 3 s of pipeline), so
+** that neither a part-filled last wave nor short chunks waste the device.
+*/
+static long s2d_chunks(long NR, long strips, long cap, long S) {
+  long best = 1, best_cost = -1;
+  for (long c = 1; c <= NR && c <= 64 * cap; ++c) {
+    long waves = (strips * c + cap - 1) / cap;
+    long cost = waves * ((NR + c - 1) / c + 3 * S);
+    if (best_cost < 0 || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+/*
 ** gpu_stream2d: tiling.skew (default 2: one barrier a pass; 1 when a band
 ** of several rows is asked for), tiling.threads
 ** per block (default 256 with skew 2 up to 7 stages, else 128; fewer for a
@@ -365,9 +384,9 @@ static int stream2d_applies(const odb_problem *p, const odb_method *m,
 ** tiling.wg_per_sm as the kernel's minimum resident blocks. With skew 1
 ** the default rows are 48 (at least 6 s, so that the 2 s halo rows stay a
 ** small part), the best of a sweep on an H200; with skew 2 a probe build
-** gives the blocks a multiprocessor holds, and the rows are the fewest
-** that launch one wave of blocks (BRUSS2D N = 2896 on an H100: README,
-** gpu_stream2d).
+** gives the blocks a multiprocessor holds, and s2d_chunks cuts the rows
+** into chunks for whole waves of blocks (BRUSS2D N = 2896 on an H100:
+** README, gpu_stream2d).
 */
 static odb_status stream2d_init(odb_solver *s) {
   const odb_tiling_opts *t = &s->opts.tiling;
@@ -393,8 +412,7 @@ static odb_status stream2d_init(odb_solver *s) {
     ODB_TRY(build(s, g, ODB_GEN_STREAM2D, &o, &dev));
     ODB_TRY(least_occupancy(g, (unsigned)o.threads, &occ));
     cap = (long)(occ > 0 ? occ : 1) * (dev.sm_count > 0 ? dev.sm_count : 1);
-    chunks = cap / g->plan.strips;
-    if (chunks < 1) chunks = 1;
+    chunks = s2d_chunks(NR, g->plan.strips, cap, S);
     o.rows = (NR + chunks - 1) / chunks;
   }
   return tiled_finish(s, g, ODB_GEN_STREAM2D, &o, &dev);
