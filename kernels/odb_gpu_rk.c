@@ -376,10 +376,26 @@ static long s2d_chunks(long NR, long strips, long cap, long S) {
 }
 
 /*
+** The default threads of a skew-2 block on a grid NC cells wide: 256 up
+** to 7 stages (above, Verner's registers allow only 128), or 128 when its
+** strips, each 2 s columns narrower than the block, cover a row with fewer
+** threads in all (at NC = 1024, bs3: 9 x 128 threads against 5 x 256; the
+** tuner's pick there, 214 us against 254 us on an H100).
+*/
+static int s2d_threads(long NC, long S) {
+  long w256 = 2 * S2D_THREADS - 2 * S, w128 = S2D_THREADS - 2 * S;
+  if (S > 7 || w128 < 1) return S2D_THREADS;
+  if ((NC + w128 - 1) / w128 * S2D_THREADS <
+      (NC + w256 - 1) / w256 * 2 * S2D_THREADS)
+    return S2D_THREADS;
+  return 2 * S2D_THREADS;
+}
+
+/*
 ** gpu_stream2d: tiling.skew (default 2: one barrier a pass; 1 when a band
-** of several rows is asked for), tiling.threads
-** per block (default 256 with skew 2 up to 7 stages, else 128; fewer for a
-** grid narrower than that: a strip is threads - 2 s columns wide),
+** of several rows is asked for), tiling.threads per block (default: 128
+** for skew 1, s2d_threads for skew 2; fewer for a grid narrower than that:
+** a strip is threads - 2 s columns wide),
 ** tiling.rows per block, tiling.band rows a pass (skew 1 only, default 2),
 ** tiling.wg_per_sm as the kernel's minimum resident blocks. With skew 1
 ** the default rows are 48 (at least 6 s, so that the 2 s halo rows stay a
@@ -398,7 +414,8 @@ static odb_status stream2d_init(odb_solver *s) {
   memset(&o, 0, sizeof o);
   o.skew = t->skew > 0 ? t->skew : t->band > 1 ? 1 : S2D_SKEW;
   o.threads = t->threads > 0 ? t->threads
-              : o.skew == 2 && S <= 7 ? 2 * S2D_THREADS : S2D_THREADS;
+              : o.skew == 2 ? s2d_threads(s->problem->grid_cols, S)
+              : S2D_THREADS;
   if (t->threads <= 0)   /* a power of two that spans the grid's width */
     while (o.threads > 32 && o.threads / 2 >= s->problem->grid_cols + 2 * S)
       o.threads /= 2;
