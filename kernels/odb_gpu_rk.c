@@ -422,7 +422,7 @@ static odb_status stream2d_init(odb_solver *s) {
   o.min_blocks = t->wg_per_sm > 0 ? t->wg_per_sm : 0;
   o.rows = t->rows > 0 ? t->rows : (6 * S > S2D_ROWS ? 6 * S : S2D_ROWS);
   o.band = t->band > 0 ? t->band : o.skew == 2 ? 1 : S2D_BAND;
-  if (t->rows <= 0 && o.skew == 2 && NR > 1) {   /* one wave of blocks */
+  if (t->rows <= 0 && o.skew == 2 && NR > 1) {   /* whole waves of blocks */
     int occ = 0;
     long cap, chunks;
     o.rows = NR;
