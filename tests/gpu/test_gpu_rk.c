@@ -431,6 +431,17 @@ static odb_problem *bruss_nx(long N, long Nx) {
   return p;
 }
 
+/* One test: dopri5 with variant and options o on p is refused with a
+   message that contains want. */
+static void expect_refusal(odb_problem *p, const char *variant,
+                           const odb_solver_opts *o, const char *want,
+                           const char *what) {
+  odb_solver *s = solver(p, "dopri5", gpu, variant, o);
+  const char *e = s ? "(accepted)" : odb_last_error();
+  tap_ok(!s && strstr(e, want), "%s is refused: %s", what, one_line(e));
+  odb_solver_destroy(s);
+}
+
 /*
 ** gpu_stream2d's configurations: strips of 32 to 256 threads (so that the
 ** halo of s columns is most of a narrow strip), one row per block up to all
@@ -514,11 +525,8 @@ static void test_stream2d(odb_rng *r) {
     odb_solver_opts o;
     odb_solver *s;
     p->gpu_cell_source = NULL;
-    s = solver(p, "dopri5", gpu, "gpu_stream2d", NULL);
-    e = s ? "(accepted)" : odb_last_error();
-    tap_ok(!s && strstr(e, "not a 2-D grid problem"), "stream2d: a problem "
-           "without a cell source is refused: %s", one_line(e));
-    odb_solver_destroy(s);
+    expect_refusal(p, "gpu_stream2d", NULL, "not a 2-D grid problem",
+                   "stream2d: a problem without a cell source");
     p->gpu_cell_source = bad;
     s = solver(p, "dopri5", gpu, "gpu_stream2d", NULL);
     e = s ? "(accepted)" : odb_last_error();
@@ -533,33 +541,16 @@ static void test_stream2d(odb_rng *r) {
     tap_ok(s != NULL, "stream2d: 32 threads take bs3 (s = 4): %s",
            s ? "ok" : one_line(odb_last_error()));
     odb_solver_destroy(s);
-    o.tiling.threads = 16;     /* below a warp: refused */
-    s = solver(p, "bs3", gpu, "gpu_stream2d", &o);
-    e = s ? "(accepted)" : odb_last_error();
-    tap_ok(!s && strstr(e, "threads per block"), "stream2d: 16 threads per "
-           "block are refused: %s", one_line(e));
-    odb_solver_destroy(s);
+    o.tiling.threads = 16;     /* below a warp */
+    expect_refusal(p, "gpu_stream2d", &o, "threads per block",
+                   "stream2d: 16 threads per block");
     o.tiling.threads = 64;     /* skew 2 streams one row a pass */
     o.tiling.skew = 2;
     o.tiling.band = 2;
-    s = solver(p, "bs3", gpu, "gpu_stream2d", &o);
-    e = s ? "(accepted)" : odb_last_error();
-    tap_ok(!s && strstr(e, "skew 2 takes a band of 1 row"), "stream2d: skew "
-           "2 with a band of 2 rows is refused: %s", one_line(e));
-    odb_solver_destroy(s);
+    expect_refusal(p, "gpu_stream2d", &o, "skew 2 takes a band of 1 row",
+                   "stream2d: skew 2 with a band of 2 rows");
     odb_problem_destroy(p);
   }
-}
-
-/* One test: dopri5 with variant and options o on p is refused with a
-   message that contains want. */
-static void expect_refusal(odb_problem *p, const char *variant,
-                           const odb_solver_opts *o, const char *want,
-                           const char *what) {
-  odb_solver *s = solver(p, "dopri5", gpu, variant, o);
-  const char *e = s ? "(accepted)" : odb_last_error();
-  tap_ok(!s && strstr(e, want), "%s is refused: %s", what, one_line(e));
-  odb_solver_destroy(s);
 }
 
 /*

@@ -57,26 +57,22 @@ static void check_stream2d(void) {
            st == ODB_OK ? "" : ": ", st == ODB_OK ? "" : odb_last_error());
     nsrc += st == ODB_OK;
   }
-  if (p) {   /* refusals */
+  for (int k = 0; p && k < 2; ++k) {   /* refusals */
+    static const struct { int skew, band; const char *want; } bad[2] = {
+      { 2, 2, "skew 2 takes a band of 1 row" },
+      { 3, 1, "must be 1 (a barrier a stage) or 2" } };
     odb_gen_opts o;
     odb_gen_plan pl;
     char *s = NULL;
     memset(&o, 0, sizeof o);
     o.threads = 64;
-    o.skew = 2;
-    o.band = 2;
+    o.skew = bad[k].skew;
+    o.band = bad[k].band;
     tap_ok(odb_gen_rk(p, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &s,
                       &pl) == ODB_ERR_ARG &&
-           strstr(odb_last_error(), "skew 2 takes a band of 1 row"),
-           "skew 2 with a band of 2 rows refused: %s", odb_last_error());
-    free(s);
-    s = NULL;
-    o.skew = 3;
-    o.band = 1;
-    tap_ok(odb_gen_rk(p, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &s,
-                      &pl) == ODB_ERR_ARG &&
-           strstr(odb_last_error(), "must be 1 (a barrier a stage) or 2"),
-           "skew 3 refused: %s", odb_last_error());
+           strstr(odb_last_error(), bad[k].want),
+           "skew %d with a band of %d refused: %s", bad[k].skew, bad[k].band,
+           odb_last_error());
     free(s);
   }
   if (getenv("ODEBENCH_KERNEL_CACHE") &&
