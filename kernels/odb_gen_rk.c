@@ -1767,7 +1767,8 @@ static void put_s2w_done(gen *g) {
 /*
 ** The helpers of skew 2: rows of the rings are [ODB_TP][ODB_K], a cell's
 ** components side by side (one 16-byte access for two), with a pad cell
-** on both sides.
+** on both sides; the y ring's slots, a stencil's three rows, a row's
+** cell fetched by cp.async.
 */
 static void put_s2w_helpers(sbuf *b) {
   put(b, "static __device__ __forceinline__ odb_idx odb_clamp(odb_idx q, "
@@ -1778,16 +1779,6 @@ static void put_s2w_helpers(sbuf *b) {
          "  const double *r = di < 0 ? in.pm : di > 0 ? in.pp : in.p0;\n"
          "  return r[dj * ODB_K + c];\n}\n");
   put(b, "#define ODB_Y(di, dj, c) odb_cell_y(in, (di), (dj), (c))\n");
-}
-
-/* The kernel k_s2d with skew 2 (the helpers of put_s2w_helpers first). */
-static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
-  sbuf *b = &g->b;
-  int S = g->S;
-  s2w_state st[ODB_GEN_MAX_STAGES];
-  s2w_states(g, st);
-  put_s2w_helpers(b);
-  put_s2w_coefs(g);
   put(b, "// slot of row ip - c in the y ring, ys the slot of row ip\n"
          "#define odb_ysub(ys, c) ((ys) >= (c) ? (ys) - (c) : (ys) - (c) + "
          "ODB_YR)\n");
@@ -1814,6 +1805,16 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
          "                 \"r\"(d + 8 * c), \"l\"(src + c));\n"
          "#endif\n"
          "}\n");
+}
+
+/* The kernel k_s2d with skew 2 (the helpers of put_s2w_helpers first). */
+static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
+  sbuf *b = &g->b;
+  int S = g->S;
+  s2w_state st[ODB_GEN_MAX_STAGES];
+  s2w_states(g, st);
+  put_s2w_helpers(b);
+  put_s2w_coefs(g);
   put_s2_head(g, min_blocks, "[ODB_YR rows][ODB_TP][ODB_K] of y, then "
               "[stage 1..s-1][4][ODB_TP][ODB_K]");
   for (int l = 1; l < S; ++l)
