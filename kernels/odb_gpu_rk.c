@@ -673,9 +673,10 @@ const odb_variant odb_variant_gpu_stream2d = {
   .name = "gpu_stream2d",
   .doc = "GPU, 2-D grid problems (gpu_cell_source): each block streams a "
          "strip of columns row by row through all stages in one kernel, "
-         "stage arguments in a 3-row shared-memory ring, F in registers; "
-         "y read once (plus halos), ynew written once; tiling options "
-         "threads, rows, wg_per_sm",
+         "stage arguments in shared-memory rings, F or partial sums in "
+         "registers; skew 2 (default): stage l two rows behind stage l-1, "
+         "one barrier a pass; y read once (plus halos), ynew written once; "
+         "tiling options skew, threads, rows, band (skew 1), wg_per_sm",
   .backend = "cuda",
   .applies = stream2d_applies,
   .init = stream2d_init,
