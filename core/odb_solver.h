@@ -29,6 +29,8 @@ typedef struct odb_tiling_opts {
   long rows;             /* gpu_stream2d: grid rows per block */
   int band;              /* gpu_stream2d: rows a pass (1..4) */
   int skew;              /* gpu_stream2d: rows between stages, 1 or 2 */
+  int carry;             /* gpu_stream2d (skew 2): 1 + the stencil centre
+                            rows kept in registers (1..4; 0: default) */
   long width, width2;    /* gpu_hexagonal / gpu_trapezoid: widest width of
                             the odd and the even tiles (width2 0: same) */
   int height;            /* gpu_hexagonal (even, 2..2s) / gpu_trapezoid

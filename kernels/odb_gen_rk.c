@@ -92,6 +92,9 @@ typedef struct gen {
   int S;
   int alias;             /* Y_{S-1} == ynew */
   int need_mem[ODB_GEN_MAX_STAGES];
+  erk_terms ra[ODB_GEN_MAX_STAGES];   /* skew 2: Y_l's LC relative to
+                                         Y_{l-1} (ra[l] = a[l] - a[l-1]) */
+  int carry;             /* skew 2: stencil centre rows kept in registers */
   odb_gen_plan *plan;
   sbuf b;
 } gen;
@@ -1587,7 +1590,41 @@ typedef struct s2w_state {
 
 /* LC id: 0..S-1 the argument Y_id, S the new solution, S+1 the estimate. */
 static const erk_terms *s2w_lc(const gen *g, int id) {
-  return id < g->S ? &g->e.a[id] : id == g->S ? &g->e.b : &g->e.e;
+  if (id < g->S) return &g->ra[id];
+  return id == g->S ? &g->e.b : &g->e.e;
+}
+
+/* The terms of x - y (both sorted by stage), exact zeros dropped. */
+static void terms_minus(const erk_terms *x, const erk_terms *y,
+                        erk_terms *d) {
+  int i = 0, j = 0;
+  d->n = 0;
+  while (i < x->n || j < y->n) {
+    int q;
+    double c;
+    if (j == y->n || (i < x->n && x->idx[i] < y->idx[j])) {
+      q = x->idx[i];
+      c = x->coef[i++];
+    } else if (i == x->n || y->idx[j] < x->idx[i]) {
+      q = y->idx[j];
+      c = -y->coef[j++];
+    } else {
+      q = x->idx[i];
+      c = x->coef[i++] - y->coef[j++];
+    }
+    if (c != 0.0) {
+      d->idx[d->n] = q;
+      d->coef[d->n++] = c;
+    }
+  }
+}
+
+/* The relative arguments: Y_1 from y as before, Y_l from Y_{l-1}. */
+static void s2w_relative(gen *g) {
+  g->ra[0] = g->e.a[0];
+  if (g->S > 1) g->ra[1] = g->e.a[1];
+  for (int l = 2; l < g->S; ++l) terms_minus(&g->e.a[l], &g->e.a[l - 1],
+                                             &g->ra[l]);
 }
 
 /* 1 when LC id is still to be formed after stage l-1 (Y_l is formed by
@@ -1683,39 +1720,64 @@ static void s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
   if (!any) put(b, "0.0");
 }
 
-/* Stage l of phase u: F_l at row ip - 1 - 2l, then Y_{l+1} there and the
-   row's state for stage l+1, or (last stage) its new solution. */
+/*
+** The stencil of stage l (pass u, ring slot sl of its row): the rows'
+** pointers, and the centre column's values: with carry c, the newest c
+** rows from registers (the newest is what stage l-1 formed in the last
+** pass, the others this stage's own from earlier passes), the rest loaded.
+*/
+static void put_s2w_in(gen *g, int l, int sl, int K) {
+  sbuf *b = &g->b;
+  int carry = g->carry;
+  if (l == 0)
+    put(b, "          odb_cell_in in = odb_in3(odb_ysm, odb_ysub(ys, 2), "
+           "ysl, ys, t);\n");
+  else
+    put(b, "          odb_cell_in in = odb_in3(odb_ring + %d * 4 * ODB_K * "
+           "ODB_TP, %d, %d, %d, t);\n", l - 1, (sl + 3) % 4, sl, (sl + 1) % 4);
+  for (int c = 0; c < K; ++c) {
+    if (carry >= 1 && l > 0)
+      put(b, "          in.vp[%d] = odb_w%d_%d;\n", c, l - 1, c);
+    else if (carry >= 1)
+      put(b, "          in.vp[%d] = in.pp[%d];\n", c, c);
+    if (carry >= 2) put(b, "          in.v0[%d] = odb_k%d_0_%d;\n", c, l, c);
+    else put(b, "          in.v0[%d] = in.p0[%d];\n", c, c);
+    if (carry >= 3) put(b, "          in.vm[%d] = odb_k%d_m_%d;\n", c, l, c);
+    else if (carry >= 1)
+      put(b, "          in.vm[%d] = in.pm[%d];\n", c, c);
+  }
+}
+
+/*
+** Stage l of phase u: F_l at row ip - 1 - 2l, then Y_{l+1} there (from
+** Y_l's centre and the relative LC ra[l+1], into odb_w<l>, stored at the
+** pass's end) and the row's state for stage l+1, or (last stage) its new
+** solution.
+*/
 static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
   sbuf *b = &g->b;
   int S = g->S, par = u & 1, back = 1 + 2 * l;
   int sl = ((u - back) % 4 + 4) % 4;
   put(b, "      {  // stage %d at row ip - %d\n", l, back);
   put(b, "        const odb_idx q = ip - %d;\n", back);
-  put(b, "        const int ysl = odb_ysub(ys, %d);\n", back);
+  if (l == 0 || l == S - 1)
+    put(b, "        const int ysl = odb_ysub(ys, %d);\n", back);
   put(b, "        {\n");
   put(b, "          double fl[ODB_K];\n");
-  if (s2w_need_f(g, l)) {
-    if (l == 0)
-      put(b, "          const odb_cell_in in = odb_in3(odb_ysm, "
-             "odb_ysub(ys, 2), ysl, ys, t);\n");
-    else
-      put(b, "          const odb_cell_in in = odb_in3(odb_ring + %d * 4 * "
-             "ODB_K * ODB_TP, %d, %d, %d, t);\n", l - 1, (sl + 3) % 4, sl,
-          (sl + 1) % 4);
+  put_s2w_in(g, l, sl, K);
+  if (s2w_need_f(g, l))
     put(b, "          odb_rhs_cell(q, col, a.tl[%d], in, fl);\n", l);
-  } else {
+  else
     put(b, "          for (int c = 0; c < ODB_K; ++c) fl[c] = 0.0;\n");
+  for (int c = 0; c < K; ++c) {   /* the centres' rows move on a pass */
+    put(b, "          const double fl%d = fl[%d];\n", c, c);
+    if (g->carry >= 3) put(b, "          odb_k%d_m_%d = in.v0[%d];\n", l, c, c);
+    if (g->carry >= 2) put(b, "          odb_k%d_0_%d = in.vp[%d];\n", l, c, c);
   }
-  for (int c = 0; c < K; ++c) put(b, "          const double fl%d = fl[%d];\n",
-                                  c, c);
-  put(b, "          const double *yr = odb_ysm + (ysl * ODB_TP + t + 1) * "
-         "ODB_K;\n");
   if (l < S - 1) {
     const s2w_state *nx = &st[l + 1];
-    put(b, "          double *w = odb_ring + ((%d * 4 + %d) * ODB_TP + t + 1) "
-           "* ODB_K;\n", l, sl);
     for (int c = 0; c < K; ++c) {
-      put(b, "          w[%d] = yr[%d] + a.h * (", c, c);
+      put(b, "          odb_w%d_%d = in.v0[%d] + a.h * (", l, c, c);
       s2w_partial(g, &st[l], l, par, c, l + 1);
       put(b, ");\n");
     }
@@ -1729,11 +1791,12 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
         put(b, ";\n");
       }
   } else {   /* the row's results; put_s2w_done stores them */
+    put(b, "          const double *yr = odb_ysm + (ysl * ODB_TP + t + 1) * "
+           "ODB_K;\n");
     for (int c = 0; c < K; ++c) {
       put(b, "          odb_yv[%d] = yr[%d];\n", c, c);
       if (g->alias)
-        put(b, "          odb_yo[%d] = odb_ring[((%d * 4 + %d) * ODB_TP + t + "
-               "1) * ODB_K + %d];\n", c, S - 2, sl, c);
+        put(b, "          odb_yo[%d] = in.v0[%d];\n", c, c);
       else {
         put(b, "          odb_yo[%d] = odb_yv[%d] + a.h * (", c, c);
         s2w_partial(g, &st[l], l, par, c, S);
@@ -1773,20 +1836,39 @@ static void put_s2w_done(gen *g) {
 static void put_s2w_helpers(sbuf *b) {
   put(b, "static __device__ __forceinline__ odb_idx odb_clamp(odb_idx q, "
          "odb_idx n) {\n  return q < 0 ? 0 : q >= n ? n - 1 : q;\n}\n");
-  put(b, "struct odb_cell_in {\n  const double *pm, *p0, *pp;\n};\n");
+  put(b, "struct odb_cell_in {\n  const double *pm, *p0, *pp;\n"
+         "  double vm[ODB_K], v0[ODB_K], vp[ODB_K];   // the column's centres\n"
+         "};\n");
   put(b, "static __device__ __forceinline__ double odb_cell_y(const "
          "odb_cell_in &in, int di,\n    int dj, int c) {\n"
          "  const double *r = di < 0 ? in.pm : di > 0 ? in.pp : in.p0;\n"
-         "  return r[dj * ODB_K + c];\n}\n");
-  put(b, "#define ODB_Y(di, dj, c) odb_cell_y(in, (di), (dj), (c))\n");
+         "#if ODB_K %% 2 == 0   // the pair of components in one 16-byte load\n"
+         "  const double2 v = *reinterpret_cast<const double2 *>(r + dj * ODB_K +"
+         " (c & ~1));\n"
+         "  return c & 1 ? v.y : v.x;\n"
+         "#else\n"
+         "  return r[dj * ODB_K + c];\n"
+         "#endif\n}\n");
+  put(b, "static __device__ __forceinline__ double odb_cell_yc(const "
+         "odb_cell_in &in, int di,\n    int c) {\n"
+         "  return di < 0 ? in.vm[c] : di > 0 ? in.vp[c] : in.v0[c];\n}\n");
+  put(b, "// column offset 0 reads the centres (registers; the test folds away\n"
+         "// where the compiler knows the offset)\n"
+         "static __device__ __forceinline__ double odb_cell_get(const "
+         "odb_cell_in &in, int di,\n    int dj, int c) {\n"
+         "  return ODB_CARRY > 0 && dj == 0 ? odb_cell_yc(in, di, c)\n"
+         "                                  : odb_cell_y(in, di, dj, c);\n"
+         "}\n"
+         "#define ODB_Y(di, dj, c) odb_cell_get(in, (di), (dj), (c))\n");
   put(b, "// slot of row ip - c in the y ring, ys the slot of row ip\n"
          "#define odb_ysub(ys, c) ((ys) >= (c) ? (ys) - (c) : (ys) - (c) + "
          "ODB_YR)\n");
   put(b, "static __device__ __forceinline__ odb_cell_in odb_in3(const double "
          "*r, int sm,\n    int s0, int sp, int t) {\n"
          "  const double *c = r + (t + 1) * ODB_K;\n"
-         "  return {c + sm * ODB_TP * ODB_K, c + s0 * ODB_TP * ODB_K,\n"
-         "          c + sp * ODB_TP * ODB_K};\n}\n");
+         "  odb_cell_in in = {c + sm * ODB_TP * ODB_K, c + s0 * ODB_TP * ODB_K,\n"
+         "                    c + sp * ODB_TP * ODB_K};\n"
+         "  return in;\n}\n");
   put(b, "// this thread's cell of row q into slot sl of the y ring (16 bytes\n"
          "// a copy when the components pair up)\n"
          "static __device__ __forceinline__ void odb_fetch_at(const double "
@@ -1812,7 +1894,9 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
   sbuf *b = &g->b;
   int S = g->S;
   s2w_state st[ODB_GEN_MAX_STAGES];
+  s2w_relative(g);
   s2w_states(g, st);
+  put(b, "#define ODB_CARRY %d\n", g->carry);
   put_s2w_helpers(b);
   put_s2w_coefs(g);
   put_s2_head(g, min_blocks, "[ODB_YR rows][ODB_TP][ODB_K] of y, then "
@@ -1822,12 +1906,23 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
       for (int c = 0; c < K; ++c)
         for (int j = 0; j < st[l].n; ++j)
           put(b, "  double s%d_%d_%d_%d = 0.0;\n", l, p, c, j);
+  for (int l = 0; l < S; ++l)
+    for (int c = 0; c < K; ++c) {
+      if (l < S - 1) put(b, "  double odb_w%d_%d = 0.0;\n", l, c);
+      if (g->carry >= 2) put(b, "  double odb_k%d_0_%d = 0.0;\n", l, c);
+      if (g->carry >= 3) put(b, "  double odb_k%d_m_%d = 0.0;\n", l, c);
+    }
   put(b, "  for (int i = 0; i <= 2 + ODB_PF; ++i) {\n"
          "    odb_fetch_at(a.y, odb_ysm, it0 + i, i, colc, t);\n"
          "    asm volatile(\"cp.async.commit_group;\" ::);\n  }\n"
          "  asm volatile(\"cp.async.wait_group %%0;\" :: \"n\"(ODB_PF));\n"
-         "  __syncthreads();\n"
-         "  int ys = 2;   // the y ring's slot of row ip\n"
+         "  __syncthreads();\n");
+  for (int c = 0; c < K && g->carry >= 2; ++c) {   /* stage 0's first rows */
+    put(b, "  odb_k0_0_%d = odb_ysm[(ODB_TP + t + 1) * ODB_K + %d];\n", c, c);
+    if (g->carry >= 3)
+      put(b, "  odb_k0_m_%d = odb_ysm[(t + 1) * ODB_K + %d];\n", c, c);
+  }
+  put(b, "  int ys = 2;   // the y ring's slot of row ip\n"
          "  const odb_idx ipe = it1 + ODB_S - 1;\n"
          "  for (odb_idx i0 = it0 + 2; i0 < ipe; i0 += 4) {\n");
   for (int u = 0; u < 4; ++u) {
@@ -1835,6 +1930,14 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
            "      if (ip >= ipe) break;\n", u, u);
     put(b, "      double odb_yv[ODB_K], odb_yo[ODB_K], odb_eo[ODB_K];\n");
     for (int l = S - 1; l >= 0; --l) put_s2w_stage(g, st, u, l, K);
+    for (int l = 0; l < S - 1; ++l) {   /* the pass's stores, after its loads */
+        int sl = ((u - 1 - 2 * l) % 4 + 4) % 4;
+        put(b, "      {\n        double *w = odb_ring + ((%d * 4 + %d) * ODB_TP "
+               "+ t + 1) * ODB_K;\n", l, sl);
+        for (int c = 0; c < K; ++c)
+          put(b, "        w[%d] = odb_w%d_%d;\n", c, l, c);
+        put(b, "      }\n");
+      }
     put_s2w_done(g);
     put(b, "      {\n        const int yf = ys + ODB_PF + 1 >= ODB_YR ? ys + "
            "ODB_PF + 1 - ODB_YR : ys + ODB_PF + 1;\n"
@@ -1871,6 +1974,13 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   if (skew < 1 || skew > 2)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew (%ld) must be 1 (a "
                     "barrier a stage) or 2 (a barrier a pass)", skew);
+  if (o->carry < 0 || o->carry > 3)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: carry (%d) must be 0..3: "
+                    "the stencil's centre rows kept in registers", o->carry);
+  if (skew == 1 && o->carry > 0)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: carry %d needs skew 2 (skew "
+                    "1 loads every row)", o->carry);
+  g->carry = o->carry;
   if (skew == 2 && R != 1)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew 2 takes a band of 1 row "
                     "(band %ld); a band above 1 needs skew 1", R);

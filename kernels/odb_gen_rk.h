@@ -100,6 +100,9 @@ typedef struct odb_gen_opts {
   int skew;              /* gpu_stream2d: rows stage l runs behind stage
                             l-1: 1 (a barrier a stage, the default) or 2
                             (a barrier a pass; band 1) */
+  int carry;             /* gpu_stream2d, skew 2: rows of a stencil's centre
+                            column kept in registers from earlier passes
+                            instead of loaded, 0..3 (newest row first) */
 } odb_gen_opts;
 
 /* What the host needs to run the generated step. */

@@ -392,12 +392,24 @@ static int s2d_threads(long NC, long S) {
 }
 
 /*
+** The default rows of a skew-2 stencil's centre column kept in registers:
+** 2 up to 7 stages (the loads they save are what bounds the kernel: on an
+** H100, BRUSS2D N = 2896, bs3 193 -> 156 us, DOPRI5 322 -> 260 us), none
+** above (Verner's registers spill: 364 -> 433 us with 2).
+*/
+static int s2d_carry(long S) {
+  return S > 7 ? 0 : 2;
+}
+
+/*
 ** gpu_stream2d: tiling.skew (default 2: one barrier a pass; 1 when a band
 ** of several rows is asked for), tiling.threads per block (default: 128
 ** for skew 1, s2d_threads for skew 2; fewer for a grid narrower than that:
 ** a strip is threads - 2 s columns wide),
 ** tiling.rows per block, tiling.band rows a pass (skew 1 only, default 2),
-** tiling.wg_per_sm as the kernel's minimum resident blocks. With skew 1
+** tiling.carry (skew 2: the stencil's centre rows kept in registers,
+** default s2d_carry), tiling.wg_per_sm as the kernel's minimum resident
+** blocks. With skew 1
 ** the default rows are 48 (at least 6 s, so that the 2 s halo rows stay a
 ** small part), the best of a sweep on an H200; with skew 2 a probe build
 ** gives the blocks a multiprocessor holds, and s2d_chunks cuts the rows
@@ -422,6 +434,7 @@ static odb_status stream2d_init(odb_solver *s) {
   o.min_blocks = t->wg_per_sm > 0 ? t->wg_per_sm : 0;
   o.rows = t->rows > 0 ? t->rows : (6 * S > S2D_ROWS ? 6 * S : S2D_ROWS);
   o.band = t->band > 0 ? t->band : o.skew == 2 ? 1 : S2D_BAND;
+  o.carry = t->carry > 0 ? t->carry - 1 : o.skew == 2 ? s2d_carry(S) : 0;
   if (t->rows <= 0 && o.skew == 2 && NR > 1) {   /* whole waves of blocks */
     int occ = 0;
     long cap, chunks;

@@ -73,7 +73,8 @@ if sweep ~= "small" then
 end
 
 -- gpu_stream2d's configurations: skew 2 (one barrier a pass; the default)
--- by threads per block and rows per block, skew 1 (a barrier a stage) by
+-- by threads per block and rows per block, and by the stencil's centre
+-- rows kept in registers (carry, 0..3), skew 1 (a barrier a stage) by
 -- threads, rows a pass (band) and rows per block; 0: the variant's choice
 local s2d_configs = {}
 for _, th in ipairs(sweep == "small" and { 0, 64, 128, 256 } or { 0, 32, 64, 128, 256 }) do
@@ -81,6 +82,9 @@ for _, th in ipairs(sweep == "small" and { 0, 64, 128, 256 } or { 0, 32, 64, 128
     s2d_configs[#s2d_configs + 1] = { variant = "gpu_stream2d",
       threads = th > 0 and th or nil, rows = rows > 0 and rows or nil }
   end
+end
+for _, carry in ipairs{ 0, 1, 2, 3 } do   -- centre rows kept in registers
+  s2d_configs[#s2d_configs + 1] = { variant = "gpu_stream2d", carry = carry }
 end
 for _, th in ipairs(sweep == "small" and { 0, 64, 256 } or { 0, 32, 64, 128, 256 }) do
   for _, band in ipairs(sweep == "small" and { 0, 1, 3 } or { 0, 1, 2, 3 }) do
@@ -145,9 +149,8 @@ local function cfg_name(c)
   if c.variant then t[1] = tags[c.variant] end
   if next(c) == nil then return "default" end
   for _, k in ipairs{ "threads", "comps", "blocks", "wg_per_tile", "tiles",
-                      "barrier", "stride", "skew", "band", "rows", "height",
-                      "width",
-                      "width2" } do
+                      "barrier", "stride", "skew", "carry", "band", "rows",
+                      "height", "width", "width2" } do
     if c[k] then t[#t + 1] = k .. "=" .. tostring(c[k]) end
   end
   if c.persistent == false then t[#t + 1] = "one-group-per-tile" end

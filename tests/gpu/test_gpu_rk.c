@@ -446,20 +446,26 @@ static void expect_refusal(odb_problem *p, const char *variant,
 ** gpu_stream2d's configurations: strips of 32 to 256 threads (so that the
 ** halo of s columns is most of a narrow strip), one row per block up to all
 ** rows, bands of 1 to 4 rows a pass (more than a block's rows, too), skew 1
-** and 2, the defaults (skew 2, rows from a probe build's occupancy), grids
+** and 2, skew 2 with 0 to 3 centre rows kept in registers (carry), the
+** defaults (skew 2, rows from a probe build's occupancy), grids
 ** narrower and wider than a strip, non-square; two steps each
 ** from a fresh random state against plain, the state to 1e-12 and the
 ** norm to 1e-12 plus rounding. Then the refusals: a problem without a cell
-** source, a cell source that does not compile, a strip with no column.
+** source, a cell source that does not compile, a strip with no column,
+** skew 2 with a band, 4 centre rows kept, centre rows kept with skew 1.
 */
 static void test_stream2d(odb_rng *r) {
   static const struct { long N, Nx; } shapes[] = {
     { 37, 23 }, { 13, 101 }, { 2, 3 }, { 61, 5 } };
-  static const struct { int th; long rows; int band, skew; } cf[] = {
-    { 32, 0, 1, 1 }, { 64, 1, 2, 1 }, { 64, 5, 3, 1 }, { 128, 3, 1, 1 },
-    { 256, 0, 2, 1 }, { 32, 7, 4, 1 }, { 128, 0, 3, 1 }, { 32, 0, 1, 2 },
-    { 64, 1, 1, 2 }, { 64, 5, 1, 2 }, { 128, 3, 1, 2 }, { 256, 0, 1, 2 },
-    { 0, 0, 0, 0 }, { 32, 2, 1, 2 } };
+  static const struct { int th; long rows; int band, skew, carry; } cf[] = {
+    { 32, 0, 1, 1, 0 }, { 64, 1, 2, 1, 0 }, { 64, 5, 3, 1, 0 },
+    { 128, 3, 1, 1, 0 }, { 256, 0, 2, 1, 0 }, { 32, 7, 4, 1, 0 },
+    { 128, 0, 3, 1, 0 }, { 32, 0, 1, 2, 0 }, { 64, 1, 1, 2, 0 },
+    { 64, 5, 1, 2, 0 }, { 128, 3, 1, 2, 0 }, { 256, 0, 1, 2, 0 },
+    { 0, 0, 0, 0, 0 }, { 32, 2, 1, 2, 0 }, { 64, 1, 1, 2, 4 },
+    { 32, 0, 1, 2, 1 }, { 32, 3, 1, 2, 2 }, { 128, 2, 1, 2, 4 },
+    { 256, 0, 1, 2, 3 }, { 64, 5, 1, 2, 2 }, { 32, 1, 1, 2, 1 },
+    { 128, 0, 1, 2, 4 } };   /* carry: 1 + centre rows kept; 0 default */
   const char *meths[] = { "bs3", "verner65", "dopri5", "rk4" };
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
     odb_problem *p = bruss_nx(shapes[si].N, shapes[si].Nx);
@@ -482,6 +488,7 @@ static void test_stream2d(odb_rng *r) {
         o.tiling.rows = cf[ci].rows;
         o.tiling.band = cf[ci].band;
         o.tiling.skew = cf[ci].skew;
+        o.tiling.carry = cf[ci].carry;
         g = solver(p, meths[mi], gpu, "gpu_stream2d", &o);
         if (!g) {
           tap_ok(0, "stream2d %s %s cfg %zu: %s", p->label, meths[mi], ci,
@@ -496,10 +503,10 @@ static void test_stream2d(odb_rng *r) {
           double de = fabs(info.err_last - ec[k]);
           tap_ok(st == ODB_OK && e <= 1e-12 &&
                  de <= 1e-12 * fabs(ec[k]) + allow[k],
-                 "stream2d %s %s threads %d rows %ld band %d skew %d step "
-                 "%d: rel err %.2e, norm %.9e vs %.9e%s%s", p->label,
+                 "stream2d %s %s threads %d rows %ld band %d skew %d carry "
+                 "%d step %d: rel err %.2e, norm %.9e vs %.9e%s%s", p->label,
                  meths[mi], cf[ci].th, cf[ci].rows, cf[ci].band, cf[ci].skew,
-                 k + 1, e, info.err_last,
+                 cf[ci].carry - 1, k + 1, e, info.err_last,
                  ec[k],
                  st == ODB_OK ? "" : ": ",
                  st == ODB_OK ? "" : one_line(odb_last_error()));
@@ -549,6 +556,14 @@ static void test_stream2d(odb_rng *r) {
     o.tiling.band = 2;
     expect_refusal(p, "gpu_stream2d", &o, "skew 2 takes a band of 1 row",
                    "stream2d: skew 2 with a band of 2 rows");
+    o.tiling.band = 1;
+    o.tiling.carry = 5;        /* 4 rows: a stencil has 3 */
+    expect_refusal(p, "gpu_stream2d", &o, "carry (4) must be 0..3",
+                   "stream2d: 4 centre rows kept");
+    o.tiling.skew = 1;
+    o.tiling.carry = 2;
+    expect_refusal(p, "gpu_stream2d", &o, "carry 1 needs skew 2",
+                   "stream2d: carry with skew 1");
     odb_problem_destroy(p);
   }
 }

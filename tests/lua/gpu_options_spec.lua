@@ -33,6 +33,8 @@ describe("gpu_multiblock tiling options", function()
       { { watchdog = -1 }, "field 'tiling.watchdog': must be positive" },
       { { band = 5 }, "field 'tiling.band': must be in 1..4, got 5" },
       { { skew = 3 }, "field 'tiling.skew': must be in 1..2, got 3" },
+      { { carry = 4 }, "field 'tiling.carry': must be in 0..3, got 4" },
+      { { carry = -1 }, "field 'tiling.carry': must be in 0..3, got -1" },
       { { rows = 0 }, "field 'tiling.rows': must be in 1..1073741824, got 0" },
       { { colour = 1 }, "unknown field 'colour'" },
     }
@@ -47,7 +49,7 @@ describe("gpu_multiblock tiling options", function()
     local s = solver { threads = 128, comps = 2, blocks = 4, stride = "C",
                        barrier = "B", tiles = 3, wg_per_tile = 5,
                        wg_per_sm = 2, persistent = false, watchdog = 0.5,
-                       skew = 2, rows = 64 }
+                       skew = 2, rows = 64, carry = 0 }
     s:integrate { t0 = 0, t1 = 0.02 }
     s:close()
   end)

@@ -21,14 +21,15 @@ static odb_problem *bruss(double N, double Nx) {
 }
 
 /*
-** Skew 2 for four methods (with and without an estimate, FSAL or not) and
-** skew 1 once: the plan's one kernel, its shared memory ((2 s + 3 rows of
-** y plus 4 a stage) x comps x (threads + 2) doubles for skew 2), then
-** NVRTC compiles every source (sm_90, two threads, an empty cache).
+** Skew 2 for four methods (with and without an estimate, FSAL or not),
+** skew 1 once, skew 2 keeping 1, 2 and 3 centre rows in registers: the
+** plan's one kernel, its shared memory ((2 s + 3 rows of y plus 4 a stage)
+** x comps x (threads + 2) doubles for skew 2), then NVRTC compiles every
+** source (sm_90, two threads, an empty cache). Then the refusals.
 */
 static void check_stream2d(void) {
   static const char *const meths[] = { "bs3", "dopri5", "verner65", "rk4" };
-  enum { NSRC = 5 };
+  enum { NSRC = 8 };
   char *src[NSRC] = { NULL };
   odb_problem *p = bruss(37, 23);
   int nsrc = 0, compiled = -1;
@@ -40,8 +41,9 @@ static void check_stream2d(void) {
     memset(&o, 0, sizeof o);
     o.threads = 64;
     o.rows = 9;
-    o.skew = i < 4 ? 2 : 1;
-    o.band = i < 4 ? 1 : 2;
+    o.skew = i == 4 ? 1 : 2;
+    o.band = i == 4 ? 2 : 1;
+    o.carry = i > 4 ? i - 4 : 0;
     YR = o.skew == 2 ? 2 * S + 3 : S + o.band * 3 + 2;
     odb_status st = m ? odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[i], &pl)
                       : ODB_ERR_NAME;
@@ -50,17 +52,19 @@ static void check_stream2d(void) {
     tap_ok(st == ODB_OK && pl.nlaunch == 1 &&
            strcmp(pl.launch[0].kernel, "k_s2d") == 0 &&
            pl.launch[0].smem == want && pl.strips == 1 && pl.chunks == 5,
-           "stream2d %s skew %d: one kernel k_s2d, %zu bytes of shared "
-           "memory (want %zu), %ld strip(s) x %ld chunks%s%s", meths[i % 4],
-           o.skew, st == ODB_OK ? pl.launch[0].smem : 0, want,
+           "stream2d %s skew %d carry %d: one kernel k_s2d, %zu bytes of "
+           "shared memory (want %zu), %ld strip(s) x %ld chunks%s%s",
+           meths[i % 4], o.skew, o.carry, st == ODB_OK ? pl.launch[0].smem : 0, want,
            st == ODB_OK ? pl.strips : 0, st == ODB_OK ? pl.chunks : 0,
            st == ODB_OK ? "" : ": ", st == ODB_OK ? "" : odb_last_error());
     nsrc += st == ODB_OK;
   }
-  for (int k = 0; p && k < 2; ++k) {   /* refusals */
-    static const struct { int skew, band; const char *want; } bad[2] = {
-      { 2, 2, "skew 2 takes a band of 1 row" },
-      { 3, 1, "must be 1 (a barrier a stage) or 2" } };
+  for (int k = 0; p && k < 4; ++k) {   /* refusals */
+    static const struct { int skew, band, carry; const char *want; } bad[4] = {
+      { 2, 2, 0, "skew 2 takes a band of 1 row" },
+      { 3, 1, 0, "must be 1 (a barrier a stage) or 2" },
+      { 2, 1, 4, "carry (4) must be 0..3" },
+      { 1, 1, 1, "carry 1 needs skew 2" } };
     odb_gen_opts o;
     odb_gen_plan pl;
     char *s = NULL;
@@ -68,11 +72,12 @@ static void check_stream2d(void) {
     o.threads = 64;
     o.skew = bad[k].skew;
     o.band = bad[k].band;
+    o.carry = bad[k].carry;
     tap_ok(odb_gen_rk(p, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &s,
                       &pl) == ODB_ERR_ARG &&
            strstr(odb_last_error(), bad[k].want),
-           "skew %d with a band of %d refused: %s", bad[k].skew, bad[k].band,
-           odb_last_error());
+           "skew %d, a band of %d, carry %d refused: %s", bad[k].skew,
+           bad[k].band, bad[k].carry, odb_last_error());
     free(s);
   }
   if (getenv("ODEBENCH_KERNEL_CACHE") &&
