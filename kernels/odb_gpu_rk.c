@@ -688,8 +688,10 @@ const odb_variant odb_variant_gpu_stream2d = {
          "strip of columns row by row through all stages in one kernel, "
          "stage arguments in shared-memory rings, F or partial sums in "
          "registers; skew 2 (default): stage l two rows behind stage l-1, "
-         "one barrier a pass; y read once (plus halos), ynew written once; "
-         "tiling options skew, threads, rows, band (skew 1), wg_per_sm",
+         "one barrier a pass, Y_l+1 formed from Y_l, the stencil's centre "
+         "rows kept in registers; y read once (plus halos), ynew written "
+         "once; tiling options skew, threads, rows, carry (skew 2), band "
+         "(skew 1), wg_per_sm",
   .backend = "cuda",
   .applies = stream2d_applies,
   .init = stream2d_init,
