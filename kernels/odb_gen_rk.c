@@ -1771,8 +1771,10 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
     put(b, "          for (int c = 0; c < ODB_K; ++c) fl[c] = 0.0;\n");
   for (int c = 0; c < K; ++c) {   /* the centres' rows move on a pass */
     put(b, "          const double fl%d = fl[%d];\n", c, c);
-    if (g->carry >= 3) put(b, "          odb_k%d_m_%d = in.v0[%d];\n", l, c, c);
-    if (g->carry >= 2) put(b, "          odb_k%d_0_%d = in.vp[%d];\n", l, c, c);
+    if (g->carry >= 3)
+      put(b, "          odb_k%d_m_%d = in.v0[%d];\n", l, c, c);
+    if (g->carry >= 2)
+      put(b, "          odb_k%d_0_%d = in.vp[%d];\n", l, c, c);
   }
   if (l < S - 1) {
     const s2w_state *nx = &st[l + 1];
@@ -1810,6 +1812,24 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
     }
   }
   put(b, "        }\n      }\n");
+}
+
+/*
+** The stores of pass u, after all its loads: each stage's row of Y_{l+1}
+** (odb_w<l>) into its ring. The compiler cannot tell the y ring's run-time
+** slots from the stage rings, so a store among the stages would hold every
+** later load of y behind it.
+*/
+static void put_s2w_stores(gen *g, int u, int K) {
+  sbuf *b = &g->b;
+  for (int l = 0; l < g->S - 1; ++l) {
+    int sl = ((u - 1 - 2 * l) % 4 + 4) % 4;
+    put(b, "      {\n        double *w = odb_ring + ((%d * 4 + %d) * ODB_TP "
+           "+ t + 1) * ODB_K;\n", l, sl);
+    for (int c = 0; c < K; ++c)
+      put(b, "        w[%d] = odb_w%d_%d;\n", c, l, c);
+    put(b, "      }\n");
+  }
 }
 
 /* The end of a pass: the completed row's new solution and its norm, after
@@ -1930,14 +1950,7 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
            "      if (ip >= ipe) break;\n", u, u);
     put(b, "      double odb_yv[ODB_K], odb_yo[ODB_K], odb_eo[ODB_K];\n");
     for (int l = S - 1; l >= 0; --l) put_s2w_stage(g, st, u, l, K);
-    for (int l = 0; l < S - 1; ++l) {   /* the pass's stores, after its loads */
-        int sl = ((u - 1 - 2 * l) % 4 + 4) % 4;
-        put(b, "      {\n        double *w = odb_ring + ((%d * 4 + %d) * ODB_TP "
-               "+ t + 1) * ODB_K;\n", l, sl);
-        for (int c = 0; c < K; ++c)
-          put(b, "        w[%d] = odb_w%d_%d;\n", c, l, c);
-        put(b, "      }\n");
-      }
+    put_s2w_stores(g, u, K);
     put_s2w_done(g);
     put(b, "      {\n        const int yf = ys + ODB_PF + 1 >= ODB_YR ? ys + "
            "ODB_PF + 1 - ODB_YR : ys + ODB_PF + 1;\n"
