@@ -99,11 +99,88 @@ static void check_stream2d(void) {
   for (int i = 0; i < NSRC; ++i) free(src[i]);
   odb_problem_destroy(p);
 }
+
+/*
+** A cell function of three components on a 9-point stencil (the corners
+** too), mirrored at the edges: what BRUSS2D does not exercise (an odd
+** count of components, so 8-byte copies and loads; rows and columns off
+** the centre together).
+*/
+static const char cell9[] =
+  "__device__ __forceinline__ void odb_rhs_cell(odb_idx i, odb_idx j, "
+  "double t,\n"
+  "                                             const odb_cell_in &in,\n"
+  "                                             double *f) {\n"
+  "  const int up = i > 0 ? -1 : 1, dn = i < 36 ? 1 : -1;\n"
+  "  const int lf = j > 0 ? -1 : 1, rt = j < 22 ? 1 : -1;\n"
+  "  for (int c = 0; c < 3; ++c) {\n"
+  "    const double s = ODB_Y(up, lf, c) + ODB_Y(up, rt, c) + "
+  "ODB_Y(dn, lf, c)\n"
+  "                     + ODB_Y(dn, rt, c);\n"
+  "    const double e = ODB_Y(up, 0, c) + ODB_Y(dn, 0, c) + ODB_Y(0, lf, c)\n"
+  "                     + ODB_Y(0, rt, c);\n"
+  "    f[c] = 0.25 * s + 0.5 * e - 3.0 * ODB_Y(0, 0, c)\n"
+  "           + t * ODB_Y(0, 0, (c + 1) % 3);\n"
+  "  }\n"
+  "}\n";
+
+/*
+** That cell function on a 37 x 23 grid of 3 components (BRUSS2D's
+** problem with the grid and the cell source replaced): skew 2 with 0 to 3
+** centre rows kept and skew 1 generate and compile (sm_90, empty cache).
+*/
+static void check_cell9(void) {
+  enum { NSRC = 5 };
+  char *src[NSRC] = { NULL };
+  odb_problem *b = bruss(37, 23);
+  odb_problem q;
+  int nsrc = 0, compiled = -1;
+  if (!b) {
+    tap_ok(0, "9-point cells: %s", odb_last_error());
+    return;
+  }
+  q = *b;
+  q.n = 37L * 23 * 3;
+  q.grid_comps = 3;
+  q.gpu_cell_source = cell9;
+  for (int i = 0; i < NSRC; ++i) {
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.rows = 9;
+    o.skew = i < 4 ? 2 : 1;
+    o.band = i < 4 ? 1 : 2;
+    o.carry = i < 4 ? i : 0;
+    nsrc += odb_gen_rk(&q, odb_method_find("dopri5"), ODB_GEN_STREAM2D, &o,
+                       &src[i], &pl) == ODB_OK;
+  }
+  if (getenv("ODEBENCH_KERNEL_CACHE") &&
+      strcmp(getenv("ODEBENCH_KERNEL_CACHE"), "off") == 0) {
+    tap_ok(1, "9-point cells of 3 components compile # SKIP the kernel "
+           "cache is off");
+  } else if (nsrc == NSRC) {
+    tmp_cache tc;
+    tmp_cache_open(&tc);
+    if (tc.ok)
+      compiled = odb_nvrtc_prefetch((const char *const *)src, NSRC, 9, 0, 2);
+    tmp_cache_close(&tc);
+    tap_ok(compiled == NSRC, "9-point cells of 3 components: NVRTC compiles "
+           "%d of %d (skew 2 keeping 0-3 centre rows, skew 1)", compiled,
+           NSRC);
+  } else {
+    tap_ok(0, "9-point cells of 3 components: %d of %d generated: %s", nsrc,
+           NSRC, odb_last_error());
+  }
+  for (int i = 0; i < NSRC; ++i) free(src[i]);
+  odb_problem_destroy(b);
+}
 #endif
 
 int main(void) {
 #if ODB_HAVE_CUDA
   check_stream2d();
+  check_cell9();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
 #endif
