@@ -1522,8 +1522,11 @@ static void put_s2_head(gen *g, int min_blocks, const char *layout) {
          "  const odb_idx col = strip * ODB_W - ODB_S + t;\n"
          "  const odb_idx colc = odb_clamp(col, ODB_NC);\n"
          "  const bool own = t >= ODB_S && t < ODB_S + ODB_W && col < ODB_NC;\n"
-         "  const odb_idx r0 = chunk * ODB_HC;\n"
-         "  const odb_idx r1 = r0 + ODB_HC < ODB_NR ? r0 + ODB_HC : ODB_NR;\n"
+         "  // rows a chunk, from the grid: one build serves any rows a block\n"
+         "  const odb_idx hc = (ODB_NR + (odb_idx)gridDim.x / ODB_STRIPS - 1) /\n"
+         "                     ((odb_idx)gridDim.x / ODB_STRIPS);\n"
+         "  const odb_idx r0 = chunk * hc;\n"
+         "  const odb_idx r1 = r0 + hc < ODB_NR ? r0 + hc : ODB_NR;\n"
          "  const odb_idx it0 = r0 - ODB_S, it1 = r1 + ODB_S;\n"
          "  double acc = 0.0;\n");
 }
@@ -2005,7 +2008,7 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
                     "give more rows per block", strips * chunks);
   pl->strips = strips;
   pl->chunks = chunks;
-  pl->rows = HC;
+  pl->rows = (NR + chunks - 1) / chunks;   /* the kernel's split: even */
   pl->ntiles = strips * chunks;
   pl->nparts = pl->ntiles;
   pl->tile_w = W;
@@ -2013,10 +2016,10 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   pl->scratch[0] = pl->scratch[1] = 0;
   put(&g->b, "#define ODB_S %ld\n#define ODB_K %ld\n"
              "#define ODB_W ((odb_idx)%ld)\n#define ODB_NR ((odb_idx)%ld)\n"
-             "#define ODB_NC ((odb_idx)%ld)\n#define ODB_HC ((odb_idx)%ld)\n"
+             "#define ODB_NC ((odb_idx)%ld)\n"
              "#define ODB_STRIPS ((odb_idx)%ld)\n#define ODB_PF %d\n"
              "#define ODB_R %ld\n#define ODB_D3 %ld\n#define ODB_YR %ld\n"
-             "#define ODB_TP (ODB_T + 2)\n", S, K, W, NR, NC, HC, strips,
+             "#define ODB_TP (ODB_T + 2)\n", S, K, W, NR, NC, strips,
       S2_PF, R, D3, YR);
   if (skew == 2) gen_s2w_kernel(g, (int)K, o->min_blocks);
   else gen_s2_kernel(g, (int)K, (int)R, o->min_blocks);

@@ -412,7 +412,9 @@ static int s2d_carry(long S) {
 ** blocks. With skew 1
 ** the default rows are 48 (at least 6 s, so that the 2 s halo rows stay a
 ** small part), the best of a sweep on an H200; with skew 2 a probe build
-** gives the blocks a multiprocessor holds, and s2d_chunks cuts the rows
+** gives the blocks a multiprocessor holds (the rows do not enter the
+** kernel's source, so the final build is the probe's, from the kernel
+** cache), and s2d_chunks cuts the rows
 ** into chunks for whole waves of blocks (BRUSS2D N = 2896 on an H100:
 ** README, gpu_stream2d).
 */
