@@ -1458,13 +1458,18 @@ static void put_s2_phase(gen *g, int u, int R, int P, int K) {
   put(b, "    }\n");
 }
 
+/* odb_clamp: a row or column index clamped into 0..n-1 (both skews). */
+static void put_s2_clamp(sbuf *b) {
+  put(b, "static __device__ __forceinline__ odb_idx odb_clamp(odb_idx q, "
+         "odb_idx n) {\n  return q < 0 ? 0 : q >= n ? n - 1 : q;\n}\n");
+}
+
 /* The helpers: rows modulo the rings, clamping, cp.async of a row. */
 static void put_s2_helpers(sbuf *b) {
   put(b, "static __device__ __forceinline__ int odb_mod(odb_idx q) {\n"
          "  const int r = (int)(q %% ODB_D3);\n"
          "  return r < 0 ? r + ODB_D3 : r;\n}\n");
-  put(b, "static __device__ __forceinline__ odb_idx odb_clamp(odb_idx q, "
-         "odb_idx n) {\n  return q < 0 ? 0 : q >= n ? n - 1 : q;\n}\n");
+  put_s2_clamp(b);
   put(b, "// the y ring's slot of row q (rows from it0 - 2 on)\n"
          "#define odb_yslot(q) ((int)(((q) - it0 + ODB_YR) %% ODB_YR))\n");
   put(b, "// this thread's column of row q into the y ring, by cp.async (rows\n"
@@ -1760,7 +1765,7 @@ static void put_s2w_in(gen *g, int l, int sl, int K) {
 static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
   sbuf *b = &g->b;
   int S = g->S, par = u & 1, back = 1 + 2 * l;
-  int sl = ((u - back) % 4 + 4) % 4;
+  int sl = s2_slot(u, 1, -back, 4);   /* the stage rings' slot of its row */
   put(b, "      {  // stage %d at row ip - %d\n", l, back);
   put(b, "        const odb_idx q = ip - %d;\n", back);
   if (l == 0 || l == S - 1)
@@ -1826,7 +1831,7 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
 static void put_s2w_stores(gen *g, int u, int K) {
   sbuf *b = &g->b;
   for (int l = 0; l < g->S - 1; ++l) {
-    int sl = ((u - 1 - 2 * l) % 4 + 4) % 4;
+    int sl = s2_slot(u, 1, -1 - 2 * l, 4);
     put(b, "      {\n        double *w = odb_ring + ((%d * 4 + %d) * ODB_TP "
            "+ t + 1) * ODB_K;\n", l, sl);
     for (int c = 0; c < K; ++c)
@@ -1857,8 +1862,7 @@ static void put_s2w_done(gen *g) {
 ** cell fetched by cp.async.
 */
 static void put_s2w_helpers(sbuf *b) {
-  put(b, "static __device__ __forceinline__ odb_idx odb_clamp(odb_idx q, "
-         "odb_idx n) {\n  return q < 0 ? 0 : q >= n ? n - 1 : q;\n}\n");
+  put_s2_clamp(b);
   put(b, "struct odb_cell_in {\n  const double *pm, *p0, *pp;\n"
          "  double vm[ODB_K], v0[ODB_K], vp[ODB_K];   // the column's centres\n"
          "};\n");

@@ -216,19 +216,26 @@ static odb_status gpu_init(odb_solver *s, odb_gen_kind kind) {
 }
 
 /*
-** Builds the step of a tiled variant whose plan gives its grids (tiles,
-** boundaries or per-launch counts) and its partial sums, then its scratch.
+** Finishes a tiled variant whose kernels are built: its plan gives its
+** grids (tiles, boundaries or per-launch counts) and its partial sums;
+** then its scratch.
 */
-static odb_status tiled_finish(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
-                               const odb_gen_opts *o,
-                               const odb_device_info *dev) {
-  ODB_TRY(build(s, g, kind, o, dev));
+static odb_status built_finish(odb_solver *s, gpu_rk *g,
+                               const odb_gen_opts *o) {
   s->block = o->threads;
   g->grid = g->plan.ntiles > 0 ? (unsigned)g->plan.ntiles : 1;
   g->nparts = g->plan.nparts > 0 ? (unsigned)g->plan.nparts : g->grid;
   ODB_TRY(alloc_scratch(s, g));
   plan_traffic(g, s->n);
   return ODB_OK;
+}
+
+/* Builds the kernels of options o, then finishes as built_finish. */
+static odb_status tiled_finish(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
+                               const odb_gen_opts *o,
+                               const odb_device_info *dev) {
+  ODB_TRY(build(s, g, kind, o, dev));
+  return built_finish(s, g, o);
 }
 
 /* The default number of concurrent tiles: the most that still leave each
@@ -413,8 +420,8 @@ static int s2d_carry(long S) {
 ** the default rows are 48 (at least 6 s, so that the 2 s halo rows stay a
 ** small part), the best of a sweep on an H200; with skew 2 a probe build
 ** gives the blocks a multiprocessor holds (the rows do not enter the
-** kernel's source, so the final build is the probe's, from the kernel
-** cache), and s2d_chunks cuts the rows
+** kernel's source, so the probe's kernel is the one that runs), and
+** s2d_chunks cuts the rows
 ** into chunks for whole waves of blocks (BRUSS2D N = 2896 on an H100:
 ** README, gpu_stream2d).
 */
@@ -446,6 +453,15 @@ static odb_status stream2d_init(odb_solver *s) {
     cap = (long)(occ > 0 ? occ : 1) * (dev.sm_count > 0 ? dev.sm_count : 1);
     chunks = s2d_chunks(NR, g->plan.strips, cap, S);
     o.rows = (NR + chunks - 1) / chunks;
+    /* the rows are not in the source: the probe's kernel stays, only the
+       plan (chunks, grid) is made again */
+    {
+      char *src = NULL;
+      ODB_TRY(odb_gen_rk(s->problem, s->method, ODB_GEN_STREAM2D, &o, &src,
+                         &g->plan));
+      free(src);
+    }
+    return built_finish(s, g, &o);
   }
   return tiled_finish(s, g, ODB_GEN_STREAM2D, &o, &dev);
 }

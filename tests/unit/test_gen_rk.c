@@ -21,6 +21,31 @@ static odb_problem *bruss(double N, double Nx) {
 }
 
 /*
+** One check that NVRTC compiles all n sources (sm_90, two threads) into an
+** empty temporary kernel cache; a failure when fewer than n were generated
+** (nsrc); a skip when the kernel cache is off.
+*/
+static void check_compiles(char *const *src, int n, int nsrc,
+                           const char *what) {
+  int compiled = -1;
+  if (getenv("ODEBENCH_KERNEL_CACHE") &&
+      strcmp(getenv("ODEBENCH_KERNEL_CACHE"), "off") == 0) {
+    tap_ok(1, "NVRTC compiles %s # SKIP the kernel cache is off", what);
+  } else if (nsrc == n) {
+    tmp_cache tc;
+    tmp_cache_open(&tc);
+    if (tc.ok)
+      compiled = odb_nvrtc_prefetch((const char *const *)src, n, 9, 0, 2);
+    tmp_cache_close(&tc);
+    tap_ok(compiled == n, "NVRTC compiles %d of %d: %s for sm_90", compiled,
+           n, what);
+  } else {
+    tap_ok(0, "NVRTC compiles %s: %d of %d generated: %s", what, nsrc, n,
+           odb_last_error());
+  }
+}
+
+/*
 ** Skew 2 for four methods (with and without an estimate, FSAL or not),
 ** skew 1 once, skew 2 keeping 1, 2 and 3 centre rows in registers: the
 ** plan's one kernel, its shared memory ((2 s + 3 rows of y plus 4 a stage)
@@ -32,7 +57,7 @@ static void check_stream2d(void) {
   enum { NSRC = 8 };
   char *src[NSRC] = { NULL };
   odb_problem *p = bruss(37, 23);
-  int nsrc = 0, compiled = -1;
+  int nsrc = 0;
   for (int i = 0; p && i < NSRC; ++i) {
     const odb_method *m = odb_method_find(meths[i % 4]);
     odb_gen_opts o;
@@ -80,22 +105,7 @@ static void check_stream2d(void) {
            bad[k].band, bad[k].carry, odb_last_error());
     free(s);
   }
-  if (getenv("ODEBENCH_KERNEL_CACHE") &&
-      strcmp(getenv("ODEBENCH_KERNEL_CACHE"), "off") == 0) {
-    tap_ok(1, "NVRTC compiles the stream2d kernels # SKIP the kernel cache "
-           "is off");
-  } else if (nsrc == NSRC) {
-    tmp_cache tc;
-    tmp_cache_open(&tc);
-    if (tc.ok)
-      compiled = odb_nvrtc_prefetch((const char *const *)src, NSRC, 9, 0, 2);
-    tmp_cache_close(&tc);
-    tap_ok(compiled == NSRC, "NVRTC compiles %d of the %d stream2d kernels "
-           "for sm_90", compiled, NSRC);
-  } else {
-    tap_ok(0, "NVRTC compiles the stream2d kernels: %d of %d generated",
-           nsrc, NSRC);
-  }
+  check_compiles(src, NSRC, nsrc, "the stream2d kernels");
   for (int i = 0; i < NSRC; ++i) free(src[i]);
   odb_problem_destroy(p);
 }
@@ -134,7 +144,7 @@ static void check_cell9(void) {
   char *src[NSRC] = { NULL };
   odb_problem *b = bruss(37, 23);
   odb_problem q;
-  int nsrc = 0, compiled = -1;
+  int nsrc = 0;
   if (!b) {
     tap_ok(0, "9-point cells: %s", odb_last_error());
     return;
@@ -155,23 +165,8 @@ static void check_cell9(void) {
     nsrc += odb_gen_rk(&q, odb_method_find("dopri5"), ODB_GEN_STREAM2D, &o,
                        &src[i], &pl) == ODB_OK;
   }
-  if (getenv("ODEBENCH_KERNEL_CACHE") &&
-      strcmp(getenv("ODEBENCH_KERNEL_CACHE"), "off") == 0) {
-    tap_ok(1, "9-point cells of 3 components compile # SKIP the kernel "
-           "cache is off");
-  } else if (nsrc == NSRC) {
-    tmp_cache tc;
-    tmp_cache_open(&tc);
-    if (tc.ok)
-      compiled = odb_nvrtc_prefetch((const char *const *)src, NSRC, 9, 0, 2);
-    tmp_cache_close(&tc);
-    tap_ok(compiled == NSRC, "9-point cells of 3 components: NVRTC compiles "
-           "%d of %d (skew 2 keeping 0-3 centre rows, skew 1)", compiled,
-           NSRC);
-  } else {
-    tap_ok(0, "9-point cells of 3 components: %d of %d generated: %s", nsrc,
-           NSRC, odb_last_error());
-  }
+  check_compiles(src, NSRC, nsrc, "9-point cells of 3 components (skew 2 "
+                 "keeping 0-3 centre rows, skew 1)");
   for (int i = 0; i < NSRC; ++i) free(src[i]);
   odb_problem_destroy(b);
 }
