@@ -95,6 +95,8 @@ typedef struct gen {
   erk_terms ra[ODB_GEN_MAX_STAGES];   /* skew 2: Y_l's LC relative to
                                          Y_{l-1} (ra[l] = a[l] - a[l-1]) */
   int carry;             /* skew 2: stencil centre rows kept in registers */
+  int whole;             /* skew 2: sub-strips of whole rows a block (0: a
+                            strip with halo columns) */
   odb_gen_plan *plan;
   sbuf b;
 } gen;
@@ -1521,8 +1523,25 @@ static void put_s2_head(gen *g, int min_blocks, const char *layout) {
   put(b, "k_s2d(const odb_args a) {\n  // %s\n", layout);
   put(b, "  extern __shared__ __align__(16) double odb_ysm[];\n"
          "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
-         "  const int t = (int)threadIdx.x;\n"
-         "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
+         "  const int t = (int)threadIdx.x;\n");
+  if (g->whole) {
+    put(b, "  // whole rows: the block's ODB_G sub-strips, side by side, each "
+           "stream a\n  // chunk of rows of the grid's full width (no halo "
+           "columns; the cell\n  // function stays inside the grid)\n"
+           "  const odb_idx sub = (odb_idx)t / ODB_NC;\n"
+           "  const odb_idx col = (odb_idx)t - sub * ODB_NC, colc = col;\n"
+           "  const odb_idx chunk = (odb_idx)blockIdx.x * ODB_G + sub;\n"
+           "  const bool own = sub < ODB_G;\n"
+           "  const odb_idx hc = (ODB_NR + (odb_idx)gridDim.x * ODB_G - 1) /\n"
+           "                     ((odb_idx)gridDim.x * ODB_G);\n"
+           "  const odb_idx r0 = chunk * hc;\n"
+           "  const odb_idx r1 = r0 + hc < ODB_NR ? r0 + hc : ODB_NR;\n"
+           "  // the same passes for every sub-strip (they share the barriers)\n"
+           "  const odb_idx it0 = r0 - ODB_S, it1 = r0 + hc + ODB_S;\n"
+           "  double acc = 0.0;\n");
+    return;
+  }
+  put(b, "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
          "  const odb_idx chunk = (odb_idx)blockIdx.x / ODB_STRIPS;\n"
          "  const odb_idx col = strip * ODB_W - ODB_S + t;\n"
          "  const odb_idx colc = odb_clamp(col, ODB_NC);\n"
@@ -1975,8 +1994,9 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   const odb_problem *p = g->p;
   odb_gen_plan *pl = g->plan;
   long S = g->S, T = o->threads, W = T - 2 * S, NR = p->grid_rows;
-  long NC = p->grid_cols, K = p->grid_comps, HC, strips, chunks;
+  long NC = p->grid_cols, K = p->grid_comps, HC, strips, chunks, blocks;
   long R = o->band > 0 ? o->band : 1, skew = o->skew > 0 ? o->skew : 1;
+  long G = skew == 2 && NC <= T ? T / NC : 0;   /* whole rows: sub-strips */
   long D3 = skew == 2 ? 4 : R + 2;   /* rings' rows */
   long YR = skew == 2 ? 2 * S + S2_PF + 1 : S + R * (S2_PF + 1) + 2;
   if (!p->gpu_cell_source || K < 1 || K > 8 || NR < 2 || NC < 2 ||
@@ -1984,6 +2004,7 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: %s is not a 2-D "
                     "grid problem with a cell source (gpu_cell_source, "
                     "rows x cols x comps = n, 1..8 comps)", p->label);
+  if (G > 0) W = NC;   /* no halo columns */
   if (W < 1)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: %ld threads per block leave "
                     "no column of their own: a strip needs more than 2 s = "
@@ -2001,19 +2022,23 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: carry %d needs skew 2 (skew "
                     "1 loads every row)", o->carry);
   g->carry = o->carry;
+  g->whole = G > 0;
   if (skew == 2 && R != 1)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew 2 takes a band of 1 row "
                     "(band %ld); a band above 1 needs skew 1", R);
   HC = o->rows > 0 && o->rows < NR ? o->rows : NR;
   strips = (NC + W - 1) / W;
   chunks = (NR + HC - 1) / HC;
-  if (strips * chunks > 2147483647L)
+  blocks = G > 0 ? (chunks + G - 1) / G : strips * chunks;
+  if (blocks > 2147483647L)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: %ld blocks are too many; "
-                    "give more rows per block", strips * chunks);
+                    "give more rows per block", blocks);
+  if (G > 0) chunks = blocks * G;   /* the kernel's: every sub-strip one */
   pl->strips = strips;
+  pl->subs = G > 0 ? (int)G : 1;
   pl->chunks = chunks;
   pl->rows = (NR + chunks - 1) / chunks;   /* the kernel's split: even */
-  pl->ntiles = strips * chunks;
+  pl->ntiles = blocks;
   pl->nparts = pl->ntiles;
   pl->tile_w = W;
   pl->tile_h = S;
@@ -2025,12 +2050,16 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
              "#define ODB_R %ld\n#define ODB_D3 %ld\n#define ODB_YR %ld\n"
              "#define ODB_TP (ODB_T + 2)\n", S, K, W, NR, NC, strips,
       S2_PF, R, D3, YR);
+  if (G > 0) put(&g->b, "#define ODB_G ((odb_idx)%ld)\n", G);
   if (skew == 2) gen_s2w_kernel(g, (int)K, o->min_blocks);
   else gen_s2_kernel(g, (int)K, (int)R, o->min_blocks);
   {
-    /* y is read by every block over its strip and rows with their halos */
-    double rv = (double)(strips * T) * (double)(NR + chunks * 2 * S) /
-                ((double)NR * (double)NC);
+    /* y is read by every block over its strip and rows with their halos
+       (whole rows: by each sub-strip over its rows and halo rows) */
+    double rv = G > 0 ? (double)(chunks * NC) * (double)(pl->rows + 2 * S) /
+                        ((double)NR * (double)NC)
+                      : (double)(strips * T) * (double)(NR + chunks * 2 * S) /
+                        ((double)NR * (double)NC);
     odb_gen_launch *l = add_launch(g, "k_s2d", ODB_GEN_ALWAYS,
                                    pl->has_err, rv, 1);
     if (l) {

@@ -124,8 +124,11 @@ typedef struct odb_gen_plan {
   long grid;
   long nbar;
   /* gpu_stream2d: strips across the columns, row chunks, rows per chunk
-     (the grid is strips x chunks blocks, in ntiles) */
+     (the grid is strips x chunks blocks, in ntiles); subs: a block's
+     sub-strips of whole rows, each its own chunk (grids no wider than a
+     block, skew 2; 1 otherwise: then the grid is chunks / subs blocks) */
   long strips, chunks, rows;
+  int subs;
 } odb_gen_plan;
 
 /*

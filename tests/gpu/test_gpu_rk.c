@@ -448,7 +448,9 @@ static void expect_refusal(odb_problem *p, const char *variant,
 ** rows, bands of 1 to 4 rows a pass (more than a block's rows, too), skew 1
 ** and 2, skew 2 with 0 to 3 centre rows kept in registers (carry), the
 ** defaults (skew 2, rows from a probe build's occupancy), grids
-** narrower and wider than a strip, non-square; two steps each
+** narrower and wider than a strip, non-square (skew 2 on a grid no wider
+** than the block streams whole rows, several sub-strips a block: 3 columns
+** 10 times in 32 threads, 23 columns 11 times in 256); two steps each
 ** from a fresh random state against plain, the state to 1e-12 and the
 ** norm to 1e-12 plus rounding. Then the refusals: a problem without a cell
 ** source, a cell source that does not compile, a strip with no column,
@@ -456,7 +458,7 @@ static void expect_refusal(odb_problem *p, const char *variant,
 */
 static void test_stream2d(odb_rng *r) {
   static const struct { long N, Nx; } shapes[] = {
-    { 37, 23 }, { 13, 101 }, { 2, 3 }, { 61, 5 } };
+    { 37, 23 }, { 13, 101 }, { 2, 3 }, { 61, 5 }, { 11, 300 } };
   static const struct { int th; long rows; int band, skew, carry; } cf[] = {
     { 32, 0, 1, 1, 0 }, { 64, 1, 2, 1, 0 }, { 64, 5, 3, 1, 0 },
     { 128, 3, 1, 1, 0 }, { 256, 0, 2, 1, 0 }, { 32, 7, 4, 1, 0 },

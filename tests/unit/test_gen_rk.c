@@ -49,20 +49,24 @@ static void check_compiles(char *const *src, int n, int nsrc,
 ** Skew 2 for four methods (with and without an estimate, FSAL or not),
 ** skew 1 once, skew 2 keeping 1, 2 and 3 centre rows in registers: the
 ** plan's one kernel, its shared memory ((2 s + 3 rows of y plus 4 a stage)
-** x comps x (threads + 2) doubles for skew 2), then NVRTC compiles every
-** source (sm_90, two threads, an empty cache). Then the refusals.
+** x comps x (threads + 2) doubles for skew 2), its blocks: a grid 23
+** columns wide fits a block of 64 threads twice (skew 2: whole rows, two
+** sub-strips a block, each a chunk of 9 rows), one 100 wide takes strips
+** of 64 - 2 s columns; then NVRTC compiles every source (sm_90, two
+** threads, an empty cache). Then the refusals.
 */
 static void check_stream2d(void) {
   static const char *const meths[] = { "bs3", "dopri5", "verner65", "rk4" };
   enum { NSRC = 8 };
   char *src[NSRC] = { NULL };
-  odb_problem *p = bruss(37, 23);
+  odb_problem *p = bruss(37, 23), *wide = bruss(37, 100);
   int nsrc = 0;
-  for (int i = 0; p && i < NSRC; ++i) {
+  for (int i = 0; p && wide && i < NSRC; ++i) {
     const odb_method *m = odb_method_find(meths[i % 4]);
     odb_gen_opts o;
     odb_gen_plan pl;
-    long S = m ? m->s : 0, YR;
+    long S = m ? m->s : 0, YR, strips, ntiles, chunks;
+    int whole;
     memset(&o, 0, sizeof o);
     o.threads = 64;
     o.rows = 9;
@@ -70,17 +74,26 @@ static void check_stream2d(void) {
     o.band = i == 4 ? 2 : 1;
     o.carry = i > 4 ? i - 4 : 0;
     YR = o.skew == 2 ? 2 * S + 3 : S + o.band * 3 + 2;
-    odb_status st = m ? odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[i], &pl)
+    whole = o.skew == 2 && i % 2 == 0;   /* odd: the wide grid */
+    strips = i % 2 ? (100 + 64 - 2 * S - 1) / (64 - 2 * S) : 1;
+    chunks = whole ? 6 : 5;
+    ntiles = whole ? 3 : strips * 5;
+    odb_status st = m ? odb_gen_rk(i % 2 ? wide : p, m, ODB_GEN_STREAM2D, &o,
+                                   &src[i], &pl)
                       : ODB_ERR_NAME;
     size_t want = (size_t)((YR + (S - 1) * (o.skew == 2 ? 4 : o.band + 2)) *
                            2 * 66) * sizeof(double);
     tap_ok(st == ODB_OK && pl.nlaunch == 1 &&
            strcmp(pl.launch[0].kernel, "k_s2d") == 0 &&
-           pl.launch[0].smem == want && pl.strips == 1 && pl.chunks == 5,
-           "stream2d %s skew %d carry %d: one kernel k_s2d, %zu bytes of "
-           "shared memory (want %zu), %ld strip(s) x %ld chunks%s%s",
+           pl.launch[0].smem == want && pl.strips == strips &&
+           pl.chunks == chunks && pl.subs == (whole ? 2 : 1) &&
+           pl.ntiles == ntiles,
+           "stream2d %s %s skew %d carry %d: one kernel k_s2d, %zu bytes of "
+           "shared memory (want %zu), %ld strip(s) x %ld chunks in %ld "
+           "blocks of %d sub-strips%s%s", i % 2 ? "37x100" : "37x23",
            meths[i % 4], o.skew, o.carry, st == ODB_OK ? pl.launch[0].smem : 0, want,
            st == ODB_OK ? pl.strips : 0, st == ODB_OK ? pl.chunks : 0,
+           st == ODB_OK ? pl.ntiles : 0, st == ODB_OK ? pl.subs : 0,
            st == ODB_OK ? "" : ": ", st == ODB_OK ? "" : odb_last_error());
     nsrc += st == ODB_OK;
   }
@@ -108,6 +121,7 @@ static void check_stream2d(void) {
   check_compiles(src, NSRC, nsrc, "the stream2d kernels");
   for (int i = 0; i < NSRC; ++i) free(src[i]);
   odb_problem_destroy(p);
+  odb_problem_destroy(wide);
 }
 
 /*
