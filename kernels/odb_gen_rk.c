@@ -1604,6 +1604,12 @@ static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
 ** end whose results are unused: a branch per stage would cut the pass
 ** into blocks that the compiler cannot interleave (on an H100 that cost
 ** 3-6%), and the completed row is stored at the end of the pass.
+** A grid no wider than the block (NC <= threads) needs no halo columns:
+** the block holds G = threads / NC sub-strips of whole rows side by side,
+** each streaming its own chunk of rows (the cell function mirrors at the
+** grid's edges, so no cell reads past its own sub-strip). All sub-strips
+** run the same passes, as they share the barriers. At d = 32 (16 columns)
+** a strip with halos had computed each column twice.
 */
 
 #define S2W_MAXV (ODB_GEN_MAX_STAGES + 2)

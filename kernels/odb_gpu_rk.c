@@ -388,10 +388,14 @@ static long s2d_chunks(long NR, long strips, long subs, long cap, long S) {
 ** to 7 stages (above, Verner's registers allow only 128), or 128 when its
 ** strips, each 2 s columns narrower than the block, cover a row with fewer
 ** threads in all (at NC = 1024, bs3: 9 x 128 threads against 5 x 256; the
-** tuner's pick there, 214 us against 254 us on an H100).
+** tuner's pick there, 214 us against 254 us on an H100). Up to 256 columns
+** 256, which stream2d_init halves while the grid fits half: whole rows
+** without halo columns (H100, d = 512, NC = 256: Verner 471 us with strips
+** of 128 threads, 340 us in whole rows of 256).
 */
 static int s2d_threads(long NC, long S) {
   long w256 = 2 * S2D_THREADS - 2 * S, w128 = S2D_THREADS - 2 * S;
+  if (NC <= 2 * S2D_THREADS) return 2 * S2D_THREADS;   /* whole rows */
   if (S > 7 || w128 < 1) return S2D_THREADS;
   if ((NC + w128 - 1) / w128 * S2D_THREADS <
       (NC + w256 - 1) / w256 * 2 * S2D_THREADS)
@@ -708,7 +712,9 @@ const odb_variant odb_variant_gpu_stream2d = {
          "stage arguments in shared-memory rings, F or partial sums in "
          "registers; skew 2 (default): stage l two rows behind stage l-1, "
          "one barrier a pass, Y_l+1 formed from Y_l, the stencil's centre "
-         "rows kept in registers; y read once (plus halos), ynew written "
+         "rows kept in registers, and a grid no wider than the block "
+         "streamed in whole rows (several sub-strips a block, no halo "
+         "columns); y read once (plus halos), ynew written "
          "once; tiling options skew, threads, rows, carry (skew 2), band "
          "(skew 1), wg_per_sm",
   .backend = "cuda",
