@@ -24,6 +24,9 @@ local ob = require "odebench"
 local dlist   = ob.param("d", "32,128,512,2048,8192,32768,131072,524288")
 local methods = ob.param("methods", "bs3,verner65")
 local steps   = ob.param("steps", 10)
+-- steps a call while tuning (each call also pays its launches and the error
+-- norm's copy; one step a call let that overhead reorder close configurations)
+local tsteps  = ob.param("tune_steps", 4)
 local target  = ob.param("n", 16 * 2^20)
 local sweep   = ob.param("sweep", "small")  -- small | full
 local cache   = ob.param("cache", "auto")   -- tuning database: auto, off, path
@@ -253,8 +256,8 @@ for _, ds in ipairs(split(dlist)) do
       target = function(c)   -- nil and the reason: a refused configuration
         local ok, s = pcall(solver_for, c.cfg)
         if not ok then return nil, tostring(s):sub(1, 200) end
-        local r = s:integrate { t0 = 0, t1 = h }
-        return r.seconds
+        local r = s:integrate { t0 = 0, t1 = tsteps * h }
+        return r.seconds / tsteps
       end,
       space = { cfg = names },
       verify = function(c)
@@ -289,8 +292,8 @@ for _, ds in ipairs(split(dlist)) do
     end
     if tr.best then
       -- the best configuration timed as gpu_reference was: steps steps in
-      -- one call (the tuner times one step a call, which also counts each
-      -- call's launch and error-norm overhead)
+      -- one call (the tuner times tune_steps steps a call, which also
+      -- counts each call's launch and error-norm overhead)
       local bcf = by_name[tr.best.cfg]
       local bv = bcf.variant or "gpu_multiblock"
       local bt = {}
