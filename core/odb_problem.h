@@ -29,7 +29,9 @@ struct odb_problem {
   ** Problems on a 2-D grid with a 5-point (radius 1) stencil: component c
   ** of cell (i, j) is y[K (i cols + j) + c], i < rows, j < cols, K comps.
   ** gpu_cell_source defines odb_rhs_cell (see kernels/odb_gen_rk.c,
-  ** gpu_stream2d); NULL: the problem offers no cell form.
+  ** gpu_stream2d); NULL: the problem offers no cell form. It reads only
+  ** cells inside the grid (ODB_Y(di, dj, c) with i + di and j + dj in
+  ** range: it handles its edges itself, as BRUSS2D mirrors them).
   */
   const char *gpu_cell_source;
   long grid_rows, grid_cols;
