@@ -43,6 +43,12 @@ static odb_status opts_check(const odb_solver_opts *o) {
   if (o->threads < 0)
     return ODB_FAIL(ODB_ERR_ARG, "threads must be positive, got %d",
                     o->threads);
+  if (o->sync != 0 && o->sync != 1 && o->sync != ODB_SYNC_CALL)
+    return ODB_FAIL(ODB_ERR_ARG, "sync must be 1 (every step) or %d (once "
+                    "an integrate call), got %d", ODB_SYNC_CALL, o->sync);
+  if (o->sync == ODB_SYNC_CALL && !(o->h_fixed > 0))
+    return ODB_FAIL(ODB_ERR_ARG, "sync = call needs a fixed step h: an "
+                    "adaptive step reads its error norm every step");
   if (!isfinite(o->rtol) || !isfinite(o->atol))
     return ODB_FAIL(ODB_ERR_ARG, "tolerances must be finite");
   return ODB_OK;
@@ -549,17 +555,32 @@ static odb_status check_finite(odb_solver *s, double err, double h) {
   }
   if (!isfinite(v[0]) || !isfinite(v[1]))
     return ODB_FAIL(ODB_ERR_NONFINITE, "solution became non-finite at t = "
-                    "%.17g with h = %g", s->t, h);
+                    "%.17g with h = %g%s", s->t, h,
+                    s->opts.sync == ODB_SYNC_CALL
+                        ? " (sync = call checks once a call: at this step or "
+                          "an earlier one of the call)" : "");
   return ODB_OK;
 }
 
-/* One fixed step of h; the state must stay finite. */
-static odb_status fixed_step(odb_solver *s, double h) {
+/*
+** One fixed step of h; the state must stay finite. With defer (sync =
+** call, not the call's last step) a device variant need not bring the
+** error norm back, and the state is checked at the call's last step
+** instead: err_last and the check then cover that step (a non-finite
+** state earlier in the call carries through to it).
+*/
+static odb_status fixed_step(odb_solver *s, double h, int defer) {
   double err;
-  ODB_TRY(attempt(s, h, &err));
+  odb_status st;
+  s->defer_norm = defer;
+  st = attempt(s, h, &err);
+  s->defer_norm = 0;
+  if (st != ODB_OK) return st;
   s->stats.h = h;
-  s->stats.err_last = err;
-  ODB_TRY(check_finite(s, err, h));
+  if (!defer) {
+    s->stats.err_last = err;
+    ODB_TRY(check_finite(s, err, h));
+  }
   accept(s, h);
   return ODB_OK;
 }
@@ -593,7 +614,7 @@ odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info) {
   if (h < 0 || !isfinite(h))
     return ODB_FAIL(ODB_ERR_ARG, "step size must be positive, got %g", h);
   if (h > 0)
-    st = fixed_step(s, h);
+    st = fixed_step(s, h, 0);
   else
     st = adaptive_step(s, 1e300, s->opts.hmin > 0 ? s->opts.hmin : 1e-300);
   s->stats.seconds += now() - t0;
@@ -611,9 +632,10 @@ static odb_status step_toward(odb_solver *s, double t1, double span,
   double left = t1 - s->t, fixed = s->opts.h_fixed;
   odb_status st;
   if (fixed > 0) {
-    double h = left < fixed * (1 + 1e-12) ? left : fixed;
-    st = fixed_step(s, h);
-    if (st == ODB_OK && left < fixed * (1 + 1e-12)) s->t = t1;
+    int last = left < fixed * (1 + 1e-12);
+    double h = last ? left : fixed;
+    st = fixed_step(s, h, !last && s->opts.sync == ODB_SYNC_CALL);
+    if (st == ODB_OK && last) s->t = t1;
     return st;
   }
   st = adaptive_step(s, left, hmin);

@@ -51,8 +51,15 @@ typedef struct odb_solver_opts {
   int streaming;         /* non-temporal stores: 0 auto, 1 on, -1 off */
   int m;                 /* PIRK corrector steps; 0: the method's default */
   int threads;           /* threads of parallel variants; 0: all cores */
+  int sync;              /* fixed steps on a device: 0 (the default) reads
+                            the error norm back and checks the state after
+                            every step; ODB_SYNC_CALL only after the last
+                            step of each integrate call (no host round trip
+                            between steps; a non-finite state is found then) */
   odb_tiling_opts tiling;  /* gpu_multiblock's tile configuration */
 } odb_solver_opts;
+
+#define ODB_SYNC_CALL 2
 
 /* Figures of one integrate call (or of the steps since the last reset). */
 typedef struct odb_solve_stats {
@@ -126,6 +133,10 @@ struct odb_solver {
   void *vdata;           /* variant-private data (freed by fini) */
   size_t work_len;
   int fsal_ready;        /* F[0] holds f(t, y) */
+  int defer_norm;        /* this attempt need not bring its error norm to
+                            the host (sync = call, not the call's last
+                            step): a device variant may skip the copy and
+                            report 0 */
   long block;            /* effective block size for blocked variants */
   odb_solve_stats stats; /* running totals since create */
 };

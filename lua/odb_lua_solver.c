@@ -13,7 +13,7 @@ typedef struct odbL_solver {
 static const char *const solver_keys[] = {
   "problem", "method", "backend", "variant", "tol", "rtol", "atol", "h",
   "h0", "safety", "fac_min", "fac_max", "max_steps", "block", "streaming",
-  "m", "threads", "tiling", NULL
+  "m", "threads", "sync", "tiling", NULL
 };
 
 static const char *const tiling_keys[] = {
@@ -217,6 +217,17 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
       else if (strcmp(sv, "off") == 0) o->streaming = -1;
       else if (strcmp(sv, "auto") != 0)
         luaL_argerror(L, 1, "field 'streaming': must be 'auto', 'on' or 'off'");
+    }
+  }
+  {   /* fixed steps on a device: the error norm read back each step or call */
+    const char *sv = odbL_opt_string(L, 1, "sync", NULL);
+    if (sv) {
+      if (strcmp(sv, "call") == 0) o->sync = ODB_SYNC_CALL;
+      else if (strcmp(sv, "step") == 0) o->sync = 1;
+      else luaL_argerror(L, 1, "field 'sync': must be 'step' or 'call'");
+      if (o->sync == ODB_SYNC_CALL && !(o->h_fixed > 0))
+        luaL_argerror(L, 1, "field 'sync': 'call' needs a fixed step h "
+                      "(an adaptive step reads its error norm every step)");
     }
   }
   read_tiling(L, &o->tiling);

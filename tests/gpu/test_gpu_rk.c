@@ -716,6 +716,63 @@ static void test_dump(void) {
   odb_problem_destroy(p);
 }
 
+/*
+** Fixed steps with sync = call (no norm copied back between a call's
+** steps): gpu_reference, gpu_stream2d and gpu_multiblock (barriers: it
+** still reads its watchdog's flag every step) end where sync = step does,
+** bit for bit, with the same last norm; a NaN in the state is found at the
+** call's end.
+*/
+static void test_sync(odb_rng *r) {
+  static const char *const vars[] = { "gpu_reference", "gpu_stream2d",
+                                      "gpu_multiblock" };
+  odb_problem *p = bruss_nx(41, 29);
+  double *y0 = malloc((size_t)p->n * sizeof(double));
+  for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + odb_rng_uniform(r);
+  for (int vi = 0; vi < 3; ++vi) {
+    odb_solver_opts o, oc;
+    odb_solver *a, *b;
+    odb_solve_stats sa, sb;
+    double *ya, *yb;
+    int ok;
+    memset(&o, 0, sizeof o);
+    o.h_fixed = 1e-3;
+    oc = o;
+    oc.sync = ODB_SYNC_CALL;
+    a = solver(p, "dopri5", gpu, vars[vi], &o);
+    b = solver(p, "dopri5", gpu, vars[vi], &oc);
+    if (!a || !b) {
+      tap_ok(0, "sync = call, %s: %s", vars[vi], odb_last_error());
+      odb_solver_destroy(a);
+      odb_solver_destroy(b);
+      continue;
+    }
+    odb_solver_set_state(a, 0.0, y0);
+    odb_solver_set_state(b, 0.0, y0);
+    ok = odb_solver_integrate(a, 12e-3, &sa) == ODB_OK &&
+         odb_solver_integrate(b, 12e-3, &sb) == ODB_OK;
+    ya = state(a);
+    yb = state(b);
+    tap_ok(ok && memcmp(ya, yb, (size_t)p->n * sizeof(double)) == 0 &&
+           sb.steps == 12 && sa.err_last == sb.err_last && sb.err_last > 0,
+           "sync = call, %s: 12 fixed steps equal sync = step's bit for bit, "
+           "last norm %.6e vs %.6e", vars[vi], sb.err_last, sa.err_last);
+    free(ya);
+    free(yb);
+    y0[p->n / 3] = NAN;
+    odb_solver_set_state(b, 0.0, y0);
+    ok = odb_solver_integrate(b, 12e-3, &sb) == ODB_ERR_NONFINITE;
+    tap_ok(ok && strstr(odb_last_error(), "sync = call"),
+           "sync = call, %s: a NaN is found at the call's end: %s", vars[vi],
+           one_line(odb_last_error()));
+    y0[p->n / 3] = 0.5;
+    odb_solver_destroy(a);
+    odb_solver_destroy(b);
+  }
+  free(y0);
+  odb_problem_destroy(p);
+}
+
 int main(void) {
   odb_ctx_opts o = {0};
   odb_rng r;
@@ -741,6 +798,7 @@ int main(void) {
   if (getenv("ODB_GPU_TEST_ONLY") &&
       strcmp(getenv("ODB_GPU_TEST_ONLY"), "stream2d") == 0) {
     test_stream2d(&r);     /* while tuning that variant */
+    test_sync(&r);
     odb_ctx_destroy(ctx);
     return tap_done();
   }
@@ -766,6 +824,7 @@ int main(void) {
   }
   test_multiblock(&r);
   test_stream2d(&r);
+  test_sync(&r);
   test_levels(&r);
   test_refusals();
   test_dump();

@@ -181,6 +181,21 @@ describe("ob.solver", function()
     fails_with("field 'tol': must be positive", function() ob.solver { problem = p, tol = -1 } end)
     fails_with("bad argument #1 to 'solver' (field 'max_steps': integer expected, got 1.5)",
                function() ob.solver { problem = p, max_steps = 1.5 } end)
+    fails_with("field 'sync': must be 'step' or 'call'",
+               function() ob.solver { problem = p, h = 1e-3, sync = "never" } end)
+    fails_with("field 'sync': 'call' needs a fixed step h",
+               function() ob.solver { problem = p, sync = "call" } end)
+  end)
+
+  it("takes fixed steps with sync = 'call' to the same state as 'step'", function()
+    local p16 = ob.problem("bruss2d", { N = 16 })
+    local a = ob.solver { problem = p16, method = "dopri5", h = 1e-3, sync = "step" }
+    local b = ob.solver { problem = p16, method = "dopri5", h = 1e-3, sync = "call" }
+    local ra = a:integrate { t0 = 0, t1 = 0.02 }
+    local rb = b:integrate { t0 = 0, t1 = 0.02 }
+    assert.are.equal(20, rb.steps)
+    assert.are.equal(ra.steps, rb.steps)
+    assert.are.equal(0, a:state():max_rel_err(b:state()))
   end)
 
   it("gives the same state with fused and plain (1e-13 relative)", function()

@@ -2,6 +2,7 @@
 #include "solver_util.h"
 #include "tap.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,6 +61,61 @@ static void one_method(odb_ctx *ctx, const char *method, odb_rng *rng) {
   odb_problem_destroy(p);
 }
 
+/*
+** Fixed steps with sync = call (the norm and the state's check after a
+** call's last step only) end where sync = step does, bit for bit, with the
+** last step's norm; a NaN in the state is still found, at the call's end,
+** with a message that says so; sync = call without h, and a bad mode, are
+** refused.
+*/
+static void check_sync(odb_ctx *ctx, odb_rng *rng) {
+  odb_problem *p = make_bruss(9);
+  odb_solver_opts o = { .h_fixed = 1e-3 }, oc = { .h_fixed = 1e-3,
+                                                  .sync = ODB_SYNC_CALL };
+  odb_solver *a = make_solver(ctx, p, "dopri5", "fused", &o);
+  odb_solver *b = make_solver(ctx, p, "dopri5", "fused", &oc), *c = NULL;
+  double *y0 = malloc((size_t)p->n * sizeof(double));
+  double *ya = malloc((size_t)p->n * sizeof(double));
+  double *yb = malloc((size_t)p->n * sizeof(double));
+  odb_solve_stats sa, sb;
+  int ok;
+  for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + odb_rng_uniform(rng);
+  odb_solver_set_state(a, 0.0, y0);
+  odb_solver_set_state(b, 0.0, y0);
+  ok = odb_solver_integrate(a, 10e-3, &sa) == ODB_OK &&
+       odb_solver_integrate(b, 10e-3, &sb) == ODB_OK &&
+       odb_solver_get_state(a, ya) == ODB_OK &&
+       odb_solver_get_state(b, yb) == ODB_OK;
+  tap_ok(ok && memcmp(ya, yb, (size_t)p->n * sizeof(double)) == 0 &&
+         sa.steps == 10 && sb.steps == 10 && sa.err_last == sb.err_last &&
+         sb.err_last > 0,
+         "sync = call: 10 fixed steps equal sync = step's bit for bit, last "
+         "norm %.3e vs %.3e", sb.err_last, sa.err_last);
+  y0[p->n / 2] = NAN;
+  odb_solver_set_state(b, 0.0, y0);
+  ok = odb_solver_integrate(b, 10e-3, &sb) == ODB_ERR_NONFINITE;
+  tap_ok(ok && strstr(odb_last_error(), "sync = call checks once a call"),
+         "sync = call: a NaN is found at the call's end: %s",
+         odb_last_error());
+  o.h_fixed = 0;
+  o.sync = ODB_SYNC_CALL;
+  tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
+                           odb_ctx_backend(ctx, "cpu"), "fused", &o, &c)
+             == ODB_ERR_ARG && strstr(odb_last_error(), "needs a fixed step"),
+         "sync = call without h is refused: %s", odb_last_error());
+  o.sync = 7;
+  tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
+                           odb_ctx_backend(ctx, "cpu"), "fused", &o, &c)
+             == ODB_ERR_ARG && strstr(odb_last_error(), "sync must be"),
+         "sync = 7 is refused: %s", odb_last_error());
+  free(y0);
+  free(ya);
+  free(yb);
+  odb_solver_destroy(a);
+  odb_solver_destroy(b);
+  odb_problem_destroy(p);
+}
+
 int main(void) {
   odb_ctx_opts co = { .seed = (uint64_t)time(NULL) };
   odb_ctx *ctx;
@@ -72,6 +128,7 @@ int main(void) {
   for (int i = 0; i < odb_method_count(); ++i)   /* explicit RK methods */
     if (odb_method_at(i)->kind == ODB_METHOD_ERK)
       one_method(ctx, odb_method_at(i)->name, &rng);
+  check_sync(ctx, &rng);
   p = make_bruss(8);
   tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
                            odb_ctx_backend(ctx, "cpu"), "fancy", NULL, &s)
