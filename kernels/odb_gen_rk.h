@@ -123,10 +123,10 @@ typedef struct odb_gen_plan {
   int wg_per_tile;
   long grid;
   long nbar;
-  /* gpu_stream2d: strips across the columns, row chunks, rows per chunk
-     (the grid is strips x chunks blocks, in ntiles); subs: a block's
-     sub-strips of whole rows, each its own chunk (grids no wider than a
-     block, skew 2; 1 otherwise: then the grid is chunks / subs blocks) */
+  /* gpu_stream2d: strips across the columns, row chunks, rows per chunk,
+     and subs, a block's sub-strips of whole rows, each its own chunk (a
+     grid no wider than the block, skew 2; else 1). The grid, in ntiles:
+     strips x chunks blocks, or chunks / subs with whole rows */
   long strips, chunks, rows;
   int subs;
 } odb_gen_plan;
