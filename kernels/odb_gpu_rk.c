@@ -389,9 +389,9 @@ static long s2d_chunks(long NR, long strips, long subs, long cap, long S) {
 ** strips, each 2 s columns narrower than the block, cover a row with fewer
 ** threads in all (at NC = 1024, bs3: 9 x 128 threads against 5 x 256; the
 ** tuner's pick there, 214 us against 254 us on an H100). Up to 256 columns
-** 256, which stream2d_init halves while the grid fits half: whole rows
-** without halo columns (H100, d = 512, NC = 256: Verner 471 us with strips
-** of 128 threads, 340 us in whole rows of 256).
+** 256, which stream2d_init halves while half still cover the columns plus
+** 2 s: whole rows without halo columns (H100, d = 512, NC = 256: Verner
+** 471 us with strips of 128 threads, 340 us in whole rows of 256).
 */
 static int s2d_threads(long NC, long S) {
   long w256 = 2 * S2D_THREADS - 2 * S, w128 = S2D_THREADS - 2 * S;
