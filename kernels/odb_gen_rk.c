@@ -1524,7 +1524,7 @@ static void put_s2_head(gen *g, int min_blocks, const char *layout) {
   put(b, "  extern __shared__ __align__(16) double odb_ysm[];\n"
          "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
          "  const int t = (int)threadIdx.x;\n");
-  if (g->whole) {
+  if (g->whole)
     put(b, "  // whole rows: the block's ODB_G sub-strips, side by side, each "
            "stream a\n  // chunk of rows of the grid's full width (no halo "
            "columns; the cell\n  // function stays inside the grid)\n"
@@ -1533,26 +1533,25 @@ static void put_s2_head(gen *g, int min_blocks, const char *layout) {
            "  const odb_idx chunk = (odb_idx)blockIdx.x * ODB_G + sub;\n"
            "  const bool own = sub < ODB_G;\n"
            "  const odb_idx hc = (ODB_NR + (odb_idx)gridDim.x * ODB_G - 1) /\n"
-           "                     ((odb_idx)gridDim.x * ODB_G);\n"
-           "  const odb_idx r0 = chunk * hc;\n"
-           "  const odb_idx r1 = r0 + hc < ODB_NR ? r0 + hc : ODB_NR;\n"
-           "  // the same passes for every sub-strip (they share the barriers)\n"
-           "  const odb_idx it0 = r0 - ODB_S, it1 = r0 + hc + ODB_S;\n"
-           "  double acc = 0.0;\n");
-    return;
-  }
-  put(b, "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
-         "  const odb_idx chunk = (odb_idx)blockIdx.x / ODB_STRIPS;\n"
-         "  const odb_idx col = strip * ODB_W - ODB_S + t;\n"
-         "  const odb_idx colc = odb_clamp(col, ODB_NC);\n"
-         "  const bool own = t >= ODB_S && t < ODB_S + ODB_W && col < ODB_NC;\n"
-         "  // rows a chunk, from the grid: one build serves any rows a block\n"
-         "  const odb_idx hc = (ODB_NR + (odb_idx)gridDim.x / ODB_STRIPS - 1) /\n"
-         "                     ((odb_idx)gridDim.x / ODB_STRIPS);\n"
-         "  const odb_idx r0 = chunk * hc;\n"
-         "  const odb_idx r1 = r0 + hc < ODB_NR ? r0 + hc : ODB_NR;\n"
-         "  const odb_idx it0 = r0 - ODB_S, it1 = r1 + ODB_S;\n"
-         "  double acc = 0.0;\n");
+           "                     ((odb_idx)gridDim.x * ODB_G);\n");
+  else
+    put(b, "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
+           "  const odb_idx chunk = (odb_idx)blockIdx.x / ODB_STRIPS;\n"
+           "  const odb_idx col = strip * ODB_W - ODB_S + t;\n"
+           "  const odb_idx colc = odb_clamp(col, ODB_NC);\n"
+           "  const bool own = t >= ODB_S && t < ODB_S + ODB_W && col < ODB_NC;"
+           "\n  // rows a chunk, from the grid: one build serves any rows a "
+           "block\n"
+           "  const odb_idx hc = (ODB_NR + (odb_idx)gridDim.x / ODB_STRIPS - 1) "
+           "/\n                     ((odb_idx)gridDim.x / ODB_STRIPS);\n");
+  put(b, "  const odb_idx r0 = chunk * hc;\n"
+         "  const odb_idx r1 = r0 + hc < ODB_NR ? r0 + hc : ODB_NR;\n");
+  if (g->whole)
+    put(b, "  // the same passes for every sub-strip (they share the barriers)\n"
+           "  const odb_idx it0 = r0 - ODB_S, it1 = r0 + hc + ODB_S;\n");
+  else
+    put(b, "  const odb_idx it0 = r0 - ODB_S, it1 = r1 + ODB_S;\n");
+  put(b, "  double acc = 0.0;\n");
 }
 
 /* The end of k_s2d: the loop closed, copies drained, the norm reduced. */
