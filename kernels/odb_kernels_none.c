@@ -38,6 +38,11 @@ odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
   (void)p; (void)reps; (void)seconds;
   return ODB_FAIL(ODB_ERR_NO_DEVICE, "tsm: no CUDA in this build");
 }
+odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps, double *mine,
+                                double *cublas, double q[3]) {
+  (void)p; (void)reps; (void)mine; (void)cublas; (void)q;
+  return ODB_FAIL(ODB_ERR_NO_DEVICE, "tsm: no CUDA in this build");
+}
 odb_status odb_tsm_plan_check(odb_tsm_plan *p, double *err) {
   (void)p; (void)err;
   return ODB_FAIL(ODB_ERR_NO_DEVICE, "tsm: no CUDA in this build");

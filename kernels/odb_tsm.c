@@ -281,46 +281,64 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* See the header; reps is clamped to 1..201. */
-odb_status odb_tsm_time(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
-                        long M, long N, long K, const double *A,
-                        const double *X, double *out, int reps,
-                        double *median) {
-  cudaEvent_t ev[202];
+/* See the header; reps is clamped to 1..201, nk to 1..4. */
+odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
+                             odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                             long K, const double *A, const double *X,
+                             double *out, int reps, double *medians,
+                             double *each) {
+  cudaEvent_t ev[2 * 201 * 4];
   double ts[201];
-  int n = 0;
+  int n = 0, runs;
   odb_status st = ODB_OK;
   float ms;
+  if (nk < 1 || nk > 4)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: %d kernels to race, 1 to 4", nk);
   if (reps < 1) reps = 1;
   if (reps > 201) reps = 201;
-  for (int i = 0; i < 2 && st == ODB_OK; ++i)
-    st = run_once(k, op, t, M, N, K, A, X, out);
+  runs = reps * nk;
+  for (int i = 0; i < 2 * nk && st == ODB_OK; ++i)
+    st = run_once(ks[i % nk], op, t, M, N, K, A, X, out);
   if (st != ODB_OK) return st;
-  for (; n <= reps; ++n)
+  for (; n < 2 * runs; ++n)
     if (cudaEventCreate(&ev[n]) != cudaSuccess) break;
-  if (n <= reps) {
+  if (n < 2 * runs) {
     st = ODB_FAIL(ODB_ERR_BACKEND, "tsm: cudaEventCreate failed");
     goto done;
   }
-  cudaEventRecord(ev[0], 0);
-  for (int i = 0; i < reps && st == ODB_OK; ++i) {
-    st = run_once(k, op, t, M, N, K, A, X, out);
-    cudaEventRecord(ev[i + 1], 0);
+  /* round robin: run r is kernel r % nk, between events 2r and 2r + 1 */
+  for (int r = 0; r < runs && st == ODB_OK; ++r) {
+    cudaEventRecord(ev[2 * r], 0);
+    st = run_once(ks[r % nk], op, t, M, N, K, A, X, out);
+    cudaEventRecord(ev[2 * r + 1], 0);
   }
   if (st == ODB_OK) {
-    cudaError_t e = cudaEventSynchronize(ev[reps]);
+    cudaError_t e = cudaEventSynchronize(ev[2 * runs - 1]);
     if (e != cudaSuccess) {
       st = odb_cuda_fail(e, "cudaEventSynchronize", __FILE__, __LINE__);
       goto done;
     }
-    for (int i = 0; i < reps; ++i) {
-      cudaEventElapsedTime(&ms, ev[i], ev[i + 1]);
-      ts[i] = ms * 1e-3;
+    for (int j = 0; j < nk; ++j) {
+      for (int i = 0; i < reps; ++i) {
+        int r = i * nk + j;
+        cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]);
+        ts[i] = ms * 1e-3;
+        if (each) each[r] = ts[i];
+      }
+      qsort(ts, (size_t)reps, sizeof ts[0], cmp_double);
+      medians[j] = ts[reps / 2];
     }
-    qsort(ts, (size_t)reps, sizeof ts[0], cmp_double);
-    *median = ts[reps / 2];
   }
 done:
   for (int i = 0; i < n; ++i) cudaEventDestroy(ev[i]);
   return st;
+}
+
+/* See the header. */
+odb_status odb_tsm_time(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
+                        long M, long N, long K, const double *A,
+                        const double *X, double *out, int reps,
+                        double *median) {
+  return odb_tsm_time_race(&k, 1, op, t, M, N, K, A, X, out, reps, median,
+                           NULL);
 }

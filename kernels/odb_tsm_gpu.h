@@ -57,6 +57,20 @@ odb_status odb_tsm_time(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
                         long M, long N, long K, const double *A,
                         const double *X, double *out, int reps,
                         double *median);
+/*
+** Races nk (1..4) kernels (NULL entries: cuBLAS) on the same data: reps
+** rounds, each running every kernel once in turn, so that all of them
+** see the same clocks (a compute-bound FP64 kernel at the power cap runs
+** 10-15% slower when the card is hot). medians[j] gets kernel j's median
+** seconds of one run; each (NULL, or reps * nk entries; reps clamped to
+** 1..201) every run's seconds, round by round (kernel j of round i at
+** i * nk + j). Warm-up: 2 rounds.
+*/
+odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
+                             odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                             long K, const double *A, const double *X,
+                             double *out, int reps, double *medians,
+                             double *each);
 
 /* Multiprocessors of the current device (0 when unknown). */
 int odb_tsm_sm_count(void);

@@ -32,6 +32,12 @@ struct odb_tsm_plan {
   odb_tsm_cfg *list;             /* the space's configurations */
   int nlist;
   int prefetched;                /* their kernels were compiled */
+  /* compute-bound shapes: each timed run follows a cuBLAS run, and its
+     time is scaled by blas_ref / that run's (the first cuBLAS time), so
+     that configurations timed while the card is at its power cap and
+     clocked down compete fairly with those timed while it was cool */
+  int paired;
+  double blas_ref;
   char cfg_text[160];
   char size[96], family[32];
   long evals, cached;
@@ -183,17 +189,19 @@ static odb_status t_check(void *ud, const odb_config *c, double *err,
   return verify(p, p->cur, err);
 }
 
-/* Tuner run: one product over K rows timed with device events. */
-static odb_status t_run(void *ud, const odb_config *c, double *seconds) {
-  odb_tsm_plan *p = ud;
+/* One product over K rows with k (NULL: cuBLAS), timed with device
+   events. */
+static odb_status timed_run(odb_tsm_plan *p, odb_tsm_kernel *k,
+                            double *seconds) {
   cudaEvent_t e0, e1;
   float ms = 0;
   odb_status st;
-  (void)c;
   ODB_CUDA_CHECK(cudaEventCreate(&e0));
   ODB_CUDA_CHECK(cudaEventCreate(&e1));
   cudaEventRecord(e0, 0);
-  st = odb_tsm_kernel_run(p->cur, p->A, p->X, p->out, p->K);
+  if (k) st = odb_tsm_kernel_run(k, p->A, p->X, p->out, p->K);
+  else st = odb_tsm_cublas(p->op, p->t, p->M, p->N, p->K, p->A, p->X,
+                           p->out);
   cudaEventRecord(e1, 0);
   if (st == ODB_OK) {
     cudaError_t e = cudaEventSynchronize(e1);
@@ -205,6 +213,34 @@ static odb_status t_run(void *ud, const odb_config *c, double *seconds) {
   cudaEventDestroy(e1);
   *seconds = ms * 1e-3;
   return st;
+}
+
+/* Tuner run: one product over K rows; on a compute-bound shape after a
+   cuBLAS run, and scaled to the clocks of the first (see paired). */
+static odb_status t_run(void *ud, const odb_config *c, double *seconds) {
+  odb_tsm_plan *p = ud;
+  double blas;
+  (void)c;
+  if (!p->paired) return timed_run(p, p->cur, seconds);
+  ODB_TRY(timed_run(p, NULL, &blas));
+  ODB_TRY(timed_run(p, p->cur, seconds));
+  if (!(p->blas_ref > 0)) p->blas_ref = blas;
+  if (blas > 0) *seconds *= p->blas_ref / blas;
+  return ODB_OK;
+}
+
+/* 1 when the shape's roofline on this card is at least half the FP64
+   tensor-core peak (256 flops a cycle and SM), where the kernels draw
+   the most power and the clock moves with the load. */
+static int compute_bound(odb_tsm_plan *p) {
+  odb_device_info info;
+  double bw = 0, peak;
+  if (odb_backend_query(p->b, &info) != ODB_OK ||
+      odb_backend_copy_bandwidth(p->b, &bw) != ODB_OK)
+    return 0;
+  peak = info.sm_count * info.clock_mhz * 1e6 * 256.0;
+  return odb_tsm_flops(p->t, p->M, p->N, p->K) /
+         odb_tsm_bytes(p->t, p->M, p->N, p->K) * bw * 1e9 >= 0.5 * peak;
 }
 
 /* Allocates and fills the matrices, and the verification set. */
@@ -268,6 +304,7 @@ static odb_status plan_tune(odb_tsm_plan *p, const odb_tsm_plan_opts *o) {
   tg.check = t_check;
   tg.run = t_run;
   tg.teardown = t_teardown;
+  p->paired = compute_bound(p);
   to.verify = 1;
   to.measure.max_reps = 9;
   to.measure.max_seconds = 0.3;
@@ -378,6 +415,32 @@ odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
                                     double *seconds) {
   return odb_tsm_time(NULL, p->op, p->t, p->M, p->N, p->K, p->A, p->X,
                       p->out, reps, seconds);
+}
+
+static int cmp_num(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* See odb_tsm.h; reps is clamped to 1..201. */
+odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps, double *mine,
+                                double *cublas, double q[3]) {
+  odb_tsm_kernel *ks[2] = { p->best, NULL };
+  double med[2], each[2 * 201], sp[201];
+  if (reps < 1) reps = 1;
+  if (reps > 201) reps = 201;
+  ODB_TRY(odb_tsm_time_race(ks, 2, p->op, p->t, p->M, p->N, p->K, p->A,
+                            p->X, p->out, reps, med, each));
+  *mine = med[0];
+  *cublas = med[1];
+  if (q) {
+    for (int i = 0; i < reps; ++i) sp[i] = each[2 * i + 1] / each[2 * i];
+    qsort(sp, (size_t)reps, sizeof sp[0], cmp_num);
+    q[0] = sp[reps / 4];
+    q[1] = sp[reps / 2];
+    q[2] = sp[(3 * reps) / 4];
+  }
+  return ODB_OK;
 }
 
 /* The verification rows: the chosen kernel against the CPU reference and

@@ -53,6 +53,24 @@ static int kernel_cublas(lua_State *L) {
   return push_timing(L, k, sec);
 }
 
+/* k:compare([reps]) -> seconds, GFLOP/s of the tuned kernel, then of
+   cuBLAS, from reps rounds that run both in turn (same clocks for both),
+   then {q1, median, q3} of the rounds' speed-ups over cuBLAS. */
+static int kernel_compare(lua_State *L) {
+  odbL_tsmk *k = kernel_check(L, 1);
+  double mine = 0, blas = 0, q[3];
+  raise_on(L, odb_tsm_plan_compare(k->plan, (int)luaL_optinteger(L, 2, 9),
+                                   &mine, &blas, q));
+  push_timing(L, k, mine);
+  push_timing(L, k, blas);
+  lua_createtable(L, 3, 0);
+  for (int i = 0; i < 3; ++i) {
+    lua_pushnumber(L, q[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 5;
+}
+
 /* k:check() -> relative Frobenius difference to cuBLAS. */
 static int kernel_checkm(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
@@ -105,6 +123,7 @@ static int kernel_close(lua_State *L) {
 static void kernel_meta(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"time", kernel_time}, {"cublas", kernel_cublas},
+    {"compare", kernel_compare},
     {"check", kernel_checkm}, {"info", kernel_info},
     {"close", kernel_close}, {NULL, NULL}
   };
