@@ -228,6 +228,59 @@ static void check_bad(void) {
          == ODB_ERR_ARG, "cublas K = 0 refused: %s", odb_last_error());
 }
 
+static int cmp_sec(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* odb_tsm_time_race on a small complex A^T B: a kernel of the quick space
+   in turn with cuBLAS. Each median is the middle of its own runs, every
+   run took time, the output of the last round (cuBLAS) matches the CPU
+   reference, and 0 or 5 kernels are refused. */
+static void check_race(odb_rng *r) {
+  shape_data sd;
+  odb_tsm_cfg cfg;
+  odb_tsm_kernel *ks[2] = { NULL, NULL };
+  double med[2], each[10], one[5], err;
+  int ok = shape_init(&sd, r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 13, 11, 3001) &&
+           odb_tsm_space_list(ODB_TSM_TSMTTSM, ODB_TSM_Z, 13, 11, 0,
+                              odb_tsm_device_cc(), &cfg, 1) > 0 &&
+           odb_tsm_kernel_create(&cfg, &ks[0]) == ODB_OK;
+  odb_status st = ok ? odb_tsm_time_race(ks, 2, ODB_TSM_TSMTTSM, ODB_TSM_Z,
+                                         13, 11, 3001, sd.dA, sd.dX,
+                                         sd.dout, 5, med, each)
+                     : ODB_ERR_BACKEND;
+  tap_ok(st == ODB_OK, "race of a kernel and cuBLAS ran: %s",
+         st == ODB_OK ? "" : odb_last_error());
+  if (st == ODB_OK) {
+    int mid = 1, pos = 1;
+    for (int j = 0; j < 2; ++j) {
+      for (int i = 0; i < 5; ++i) {
+        one[i] = each[2 * i + j];
+        pos &= one[i] > 0;
+      }
+      qsort(one, 5, sizeof one[0], cmp_sec);
+      mid &= one[2] == med[j];
+    }
+    tap_ok(pos && mid, "race: every run timed (%d), each median the middle "
+           "of its runs (%d): %.3g and %.3g s", pos, mid, med[0], med[1]);
+    err = odb_backend_sync(gpu) == ODB_OK &&
+          gpu->ops->to_host(gpu, sd.got, sd.dout, 8 * sd.no) == ODB_OK
+            ? odb_tsm_relerr(sd.got, sd.ref, sd.no) : INFINITY;
+    tap_ok(err <= 1e-12, "race: the last round's product matches the CPU "
+           "reference (%.2e)", err);
+  }
+  tap_ok(odb_tsm_time_race(ks, 0, ODB_TSM_TSMTTSM, ODB_TSM_Z, 13, 11, 3001,
+                           sd.dA, sd.dX, sd.dout, 5, med, NULL)
+         == ODB_ERR_ARG &&
+         odb_tsm_time_race(ks, 5, ODB_TSM_TSMTTSM, ODB_TSM_Z, 13, 11, 3001,
+                           sd.dA, sd.dX, sd.dout, 5, med, NULL)
+         == ODB_ERR_ARG, "race of 0 or 5 kernels refused: %s",
+         odb_last_error());
+  odb_tsm_kernel_free(ks[0]);
+  shape_free(&sd);
+}
+
 static const long test_shapes[][3] = {
   { 7, 5, 100003 }, { 13, 11, 65537 }, { 1, 1, 100003 },
   { 64, 64, 20011 }, { 3, 64, 30011 }, { 33, 17, 40009 },
@@ -624,6 +677,7 @@ int main(int argc, char **argv) {
                       sanitize_shapes[i][0], sanitize_shapes[i][1],
                       sanitize_shapes[i][2], 97, 5);
     check_gauss(&r, 1037);
+    check_race(&r);
     odb_ctx_destroy(ctx);
     return tap_done();
   }
@@ -633,6 +687,7 @@ int main(int argc, char **argv) {
         check_shape(&r, (odb_tsm_op)op, (odb_tsm_dtype)t, test_shapes[i][0],
                     test_shapes[i][1], test_shapes[i][2], test_stride(i), 1);
   check_gauss(&r, 30011);
+  check_race(&r);
   check_bad();
   odb_ctx_destroy(ctx);
   return tap_done();
