@@ -417,6 +417,7 @@ odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
                       p->out, reps, seconds);
 }
 
+/* qsort order of doubles, ascending (no NaN among them). */
 static int cmp_num(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);

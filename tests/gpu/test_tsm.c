@@ -228,6 +228,7 @@ static void check_bad(void) {
          == ODB_ERR_ARG, "cublas K = 0 refused: %s", odb_last_error());
 }
 
+/* qsort order of seconds, ascending. */
 static int cmp_sec(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
