@@ -43,9 +43,10 @@ static odb_status opts_check(const odb_solver_opts *o) {
   if (o->threads < 0)
     return ODB_FAIL(ODB_ERR_ARG, "threads must be positive, got %d",
                     o->threads);
-  if (o->sync != 0 && o->sync != 1 && o->sync != ODB_SYNC_CALL)
-    return ODB_FAIL(ODB_ERR_ARG, "sync must be 1 (every step) or %d (once "
-                    "an integrate call), got %d", ODB_SYNC_CALL, o->sync);
+  if (o->sync != 0 && o->sync != ODB_SYNC_STEP && o->sync != ODB_SYNC_CALL)
+    return ODB_FAIL(ODB_ERR_ARG, "sync must be %d (every step) or %d (once "
+                    "an integrate call), got %d", ODB_SYNC_STEP, ODB_SYNC_CALL,
+                    o->sync);
   if (o->sync == ODB_SYNC_CALL && !(o->h_fixed > 0))
     return ODB_FAIL(ODB_ERR_ARG, "sync = call needs a fixed step h: an "
                     "adaptive step reads its error norm every step");

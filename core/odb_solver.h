@@ -51,14 +51,16 @@ typedef struct odb_solver_opts {
   int streaming;         /* non-temporal stores: 0 auto, 1 on, -1 off */
   int m;                 /* PIRK corrector steps; 0: the method's default */
   int threads;           /* threads of parallel variants; 0: all cores */
-  int sync;              /* fixed steps on a device: 0 (the default) reads
-                            the error norm back and checks the state after
-                            every step; ODB_SYNC_CALL only after the last
+  int sync;              /* fixed steps on a device: 0 (the default) or
+                            ODB_SYNC_STEP reads the error norm back and
+                            checks the state after every step;
+                            ODB_SYNC_CALL only after the last
                             step of each integrate call (no host round trip
                             between steps; a non-finite state is found then) */
   odb_tiling_opts tiling;  /* gpu_multiblock's tile configuration */
 } odb_solver_opts;
 
+#define ODB_SYNC_STEP 1
 #define ODB_SYNC_CALL 2
 
 /* Figures of one integrate call (or of the steps since the last reset). */

@@ -107,8 +107,9 @@ odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
                                     double *seconds);
 /* Both in turn, reps rounds of one run each (so both see the same clocks):
    median seconds of the chosen kernel and of cuBLAS, and the quartiles
-   (q[0] lower, q[1] median, q[2] upper) of the rounds' speed-ups (cuBLAS's
-   time over ours in the same round). q may be NULL. */
+   (q[0] lower, q[1] median, q[2] upper; odb_measure_summarize's) of the
+   rounds' speed-ups (cuBLAS's time over ours in the same round). q may be
+   NULL. */
 odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps, double *mine,
                                 double *cublas, double q[3]);
 /* The larger relative Frobenius difference of the chosen kernel's output

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "odb_cuda_check.h"
+#include "odb_measure.h"
 #include "odb_nvrtc.h"
 #include "odb_tsm_gpu.h"
 
@@ -276,11 +277,6 @@ static odb_status run_once(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
   return odb_tsm_cublas(op, t, M, N, K, A, X, out);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* See the header; reps is clamped to 1..201, nk to 1..4. */
 odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
                              odb_tsm_op op, odb_tsm_dtype t, long M, long N,
@@ -325,8 +321,9 @@ odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
         ts[i] = ms * 1e-3;
         if (each) each[r] = ts[i];
       }
-      qsort(ts, (size_t)reps, sizeof ts[0], cmp_double);
-      medians[j] = ts[reps / 2];
+      odb_measurement m;
+      odb_measure_summarize(ts, reps, &m);
+      medians[j] = m.median;
     }
   }
 done:

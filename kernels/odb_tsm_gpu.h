@@ -51,7 +51,8 @@ odb_status odb_tsm_cublas(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
 
 /*
 ** Times reps runs (after 2 warm-up runs) with device events; *median
-** gets the median seconds of one run. k NULL: cuBLAS.
+** gets the median seconds of one run (odb_measure_summarize's). k NULL:
+** cuBLAS.
 */
 odb_status odb_tsm_time(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
                         long M, long N, long K, const double *A,

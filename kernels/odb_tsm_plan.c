@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "odb_cuda_check.h"
+#include "odb_measure.h"
 #include "odb_tsm_gpu.h"
 #include "odebench.h"
 
@@ -417,12 +418,6 @@ odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
                       p->out, reps, seconds);
 }
 
-/* qsort order of doubles, ascending (no NaN among them). */
-static int cmp_num(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* See odb_tsm.h; reps is clamped to 1..201. */
 odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps, double *mine,
                                 double *cublas, double q[3]) {
@@ -435,11 +430,12 @@ odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps, double *mine,
   *mine = med[0];
   *cublas = med[1];
   if (q) {
+    odb_measurement m;
     for (int i = 0; i < reps; ++i) sp[i] = each[2 * i + 1] / each[2 * i];
-    qsort(sp, (size_t)reps, sizeof sp[0], cmp_num);
-    q[0] = sp[reps / 4];
-    q[1] = sp[reps / 2];
-    q[2] = sp[(3 * reps) / 4];
+    odb_measure_summarize(sp, reps, &m);
+    q[0] = m.p25;
+    q[1] = m.median;
+    q[2] = m.p75;
   }
   return ODB_OK;
 }

@@ -223,7 +223,7 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
     const char *sv = odbL_opt_string(L, 1, "sync", NULL);
     if (sv) {
       if (strcmp(sv, "call") == 0) o->sync = ODB_SYNC_CALL;
-      else if (strcmp(sv, "step") == 0) o->sync = 1;
+      else if (strcmp(sv, "step") == 0) o->sync = ODB_SYNC_STEP;
       else luaL_argerror(L, 1, "field 'sync': must be 'step' or 'call'");
       if (o->sync == ODB_SYNC_CALL && !(o->h_fixed > 0))
         luaL_argerror(L, 1, "field 'sync': 'call' needs a fixed step h "
