@@ -953,8 +953,20 @@ static void push_result(lua_State *L, tune_box *b) {
 
 /* }====== */
 
+/*
+** Closes the tuning database as soon as the run is over, so that its file
+** is complete and unlocked when ob.tune returns or raises (the box itself
+** is freed only when the collector gets to it). The tuner is not used
+** after this.
+*/
+static void close_cache(tune_box *b) {
+  odb_tunedb_close(b->db);
+  b->db = NULL;
+}
+
 /* Raises the failure of the tuner (bare "interrupted" for a stop). */
 static int raise_tune_error(lua_State *L, tune_box *b, odb_status st) {
+  close_cache(b);
   if (st == ODB_INTERRUPTED || b->interrupted ||
       odb_ctx_stop_requested(b->S->ctx)) {
     lua_pushliteral(L, "interrupted");
@@ -1063,5 +1075,6 @@ int odbL_tune(lua_State *L) {
     lua_setfield(L, -2, "online");
     if (b->row_st != ODB_OK) odbL_check_record(L, b->row_st);
   }
+  close_cache(b);
   return 1;
 }
