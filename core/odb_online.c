@@ -815,19 +815,6 @@ odb_status odb_online_tune(odb_online *ol, double t1) {
   return st;
 }
 
-/* d = b - a for the counters of two running totals. */
-static void stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
-                        odb_solve_stats *d) {
-  *d = *b;
-  d->steps = b->steps - a->steps;
-  d->accepted = b->accepted - a->accepted;
-  d->rejected = b->rejected - a->rejected;
-  d->nfev = b->nfev - a->nfev;
-  d->rbytes = b->rbytes - a->rbytes;
-  d->wbytes = b->wbytes - a->wbytes;
-  d->flops = b->flops - a->flops;
-}
-
 odb_status odb_online_integrate(odb_online *ol, double t1,
                                 odb_solve_stats *stats) {
   odb_solver *s = ol->s;
@@ -836,7 +823,7 @@ odb_status odb_online_integrate(odb_online *ol, double t1,
   odb_status st = odb_online_tune(ol, t1);
   if (st == ODB_OK && s->t < t1) st = odb_solver_integrate(s, t1, &rest);
   if (stats) {
-    stats_delta(&start, &s->stats, stats);
+    odb_solve_stats_delta(&start, &s->stats, stats);
     stats->seconds = now() - t0;
     stats->status = st;
   }

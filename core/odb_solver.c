@@ -659,9 +659,9 @@ odb_status odb_solver_step_to(odb_solver *s, double t1,
   return st;
 }
 
-/* Difference of the running totals, the figures of one integrate call. */
-static void stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
-                        odb_solve_stats *d) {
+/* See the header. */
+void odb_solve_stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
+                           odb_solve_stats *d) {
   *d = *b;
   d->steps = b->steps - a->steps;
   d->accepted = b->accepted - a->accepted;
@@ -697,14 +697,14 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
     t0 += odb_ctx_wait_if_paused(s->ctx);   /* a pause is not run time */
     if (s->ctx && now() - last_pub > 0.05) {
       last_pub = now();
-      stats_delta(&start, &s->stats, &cur);
+      odb_solve_stats_delta(&start, &s->stats, &cur);
       publish(s, ODB_EV_STEP, &cur, 0, 0);
     }
   }
   s->stats.seconds += now() - t0;
   s->stats.t = s->t;
   s->stats.status = st;
-  stats_delta(&start, &s->stats, stats);
+  odb_solve_stats_delta(&start, &s->stats, stats);
   stats->seconds = now() - t0;
   publish(s, ODB_EV_STEP, stats, 0, 0);   /* the final totals */
   publish(s, ODB_EV_SOLVE_END, stats, stats->seconds,

@@ -76,6 +76,12 @@ typedef struct odb_solve_stats {
   odb_status status;     /* ODB_OK, ODB_INTERRUPTED, ODB_ERR_STEP_SIZE, ... */
 } odb_solve_stats;
 
+/* d = b - a for the counters (steps, evaluations, bytes, flops) of two
+   running totals of the same solver, a taken before b; the rest of d
+   (time reached, step size, status, ...) is b's. */
+void odb_solve_stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
+                           odb_solve_stats *d);
+
 /*
 ** An implementation variant of a step (CPU, or GPU for backend "cuda").
 ** Variants are registered by name; every variant computes the same
