@@ -2,6 +2,7 @@
    products: every index that the shape and configuration fix is a
    literal, loops over the tile are written out, and guards appear only
    where the thread mapping does not divide M or N. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,10 @@ static odb_status check_mma(const odb_tsm_cfg *c) {
     return ODB_FAIL(ODB_ERR_ARG, "tsm: ostage = %d: staging B for "
                     "coalesced stores is 0 or 1, mma tsmm without Gauss's "
                     "products only", c->ostage);
+  if (c->pf != 0 && c->pf != -1 && c->pf != 64 && c->pf != 256)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: pf = %d: the L2 prefetch of the "
+                    "copies is 0 (the default, 128 bytes), 64, 256 or -1 "
+                    "(none)", c->pf);
   if (!mma_geom_of(c, &g))
     return ODB_FAIL(ODB_ERR_ARG, "tsm: a chunk of %d rows does not split "
                     "into %d row groups of whole mma steps", c->chunk,
@@ -308,6 +313,9 @@ odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
   if (c->gauss || c->split > 1)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: Gauss's three products need the "
                     "tensor cores (mma)");
+  if (c->pf || c->ostage)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: pf and ostage are options of the "
+                    "tensor-core kernels (mma)");
   if (c->unroll < 1 || c->unroll > 4)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: unroll = %d, expected 1..4",
                     c->unroll);
@@ -348,6 +356,17 @@ int odb_tsm_cfg_min_cc(const odb_tsm_cfg *c) {
 static const char *const mma_names[] = { "fma", "m8n8k4", "m16n8k4",
                                          "m16n8k8", "m16n8k16" };
 
+/* " pf=..." of a prefetch other than the default, else "". */
+static const char *pf_text(int pf) {
+  return pf == -1 ? " pf=none" : pf == 64 ? " pf=64" : pf == 256 ? " pf=256"
+                                                                 : "";
+}
+
+/* The token's suffix of the same. */
+static const char *pf_token(int pf) {
+  return pf == -1 ? "pn" : pf == 64 ? "p64" : pf == 256 ? "p256" : "";
+}
+
 /* See the header. */
 const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
   static const char *const red[] = { "global", "local" };
@@ -358,16 +377,17 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
   else snprintf(grid, sizeof grid, c->blocks_per_sm ? "chunks" : "fill");
   if (c->mma && c->op == ODB_TSM_TSMTTSM)
     snprintf(buf, len, "mma=%s%s%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
-             "reduce=%s block=%d bps=%s", mma_names[c->mma % 5],
+             "reduce=%s block=%d bps=%s%s", mma_names[c->mma % 5],
              c->gauss ? " gauss=3m" : "", c->split > 1 ? (c->split == 2 ?
              " split=2" : " split=4") : "", c->wm, c->wn, c->rg, c->chunk,
-             c->stages, red[c->reduce & 1], odb_tsm_cfg_block(c), grid);
+             c->stages, red[c->reduce & 1], odb_tsm_cfg_block(c), grid,
+             pf_text(c->pf));
   else if (c->mma)
     snprintf(buf, len, "mma=%s%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
-             "csrc=%s%s block=%d bps=%s", mma_names[c->mma % 5],
+             "csrc=%s%s block=%d bps=%s%s", mma_names[c->mma % 5],
              c->gauss ? " gauss=3m" : "", c->wm, c->wn, c->rg, c->chunk,
              c->stages, src[c->csrc % 3], c->ostage ? " ostage=1" : "",
-             odb_tsm_cfg_block(c), grid);
+             odb_tsm_cfg_block(c), grid, pf_text(c->pf));
   else if (c->op == ODB_TSM_TSMTTSM && c->stage)
     snprintf(buf, len, "tm=%d tn=%d trans=%d stage=%d reduce=%s "
              "block=%d bps=%d", c->tm, c->tn, c->transposed, c->chunk,
@@ -386,11 +406,12 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
 const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len) {
   char red = c->reduce ? 'l' : 'g';
   if (c->mma)
-    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d%s%s", c->mma, c->wm, c->wn,
-             c->rg, c->chunk, c->stages,
+    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d%s%s%s", c->mma, c->wm,
+             c->wn, c->rg, c->chunk, c->stages,
              c->op == ODB_TSM_TSMTTSM ? red : "LSR"[c->csrc % 3],
              c->blocks_per_sm, c->gauss ? (c->split == 2 ? "z3h2" :
-             c->split == 4 ? "z3h4" : "z3") : "", c->ostage ? "o" : "");
+             c->split == 4 ? "z3h4" : "z3") : "", c->ostage ? "o" : "",
+             pf_token(c->pf));
   else if (c->op == ODB_TSM_TSMTTSM && c->stage)
     snprintf(buf, len, "f%dx%dt%ds%d%cb%d", c->tm, c->tn, c->transposed,
              c->chunk, red, c->blocks_per_sm);
@@ -407,6 +428,21 @@ const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len) {
 static int letter(const char *set, char ch) {
   const char *p = ch ? strchr(set, ch) : NULL;
   return p ? (int)(p - set) : -1;
+}
+
+/* Reads a prefetch suffix (pn, p64, p256) at t into *pf; returns its
+   length, 0 when t holds none of them (the token is then refused). */
+static int parse_pf(const char *t, int *pf) {
+  static const char *const sfx[3] = { "pn", "p64", "p256" };
+  static const int val[3] = { -1, 64, 256 };
+  for (int i = 0; i < 3; ++i) {
+    size_t l = strlen(sfx[i]);
+    if (strncmp(t, sfx[i], l) == 0 && !isalnum((unsigned char)t[l])) {
+      *pf = val[i];
+      return (int)l;
+    }
+  }
+  return 0;
 }
 
 /* See the header. */
@@ -439,6 +475,7 @@ odb_status odb_tsm_cfg_parse(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
       c.ostage = 1;
       ++n;
     }
+    if (ok && n >= 0 && token[n] == 'p') n += parse_pf(token + n, &c.pf);
     if (op == ODB_TSM_TSMTTSM) {
       c.reduce = letter("gl", ch);
       ok = ok && c.reduce >= 0;
@@ -822,12 +859,18 @@ static void outs(sbuf *b, const char *text) { out(b, "%s", text); }
 static void gen_mma_fn(sbuf *b, const mma_geom *g);
 
 /* cp.async and the mma of the configuration, as device functions. */
-static void gen_mma_helpers(sbuf *b, const mma_geom *g) {
+static void gen_mma_helpers(sbuf *b, const odb_tsm_cfg *c,
+                            const mma_geom *g) {
+  const char *hint = c->pf == -1 ? "" : c->pf == 64 ? ".L2::64B"
+                     : c->pf == 256 ? ".L2::256B" : ".L2::128B";
   outs(b,
     "// cp.async: 16 or 8 bytes from global to shared memory; with n = 0\n"
     "// nothing is read and zeros are written (rows past K)\n"
-    "__device__ __forceinline__ void cp16(double *s, const double *g, int n) {\n"
-    "  asm volatile(\"cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\\n\"\n"
+    "__device__ __forceinline__ void cp16(double *s, const double *g, int n) {\n");
+  out(b,
+    "  asm volatile(\"cp.async.cg.shared.global%s [%%0], [%%1], 16, %%2;\\n\"\n",
+    hint);
+  outs(b,
     "               :: \"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(g),\n"
     "                  \"r\"(n) : \"memory\");\n"
     "}\n"
@@ -1038,7 +1081,7 @@ static void gen_mma_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
   int R = c->chunk, mr = g->mr, tmw = mr * c->wm, tnw = 8 * c->wn;
   int rowg = g->cm > g->Mr, colg = g->cn > g->Nr, local = c->reduce;
   const char *sum = local ? "smem" : "p.out";
-  gen_mma_helpers(b, g);
+  gen_mma_helpers(b, c, g);
   gen_mma_load(b, c, g);
   gen_mma_entry(b, c, g);
   out(b, "  // %d x %d warp tiles of %d x %d entries cover C (%d x %d real)",
@@ -1158,7 +1201,7 @@ static void gen_mma_tsmm_ostage(sbuf *b, const odb_tsm_cfg *c,
 static void gen_mma_tsmm(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   int R = c->chunk, mr = g->mr, regs = c->csrc == ODB_TSM_C_REGS;
   int colg = g->cn > g->Nr, rowsw = c->wm * mr;
-  gen_mma_helpers(b, g);
+  gen_mma_helpers(b, c, g);
   if (g->z)
     out(b, "// entry (r, c) of the real %d x %d form of C: [re, im; -im, re] "
         "per complex entry\n__device__ __forceinline__ double "
@@ -1272,7 +1315,7 @@ static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
   int S = c->split > 1 ? c->split : 1, Mb = c->M / S;
   int rowg = g->cm > Mb, colg = g->cn > c->N, local = c->reduce;
   const char *sum = local ? "smem" : "p.out";
-  gen_mma_helpers(b, g);
+  gen_mma_helpers(b, c, g);
   gen_gauss_split(b);
   gen_mma_load(b, c, g);
   gen_mma_entry(b, c, g);
@@ -1367,7 +1410,7 @@ static void gen_gauss_tsmm(sbuf *b, const odb_tsm_cfg *c,
                            const mma_geom *g) {
   int R = c->chunk, regs = c->csrc == ODB_TSM_C_REGS, rowsw = 16 * c->wm;
   int colg = g->cn > c->N;
-  gen_mma_helpers(b, g);
+  gen_mma_helpers(b, c, g);
   gen_gauss_split(b);
   out(b, "// (re, im) of C's entry (k, n), zero outside C\n"
       "__device__ __forceinline__ double2 cpair(const double *__restrict__ C,"

@@ -94,6 +94,12 @@ typedef struct odb_tsm_cfg {
      of 16-byte stores by the whole block, instead of each lane storing
      its fragments (8 rows x 64 bytes per warp store). */
   int ostage;
+  /* mma: the L2 prefetch hint of the 16-byte cp.async loads of A and B,
+     in bytes: 0 the default (128), 64 or 256; -1 none. The size the L2
+     fetches from DRAM around a miss: larger runs may read the streams
+     closer to the card's ceiling. Not in the spaces: tokens only (suffix
+     p64, p256, pn), for races against the default. */
+  int pf;
 } odb_tsm_cfg;
 
 /* Threads that work on one row (tiles per row for tsmttsm, tpr for tsmm). */

@@ -98,6 +98,62 @@ static char *source_of(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
   return src;
 }
 
+/*
+** The L2 prefetch hint (tokens only): each suffix round-trips and puts its
+** hint on the 16-byte copies (none for pn); the default keeps 128 bytes;
+** other values and FMA kernels are refused.
+*/
+static void check_pf(void) {
+  static const char *const base = "m2w1x2g1r32s3lb0z3";
+  static const char *const sfx[4] = { "", "p64", "p256", "pn" };
+  static const char *const hint[4] = {
+    "cp.async.cg.shared.global.L2::128B [", "cp.async.cg.shared.global.L2::64B [",
+    "cp.async.cg.shared.global.L2::256B [", "cp.async.cg.shared.global ["
+  };
+  odb_tsm_cfg c;
+  char tok[64], tok2[64], txt[160];
+  int good = 0;
+  for (int i = 0; i < 4; ++i) {
+    char *s;
+    snprintf(tok, sizeof tok, "%s%s", base, sfx[i]);
+    s = source_of(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, tok);
+    good += s && strstr(s, hint[i]) &&
+            odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, tok, &c)
+            == ODB_OK &&
+            strcmp(odb_tsm_cfg_token(&c, tok2, sizeof tok2), tok) == 0 &&
+            (i == 0) == !strstr(odb_tsm_cfg_text(&c, txt, sizeof txt),
+                                "pf=");
+    free(s);
+  }
+  tap_ok(good == 4, "L2 prefetch suffixes '', p64, p256, pn: %d of 4 "
+         "round-trip and emit their hint", good);
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16,
+                           "m2w1x2g1r32s3lb0z3p128", &c) == ODB_ERR_ARG &&
+         odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16,
+                           "m2w1x2g1r32s3lb0z3p256x", &c) == ODB_ERR_ARG,
+         "p128 (the default has no suffix) and p256x refused");
+  memset(&c, 0, sizeof c);
+  c.op = ODB_TSM_TSMTTSM;
+  c.t = ODB_TSM_D;
+  c.M = c.N = 8;
+  c.tm = c.tn = c.unroll = 1;
+  c.block = 256;
+  c.blocks_per_sm = 4;
+  c.pf = 256;
+  tap_ok(odb_tsm_cfg_check(&c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "pf"), "pf on an FMA kernel refused: %s",
+         odb_last_error());
+  c.pf = 0;
+  c.mma = ODB_TSM_MMA_M16N8K4;
+  c.wm = c.wn = c.rg = 1;
+  c.chunk = 32;
+  c.stages = 3;
+  c.pf = 512;
+  tap_ok(odb_tsm_cfg_check(&c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "pf = 512"), "pf = 512 refused: %s",
+         odb_last_error());
+}
+
 /* Options, devices and guards of the generated kernels. */
 static void check_generator(void) {
   odb_tsm_cfg c;
@@ -203,6 +259,7 @@ static void check_generator(void) {
                            "m1w2x2g1r32s5lb0", &c) == ODB_ERR_ARG &&
          strstr(odb_last_error(), "stages"), "5 stages refused: %s",
          odb_last_error());
+  check_pf();
 }
 #endif
 
@@ -232,6 +289,26 @@ static void check_prefetch(void) {
   tap_ok(ok && first == 3 && second == 0 && files == 3, "odb_nvrtc_prefetch "
          "compiled %d of 3 kernels into an empty cache with 2 threads, then "
          "%d; %d cache files", first, second, files);
+  for (int i = 0; i < 3; ++i) free(src[i]);
+}
+
+/* The prefetch hints pass NVRTC and ptxas for sm_90 (no device needed). */
+static void check_pf_compiles(void) {
+  static const char *const toks[3] = { "m2w1x2g1r32s3lb0z3p64",
+                                       "m2w1x2g1r32s3lb0z3p256",
+                                       "m2w1x2g1r32s3lb0z3pn" };
+  char *src[3] = { NULL, NULL, NULL };
+  tmp_cache tc;
+  int ok = 1, done = -1;
+  for (int i = 0; ok && i < 3; ++i)
+    ok = (src[i] = source_of(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, toks[i]))
+         != NULL;
+  tmp_cache_open(&tc);
+  if (ok && tc.ok) done = odb_nvrtc_prefetch((const char *const *)src, 3, 9,
+                                             0, 2);
+  tmp_cache_close(&tc);
+  tap_ok(ok && done == 3, "the p64, p256 and pn kernels compile for sm_90 "
+         "(%d of 3)", done);
   for (int i = 0; i < 3; ++i) free(src[i]);
 }
 #endif
@@ -266,8 +343,10 @@ int main(void) {
   if (getenv("ODEBENCH_KERNEL_CACHE") &&
       strcmp(getenv("ODEBENCH_KERNEL_CACHE"), "off") == 0)
     tap_ok(1, "odb_nvrtc_prefetch # SKIP the kernel cache is off");
-  else
+  else {
     check_prefetch();
+    check_pf_compiles();
+  }
 #endif
   return tap_done();
 }
