@@ -2,6 +2,8 @@
 #ifndef ODB_PROBLEM_H
 #define ODB_PROBLEM_H
 
+#include <stddef.h>
+
 #include "odb_param.h"
 
 typedef struct odb_problem odb_problem;
@@ -36,6 +38,14 @@ struct odb_problem {
   const char *gpu_cell_source;
   long grid_rows, grid_cols;
   int grid_comps;
+  /*
+  ** NULL, or: 1 with the message in msg[0..len) when an evaluation of f
+  ** failed since the last call (a scenario's f raised an error; that
+  ** evaluation gave NaN), and the failure is then cleared; 0 otherwise.
+  ** The solver asks after every step attempt and reports the failure
+  ** instead of a non-finite state or a step size that shrank away.
+  */
+  int (*take_failure)(const odb_problem *p, char *msg, size_t len);
   double param[8];        /* resolved parameter values, in decl order */
   void *data;             /* problem-private data, freed with free() */
   char label[96];         /* "bruss2d(N=128)" */

@@ -433,11 +433,28 @@ static double step_flops(const odb_solver *s, int stage0) {
   return f;
 }
 
+/*
+** ODB_OK unless the problem's f failed during the attempt at (t, h) (a
+** scenario's f raised an error): then its message, as a bad argument, or
+** ODB_INTERRUPTED when a stop was asked for (a stop can surface in f).
+*/
+static odb_status problem_failure(odb_solver *s, double h) {
+  const odb_problem *p = s->problem;
+  char msg[384];
+  if (!p->take_failure || !p->take_failure(p, msg, sizeof msg))
+    return ODB_OK;
+  if (odb_ctx_stop_requested(s->ctx))
+    return ODB_FAIL(ODB_INTERRUPTED, "interrupted");
+  return ODB_FAIL(ODB_ERR_ARG, "f of problem %s failed in the step at t = "
+                  "%.17g with h = %g: %s", p->label, s->t, h, msg);
+}
+
 /* Runs one attempt and books its figures into the running totals. */
 static odb_status attempt(odb_solver *s, double h, double *err) {
   double r, w;
   int stage0 = !s->fsal_ready;
   odb_status st = s->variant->attempt(s, h, err);
+  if (st == ODB_OK) st = problem_failure(s, h);
   if (st != ODB_OK) return st;
   s->variant->traffic(s, stage0, &r, &w);
   s->stats.rbytes += r;

@@ -18,7 +18,8 @@
 typedef struct user_data {
   lua_State *L;
   int ref;
-  int warned;
+  int failed;            /* f raised since take_failure last looked */
+  char msg[384];         /* its first message then */
   pthread_mutex_t mu;
   double *y0;            /* n values, after the struct */
   char *src;             /* NULL or the CUDA C, after y0 */
@@ -39,8 +40,8 @@ static const char *const user_keys[] = {
 ** f_j for j in [j0, j1) through the scenario's f(t, y, f): y is the window
 ** [max(0, j0 - d), min(n, j1 + d)) copied into a Vector of n (zeros
 ** elsewhere), f a Vector of n zeros that f fills; components are 1-based
-** there (y[k + 1] is component k). An error in f is printed once and gives
-** NaN, which the solver then reports as a failed step.
+** there (y[k + 1] is component k). An error in f gives NaN and is kept
+** (the first message) for user_take_failure: the solver reports it.
 */
 static void user_rhs(const odb_problem *p, double t, const double *y,
                      long yoff, double *f, long j0, long j1) {
@@ -61,10 +62,11 @@ static void user_rhs(const odb_problem *p, double t, const double *y,
   memcpy(yv->v + lo, y + (lo - yoff), (size_t)(hi - lo) * sizeof(double));
   lua_pushvalue(L, top + 1);
   if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-    if (!u->warned)
-      fprintf(stderr, "odebench: f of problem %s failed: %s\n", p->label,
-              lua_tostring(L, -1));
-    u->warned = 1;
+    const char *m = lua_tostring(L, -1);
+    if (!u->failed)
+      snprintf(u->msg, sizeof u->msg, "%s", m ? m : "(error object is not "
+               "a string)");
+    u->failed = 1;
     for (long j = j0; j < j1; ++j) f[j - j0] = 0.0 / 0.0;
   } else {
     memcpy(f, fv->v + j0, (size_t)(j1 - j0) * sizeof(double));
@@ -73,16 +75,52 @@ static void user_rhs(const odb_problem *p, double t, const double *y,
   pthread_mutex_unlock(&u->mu);
 }
 
+/* The problem's take_failure: f's first error since the last look. */
+static int user_take_failure(const odb_problem *p, char *msg, size_t len) {
+  user_data *u = p->data;
+  int failed;
+  pthread_mutex_lock(&u->mu);
+  failed = u->failed;
+  if (failed) snprintf(msg, len, "%s", u->msg);
+  u->failed = 0;
+  pthread_mutex_unlock(&u->mu);
+  return failed;
+}
+
 /* The initial value given at creation. */
 static void user_initial(const odb_problem *p, double *y0) {
   const user_data *u = p->data;
   memcpy(y0, u->y0, (size_t)p->n * sizeof(double));
 }
 
-/* Fills u->y0 from the table's y0: a Vector of n or a function of i. */
+/* Fills y0 from the list of n numbers at the top of the stack. */
+static void read_y0_list(lua_State *L, long n, double *y0) {
+  lua_Integer len = (lua_Integer)lua_rawlen(L, -1);
+  if (len != n)
+    luaL_error(L, "bad argument #1 to 'problem' (field 'y0': a list of %I "
+               "numbers, one per component, expected; got %I entries)",
+               (lua_Integer)n, len);
+  for (long i = 0; i < n; ++i) {
+    int isnum;
+    lua_rawgeti(L, -1, i + 1);
+    y0[i] = lua_tonumberx(L, -1, &isnum);
+    if (!isnum)
+      luaL_error(L, "bad argument #1 to 'problem' (field 'y0': entry %I is "
+                 "%s, number expected)", (lua_Integer)(i + 1),
+                 luaL_typename(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+/*
+** Fills u->y0 from the table's y0: a Vector of n, a list of n numbers, or a
+** function of the component index i (1..n).
+*/
 static void read_y0(lua_State *L, int idx, long n, double *y0) {
   int t = lua_getfield(L, idx, "y0");
-  if (t == LUA_TFUNCTION) {
+  if (t == LUA_TTABLE) {
+    read_y0_list(L, n, y0);
+  } else if (t == LUA_TFUNCTION) {
     for (long i = 0; i < n; ++i) {
       lua_pushvalue(L, -1);
       lua_pushinteger(L, i + 1);
@@ -97,8 +135,8 @@ static void read_y0(lua_State *L, int idx, long n, double *y0) {
   } else {
     odbL_vector *v = luaL_testudata(L, -1, ODBL_VECTOR);
     if (!v || v->n != n)
-      luaL_argerror(L, 1, "field 'y0': a Vector of n values or a function "
-                    "of the component index (1..n) expected");
+      luaL_argerror(L, 1, "field 'y0': a Vector or a list of n numbers, or "
+                    "a function of the component index (1..n), expected");
     memcpy(y0, v->v, (size_t)n * sizeof(double));
   }
   lua_pop(L, 1);
@@ -179,6 +217,7 @@ int odbL_user_problem(lua_State *L) {
   p->flops_per_comp = 10.0;
   odbL_opt_number(L, 1, "flops", &p->flops_per_comp);
   p->rhs = user_rhs;
+  p->take_failure = user_take_failure;
   p->initial = user_initial;
   p->gpu_source = u->src;
   snprintf(p->label, sizeof p->label, "%s(n=%lld,d=%lld)", name, n, d);

@@ -72,6 +72,9 @@ describe("ob.problem{...} defined in a scenario", function()
       { { n = 4, y0 = function() return 0 end }, "field 'f'" },
       { { n = 4, f = f, y0 = ob.vector(3) }, "field 'y0'" },
       { { n = 4, f = f, y0 = function() return "x" end }, "field 'y0'" },
+      { { n = 4, f = f, y0 = { 1, 2, 3 } }, "a list of 4 numbers, one per component, expected; got 3" },
+      { { n = 2, f = f, y0 = { 1, "x" } }, "entry 2 is string" },
+      { { n = 2, f = f, y0 = true }, "field 'y0'" },
       { { n = 4, f = f, y0 = ob.vector(4), params = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
         "field 'params'" },
       { { n = 4, f = f, y0 = ob.vector(4), colour = 1 }, "unknown field 'colour'" },
@@ -83,14 +86,54 @@ describe("ob.problem{...} defined in a scenario", function()
     end
   end)
 
-  it("an error inside f fails the integration instead of crashing", function()
-    local p = ob.problem { n = 3, f = function() error("boom") end,
-                           y0 = ob.vector(3) }
+  it("takes y0 as a list of n numbers", function()
+    local p = ob.problem { n = 3, f = function() end, y0 = { 1.5, -2, 3 } }
+    local y = p:initial()
+    assert.are.same({ 1.5, -2, 3 }, { y[1], y[2], y[3] })
+    p:close()
+  end)
+
+  it("an error inside f fails the step with f's message; the state stays", function()
+    local bad = true
+    local f = function(t, y, out)
+      if bad then error("boom") end
+      for i = 1, 3 do out[i] = -y[i] end
+    end
+    local p = ob.problem { name = "decay", n = 3, f = f, y0 = { 1, 2, 3 } }
+    -- fixed steps and adaptive steps (where NaN errors would otherwise
+    -- shrink the step until it is too small)
+    for _, opts in ipairs({ { method = "rk4", variant = "plain", h = 0.1 },
+                            { method = "dopri5", variant = "plain" } }) do
+      bad = true
+      local s = ob.solver { problem = p, method = opts.method, backend = "cpu",
+                            variant = opts.variant, h = opts.h }
+      local ok, err = pcall(s.integrate, s, { t0 = 0, t1 = 0.3 })
+      assert.is_false(ok)
+      err = tostring(err)
+      assert.is_truthy(err:find("f of problem decay(n=3,d=3) failed in the step at t = 0", 1, true), err)
+      assert.is_truthy(err:find("user_problem_spec.lua:%d+: boom"), err)
+      local y = s:state()
+      assert.are.same({ 1, 2, 3 }, { y[1], y[2], y[3] })
+      bad = false   -- the failure is reported once: the next call goes on
+      s:integrate { t0 = 0, t1 = 0.3 }
+      y = s:state()
+      assert.is_true(math.abs(y[1] - math.exp(-0.3)) < 1e-5, tostring(y[1]))
+      s:close()
+    end
+    p:close()
+  end)
+
+  it("an error inside f ends ob.tune with f's message", function()
+    local p = ob.problem { n = 3, f = function() error("tuned boom") end,
+                           y0 = { 1, 2, 3 } }
     local s = ob.solver { problem = p, method = "rk4", backend = "cpu",
                           variant = "plain", h = 0.1 }
-    local ok = pcall(s.integrate, s, { t0 = 0, t1 = 0.3 })
-    local y = s:state()
-    assert.is_true(not ok or y[1] ~= y[1])   -- raised, or NaN state
+    local ok, err = pcall(ob.tune, { target = s, space = { variant = { "plain", "fused" } },
+                                     cache = "off", steps = 1,
+                                     measure = { warmup = 0, min_reps = 1, max_reps = 1 } })
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find("tuned boom", 1, true), tostring(err))
     s:close()
+    p:close()
   end)
 end)
