@@ -135,6 +135,10 @@ odbL_problem *odbL_problem_check(lua_State *L, int idx);
 void odbL_problem_release(odbL_problem *pb);
 
 /* Lua functions of the module table. */
+/* Before making an object that owns about `bytes` of host or device
+   memory Lua does not see: a collector step of that size (odb_lua_gc.c). */
+void odbL_gc_external(lua_State *L, double bytes);
+
 int odbL_problem_new(lua_State *L);   /* ob.problem(name, params) */
 int odbL_solver_new(lua_State *L);    /* ob.solver{...} */
 int odbL_vector_ctor(lua_State *L);   /* ob.vector(n or table) */

@@ -578,6 +578,9 @@ int odbL_blocktridiag(lua_State *L) {
   int gpu = opt_backend(L, 1, "ob.blocktridiag");
   odb_bgpu_variant var = opt_variant(L, 1, gpu, "ob.blocktridiag");
   btd_meta(L);
+  /* the blocks of the three diagonals, about 3 lines x length x block^2 */
+  odbL_gc_external(L, 3.0 * sizeof(double) * (double)lines *
+                      (double)length * (double)block * (double)block);
   odbL_btd *b = lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
   luaL_setmetatable(L, ODBL_BTD);
@@ -1237,6 +1240,7 @@ int odbL_batched(lua_State *L) {
     raise_on(L, odb_bgpu_resolve(&bt, ODB_BGPU_OP_LU, var, &r));
   }
   bat_meta(L);
+  odbL_gc_external(L, sizeof(double) * (double)odb_batch_mat_len(&bt));
   odbL_bat *m = lua_newuserdatauv(L, sizeof *m, 0);
   memset(m, 0, sizeof *m);
   m->bt = bt;

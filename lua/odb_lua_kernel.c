@@ -170,6 +170,10 @@ int odbL_kernel(lua_State *L) {
   memset(&o, 0, sizeof o);
   o.full = strcmp(space, "full") == 0;
   kernel_meta(L);
+  /* A, B and C (K x M, K x N, M x N entries; tsmm: A, C and B), device
+     and host copies */
+  odbL_gc_external(L, 2.0 * (t == ODB_TSM_Z ? 16.0 : 8.0) *
+                      ((double)K * (double)(M + N) + (double)M * (double)N));
   k = lua_newuserdatauv(L, sizeof *k, 0);
   memset(k, 0, sizeof *k);
   luaL_setmetatable(L, ODBL_KERNEL);

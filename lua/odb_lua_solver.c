@@ -283,6 +283,8 @@ int odbL_solver_new(lua_State *L) {
   if (odb_method_lookup(method, &m) != ODB_OK)
     luaL_argerror(L, 1, odb_last_error());
   b = check_backend(L, S->ctx, backend);
+  odbL_gc_external(L, (double)(m->s + 2) * (double)pb->p->n *
+                      sizeof(double));
   box = lua_newuserdatauv(L, sizeof *box, 1);
   memset(box, 0, sizeof *box);
   luaL_setmetatable(L, ODBL_SOLVER);

@@ -126,6 +126,7 @@ static int res_matrix(lua_State *L)
   m->A = NULL;
   luaL_setmetatable(L, ODBL_SPARSE);
   if (odb_reservoir_matrix(g, f, mb, &m->A) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  odbL_gc_external(L, (double)odb_sparse_bytes(m->A));   /* for the next one */
   return 1;
 }
 
@@ -225,6 +226,7 @@ static int mat_convert(lua_State *L)
   luaL_setmetatable(L, ODBL_SPARSE);
   if (odb_sparse_convert(A, f, (int)bs, (int)ew, (size_t)mb, &m->A) != ODB_OK)
     return luaL_error(L, "%s", odb_last_error());
+  odbL_gc_external(L, (double)odb_sparse_bytes(m->A));   /* for the next one */
   return 1;
 }
 
@@ -236,8 +238,10 @@ static int gmat_push(lua_State *L, odb_sparse *A, int free_host)
   d->g = NULL;
   luaL_setmetatable(L, ODBL_GPUSPARSE);
   odb_status st = odb_sparse_gpu_upload(A, &d->g);
+  double bytes = (double)odb_sparse_bytes(A);
   if (free_host) odb_sparse_free(A);
   if (st != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  odbL_gc_external(L, bytes);   /* device memory, for the next one */
   return 1;
 }
 

@@ -190,6 +190,7 @@ int odbL_user_problem(lua_State *L) {
   lua_pop(L, 1);
   src = odbL_opt_string(L, 1, "gpu_source", NULL);
   if (src) srclen = strlen(src) + 1;
+  odbL_gc_external(L, (double)n * sizeof(double) + (double)srclen);
   pb = lua_newuserdatauv(L, sizeof *pb, 0);
   memset(pb, 0, sizeof *pb);
   luaL_setmetatable(L, ODBL_PROBLEM);
