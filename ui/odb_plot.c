@@ -35,7 +35,10 @@ typedef struct plot_data {
   int have_gbs, have_roof;
   double floor_gbs;               /* bandwidth.read_1t, GB/s; 0 unknown */
   double peak_gflops;             /* bandwidth.peak_gflops_1t; 0 unknown */
-  odb_ui_model *tune;             /* tuning evaluations */
+  odb_ui_model *tune;             /* tuning evaluations: of one tuning */
+  int tune_k, tune_n;             /* it is tuning tune_k (1-based) of the
+                                     run's tune_n, the one with the most
+                                     evaluations (the last of equals) */
   const char *scenario;
   odb_plot_named *named;          /* the plots the scenario asked for */
 } plot_data;
@@ -138,33 +141,53 @@ static void make_groups(plot_data *d) {
   }
 }
 
-/* Tuning rows of results.csv (kind tune*) folded into the model. */
-static void tune_from_rows(plot_data *d) {
-  const odb_csv *c = &d->res;
-  int kind = odb_csv_col(c, "kind"), cfg = odb_csv_col(c, "config");
-  int med = odb_csv_col(c, "median"), spr = odb_csv_col(c, "spread"),
-      idx = odb_csv_col(c, "eval");
-  long i = 0;
-  if (cfg < 0) cfg = odb_csv_col(c, "configuration");
-  if (med < 0) med = odb_csv_col(c, "seconds");
-  if (idx < 0) idx = odb_csv_col(c, "i");
-  if (kind < 0 || cfg < 0 || med < 0) return;
-  for (int r = 0; r < c->nrows; ++r) {
-    odb_event e;
-    if (strncmp(odb_csv_cell(c, r, kind), "tune", 4) != 0) continue;
-    memset(&e, 0, sizeof e);
-    e.kind = ODB_EV_TUNE_EVAL;
-    snprintf(e.name, sizeof e.name, "%s", odb_csv_cell(c, r, cfg));
-    e.value = odb_csv_num(c, r, med);
-    e.value2 = isfinite(odb_csv_num(c, r, spr)) ? odb_csv_num(c, r, spr)
-                                                : 0;
-    e.step = isfinite(odb_csv_num(c, r, idx)) ? (long)odb_csv_num(c, r, idx)
-                                              : ++i;
-    odb_ui_model_apply(d->tune, &e);
+/*
+** The tuning evaluations of events.jsonl, as the tunings of the run: a
+** tuning starts where the evaluation index falls back. Sets *k (1-based)
+** to the one with the most evaluations (the last of equals) and *n to how
+** many there are; returns that tuning's first event (the others follow up
+** to the next tuning's start).
+*/
+static int largest_tuning(const odb_event *evs, int nev, int *k, int *n) {
+  int start = -1, best_start = -1, count = 0, best = 0, seen = 0;
+  long last = -1;
+  *k = *n = 0;
+  for (int i = 0; i <= nev; ++i) {
+    int eval = i < nev && evs[i].kind == ODB_EV_TUNE_EVAL;
+    if (i == nev || (eval && evs[i].step < last)) {   /* a tuning ends */
+      if (count > 0 && count >= best) {
+        best = count;
+        best_start = start;
+        *k = seen;
+      }
+      count = 0;
+    }
+    if (!eval) continue;
+    if (count == 0) {
+      start = i;
+      ++seen;
+    }
+    ++count;
+    last = evs[i].step;
+  }
+  *n = seen;
+  return best_start;
+}
+
+/* Folds the evaluations of the largest tuning among evs into d->tune. */
+static void apply_largest(plot_data *d, const odb_event *evs, int n) {
+  int first = largest_tuning(evs, n, &d->tune_k, &d->tune_n);
+  long last = -1;
+  for (int i = first; first >= 0 && i < n; ++i) {
+    if (evs[i].kind != ODB_EV_TUNE_EVAL) continue;
+    if (evs[i].step < last) break;                  /* the next tuning */
+    last = evs[i].step;
+    odb_ui_model_apply(d->tune, &evs[i]);
   }
 }
 
-/* Tuning evaluations of events.jsonl (a bad file is only warned about). */
+/* Tuning evaluations of events.jsonl (a bad file is only warned about):
+   those of its largest tuning. */
 static void tune_from_events(plot_data *d, const char *path, FILE *log) {
   odb_ui_info info;
   odb_event *evs = NULL;
@@ -175,8 +198,38 @@ static void tune_from_events(plot_data *d, const char *path, FILE *log) {
                      "are not plotted\n", odb_last_error());
     return;
   }
-  for (int i = 0; i < n; ++i)
-    if (evs[i].kind == ODB_EV_TUNE_EVAL) odb_ui_model_apply(d->tune, &evs[i]);
+  apply_largest(d, evs, n);
+  free(evs);
+}
+
+/* Tuning rows of results.csv (kind tune*) folded into the model: those
+   of its largest tuning. */
+static void tune_from_rows(plot_data *d) {
+  const odb_csv *c = &d->res;
+  int kind = odb_csv_col(c, "kind"), cfg = odb_csv_col(c, "config");
+  int med = odb_csv_col(c, "median"), spr = odb_csv_col(c, "spread"),
+      idx = odb_csv_col(c, "eval"), n = 0;
+  odb_event *evs;
+  long i = 0;
+  if (cfg < 0) cfg = odb_csv_col(c, "configuration");
+  if (med < 0) med = odb_csv_col(c, "seconds");
+  if (idx < 0) idx = odb_csv_col(c, "i");
+  if (kind < 0 || cfg < 0 || med < 0) return;
+  evs = calloc((size_t)c->nrows + 1, sizeof *evs);
+  if (!evs) return;
+  for (int r = 0; r < c->nrows; ++r) {
+    odb_event *e = &evs[n];
+    if (strncmp(odb_csv_cell(c, r, kind), "tune", 4) != 0) continue;
+    e->kind = ODB_EV_TUNE_EVAL;
+    snprintf(e->name, sizeof e->name, "%s", odb_csv_cell(c, r, cfg));
+    e->value = odb_csv_num(c, r, med);
+    e->value2 = isfinite(odb_csv_num(c, r, spr)) ? odb_csv_num(c, r, spr)
+                                                 : 0;
+    e->step = isfinite(odb_csv_num(c, r, idx)) ? (long)odb_csv_num(c, r, idx)
+                                               : ++i;
+    ++n;
+  }
+  apply_largest(d, evs, n);
   free(evs);
 }
 
@@ -306,14 +359,25 @@ static int automatic(const plot_data *d, const char *name) {
   return !d->named || !odb_plot_named_has(d->named, name);
 }
 
+/* Characters of all the values of a parameter, as tick labels. */
+static int label_chars(const odb_ui_param *p) {
+  int n = 0;
+  for (int i = 0; i < p->nvalues; ++i) n += (int)strlen(p->values[i]) + 1;
+  return n;
+}
+
 /* plot.gp: the scenario's plots, then every automatic chart the data
    allows. */
 static int write_script(const plot_data *d, const char *dir, double scale,
                         const char *unit) {
   char path[PATHBUF], groups[MAX_GROUPS * 97] = "";
   const char *sc = d->scenario ? d->scenario : "";
+  char which[64] = "";            /* " 1 of 7, the largest," */
   FILE *f;
   (void)scale;
+  if (d->tune_n > 1)
+    snprintf(which, sizeof which, " %d of %d, the largest,", d->tune_k,
+             d->tune_n);
   for (int g = 0; g < d->ngroups; ++g) {
     strcat(groups, g ? " " : "");
     strcat(groups, d->groups[g]);
@@ -371,26 +435,28 @@ static int write_script(const plot_data *d, const char *dir, double scale,
   }
   if (d->tune->nevals > 0 && automatic(d, "tuning")) {
     odb_plot_chart_begin(f, "tuning");
-    fprintf(f, "  set title \"%s: tuning (%d configurations)\"\n"
+    fprintf(f, "  set title \"%s: tuning%s %d configurations timed\"\n"
             "  set logscale y\n  set xlabel \"evaluation\"\n"
             "  set ylabel \"median (%s)\"\n"
             "  plot \"tuning.dat\" using 1:2 with points pt 7 title "
             "\"configuration\", \"\" using 1:3 with steps lw 2 title "
-            "\"best so far\"\n", sc, d->tune->nevals, unit);
+            "\"best so far\"\n", sc, which, d->tune->nevals, unit);
     odb_plot_chart_end(f);
   }
   if (d->tune->nevals > 0 && d->tune->nparams > 0 &&
       automatic(d, "heatmap")) {
     const odb_ui_model *m = d->tune;
     odb_plot_chart_begin(f, "heatmap");
-    fprintf(f, "  set title \"%s: median time (%s), %s x %s\"\n"
+    if (label_chars(&m->params[0]) > 60)   /* they would run together */
+      fprintf(f, "  set xtics rotate by 30 right\n");
+    fprintf(f, "  set title \"%s: tuning%s median time (%s), %s x %s\"\n"
             "  set xlabel \"%s\"\n  set ylabel \"%s\"\n  set logscale cb\n"
             "  set cblabel \"%s\"\n  set palette defined (0 \"#1a9850\", 0.5 "
             "\"#fee08b\", 1 \"#d73027\")\n  unset key\n  unset grid\n"
             "  plot \"heat.dat\" matrix rowheaders columnheaders using 1:2:3 "
             "with image, \"\" matrix rowheaders columnheaders using 1:2:"
             "($3 == $3 ? sprintf(\"%%.3g\", $3) : \"\") with labels\n",
-            sc, unit, m->params[0].name,
+            sc, which, unit, m->params[0].name,
             m->nparams > 1 ? m->params[1].name : "-", m->params[0].name,
             m->nparams > 1 ? m->params[1].name : "", unit);
     odb_plot_chart_end(f);

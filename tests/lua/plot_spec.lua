@@ -254,6 +254,36 @@ describe("ob.plot", function()
     has(slurp(out .. "/plots/plot.gp"), "set cblabel 'median time (")
   end)
 
+  plot_it("the automatic tuning charts show the run's largest tuning, and say which", function()
+    local out = tmpdir() .. "/run"
+    local path = scenario [[
+      local p = ob.problem("bruss2d", { N = 8 })
+      local s <close> = ob.solver { problem = p, method = "radau1a5", variant = "A", tol = 1e-6 }
+      local q = { warmup = 0, min_reps = 1, max_reps = 1 }
+      ob.tune { target = s, space = { variant = { "Dblock", "PipeDb2mt" }, block = { 16, 32, 64 } },
+                strategy = "exhaustive", steps = 1, cache = "off", measure = q }
+      ob.tune { target = s, space = { variant = { "Dblock" }, block = { 16, 32 } },
+                strategy = "exhaustive", steps = 1, cache = "off", measure = q }]]
+    local code, _, err = run { path, "--ui", "none", "-q", "--out", out }
+    assert.are.equal(0, code, err)
+    code, _, err = run { "plot", out, "-q" }
+    assert.are.equal(0, code, err)
+    assert.is_true(png(out .. "/plots/heatmap.png"))
+    local gp = slurp(out .. "/plots/plot.gp")
+    has(gp, "tuning 1 of 2, the largest, 6 configurations timed")
+    has(gp, "tuning 1 of 2, the largest, median time (")
+    -- the first tuning's 6 cells, not the second's 2
+    local dat = slurp(out .. "/plots/heat.dat")
+    assert.is_truthy(dat:find("PipeDb2mt", 1, true), dat)
+    local nums = 0
+    for line in dat:gmatch("[^\n]+") do
+      if not line:find("^block") then
+        for v in line:gmatch("%s(%S+)") do if v ~= "NaN" then nums = nums + 1 end end
+      end
+    end
+    assert.are.equal(6, nums, dat)
+  end)
+
   plot_it("leaves out a plot without data (with a warning) and replaces an "
           .. "automatic chart of the same name", function()
     local out = tmpdir() .. "/run"
