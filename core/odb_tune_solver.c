@@ -1,6 +1,7 @@
 /* odb_tune_solver.c - tuning a solver's variant, block size and threads. */
 #include "odebench.h"
 #include "odb_tune_solver.h"
+#include "odb_sha256.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -216,11 +217,20 @@ static odb_status ts_run(void *ud, const odb_config *c, double *seconds) {
 
 /* {====== create and destroy */
 
-/* Fills the key strings: what the timings depend on. */
+/* Fills the key strings: what the timings depend on (for a problem defined
+   in a scenario, its label and the hash of its GPU source). */
 static void fill_key(odb_tune_solver *ts) {
   odb_solver *b = ts->base;
   size_t used;
   snprintf(ts->size, sizeof ts->size, "%s n=%ld", b->problem->label, b->n);
+  if (b->problem->gpu_source && strcmp(b->problem->type->name, "user") == 0) {
+    /* a scenario's own f: its label does not change with its source */
+    char hex[65];
+    const char *src = b->problem->gpu_source;
+    size_t used = strlen(ts->size);
+    odb_sha256_hex(src, strlen(src), hex);
+    snprintf(ts->size + used, sizeof ts->size - used, " src=%.12s", hex);
+  }
   if (b->method->kind == ODB_METHOD_PIRK)
     snprintf(ts->method, sizeof ts->method, "%s m=%d", b->method->name, b->m);
   else

@@ -572,13 +572,63 @@ static int solver_index(lua_State *L) {
 
 /* {====== ob.reference */
 
-/* The cache key of a reference solution; pushes it. */
+/*
+** The cache key of a reference solution; pushes it. A built-in problem's
+** key holds its kind, size and every parameter (the label shows only some:
+** bruss2d(N=8) for any alpha); a problem defined in the scenario is told
+** apart by its cache table instead (push_ref_cache), as its f is not in any
+** key.
+*/
 static const char *push_ref_key(lua_State *L, const odb_problem *p, double t0,
                                 double t1, const char *method, double tol) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s|%.17g|%.17g|%s|%.17g", p->label, t0, t1,
-           method, tol);
-  return lua_pushstring(L, buf);
+  luaL_Buffer b;
+  char num[64];
+  luaL_buffinit(L, &b);
+  snprintf(num, sizeof num, "%s(n=%ld,d=%ld", p->type ? p->type->name : "?",
+           p->n, p->d);
+  luaL_addstring(&b, num);
+  for (int i = 0; p->type && i < p->type->nparams && i < 8; ++i) {
+    snprintf(num, sizeof num, ",%s=%.17g", p->type->params[i].name,
+             p->param[i]);
+    luaL_addstring(&b, num);
+  }
+  snprintf(num, sizeof num, ")|%.17g|%.17g|", t0, t1);
+  luaL_addstring(&b, num);
+  luaL_addstring(&b, method);
+  snprintf(num, sizeof num, "|%.17g", tol);
+  luaL_addstring(&b, num);
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+/*
+** Pushes the table of cached reference solutions for the Problem at pidx:
+** the run's shared one for built-in problems, and for a problem defined in
+** the scenario its own, held weakly by the Problem (it goes with it).
+*/
+static void push_ref_cache(lua_State *L, int pidx, const odb_problem *p) {
+  lua_getfield(L, LUA_REGISTRYINDEX, ODBL_REFCACHE_KEY);
+  if (!p->type || strcmp(p->type->name, "user") != 0) return;  /* shared */
+  if (lua_getfield(L, -1, "by problem") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "by problem");
+  }
+  lua_remove(L, -2);
+  lua_pushvalue(L, pidx);
+  if (lua_rawget(L, -2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, pidx);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_remove(L, -2);
 }
 
 /*
@@ -615,7 +665,7 @@ int odbL_reference(lua_State *L) {
   if (odb_method_lookup(method, &m) != ODB_OK)
     luaL_argerror(L, 2, odb_last_error());
   push_ref_key(L, p, t0, t1, method, tol);                        /* 3 */
-  lua_getfield(L, LUA_REGISTRYINDEX, ODBL_REFCACHE_KEY);          /* 4 */
+  push_ref_cache(L, 1, p);                                        /* 4 */
   lua_pushvalue(L, 3);
   if (lua_rawget(L, 4) == LUA_TUSERDATA) {                        /* 5 */
     out = lua_touserdata(L, 5);

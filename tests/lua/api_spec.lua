@@ -328,6 +328,29 @@ describe("ob.reference", function()
     fails_with("bad argument #2 to 'reference' (unknown method 'x'",
                function() ob.reference(p, { t1 = 1, method = "x" }) end)
   end)
+
+  it("tells apart problems whose labels agree", function()
+    -- bruss2d(N=8) is the label for any alpha
+    local a = ob.problem("bruss2d", { N = 8 })
+    local b = ob.problem("bruss2d", { N = 8, alpha = 0.2 })
+    assert.are.equal(a.label, b.label)
+    local ra = ob.reference(a, { t1 = 0.1 })
+    local rb = ob.reference(b, { t1 = 0.1 })
+    assert.is_true(math.abs(ra[5] - rb[5]) > 1e-3, ra[5] .. " " .. rb[5])
+    -- a new problem with the same parameters shares the cached solution
+    local a2 = ob.problem("bruss2d", { N = 8 })
+    assert.are.equal(ra[5], ob.reference(a2, { t1 = 0.1 })[5])
+    -- problems defined in the scenario: user(n=3,d=3) both, f differs
+    local decay = ob.problem { n = 3, f = function(t, y, f) for i = 1, 3 do f[i] = -y[i] end end,
+                               y0 = { 1, 1, 1 } }
+    local grow = ob.problem { n = 3, f = function(t, y, f) for i = 1, 3 do f[i] = y[i] end end,
+                              y0 = { 1, 1, 1 } }
+    assert.are.equal(decay.label, grow.label)
+    local rd = ob.reference(decay, { t0 = 0, t1 = 1 })
+    local rg = ob.reference(grow, { t0 = 0, t1 = 1 })
+    assert.is_true(math.abs(rd[1] - math.exp(-1)) < 1e-10, tostring(rd[1]))
+    assert.is_true(math.abs(rg[1] - math.exp(1)) < 1e-10, tostring(rg[1]))
+  end)
 end)
 
 describe("the run", function()

@@ -181,6 +181,27 @@ describe("ob.tune on a solver", function()
     end
   end)
 
+  it("keeps problems defined in a scenario apart by their GPU source", function()
+    local db = tmpdir() .. "/src.db"
+    local function user(src)
+      return ob.problem { name = "heatish", n = 64, d = 1, y0 = function(i) return i end,
+                          f = function(t, y, f) for i = 1, 64 do f[i] = -y[i] end end,
+                          gpu_source = src }
+    end
+    local function tune(p)
+      local s = ob.solver { problem = p, method = "rk4", backend = "cpu", variant = "plain", h = 1e-3 }
+      local t = ob.tune { target = s, space = { variant = { "plain", "fused" } }, steps = 1,
+                          cache = db, measure = quick }
+      s:close()
+      return t
+    end
+    local a = "__device__ double odb_rhs(odb_idx j, double t, const double *y) { return -y[j]; }"
+    local b = "__device__ double odb_rhs(odb_idx j, double t, const double *y) { return -2.0 * y[j]; }"
+    assert.are.equal(0, tune(user(a)).stats.cached)
+    assert.are.equal(2, tune(user(a)).stats.cached)     -- same source: reused
+    assert.are.equal(0, tune(user(b)).stats.cached)     -- same label, new source
+  end)
+
   it("refuses a corrupt or write-protected cache file and leaves it alone", function()
     local dir = tmpdir()
     local junk = dir .. "/junk.db"
