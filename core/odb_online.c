@@ -136,7 +136,7 @@ static int variant_applies(const odb_space *sp, const odb_config *c,
 static void fill_key(odb_online *ol) {
   odb_solver *s = ol->s;
   size_t used;
-  snprintf(ol->size, sizeof ol->size, "%s n=%ld", s->problem->label, s->n);
+  odb_problem_key(s->problem, ol->size, sizeof ol->size);
   if (s->method->kind == ODB_METHOD_PIRK)
     snprintf(ol->method, sizeof ol->method, "%s m=%d", s->method->name,
              s->m);

@@ -1,5 +1,6 @@
 /* odb_problem.c - the registry of initial value problems. */
 #include "odebench.h"
+#include "odb_sha256.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,16 @@ void odb_problem_destroy(odb_problem *p) {
   if (!p) return;
   free(p->data);
   free(p);
+}
+
+void odb_problem_key(const odb_problem *p, char *buf, size_t len) {
+  size_t used;
+  char hex[65];
+  snprintf(buf, len, "%s n=%ld", p->label, p->n);
+  if (!p->gpu_source || strcmp(p->type->name, "user") != 0) return;
+  used = strlen(buf);
+  odb_sha256_hex(p->gpu_source, strlen(p->gpu_source), hex);
+  if (used < len) snprintf(buf + used, len - used, " src=%.12s", hex);
 }
 
 void odb_problem_rhs_full(const odb_problem *p, double t, const double *y,

@@ -74,6 +74,12 @@ const odb_problem_type *odb_problem_type_find(const char *name);
 odb_status odb_problem_create(const char *name, const odb_param_value *given,
                               int ngiven, odb_problem **out);
 void odb_problem_destroy(odb_problem *p);
+/*
+** The problem's part of a tuning-database key: "<label> n=<n>", and for a
+** problem defined in a scenario with a GPU source " src=<12 hex digits of
+** its SHA-256>" (its label does not change with its source).
+*/
+void odb_problem_key(const odb_problem *p, char *buf, size_t len);
 /* Evaluates f over all components: y and f are full vectors of length n. */
 void odb_problem_rhs_full(const odb_problem *p, double t, const double *y,
                           double *f);

@@ -1,7 +1,6 @@
 /* odb_tune_solver.c - tuning a solver's variant, block size and threads. */
 #include "odebench.h"
 #include "odb_tune_solver.h"
-#include "odb_sha256.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -217,20 +216,12 @@ static odb_status ts_run(void *ud, const odb_config *c, double *seconds) {
 
 /* {====== create and destroy */
 
-/* Fills the key strings: what the timings depend on (for a problem defined
-   in a scenario, its label and the hash of its GPU source). */
+/* Fills the key strings: what the timings depend on (the problem's part
+   from odb_problem_key). */
 static void fill_key(odb_tune_solver *ts) {
   odb_solver *b = ts->base;
   size_t used;
-  snprintf(ts->size, sizeof ts->size, "%s n=%ld", b->problem->label, b->n);
-  if (b->problem->gpu_source && strcmp(b->problem->type->name, "user") == 0) {
-    /* a scenario's own f: its label does not change with its source */
-    char hex[65];
-    const char *src = b->problem->gpu_source;
-    size_t used = strlen(ts->size);
-    odb_sha256_hex(src, strlen(src), hex);
-    snprintf(ts->size + used, sizeof ts->size - used, " src=%.12s", hex);
-  }
+  odb_problem_key(b->problem, ts->size, sizeof ts->size);
   if (b->method->kind == ODB_METHOD_PIRK)
     snprintf(ts->method, sizeof ts->method, "%s m=%d", b->method->name, b->m);
   else
