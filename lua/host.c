@@ -111,9 +111,12 @@ static void usage(FILE *f) {
 
 /* Prints "odebench: <message>" to stderr (lua.c's l_message). */
 static void message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Assumes stderr is usable; one line, flushed. */
+/* Assumes stderr is usable; one line, flushed, after what the scenario
+   printed so far (stdout is flushed first: through a pipe it is buffered,
+   and the line would land in the middle of a table). */
 static void message(const char *fmt, ...) {
   va_list ap;
+  fflush(stdout);
   fprintf(stderr, "%s: ", PROG);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);

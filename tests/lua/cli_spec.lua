@@ -219,6 +219,22 @@ describe("odebench running a scenario", function()
     assert.is_truthy(header, csv)
   end)
 
+  it("puts its last line after the scenario's output through one pipe", function()
+    -- stdout through a pipe is buffered (io.write does not flush, print
+    -- does); the final line goes to stderr
+    local dir = tmpdir()
+    local f = assert(io.open(dir .. "/talk.lua", "w"))
+    f:write('for i = 1, 200 do io.write("row ", i, "\\n") end\n')
+    f:close()
+    local p = assert(io.popen(("env -u LD_PRELOAD %s %s --ui none --out %s 2>&1 | cat")
+                              :format(q(BIN), q(dir .. "/talk.lua"), q(dir .. "/out"))))
+    local all = p:read("a")
+    p:close()
+    local last = all:match("([^\n]*)\n$")
+    assert.is_truthy(last and last:find("^odebench: results in "), all:sub(-300))
+    assert.is_truthy(all:find("row 200\n", 1, true))
+  end)
+
   it("is silent with --quiet apart from errors", function()
     local out = tmpdir() .. "/out"
     local code, stdout, err = run { "tiny.lua", "--quiet", "--ui", "none",
