@@ -51,6 +51,10 @@ struct odb_problem {
   char label[96];         /* "bruss2d(N=128)" */
 };
 
+/* The kind name of problems defined in a scenario (ob.problem{...}): their
+   label does not tell their f, y0 or source apart. */
+#define ODB_PROBLEM_USER "user"
+
 /* A problem kind in the registry. */
 typedef struct odb_problem_type {
   const char *name;

@@ -26,7 +26,7 @@ typedef struct user_data {
 } user_data;
 
 static const odb_problem_type user_type = {
-  .name = "user",
+  .name = ODB_PROBLEM_USER,
   .doc = "an IVP defined in a scenario: ob.problem{name=, n=, d=, f=, y0=, "
          "gpu_source=}",
 };
