@@ -1,5 +1,6 @@
-/* test_gen_rk.c - the generated gpu_stream2d kernels without a device
-   (TAP): their plans, their refusals, and that NVRTC compiles them. */
+/* test_gen_rk.c - the generated RK kernels without a device (TAP):
+   gpu_stream2d's plans and refusals, and that NVRTC compiles the kernels
+   of every layout. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,10 +187,72 @@ static void check_cell9(void) {
 }
 #endif
 
+/*
+** The other layouts, which otherwise only meet NVRTC on a GPU machine:
+** unfused, reference, trapezoid (full and partial height), multi-block
+** with barriers A, B and C and each stride, and hexagons, for a method
+** without an error estimate (rk4), an FSAL one (dopri5) and the widest
+** (verner65), on a BRUSS2D grid whose n no tile divides; each source
+** generates, has a plan, and NVRTC compiles it (sm_90, empty cache).
+*/
+static void check_layouts(void) {
+  static const char *const meths[3] = { "rk4", "dopri5", "verner65" };
+  enum { NCASE = 8, NSRC = NCASE * 3 };
+  char *src[NSRC] = { NULL };
+  odb_problem *p = bruss(37, 8);        /* n = 592, d = 16 */
+  int nsrc = 0;
+  for (int i = 0; p && i < NSRC; ++i) {
+    const odb_method *m = odb_method_find(meths[i % 3]);
+    int c = i / 3;
+    odb_gen_kind kind = c == 0 ? ODB_GEN_UNFUSED : c == 1 ? ODB_GEN_REFERENCE
+                        : c <= 3 ? ODB_GEN_TRAPEZOID
+                        : c <= 6 ? ODB_GEN_MULTIBLOCK : ODB_GEN_HEXAGON;
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    odb_status st;
+    memset(&o, 0, sizeof o);
+    memset(&pl, 0, sizeof pl);
+    o.threads = 128;
+    o.smem_max = 96 * 1024;
+    if (c == 3) {                      /* a trapezoid of partial height */
+      o.tile_w = 256;
+      o.tile_h = 2;
+    }
+    if (kind == ODB_GEN_MULTIBLOCK) {  /* tiles of 1024 or 2048 */
+      o.comps = c == 6 ? 2 : 1;
+      o.blocks = 2;
+      o.stride = "ABC"[c - 4];
+      o.barrier = "ABC"[c - 4];
+      o.wg_per_tile = 4;
+      o.groups = c == 6 ? 1 : 2;       /* barrier C spans the grid */
+      o.watchdog = 2.0;
+    }
+    if (kind == ODB_GEN_HEXAGON) {
+      o.tile_w = 256;
+      o.tile_w2 = 200;
+      o.tile_h = 2;
+    }
+    st = m ? odb_gen_rk(p, m, kind, &o, &src[i], &pl) : ODB_ERR_NAME;
+    if (st != ODB_OK || pl.nlaunch < 1) {
+      tap_ok(0, "layout %d %s generates: %s", (int)kind, meths[i % 3],
+             odb_last_error());
+      continue;
+    }
+    ++nsrc;
+  }
+  tap_ok(nsrc == NSRC, "unfused, reference, trapezoid (2 heights), "
+         "multi-block (barriers and strides A, B, C) and hexagons generate "
+         "for rk4, dopri5 and verner65: %d of %d", nsrc, NSRC);
+  check_compiles(src, NSRC, nsrc, "the other layouts' kernels");
+  for (int i = 0; i < NSRC; ++i) free(src[i]);
+  odb_problem_destroy(p);
+}
+
 int main(void) {
 #if ODB_HAVE_CUDA
   check_stream2d();
   check_cell9();
+  check_layouts();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
 #endif
