@@ -4,6 +4,7 @@
 #define ODB_TSM_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "odb_status.h"
 
 /*
@@ -52,6 +53,10 @@ odb_status odb_tsm_cpu(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                        long K, const double *A, const double *B_or_C,
                        double *out, int nthreads);
 
+/* The threads odb_tsm_cpu runs for K rows when asked for want (<= 0: one
+   per online core): at most one per 4096 rows, at least 1, at most 256. */
+int odb_tsm_cpu_threads(long K, int want);
+
 /*
 ** The plain triple loop (one thread, one summation order), the reference
 ** that the tests compare everything with.
@@ -62,6 +67,39 @@ void odb_tsm_naive(odb_tsm_op op, odb_tsm_dtype t, long M, long N, long K,
 /* ||x - y||_F / ||y||_F over n doubles (||x - y|| when y is 0). */
 double odb_tsm_relerr(const double *x, const double *y, size_t n);
 
+
+/* {====== one product on the CPU, timed (core/odb_tsm_host.c) */
+
+typedef struct odb_tsm_host odb_tsm_host;
+
+/*
+** A product of one shape (M, N in 1..ODB_TSM_MAX_WIDTH, K >= 1) with its
+** own matrices in host memory, random entries in [-1, 1) from seed, run by
+** odb_tsm_cpu with `threads` threads (0: one per online core; at most
+** 256). ODB_ERR_NOMEM, with the size, when the matrices do not fit.
+*/
+odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
+                               long N, long K, int threads, uint64_t seed,
+                               odb_tsm_host **out);
+void odb_tsm_host_destroy(odb_tsm_host *h);
+/* The threads the product runs with. */
+int odb_tsm_host_threads(const odb_tsm_host *h);
+/* Median seconds of reps (1..1000) runs after one warm-up run. */
+odb_status odb_tsm_host_time(odb_tsm_host *h, int reps, double *seconds);
+/*
+** The peer in turn: reps rounds of one run of ours and one of the plain
+** loop (one thread, the rows streamed in order, C += A[k]^T B[k] or
+** B[k] = A[k] C), after a warm-up of each. Median seconds of both, and the
+** quartiles of the rounds' speed-ups (plain over ours) in q (may be NULL).
+*/
+odb_status odb_tsm_host_compare(odb_tsm_host *h, int reps, double *mine,
+                                double *plain, double q[3]);
+/* The larger relative Frobenius difference of ours and of the plain loop
+   from odb_tsm_naive, on the first min(K, 20011) rows (outputs poisoned
+   first). */
+odb_status odb_tsm_host_check(odb_tsm_host *h, double *err);
+
+/* }====== */
 
 /* {====== tuned GPU kernels (kernels/odb_tsm_plan.c; without CUDA every
    call fails with ODB_ERR_NO_DEVICE) */

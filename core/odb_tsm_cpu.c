@@ -139,41 +139,175 @@ typedef struct tsm_job {
   odb_tsm_dtype t;
   long M, N, k0, k1;
   const double *A, *X;
-  double *out;          /* tsmm: B; tsmttsm: the private tile (re, im) */
+  double *out;          /* tsmm: B; tsmttsm: the private tile (the real
+                           view's sums, 2M x 2N for complex data) */
+  odb_status st;        /* tsmttsm: ODB_ERR_NOMEM when buffers failed */
 } tsm_job;
 
-/* Real A^T B over rows [k0, k1) into c (M x N, zeroed here). */
-static void tsmttsm_d(const tsm_job *j) {
-  long M = j->M, N = j->N;
-  double *restrict c = j->out;
-  memset(c, 0, sizeof(double) * (size_t)(M * N));
-  for (long k = j->k0; k < j->k1; ++k) {
-    const double *restrict a = j->A + k * M;
-    const double *restrict b = j->X + k * N;
-    for (long m = 0; m < M; ++m) {
-      double am = a[m];
-      double *restrict cm = c + m * N;
-      for (long n = 0; n < N; ++n) cm[n] += am * b[n];
-    }
+/*
+** A^T B on the CPU works on the real view: a complex K x M matrix is a real
+** K x 2M one, and the real product P = A^T B (2M x 2N) holds every
+** re x re, re x im, im x re and im x im sum, which combine into C at the
+** end (tsm_combine). A thread takes its rows chunk by chunk: a chunk of KC
+** rows of A and B is packed into buffers that stay in the cache, then
+** either (narrow shapes, Mr Nr <= DOT_MAX) every entry of P is a dot
+** product of two packed columns with LANES partial sums, or (wider ones)
+** register tiles of MR x NR entries of P sum the chunk's outer products.
+** Both have fixed trip counts the compiler vectorizes without reordering
+** any sum, so the result does not depend on timing.
+*/
+enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16 };
+
+/* Rounds x up to a multiple of m. */
+static long round_up(long x, long m) { return (x + m - 1) / m * m; }
+
+/* The packing buffers and the private sums of one thread. */
+typedef struct tsm_pack {
+  long Mr, Nr;          /* real columns of A and B */
+  long Mp, Np;          /* padded to MR and NR (tiles) */
+  int dot;              /* 1: the dot-product form */
+  double *a, *b;        /* packed chunk of A and of B */
+  double *p;            /* dot: Mr x Nr; tiles: Mp x Np */
+} tsm_pack;
+
+/* Dot form: column m of the chunk's rows (kc, padded with zeros to a
+   multiple of LANES) into at[m * KC ...]; the same for B. */
+static void pack_columns(const double *src, long cols, long kc,
+                         double *restrict dst) {
+  long kp = round_up(kc, LANES);
+  for (long c = 0; c < cols; ++c) {
+    double *restrict d = dst + c * KC;
+    for (long kk = 0; kk < kc; ++kk) d[kk] = src[kk * cols + c];
+    for (long kk = kc; kk < kp; ++kk) d[kk] = 0.0;
   }
 }
 
-/* Complex A^T B; c holds M*N real parts, then M*N imaginary parts. */
-static void tsmttsm_z(const tsm_job *j) {
-  long M = j->M, N = j->N;
-  double *restrict cr = j->out, *restrict ci = j->out + M * N;
-  memset(cr, 0, sizeof(double) * (size_t)(2 * M * N));
-  for (long k = j->k0; k < j->k1; ++k) {
-    const double *restrict a = j->A + 2 * k * M;
-    const double *restrict b = j->X + 2 * k * N;
-    for (long m = 0; m < M; ++m) {
-      double ar = a[2 * m], ai = a[2 * m + 1];
-      double *restrict r = cr + m * N, *restrict i = ci + m * N;
-      for (long n = 0; n < N; ++n) {
-        double br = b[2 * n], bi = b[2 * n + 1];
-        r[n] += ar * br - ai * bi;
-        i[n] += ar * bi + ai * br;
+/* P[m][n] += column m of A . column n of B over the packed chunk. */
+static void dot_chunk(tsm_pack *w, long kc) {
+  long kp = round_up(kc, LANES);
+  for (long m = 0; m < w->Mr; ++m)
+    for (long n = 0; n < w->Nr; ++n) {
+      const double *restrict a = w->a + m * KC, *restrict b = w->b + n * KC;
+      double s[LANES] = { 0 }, t = 0.0;
+      for (long kk = 0; kk < kp; kk += LANES)
+        for (int l = 0; l < LANES; ++l) s[l] += a[kk + l] * b[kk + l];
+      for (int l = 0; l < LANES; ++l) t += s[l];
+      w->p[m * w->Nr + n] += t;
+    }
+}
+
+/* Tile form: the chunk's rows as MR (NR) wide row panels, zero-padded:
+   panel q holds rows kk = 0..kc-1 of columns q*R .. q*R+R-1. */
+static void pack_panels(const double *src, long cols, long padded, int R,
+                        long kc, double *restrict dst) {
+  long full = cols / R;                 /* panels without padding */
+  for (long kk = 0; kk < kc; ++kk) {
+    const double *restrict s = src + kk * cols;
+    for (long q = 0; q < full; ++q)
+      for (int r = 0; r < R; ++r) dst[q * KC * R + kk * R + r] = s[q * R + r];
+    for (long q = full; q < padded / R; ++q)
+      for (int r = 0; r < R; ++r) {
+        long c = q * R + r;
+        dst[q * KC * R + kk * R + r] = c < cols ? s[c] : 0.0;
       }
+  }
+}
+
+/* One MR x NR tile of P: the sum of the chunk's outer products. */
+static void tile_chunk(const double *restrict a, const double *restrict b,
+                       long kc, double *restrict p, long ldp) {
+  double acc[MR][NR] = { { 0 } };
+  for (long kk = 0; kk < kc; ++kk)
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc[i][j] += a[kk * MR + i] * b[kk * NR + j];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) p[i * ldp + j] += acc[i][j];
+}
+
+/* The chunk of kc rows at A, B (real views) into the thread's sums. */
+static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc) {
+  if (w->dot) {
+    pack_columns(A, w->Mr, kc, w->a);
+    pack_columns(B, w->Nr, kc, w->b);
+    dot_chunk(w, kc);
+    return;
+  }
+  pack_panels(A, w->Mr, w->Mp, MR, kc, w->a);
+  pack_panels(B, w->Nr, w->Np, NR, kc, w->b);
+  for (long mq = 0; mq < w->Mp / MR; ++mq)
+    for (long nq = 0; nq < w->Np / NR; ++nq)
+      tile_chunk(w->a + mq * KC * MR, w->b + nq * KC * NR, kc,
+                 w->p + mq * MR * w->Np + nq * NR, w->Np);
+}
+
+/*
+** A^T B (real view, Mr x Nr) over rows [k0, k1) into the thread's tile
+** out (Mr x Nr, overwritten). ODB_ERR_NOMEM when the buffers cannot be
+** had (the tile is then left as it is).
+*/
+static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
+  tsm_pack w;
+  odb_status st = ODB_OK;
+  memset(&w, 0, sizeof w);
+  w.Mr = Mr;
+  w.Nr = Nr;
+  w.dot = Mr * Nr <= DOT_MAX;
+  w.Mp = w.dot ? Mr : round_up(Mr, MR);
+  w.Np = w.dot ? Nr : round_up(Nr, NR);
+  w.a = malloc(sizeof(double) * (size_t)(KC * w.Mp));
+  w.b = malloc(sizeof(double) * (size_t)(KC * w.Np));
+  w.p = calloc((size_t)(w.Mp * w.Np), sizeof(double));
+  if (!w.a || !w.b || !w.p) {
+    st = ODB_ERR_NOMEM;
+  } else {
+    for (long k = j->k0; k < j->k1; k += KC) {
+      long kc = j->k1 - k < KC ? j->k1 - k : KC;
+      sum_chunk(&w, j->A + k * Mr, j->X + k * Nr, kc);
+    }
+    for (long m = 0; m < Mr; ++m)
+      memcpy(j->out + m * Nr, w.p + m * w.Np, sizeof(double) * (size_t)Nr);
+  }
+  free(w.a);
+  free(w.b);
+  free(w.p);
+  return st;
+}
+
+/* The real-view sums P (2M x 2N) of a complex A^T B into C (M x N,
+   interleaved). */
+static void tsm_combine(const double *P, long M, long N, double *out) {
+  long Nr = 2 * N;
+  for (long m = 0; m < M; ++m)
+    for (long n = 0; n < N; ++n) {
+      const double *r0 = P + 2 * m * Nr, *r1 = r0 + Nr;
+      out[2 * (m * N + n)] = r0[2 * n] - r1[2 * n + 1];
+      out[2 * (m * N + n) + 1] = r0[2 * n + 1] + r1[2 * n];
+    }
+}
+
+/*
+** Real B = A C for a narrow B (NW columns, a constant 1..4 where inlined):
+** rows as lanes. The chunk's columns of A are packed (pack_columns), and
+** LANES rows at a time every column of B sums over m with LANES partial
+** results side by side (NW independent chains), instead of one chain of
+** M multiply-adds per row. rows [k0, k1); w holds KC x M doubles.
+*/
+static inline void tsmm_narrow(const tsm_job *j, int NW, double *restrict w) {
+  long M = j->M;
+  for (long k = j->k0; k < j->k1; k += KC) {
+    long kc = j->k1 - k < KC ? j->k1 - k : KC;
+    pack_columns(j->A + k * M, M, kc, w);
+    for (long kk = 0; kk < kc; kk += LANES) {
+      double acc[4][LANES] = { { 0 } };
+      for (long m = 0; m < M; ++m) {
+        const double *restrict a = w + m * KC + kk;
+        for (int n = 0; n < NW; ++n) {
+          double c = j->X[m * NW + n];
+          for (int l = 0; l < LANES; ++l) acc[n][l] += a[l] * c;
+        }
+      }
+      for (long l = 0; l < LANES && kk + l < kc; ++l)
+        for (int n = 0; n < NW; ++n) j->out[(k + kk + l) * NW + n] = acc[n][l];
     }
   }
 }
@@ -181,6 +315,19 @@ static void tsmttsm_z(const tsm_job *j) {
 /* Real B = A C for rows [k0, k1). */
 static void tsmm_d(const tsm_job *j) {
   long M = j->M, N = j->N;
+  if (N <= 4) {
+    double *w = malloc(sizeof(double) * (size_t)(KC * M));
+    if (w) {
+      switch (N) {   /* the column count a constant in each copy */
+      case 1: tsmm_narrow(j, 1, w); break;
+      case 2: tsmm_narrow(j, 2, w); break;
+      case 3: tsmm_narrow(j, 3, w); break;
+      default: tsmm_narrow(j, 4, w); break;
+      }
+      free(w);
+      return;
+    }
+  }
   for (long k = j->k0; k < j->k1; ++k) {
     const double *restrict a = j->A + k * M;
     double *restrict b = j->out + k * N;
@@ -193,9 +340,43 @@ static void tsmm_d(const tsm_job *j) {
   }
 }
 
+/*
+** Complex B = A C with N <= 2 as the real product of A's real view (K x 2M)
+** and C's real form (2M x 2N: [[re, im], [-im, re]] per entry) by
+** tsmm_narrow; B's interleaved rows are its real view. 1 when done, 0 when
+** out of memory (the caller goes the general way).
+*/
+static int tsmm_z_narrow(const tsm_job *j) {
+  long M = j->M, N = j->N, Nr = 2 * N;
+  double *cr = malloc(sizeof(double) * (size_t)(2 * M * Nr));
+  double *w = malloc(sizeof(double) * (size_t)(KC * 2 * M));
+  tsm_job r = *j;
+  if (!cr || !w) {
+    free(cr);
+    free(w);
+    return 0;
+  }
+  for (long m = 0; m < M; ++m)
+    for (long n = 0; n < N; ++n) {
+      double re = j->X[2 * (m * N + n)], im = j->X[2 * (m * N + n) + 1];
+      cr[2 * m * Nr + 2 * n] = re;
+      cr[2 * m * Nr + 2 * n + 1] = im;
+      cr[(2 * m + 1) * Nr + 2 * n] = -im;
+      cr[(2 * m + 1) * Nr + 2 * n + 1] = re;
+    }
+  r.M = 2 * M;
+  r.X = cr;
+  if (N == 1) tsmm_narrow(&r, 2, w);
+  else tsmm_narrow(&r, 4, w);
+  free(cr);
+  free(w);
+  return 1;
+}
+
 /* Complex B = A C for rows [k0, k1); interleaved storage throughout. */
 static void tsmm_z(const tsm_job *j) {
   long M = j->M, N = j->N;
+  if (N <= 2 && tsmm_z_narrow(j)) return;
   for (long k = j->k0; k < j->k1; ++k) {
     const double *restrict a = j->A + 2 * k * M;
     double *restrict b = j->out + 2 * k * N;
@@ -215,15 +396,16 @@ static void tsmm_z(const tsm_job *j) {
 /* Thread body: dispatches on op and type. */
 static void *tsm_work(void *arg) {
   const tsm_job *j = arg;
+  long e = j->t == ODB_TSM_Z ? 2 : 1;
   if (j->op == ODB_TSM_TSMTTSM)
-    (j->t == ODB_TSM_Z ? tsmttsm_z : tsmttsm_d)(j);
+    ((tsm_job *)arg)->st = tsmttsm_real(j, e * j->M, e * j->N);
   else
     (j->t == ODB_TSM_Z ? tsmm_z : tsmm_d)(j);
   return NULL;
 }
 
-/* Threads to use for K rows when asked for want (<= 0: all cores). */
-static int tsm_threads(long K, int want) {
+/* See the header. */
+int odb_tsm_cpu_threads(long K, int want) {
   long p = want > 0 ? want : sysconf(_SC_NPROCESSORS_ONLN);
   long most = K / MIN_ROWS_PER_THREAD;
   if (p > most) p = most;
@@ -239,7 +421,7 @@ odb_status odb_tsm_cpu(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
   pthread_t th[MAX_THREADS];
   double *tiles = NULL;
   int p, started = 0, z = t == ODB_TSM_Z;
-  size_t tile = (size_t)(M * N) * (z ? 2 : 1);
+  size_t tile = (size_t)(M * N) * (z ? 4 : 1);   /* the real view's sums */
   odb_status st = ODB_OK;
 
   ODB_TRY(odb_tsm_check_shape(M, N, K, 0));
@@ -248,7 +430,7 @@ odb_status odb_tsm_cpu(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                     odb_tsm_op_name(op));
   if ((unsigned)op > 1 || (unsigned)t > 1)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: bad operation or dtype");
-  p = tsm_threads(K, nthreads);
+  p = odb_tsm_cpu_threads(K, nthreads);
   if (op == ODB_TSM_TSMTTSM) {
     tiles = malloc(sizeof(double) * tile * (size_t)p);
     if (!tiles) return ODB_FAIL(ODB_ERR_NOMEM, "tsmttsm: %d tiles of %zu "
@@ -256,7 +438,7 @@ odb_status odb_tsm_cpu(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
   }
   for (int i = 0; i < p; ++i) {
     jobs[i] = (tsm_job){ op, t, M, N, K * i / p, K * (i + 1) / p, A, X,
-                         tiles ? tiles + tile * (size_t)i : out };
+                         tiles ? tiles + tile * (size_t)i : out, ODB_OK };
   }
   for (int i = 1; i < p; ++i) {
     if (pthread_create(&th[i], NULL, tsm_work, &jobs[i]) != 0) {
@@ -267,19 +449,16 @@ odb_status odb_tsm_cpu(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
   }
   if (st == ODB_OK) tsm_work(&jobs[0]);
   for (int i = 1; i <= started; ++i) pthread_join(th[i], NULL);
+  for (int i = 0; st == ODB_OK && i < p; ++i)
+    if (jobs[i].st != ODB_OK)
+      st = ODB_FAIL(ODB_ERR_NOMEM, "tsmttsm: packing buffers of thread %d",
+                    i);
   if (st == ODB_OK && tiles) {
-    /* sum the tiles in thread order, then interleave complex parts */
+    /* sum the tiles in thread order, then combine complex parts */
     for (int i = 1; i < p; ++i)
       for (size_t e = 0; e < tile; ++e) tiles[e] += tiles[tile * i + e];
-    if (z) {
-      size_t mn = (size_t)(M * N);
-      for (size_t e = 0; e < mn; ++e) {
-        out[2 * e] = tiles[e];
-        out[2 * e + 1] = tiles[mn + e];
-      }
-    } else {
-      memcpy(out, tiles, sizeof(double) * tile);
-    }
+    if (z) tsm_combine(tiles, M, N, out);
+    else memcpy(out, tiles, sizeof(double) * tile);
   }
   free(tiles);
   return st;

@@ -2,14 +2,18 @@
    shape (the tall & skinny products of odb_tsm.h). */
 #include "odb_lua.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "odb_tsm.h"
 
 #define ODBL_KERNEL "odebench.Kernel"
 
+/* One product of a shape: the tuned GPU kernel (plan) or the CPU version
+   (host); exactly one is set while open. */
 typedef struct odbL_tsmk {
-  odb_tsm_plan *plan;     /* NULL once closed */
+  odb_tsm_plan *plan;     /* backend "cuda" */
+  odb_tsm_host *host;     /* backend "cpu" */
   odb_tsm_op op;
   odb_tsm_dtype t;
   long M, N, K;
@@ -23,8 +27,15 @@ static void raise_on(lua_State *L, odb_status st) {
 /* The open kernel at idx; raises when closed. */
 static odbL_tsmk *kernel_check(lua_State *L, int idx) {
   odbL_tsmk *k = luaL_checkudata(L, idx, ODBL_KERNEL);
-  if (!k->plan) luaL_argerror(L, idx, "the kernel is closed");
+  if (!k->plan && !k->host) luaL_argerror(L, idx, "the kernel is closed");
   return k;
+}
+
+/* The optional repetition count at idx (default 9). */
+static int opt_reps(lua_State *L, int idx) {
+  lua_Integer r = luaL_optinteger(L, idx, 9);
+  if (r < 1 || r > 1000) luaL_argerror(L, idx, "reps must be in 1..1000");
+  return (int)r;
 }
 
 /* Pushes seconds and GFLOP/s of a timed run. */
@@ -34,35 +45,40 @@ static int push_timing(lua_State *L, const odbL_tsmk *k, double sec) {
   return 2;
 }
 
-/* k:time([reps]) -> median seconds, GFLOP/s of the tuned kernel. */
+/* k:time([reps]) -> median seconds, GFLOP/s of the kernel. */
 static int kernel_time(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
+  int reps = opt_reps(L, 2);
   double sec = 0;
-  raise_on(L, odb_tsm_plan_time(k->plan,
-                                         (int)luaL_optinteger(L, 2, 9),
-                                         &sec));
+  raise_on(L, k->plan ? odb_tsm_plan_time(k->plan, reps, &sec)
+                      : odb_tsm_host_time(k->host, reps, &sec));
   return push_timing(L, k, sec);
 }
 
 /* k:cublas([reps]) -> median seconds, GFLOP/s of cuBLAS on the same data. */
 static int kernel_cublas(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
+  int reps = opt_reps(L, 2);
   double sec = 0;
-  raise_on(L, odb_tsm_plan_cublas_time(
-                           k->plan, (int)luaL_optinteger(L, 2, 9), &sec));
+  if (!k->plan)
+    return luaL_error(L, "k:cublas: this kernel runs on the CPU (backend "
+                      "'cpu'); k:compare times it against the plain loop");
+  raise_on(L, odb_tsm_plan_cublas_time(k->plan, reps, &sec));
   return push_timing(L, k, sec);
 }
 
-/* k:compare([reps]) -> seconds, GFLOP/s of the tuned kernel, then of
-   cuBLAS, from reps rounds that run both in turn (same clocks for both),
-   then {q1, median, q3} of the rounds' speed-ups over cuBLAS. */
+/* k:compare([reps]) -> seconds, GFLOP/s of the kernel, then of its peer
+   (cuBLAS on the GPU, the plain loop on the CPU), from reps rounds that
+   run both in turn (same clocks for both), then {q1, median, q3} of the
+   rounds' speed-ups over the peer. */
 static int kernel_compare(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
-  double mine = 0, blas = 0, q[3];
-  raise_on(L, odb_tsm_plan_compare(k->plan, (int)luaL_optinteger(L, 2, 9),
-                                   &mine, &blas, q));
+  int reps = opt_reps(L, 2);
+  double mine = 0, peer = 0, q[3];
+  raise_on(L, k->plan ? odb_tsm_plan_compare(k->plan, reps, &mine, &peer, q)
+                      : odb_tsm_host_compare(k->host, reps, &mine, &peer, q));
   push_timing(L, k, mine);
-  push_timing(L, k, blas);
+  push_timing(L, k, peer);
   lua_createtable(L, 3, 0);
   for (int i = 0; i < 3; ++i) {
     lua_pushnumber(L, q[i]);
@@ -71,39 +87,55 @@ static int kernel_compare(lua_State *L) {
   return 5;
 }
 
-/* k:check() -> relative Frobenius difference to cuBLAS. */
+/* k:check() -> relative Frobenius difference from the CPU reference (and,
+   on the GPU, from cuBLAS; on the CPU, of the plain loop too). */
 static int kernel_checkm(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
   double err = 0;
-  raise_on(L, odb_tsm_plan_check(k->plan, &err));
+  raise_on(L, k->plan ? odb_tsm_plan_check(k->plan, &err)
+                      : odb_tsm_host_check(k->host, &err));
   lua_pushnumber(L, err);
   return 1;
 }
 
-/* k:info() -> {config, regs, evals, cached, flops, bytes, M, N, K, ...}. */
+/* Sets t[key] = v for the table on top. */
+static void set_int(lua_State *L, const char *key, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, key);
+}
+
+/* k:info() -> {name, dtype, M, N, K, backend, peer, config, regs, evals,
+   cached, threads, flops, bytes}. */
 static int kernel_info(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
-  long evals, cached;
-  odb_tsm_plan_search(k->plan, &evals, &cached);
-  lua_createtable(L, 0, 10);
+  long evals = 0, cached = 0;
+  char cfg[32];
+  lua_createtable(L, 0, 14);
   lua_pushstring(L, odb_tsm_op_name(k->op));
   lua_setfield(L, -2, "name");
   lua_pushstring(L, odb_tsm_dtype_name(k->t));
   lua_setfield(L, -2, "dtype");
-  lua_pushinteger(L, k->M);
-  lua_setfield(L, -2, "M");
-  lua_pushinteger(L, k->N);
-  lua_setfield(L, -2, "N");
-  lua_pushinteger(L, k->K);
-  lua_setfield(L, -2, "K");
-  lua_pushstring(L, odb_tsm_plan_config(k->plan));
-  lua_setfield(L, -2, "config");
-  lua_pushinteger(L, odb_tsm_plan_regs(k->plan));
-  lua_setfield(L, -2, "regs");
-  lua_pushinteger(L, evals);
-  lua_setfield(L, -2, "evals");
-  lua_pushinteger(L, cached);
-  lua_setfield(L, -2, "cached");
+  set_int(L, "M", k->M);
+  set_int(L, "N", k->N);
+  set_int(L, "K", k->K);
+  lua_pushstring(L, k->plan ? "cuda" : "cpu");
+  lua_setfield(L, -2, "backend");
+  lua_pushstring(L, k->plan ? "cuBLAS" : "plain loop");
+  lua_setfield(L, -2, "peer");
+  if (k->plan) {
+    odb_tsm_plan_search(k->plan, &evals, &cached);
+    lua_pushstring(L, odb_tsm_plan_config(k->plan));
+    lua_setfield(L, -2, "config");
+    set_int(L, "regs", odb_tsm_plan_regs(k->plan));
+  } else {
+    int th = odb_tsm_host_threads(k->host);
+    snprintf(cfg, sizeof cfg, "threads=%d", th);
+    lua_pushstring(L, cfg);
+    lua_setfield(L, -2, "config");
+    set_int(L, "threads", th);
+  }
+  set_int(L, "evals", evals);
+  set_int(L, "cached", cached);
   lua_pushnumber(L, odb_tsm_flops(k->t, k->M, k->N, k->K));
   lua_setfield(L, -2, "flops");
   lua_pushnumber(L, odb_tsm_bytes(k->t, k->M, k->N, k->K));
@@ -111,11 +143,13 @@ static int kernel_info(lua_State *L) {
   return 1;
 }
 
-/* k:close(), __gc and __close: frees the device matrices. */
+/* k:close(), __gc and __close: frees the matrices. */
 static int kernel_close(lua_State *L) {
   odbL_tsmk *k = luaL_checkudata(L, 1, ODBL_KERNEL);
   odb_tsm_plan_destroy(k->plan);
+  odb_tsm_host_destroy(k->host);
   k->plan = NULL;
+  k->host = NULL;
   return 0;
 }
 
@@ -138,22 +172,41 @@ static void kernel_meta(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* backend = "auto" | "cuda" | "cpu": 1 for cuda (auto: when present). */
+static int read_backend(lua_State *L, odb_ctx *ctx) {
+  const char *b = odbL_opt_string(L, 2, "backend", "auto");
+  int have = odb_ctx_backend(ctx, "cuda") != NULL;
+  if (strcmp(b, "cpu") == 0) return 0;
+  if (strcmp(b, "auto") == 0) return have;
+  if (strcmp(b, "cuda") == 0) {
+    if (!have)
+      luaL_error(L, "ob.kernel: backend 'cuda': no cuda backend in this run "
+                 "(backend 'auto' or 'cpu' runs the CPU version)");
+    return 1;
+  }
+  return luaL_error(L, "ob.kernel: backend '%s' (expected auto, cuda or "
+                    "cpu)", b);
+}
+
 /*
-** ob.kernel(name, {M=, N=, K=, dtype="d"|"z", space="quick"|"full"}):
-** name is "tsmttsm" (C = A^T B) or "tsmm" (B = A C). Tunes on first use
-** (the tuning database keeps the result, so later runs start at once).
+** ob.kernel(name, {M=, N=, K=, dtype="d"|"z", backend="auto"|"cuda"|"cpu",
+** space="quick"|"full", threads=}): name is "tsmttsm" (C = A^T B) or
+** "tsmm" (B = A C). On the GPU it tunes on first use (the tuning database
+** keeps the result, so later runs start at once); on the CPU it runs the
+** threaded CPU version (threads: 0, the default, one per core).
 */
 int odbL_kernel(lua_State *L) {
   static const char *const keys[] = { "M", "N", "K", "dtype", "space",
-                                      NULL };
+                                      "backend", "threads", NULL };
   odbL_state *S = odbL_state_get(L);
   const char *name = luaL_checkstring(L, 1);
-  long long M = 0, N = 0, K = 0;
+  long long M = 0, N = 0, K = 0, threads = 0;
   const char *dt, *space;
   odb_tsm_plan_opts o;
   odbL_tsmk *k;
   odb_tsm_op op;
   odb_tsm_dtype t;
+  int cuda;
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   if (!odbL_opt_integer(L, 2, "M", &M) || !odbL_opt_integer(L, 2, "N", &N)
@@ -167,12 +220,18 @@ int odbL_kernel(lua_State *L) {
   raise_on(L, odb_tsm_op_parse(name, &op));
   raise_on(L, odb_tsm_dtype_parse(dt, &t));
   raise_on(L, odb_tsm_check_shape((long)M, (long)N, (long)K, 1));
+  cuda = read_backend(L, S->ctx);
+  if (odbL_opt_integer(L, 2, "threads", &threads) &&
+      (cuda || threads < 0 || threads > 256))
+    return luaL_error(L, cuda ? "ob.kernel: threads is an option of the CPU "
+                      "version (backend 'cpu')" : "ob.kernel: threads = %I, "
+                      "expected 0 (one per core) to 256", (lua_Integer)threads);
   memset(&o, 0, sizeof o);
   o.full = strcmp(space, "full") == 0;
   kernel_meta(L);
-  /* A, B and C (K x M, K x N, M x N entries; tsmm: A, C and B), device
-     and host copies */
-  odbL_gc_external(L, 2.0 * (t == ODB_TSM_Z ? 16.0 : 8.0) *
+  /* A, B and C (K x M, K x N, M x N entries; tsmm: A, C and B), and on
+     the GPU their host copies */
+  odbL_gc_external(L, (cuda ? 2.0 : 1.0) * (t == ODB_TSM_Z ? 16.0 : 8.0) *
                       ((double)K * (double)(M + N) + (double)M * (double)N));
   k = lua_newuserdatauv(L, sizeof *k, 0);
   memset(k, 0, sizeof *k);
@@ -182,7 +241,11 @@ int odbL_kernel(lua_State *L) {
   k->M = (long)M;
   k->N = (long)N;
   k->K = (long)K;
-  raise_on(L, odb_tsm_plan_create(S->ctx, op, t, (long)M, (long)N,
-                                           (long)K, &o, &k->plan));
+  if (cuda)
+    raise_on(L, odb_tsm_plan_create(S->ctx, op, t, (long)M, (long)N,
+                                    (long)K, &o, &k->plan));
+  else
+    raise_on(L, odb_tsm_host_create(op, t, (long)M, (long)N, (long)K,
+                                    (int)threads, S->ctx->seed, &k->host));
   return 1;
 }

@@ -244,6 +244,8 @@ static void push_bandwidth(lua_State *L, const odb_bandwidth *bw) {
   lua_pushnumber(L, bw->copy_all / 1e9);
   lua_setfield(L, -2, "copy_all");
   set_int(L, "threads_all", bw->threads_all);
+  lua_pushnumber(L, bw->flops_1t / 1e9);   /* FP64 multiply-add peak */
+  lua_setfield(L, -2, "peak_gflops_1t");
   lua_pushstring(L, bw->measured_at);
   lua_setfield(L, -2, "measured_at");
   lua_pushboolean(L, bw->from_cache);

@@ -33,7 +33,7 @@ describe("ob.kernel", function()
 
   it("runs on the GPU, or says there is none", function()
     local ok, k = pcall(ob.kernel, "tsmttsm",
-                        { M = 3, N = 5, K = 10007, dtype = "z" })
+                        { M = 3, N = 5, K = 10007, dtype = "z", backend = "cuda" })
     if not ob.info({ bandwidth = false }).gpu then
       assert.is_false(ok)
       -- built with CUDA but no device, or built without CUDA at all
@@ -49,6 +49,52 @@ describe("ob.kernel", function()
     assert.is_true(s1 > 0 and g1 > 0 and s2 > 0 and g2 > 0)
     assert.is_true(q[1] <= q[2] and q[2] <= q[3] and q[1] > 0)
     assert.is_string(k:info().config)
+    assert.are.equal("cuda", k:info().backend)
+    k:close()
+  end)
+
+  it("runs the CPU version with backend 'cpu', against the plain loop", function()
+    for _, c in ipairs({ { "tsmttsm", "d", 1, 1 }, { "tsmttsm", "z", 3, 5 },
+                         { "tsmttsm", "d", 17, 64 }, { "tsmm", "d", 5, 3 },
+                         { "tsmm", "z", 64, 7 }, { "tsmm", "d", 2, 33 } }) do
+      local k = ob.kernel(c[1], { M = c[3], N = c[4], K = 30011, dtype = c[2],
+                                  backend = "cpu", threads = 2 })
+      local what = table.concat(c, " ")
+      assert.is_true(k:check() <= 1e-12, what)
+      local sec, gf = k:time(2)
+      assert.is_true(sec > 0 and gf > 0, what)
+      local s1, g1, s2, g2, q = k:compare(3)
+      assert.is_true(s1 > 0 and g1 > 0 and s2 > 0 and g2 > 0, what)
+      assert.is_true(q[1] <= q[2] and q[2] <= q[3] and q[1] > 0, what)
+      local info = k:info()
+      assert.are.equal("cpu", info.backend)
+      assert.are.equal("plain loop", info.peer)
+      assert.are.equal("threads=2", info.config)
+      local ok, err = pcall(k.cublas, k)
+      assert.is_false(ok)
+      assert.matches("runs on the CPU", err, 1, true)
+      k:close()
+      ok, err = pcall(k.time, k)
+      assert.is_false(ok)
+      assert.matches("closed", err, 1, true)
+    end
+  end)
+
+  it("refuses bad backends, threads and repetitions", function()
+    local cases = {
+      { { M = 4, N = 4, K = 100, backend = "tpu" }, "backend 'tpu' (expected auto, cuda or cpu)" },
+      { { M = 4, N = 4, K = 100, backend = "cpu", threads = -1 }, "threads = -1" },
+      { { M = 4, N = 4, K = 100, backend = "cpu", threads = 999 }, "threads = 999" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(ob.kernel, "tsmm", c[1])
+      assert.is_false(ok)
+      assert.matches(c[2], err, 1, true)
+    end
+    local k = ob.kernel("tsmm", { M = 4, N = 4, K = 100, backend = "cpu" })
+    local ok, err = pcall(k.time, k, 0)
+    assert.is_false(ok)
+    assert.matches("reps must be in 1..1000", err, 1, true)
     k:close()
   end)
 end)

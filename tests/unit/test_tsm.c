@@ -319,6 +319,11 @@ int main(void) {
   static const long shapes[][3] = {
     {1, 1, 1}, {1, 1, 9973}, {3, 5, 10007}, {7, 7, 20011}, {13, 4, 33331},
     {17, 31, 12289}, {64, 64, 5003}, {33, 1, 40009}, {1, 47, 8191},
+    /* the narrow paths (rows as lanes, dot products) and chunk edges: K
+       one past a chunk of 64, a multiple of it, below the 8 lanes; widths
+       past 64 (the CPU versions take any) */
+    {2, 2, 65}, {5, 3, 1031}, {3, 2, 128}, {2, 4, 7}, {100, 2, 999},
+    {9, 70, 4099},
   };
   int threads[] = { 1, 3 };
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)

@@ -1,0 +1,75 @@
+-- tsm_cpu.lua: the tall & skinny products on the CPU (the CPU versions of
+-- seeds/003's kernels, core/odb_tsm_cpu.c): C = A^T B ("tsmttsm") and
+-- B = A C ("tsmm"), A: K x M, B: K x N, row-major, real (d) and complex (z).
+--
+-- Per shape: GFLOP/s of the threaded version (ob.kernel with backend
+-- "cpu", threads: one per core), the percentage of its roofline min(I * b,
+-- P), and the speed-up over the plain loop (one thread, the rows streamed
+-- in order: C += A[k]^T B[k], B[k] = A[k] C), both run in turn on the same
+-- matrices, reps rounds, medians. I = flops / (bytes of A, B and C once);
+-- b is the all-core bandwidth measured on this machine (odebench info):
+-- the read bandwidth for A^T B, which only reads, the copy bandwidth for
+-- A C; P is the FP64 multiply-add peak of one core times the cores.
+-- Each product is checked against the reference triple loop first.
+--
+--   odebench scenarios/tsm_cpu.lua
+--   odebench scenarios/tsm_cpu.lua --set widths=1,8,32 --set dtypes=d
+local ob = require "odebench"
+
+local widths = ob.param("widths", "1,2,4,8,16,32,64")
+local dtypes = ob.param("dtypes", "d,z")
+local ops    = ob.param("ops", "tsmttsm,tsmm")
+local mib    = ob.param("mib", 256)      -- MiB of A and B (or B) per shape
+local reps   = ob.param("reps", 5)
+local threads = ob.param("threads", 0)   -- 0: one per core
+
+local info = ob.info()
+local bw = info.bandwidth
+local cores = info.cpu.cores
+local peak = bw.peak_gflops_1t * cores
+print(string.format("%s, %d cores: read %.1f GB/s, copy %.1f GB/s (%d threads), "
+                    .. "FP64 peak %.1f GFLOP/s (%.1f a core)", info.cpu.model,
+                    cores, bw.read_all, bw.copy_all, bw.threads_all, peak,
+                    bw.peak_gflops_1t))
+
+local function split(s)
+  local t = {}
+  for x in tostring(s):gmatch("[^,]+") do t[#t + 1] = x end
+  return t
+end
+
+print(string.format("%-7s %s %3s %3s %10s %3s %9s %6s %9s %8s %s", "op", "t",
+                    "M", "N", "K", "thr", "GFLOP/s", "roof", "plain", "speedup",
+                    "rounds"))
+local list = {}
+for _, w in ipairs(split(widths)) do
+  for _, op in ipairs(split(ops)) do
+    for _, dt in ipairs(split(dtypes)) do
+      list[#list + 1] = { op, dt, tonumber(w) }
+    end
+  end
+end
+ob.progress(0, #list, "shapes")
+for i, c in ipairs(list) do
+  local op, dt, w = c[1], c[2], c[3]
+  local bytes_row = (dt == "z" and 16 or 8) * (op == "tsmttsm" and 2 * w or w + w)
+  local K = math.max(1, math.floor(mib * 2^20 / bytes_row))
+  local k <close> = ob.kernel(op, { M = w, N = w, K = K, dtype = dt,
+                                    backend = "cpu", threads = threads })
+  local kinfo = k:info()
+  local err = k:check()
+  assert(err <= 1e-12, string.format("%s %s %d: %.2e from the reference",
+                                     op, dt, w, err))
+  local _, g, _, gp, q = k:compare(reps)
+  local b = op == "tsmttsm" and bw.read_all or bw.copy_all
+  local roof = math.min(kinfo.flops / kinfo.bytes * b, peak)
+  local tag = string.format("%s_%s_%d", op, dt, w)
+  ob.metric(tag .. "_gflops", g, "GFLOP/s")
+  ob.metric(tag .. "_roofline_pct", 100 * g / roof, "%")
+  ob.metric(tag .. "_plain_gflops", gp, "GFLOP/s")
+  ob.metric(tag .. "_speedup", g / gp, "x")
+  print(string.format("%-7s %s %3d %3d %10d %3d %9.2f %5.1f%% %9.2f %7.2fx "
+                      .. "%.2f-%.2f", op, dt, w, w, K, kinfo.threads, g,
+                      100 * g / roof, gp, g / gp, q[1], q[3]))
+  ob.progress(i, #list, "shapes")
+end
