@@ -312,9 +312,59 @@ static inline void tsmm_narrow(const tsm_job *j, int NW, double *restrict w) {
   }
 }
 
+/*
+** Real B = A C, MR rows x NR columns of B at a time in registers (the
+** rows' entries of A broadcast, a row of C's tile loaded, per m), for rows
+** [k, k + MR) and the tiles that fit N; the last N % NR columns and the
+** last rows go the plain way (tsmm_rows).
+*/
+static void tsmm_tiles(const tsm_job *j, long k, double *restrict ap) {
+  long M = j->M, N = j->N;
+  const double *restrict A = j->A + k * M;
+  double *restrict B = j->out + k * N;
+  for (long m = 0; m < M; ++m)          /* the rows' A, m-major */
+    for (int i = 0; i < MR; ++i) ap[m * MR + i] = A[i * M + m];
+  for (long n0 = 0; n0 + NR <= N; n0 += NR) {
+    double acc[MR][NR] = { { 0 } };
+    for (long m = 0; m < M; ++m) {
+      const double *restrict c = j->X + m * N + n0;
+      for (int i = 0; i < MR; ++i)
+        for (int jn = 0; jn < NR; ++jn) acc[i][jn] += ap[m * MR + i] * c[jn];
+    }
+    for (int i = 0; i < MR; ++i)
+      for (int jn = 0; jn < NR; ++jn) B[i * N + n0 + jn] = acc[i][jn];
+  }
+}
+
+/* Real B = A C, columns [n0, N) of rows [k0, k1), one row at a time. */
+static void tsmm_rows(const tsm_job *j, long k0, long k1, long n0) {
+  long M = j->M, N = j->N;
+  for (long k = k0; k < k1; ++k) {
+    const double *restrict a = j->A + k * M;
+    double *restrict b = j->out + k * N;
+    for (long n = n0; n < N; ++n) b[n] = 0.0;
+    for (long m = 0; m < M; ++m) {
+      double am = a[m];
+      const double *restrict c = j->X + m * N;
+      for (long n = n0; n < N; ++n) b[n] += am * c[n];
+    }
+  }
+}
+
 /* Real B = A C for rows [k0, k1). */
 static void tsmm_d(const tsm_job *j) {
   long M = j->M, N = j->N;
+  double *ap = N >= NR ? malloc(sizeof(double) * (size_t)(MR * M)) : NULL;
+  if (ap) {
+    long k = j->k0, tail = N - N % NR;
+    for (; k + MR <= j->k1; k += MR) {
+      tsmm_tiles(j, k, ap);
+      if (tail < N) tsmm_rows(j, k, k + MR, tail);
+    }
+    tsmm_rows(j, k, j->k1, 0);
+    free(ap);
+    return;
+  }
   if (N <= 4) {
     double *w = malloc(sizeof(double) * (size_t)(KC * M));
     if (w) {
@@ -341,12 +391,12 @@ static void tsmm_d(const tsm_job *j) {
 }
 
 /*
-** Complex B = A C with N <= 2 as the real product of A's real view (K x 2M)
-** and C's real form (2M x 2N: [[re, im], [-im, re]] per entry) by
-** tsmm_narrow; B's interleaved rows are its real view. 1 when done, 0 when
-** out of memory (the caller goes the general way).
+** Complex B = A C as the real product of A's real view (K x 2M) and C's
+** real form (2M x 2N: [[re, im], [-im, re]] per entry), by tsmm_narrow
+** (N <= 2) or tsmm_d; B's interleaved rows are its real view. 1 when done,
+** 0 when out of memory (the caller goes the general way).
 */
-static int tsmm_z_narrow(const tsm_job *j) {
+static int tsmm_z_real(const tsm_job *j) {
   long M = j->M, N = j->N, Nr = 2 * N;
   double *cr = malloc(sizeof(double) * (size_t)(2 * M * Nr));
   double *w = malloc(sizeof(double) * (size_t)(KC * 2 * M));
@@ -365,9 +415,11 @@ static int tsmm_z_narrow(const tsm_job *j) {
       cr[(2 * m + 1) * Nr + 2 * n + 1] = re;
     }
   r.M = 2 * M;
+  r.N = Nr;
   r.X = cr;
   if (N == 1) tsmm_narrow(&r, 2, w);
-  else tsmm_narrow(&r, 4, w);
+  else if (N == 2) tsmm_narrow(&r, 4, w);
+  else tsmm_d(&r);
   free(cr);
   free(w);
   return 1;
@@ -376,7 +428,7 @@ static int tsmm_z_narrow(const tsm_job *j) {
 /* Complex B = A C for rows [k0, k1); interleaved storage throughout. */
 static void tsmm_z(const tsm_job *j) {
   long M = j->M, N = j->N;
-  if (N <= 2 && tsmm_z_narrow(j)) return;
+  if (tsmm_z_real(j)) return;
   for (long k = j->k0; k < j->k1; ++k) {
     const double *restrict a = j->A + 2 * k * M;
     double *restrict b = j->out + 2 * k * N;
