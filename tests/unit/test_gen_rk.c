@@ -185,7 +185,6 @@ static void check_cell9(void) {
   for (int i = 0; i < NSRC; ++i) free(src[i]);
   odb_problem_destroy(b);
 }
-#endif
 
 /*
 ** The other layouts, which otherwise only meet NVRTC on a GPU machine:
@@ -247,6 +246,8 @@ static void check_layouts(void) {
   for (int i = 0; i < NSRC; ++i) free(src[i]);
   odb_problem_destroy(p);
 }
+
+#endif
 
 int main(void) {
 #if ODB_HAVE_CUDA
