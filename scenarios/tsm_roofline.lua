@@ -40,7 +40,8 @@ local reps    = ob.param("reps", 9)
 
 local gpu = ob.info().gpu
 if not gpu then
-  print("tsm_roofline: no GPU in this run; nothing to measure")
+  print("tsm_roofline: no GPU in this run; nothing to measure (scenarios/"
+        .. "tsm_cpu.lua measures the CPU versions)")
   return
 end
 local bw = gpu.copy_gbs
