@@ -156,7 +156,9 @@ typedef struct tsm_job {
 ** Both have fixed trip counts the compiler vectorizes without reordering
 ** any sum, so the result does not depend on timing.
 */
-enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 256 };
+enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 256,
+       NARROW_MAX_M = 4096 };   /* the CPU versions take any width: the
+                                   packed copies stay below 2 MiB */
 
 /* Rounds x up to a multiple of m. */
 static long round_up(long x, long m) { return (x + m - 1) / m * m; }
@@ -376,7 +378,7 @@ static void tsmm_d(const tsm_job *j) {
     free(ap);
     return;
   }
-  if (N <= 4) {
+  if (N <= 4 && M <= NARROW_MAX_M) {
     double *w = malloc(sizeof(double) * (size_t)(KC * M));
     if (w) {
       switch (N) {   /* the column count a constant in each copy */
@@ -439,7 +441,7 @@ static int tsmm_z_real(const tsm_job *j) {
 /* Complex B = A C for rows [k0, k1); interleaved storage throughout. */
 static void tsmm_z(const tsm_job *j) {
   long M = j->M, N = j->N;
-  if (tsmm_z_real(j)) return;
+  if (2 * M <= NARROW_MAX_M && tsmm_z_real(j)) return;
   for (long k = j->k0; k < j->k1; ++k) {
     const double *restrict a = j->A + 2 * k * M;
     double *restrict b = j->out + 2 * k * N;

@@ -323,7 +323,7 @@ int main(void) {
        one past a chunk of 64, a multiple of it, below the 8 lanes; widths
        past 64 (the CPU versions take any) */
     {2, 2, 65}, {5, 3, 1031}, {3, 2, 128}, {2, 4, 7}, {100, 2, 999},
-    {9, 70, 4099},
+    {9, 70, 4099}, {5000, 3, 50},
   };
   int threads[] = { 1, 3 };
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
