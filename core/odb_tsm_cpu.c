@@ -157,6 +157,7 @@ typedef struct tsm_job {
 ** any sum, so the result does not depend on timing.
 */
 enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 256,
+       SMALL = 4, RU = 4,        /* P of at most 4 x 4: RU rows in flight */
        NARROW_MAX_M = 4096 };   /* the CPU versions take any width: the
                                    packed copies stay below 2 MiB */
 
@@ -254,6 +255,48 @@ static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc) {
 }
 
 /*
+** A^T B for a P of at most SMALL x SMALL entries (MS x NS, constants where
+** inlined), straight from the rows: each row's outer product goes into RU
+** sets of sums in turn (RU rows in flight, RU independent chains per
+** entry), added up in a fixed order at the end; no packing, the rows are
+** read where they lie. rows [k0, k1) into out (MS x NS).
+*/
+static inline void small_rows(const tsm_job *j, int MS, int NS) {
+  double acc[RU][SMALL][SMALL] = { { { 0 } } };
+  const double *restrict A = j->A, *restrict B = j->X;
+  long k = j->k0;
+  for (; k + RU <= j->k1; k += RU)
+    for (int r = 0; r < RU; ++r)
+      for (int m = 0; m < MS; ++m)
+        for (int n = 0; n < NS; ++n)
+          acc[r][m][n] += A[(k + r) * MS + m] * B[(k + r) * NS + n];
+  for (; k < j->k1; ++k)
+    for (int m = 0; m < MS; ++m)
+      for (int n = 0; n < NS; ++n) acc[0][m][n] += A[k * MS + m] * B[k * NS + n];
+  for (int m = 0; m < MS; ++m)
+    for (int n = 0; n < NS; ++n) {
+      double t = 0.0;
+      for (int r = 0; r < RU; ++r) t += acc[r][m][n];
+      j->out[m * NS + n] = t;
+    }
+}
+
+/* small_rows for Mr, Nr in 1..SMALL (each pair its own copy); 0 for
+   other shapes. */
+static int tsmttsm_small(const tsm_job *j, long Mr, long Nr) {
+  if (Mr > SMALL || Nr > SMALL) return 0;
+#define ODB_SMALL_CASE(a, b) case (a) * 8 + (b): small_rows(j, a, b); return 1;
+#define ODB_SMALL_ROW(a) ODB_SMALL_CASE(a, 1) ODB_SMALL_CASE(a, 2) \
+                         ODB_SMALL_CASE(a, 3) ODB_SMALL_CASE(a, 4)
+  switch (Mr * 8 + Nr) {
+  ODB_SMALL_ROW(1) ODB_SMALL_ROW(2) ODB_SMALL_ROW(3) ODB_SMALL_ROW(4)
+  default: return 0;
+  }
+#undef ODB_SMALL_ROW
+#undef ODB_SMALL_CASE
+}
+
+/*
 ** A^T B (real view, Mr x Nr) over rows [k0, k1) into the thread's tile
 ** out (Mr x Nr, overwritten). ODB_ERR_NOMEM when the buffers cannot be
 ** had (the tile is then left as it is).
@@ -261,6 +304,7 @@ static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc) {
 static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
   tsm_pack w;
   odb_status st = ODB_OK;
+  if (tsmttsm_small(j, Mr, Nr)) return ODB_OK;
   memset(&w, 0, sizeof w);
   w.Mr = Mr;
   w.Nr = Nr;

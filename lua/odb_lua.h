@@ -83,6 +83,9 @@ odbL_state *odbL_state_peek(lua_State *L);
 ** they cannot be had (the reason is logged once). allow_measure 0 returns
 ** NULL instead of starting a measurement that takes seconds.
 */
+/* allow_measure ODBL_BW_NOW measures again now (and updates the cache and
+   the results' context) even when the figures are known. */
+#define ODBL_BW_NOW 2
 const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure);
 /* Raises "out of memory" style errors for a failed record operation. */
 void odbL_check_record(lua_State *L, odb_status st);

@@ -281,8 +281,9 @@ static void push_gpu(lua_State *L, odb_ctx *c, int bw) {
 }
 
 /*
-** ob.info([{bandwidth = false}]): CPU, caches, NUMA, GPU and bandwidth
-** (which may take a measurement of a few seconds the first time).
+** ob.info([{bandwidth = false | true | "now"}]): CPU, caches, NUMA, GPU and
+** bandwidth (which may take a measurement of a few seconds the first time;
+** "now" measures again in this run, for floors taken in the same run).
 */
 static int l_info(lua_State *L) {
   odbL_state *S = odbL_state_get(L);
@@ -292,11 +293,17 @@ static int l_info(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
     static const char *const keys[] = {"bandwidth", NULL};
     odbL_check_keys(L, 1, keys);
-    if (lua_getfield(L, 1, "bandwidth") != LUA_TNIL)
+    int ty = lua_getfield(L, 1, "bandwidth");
+    if (ty == LUA_TSTRING && strcmp(lua_tostring(L, -1), "now") == 0)
+      want_bw = ODBL_BW_NOW;
+    else if (ty == LUA_TBOOLEAN)
       want_bw = lua_toboolean(L, -1);
+    else if (ty != LUA_TNIL)
+      luaL_argerror(L, 1, "field 'bandwidth': true, false or \"now\" (measure "
+                    "again in this run) expected");
     lua_pop(L, 1);
   }
-  if (want_bw) bw = odbL_state_bandwidth(S, 1);
+  if (want_bw) bw = odbL_state_bandwidth(S, want_bw);
   lua_createtable(L, 0, 6);
   lua_createtable(L, 0, 5);
   lua_pushstring(L, t->cpu_model);

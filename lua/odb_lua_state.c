@@ -212,9 +212,10 @@ odbL_state *odbL_state_get(lua_State *L) {
 /* Assumes S->ctx is set. Records bandwidth.* the first time it succeeds. */
 const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
   odb_record *c = &S->results.context;
-  if (S->have_bw) return &S->bw;
-  if (S->bw_failed || !allow_measure) return NULL;
-  if (odb_bandwidth_get(&S->ctx->topo, 0, &S->bw) != ODB_OK) {
+  int now = allow_measure == ODBL_BW_NOW;
+  if (S->have_bw && !now) return &S->bw;
+  if ((S->bw_failed && !now) || !allow_measure) return NULL;
+  if (odb_bandwidth_get(&S->ctx->topo, now, &S->bw) != ODB_OK) {
     S->bw_failed = 1;
     odb_ctx_log(S->ctx, ODB_LOG_WARN, "memory bandwidth unknown: %s",
                 odb_last_error());

@@ -353,6 +353,18 @@ describe("ob.reference", function()
   end)
 end)
 
+describe("ob.info", function()
+  it("measures the bandwidth again in this run with bandwidth = 'now'", function()
+    local b = ob.info { bandwidth = "now" }.bandwidth
+    assert.is_false(b.from_cache)
+    assert.is_true(b.read_all > 0 and b.copy_all > 0 and b.peak_gflops_1t > 0)
+    assert.is_nil(ob.info { bandwidth = false }.bandwidth)
+    local ok, err = pcall(ob.info, { bandwidth = "later" })
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find('true, false or "now"', 1, true), err)
+  end)
+end)
+
 describe("the run", function()
   it("lists problems, methods, variants and backends", function()
     local l = ob.list()
