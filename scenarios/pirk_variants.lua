@@ -23,6 +23,8 @@ local sizes    = ob.param("sizes", "1e4,1e5,1e6")   -- target n per problem
 local steps    = ob.param("steps", 2)
 local block    = ob.param("block", 0)                -- 0: each variant's default
 
+ob.info { bandwidth = "now" }   -- floor% against the bandwidth measured in this run
+
 local function split(s)
   local t = {}
   for w in tostring(s):gmatch("[^,%s]+") do t[#t + 1] = w end
