@@ -216,17 +216,27 @@ static void pack_panels(const double *src, long cols, long padded, int R,
   }
 }
 
+/*
+** NR doubles as one vector (GCC and Clang vector extensions; any target,
+** the compiler splits it where the registers are narrower). A scalar
+** times a vector is a broadcast from memory, which plain arrays of sums
+** turned into shuffles (measured: B = A C 64 x 64 at 41% of the peak).
+** Unaligned, and allowed to alias the doubles it is loaded from.
+*/
+typedef double vnr __attribute__((vector_size(NR * sizeof(double)),
+                                  aligned(sizeof(double)), may_alias));
+
 /* One MR x NR tile of P: the sum of the chunk's outer products; row kk of
    the tile's columns of A at a + kk * lda, of B at b + kk * ldb. */
 static void tile_chunk(const double *restrict a, long lda,
                        const double *restrict b, long ldb, long kc,
                        double *restrict p, long ldp) {
-  double acc[MR][NR] = { { 0 } };
-  for (long kk = 0; kk < kc; ++kk)
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) acc[i][j] += a[kk * lda + i] * b[kk * ldb + j];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NR; ++j) p[i * ldp + j] += acc[i][j];
+  vnr acc[MR] = { { 0 } };
+  for (long kk = 0; kk < kc; ++kk) {
+    vnr bv = *(const vnr *)(b + kk * ldb);
+    for (int i = 0; i < MR; ++i) acc[i] += a[kk * lda + i] * bv;
+  }
+  for (int i = 0; i < MR; ++i) *(vnr *)(p + i * ldp) += acc[i];
 }
 
 /* The chunk of kc rows at A, B (real views) into the thread's sums. */
@@ -382,14 +392,12 @@ static void tsmm_tiles(const tsm_job *j, long k, double *restrict ap) {
   for (long m = 0; m < M; ++m)          /* the rows' A, m-major */
     for (int i = 0; i < MR; ++i) ap[m * MR + i] = A[i * M + m];
   for (long n0 = 0; n0 + NR <= N; n0 += NR) {
-    double acc[MR][NR] = { { 0 } };
+    vnr acc[MR] = { { 0 } };
     for (long m = 0; m < M; ++m) {
-      const double *restrict c = j->X + m * N + n0;
-      for (int i = 0; i < MR; ++i)
-        for (int jn = 0; jn < NR; ++jn) acc[i][jn] += ap[m * MR + i] * c[jn];
+      vnr cv = *(const vnr *)(j->X + m * N + n0);
+      for (int i = 0; i < MR; ++i) acc[i] += ap[m * MR + i] * cv;
     }
-    for (int i = 0; i < MR; ++i)
-      for (int jn = 0; jn < NR; ++jn) B[i * N + n0 + jn] = acc[i][jn];
+    for (int i = 0; i < MR; ++i) *(vnr *)(B + i * N + n0) = acc[i];
   }
 }
 
