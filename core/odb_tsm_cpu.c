@@ -148,12 +148,15 @@ typedef struct tsm_job {
 ** A^T B on the CPU works on the real view: a complex K x M matrix is a real
 ** K x 2M one, and the real product P = A^T B (2M x 2N) holds every
 ** re x re, re x im, im x re and im x im sum, which combine into C at the
-** end (tsm_combine). A thread takes its rows chunk by chunk: a chunk of KC
-** rows of A and B is packed into buffers that stay in the cache, then
-** either (narrow shapes, Mr Nr <= DOT_MAX) every entry of P is a dot
-** product of two packed columns with LANES partial sums, or (wider ones)
-** register tiles of MR x NR entries of P sum the chunk's outer products.
-** Both have fixed trip counts the compiler vectorizes without reordering
+** end (tsm_combine). Three forms, by the size of P (Mr x Nr):
+**  - at most SMALL x SMALL: the rows are read where they lie, RU rows in
+**    flight, a copy of the loop per (Mr, Nr) (small_rows);
+**  - Mr Nr <= DOT_MAX otherwise: chunks of KC rows packed as columns, each
+**    entry of P a dot product with LANES partial sums (dot_chunk);
+**  - wider: MR x NR register tiles of P summing each chunk's outer
+**    products, the chunk read in place while P has whole tiles and at most
+**    NOPACK_MAX entries, packed as row panels beyond (tile_chunk).
+** All have fixed trip counts the compiler vectorizes without reordering
 ** any sum, so the result does not depend on timing.
 */
 enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 256,
