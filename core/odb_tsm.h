@@ -45,9 +45,11 @@ double odb_tsm_bytes(odb_tsm_dtype t, long M, long N, long K);
 ** core; capped so that each has at least a few thousand rows). tsmttsm:
 ** each thread sums its block of rows into a private M x N tile, the tiles
 ** are added in thread order (the result does not depend on timing).
-** tsmm: each thread writes its block of rows of B. The innermost loops run
-** over N with unit stride and vectorize. Arguments as in the table above;
-** out and the inputs must not overlap.
+** tsmm: each thread writes its block of rows of B. Sums are kept in
+** registers across rows (tiles of C, or several rows of B at once; see
+** odb_tsm_cpu.c), complex data as its real view. Arguments as in the table
+** above; out and the inputs must not overlap. ODB_ERR_NOMEM when a thread's
+** buffers cannot be had.
 */
 odb_status odb_tsm_cpu(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                        long K, const double *A, const double *B_or_C,
