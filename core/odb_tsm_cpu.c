@@ -515,10 +515,10 @@ static void tsmm_z(const tsm_job *j) {
 
 /* Thread body: dispatches on op and type. */
 static void *tsm_work(void *arg) {
-  const tsm_job *j = arg;
+  tsm_job *j = arg;
   long e = j->t == ODB_TSM_Z ? 2 : 1;
   if (j->op == ODB_TSM_TSMTTSM)
-    ((tsm_job *)arg)->st = tsmttsm_real(j, e * j->M, e * j->N);
+    j->st = tsmttsm_real(j, e * j->M, e * j->N);
   else
     (j->t == ODB_TSM_Z ? tsmm_z : tsmm_d)(j);
   return NULL;
