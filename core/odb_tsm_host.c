@@ -90,49 +90,30 @@ int odb_tsm_host_threads(const odb_tsm_host *h) {
 }
 
 /*
-** The plain loop over rows k of the first K rows: C += A[k]^T B[k] (outer
-** products, C zeroed first) or B[k] = A[k] C; one thread. Assumes the
-** shapes of h.
+** The plain loop over the first K rows, one thread: C += A[k]^T B[k] row
+** after row (C zeroed first), or B[k] = A[k] C, which is odb_tsm_naive's
+** order for B = A C already. Assumes the shapes of h.
 */
 static void plain(const odb_tsm_host *h, long K, double *out) {
   long M = h->M, N = h->N;
   const double *A = h->A, *X = h->X;
-  if (h->op == ODB_TSM_TSMTTSM) {
-    memset(out, 0, dbl(h->t, M, N) * sizeof(double));
-    for (long k = 0; k < K; ++k)
-      for (long m = 0; m < M; ++m)
-        for (long n = 0; n < N; ++n) {
-          if (h->t == ODB_TSM_Z) {
-            double ar = A[2 * (k * M + m)], ai = A[2 * (k * M + m) + 1];
-            double br = X[2 * (k * N + n)], bi = X[2 * (k * N + n) + 1];
-            out[2 * (m * N + n)] += ar * br - ai * bi;
-            out[2 * (m * N + n) + 1] += ar * bi + ai * br;
-          } else {
-            out[m * N + n] += A[k * M + m] * X[k * N + n];
-          }
-        }
+  if (h->op == ODB_TSM_TSMM) {
+    odb_tsm_naive(h->op, h->t, M, N, K, A, X, out);
     return;
   }
+  memset(out, 0, dbl(h->t, M, N) * sizeof(double));
   for (long k = 0; k < K; ++k)
-    for (long n = 0; n < N; ++n) {
-      double re = 0.0, im = 0.0;
-      for (long m = 0; m < M; ++m) {
+    for (long m = 0; m < M; ++m)
+      for (long n = 0; n < N; ++n) {
         if (h->t == ODB_TSM_Z) {
           double ar = A[2 * (k * M + m)], ai = A[2 * (k * M + m) + 1];
-          double cr = X[2 * (m * N + n)], ci = X[2 * (m * N + n) + 1];
-          re += ar * cr - ai * ci;
-          im += ar * ci + ai * cr;
+          double br = X[2 * (k * N + n)], bi = X[2 * (k * N + n) + 1];
+          out[2 * (m * N + n)] += ar * br - ai * bi;
+          out[2 * (m * N + n) + 1] += ar * bi + ai * br;
         } else {
-          re += A[k * M + m] * X[m * N + n];
+          out[m * N + n] += A[k * M + m] * X[k * N + n];
         }
       }
-      if (h->t == ODB_TSM_Z) {
-        out[2 * (k * N + n)] = re;
-        out[2 * (k * N + n) + 1] = im;
-      } else {
-        out[k * N + n] = re;
-      }
-    }
 }
 
 /* One timed run of ours (which = 0) or of the plain loop (1). */
