@@ -98,7 +98,7 @@ static void usage(FILE *f) {
 "                   named with ob.plot, then time per step, GB/s and a\n"
 "                   roofline against the swept column (--x COLUMN, default\n"
 "                   n), the tuning curve and a heatmap of tuning runs\n"
-"  --list           problems, methods, variants and backends\n"
+"  --list           problems, methods, variants, kernels and backends\n"
 "  info             CPU, caches, NUMA, GPU and memory bandwidth of this\n"
 "                   machine (--remeasure measures the bandwidth again)\n"
 "  --version        version, revision and compiler\n"

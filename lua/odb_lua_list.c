@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "odb_tsm.h"
+
 static const char *param_type_name(odb_param_type t) {
   switch (t) {
   case ODB_PARAM_INT: return "int";
@@ -113,10 +115,21 @@ static void push_method(lua_State *L, const odb_method *m) {
   lua_setfield(L, -2, "fsal");
 }
 
-/* problems, methods, variants, backends (registered) and notes (missing). */
+/* The dense kernels of ob.kernel: name (odb_tsm_op_name), what they do. */
+static const struct { odb_tsm_op op; const char *doc; } kernels[] = {
+  { ODB_TSM_TSMTTSM, "C = A^T B, A: K x M, B: K x N row-major, M, N in 1..64, "
+                     "dtype d or z; backends cuda (generated, tuned per "
+                     "shape, against cuBLAS) and cpu (threads, against the "
+                     "plain loop)" },
+  { ODB_TSM_TSMM, "B = A C, A: K x M, C: M x N row-major, the same shapes, "
+                  "dtypes and backends" },
+};
+
+/* problems, methods, variants, kernels, backends (registered) and notes
+   (missing). */
 void odbL_push_list(lua_State *L, odb_ctx *c) {
   int n;
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 6);
   n = odb_problem_type_count();
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
@@ -142,6 +155,14 @@ void odbL_push_list(lua_State *L, odb_ctx *c) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "variants");
+  lua_createtable(L, 2, 0);
+  for (int i = 0; i < 2; ++i) {
+    lua_createtable(L, 0, 2);
+    set_str(L, "name", odb_tsm_op_name(kernels[i].op));
+    set_str(L, "doc", kernels[i].doc);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "kernels");
   lua_createtable(L, c->nbackends, 0);
   for (int i = 0; i < c->nbackends; ++i) {
     odb_device_info d;
@@ -215,6 +236,14 @@ static void print_variants(FILE *f) {
   }
 }
 
+/* One line per dense kernel of ob.kernel: name, what it does. */
+static void print_kernels(FILE *f) {
+  fprintf(f, "\nkernels (ob.kernel)\n");
+  for (int i = 0; i < 2; ++i)
+    fprintf(f, "  %-12s %s\n", odb_tsm_op_name(kernels[i].op),
+            kernels[i].doc);
+}
+
 /* Registered backends with their device, then the notes on missing ones. */
 static void print_backends(odb_ctx *c, FILE *f) {
   fprintf(f, "\nbackends\n");
@@ -233,6 +262,7 @@ void odbL_print_list(odb_ctx *c, FILE *f) {
   print_problems(f);
   print_methods(f);
   print_variants(f);
+  print_kernels(f);
   print_backends(c, f);
 }
 

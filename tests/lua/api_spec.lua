@@ -366,15 +366,21 @@ describe("ob.info", function()
 end)
 
 describe("the run", function()
-  it("lists problems, methods, variants and backends", function()
+  it("lists problems, methods, variants, kernels and backends", function()
     local l = ob.list()
     local names = {}
-    for _, sec in ipairs { "problems", "methods", "variants", "backends" } do
+    for _, sec in ipairs { "problems", "methods", "variants", "kernels", "backends" } do
       for _, e in ipairs(l[sec]) do names[e.name] = true end
     end
     for _, n in ipairs { "bruss2d", "heun_euler", "bs3", "rk4", "dopri5",
-                         "verner65", "plain", "fused", "cpu" } do
+                         "verner65", "plain", "fused", "tsmttsm", "tsmm", "cpu" } do
       assert.is_true(names[n], n)
+    end
+    -- every listed kernel runs on the CPU backend
+    for _, k in ipairs(l.kernels) do
+      local kk = ob.kernel(k.name, { M = 2, N = 3, K = 100, backend = "cpu" })
+      assert.is_true(kk:check() <= 1e-12, k.name)
+      kk:close()
     end
   end)
 

@@ -59,12 +59,12 @@ describe("odebench", function()
     end
   end)
 
-  it("--list names every problem, method, variant and backend", function()
+  it("--list names every problem, method, variant, kernel and backend", function()
     local code, out = run { "--list" }
     assert.are.equal(0, code)
-    for _, name in ipairs { "problems", "methods", "variants", "backends",
+    for _, name in ipairs { "problems", "methods", "variants", "kernels", "backends",
                             "bruss2d", "heun_euler", "bs3", "rk4", "dopri5",
-                            "verner65", "plain", "fused", "cpu" } do
+                            "verner65", "plain", "fused", "tsmttsm", "tsmm", "cpu" } do
       has(out, name)
     end
   end)
