@@ -36,3 +36,8 @@ uint64_t odb_rng_next(odb_rng *r) {
 double odb_rng_uniform(odb_rng *r) {
   return (double)(odb_rng_next(r) >> 11) * 0x1.0p-53;
 }
+
+/* See the header. */
+void odb_rng_fill(odb_rng *r, double *v, size_t n) {
+  for (size_t i = 0; i < n; ++i) v[i] = 2.0 * odb_rng_uniform(r) - 1.0;
+}

@@ -28,11 +28,6 @@ static size_t dbl(odb_tsm_dtype t, long rows, long cols) {
   return (size_t)rows * (size_t)cols * (t == ODB_TSM_Z ? 2u : 1u);
 }
 
-/* Fills v[0..n) with uniform numbers in [-1, 1). */
-static void fill(odb_rng *r, double *v, size_t n) {
-  for (size_t i = 0; i < n; ++i) v[i] = 2.0 * odb_rng_uniform(r) - 1.0;
-}
-
 /* See the header. */
 odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
                                long N, long K, int threads, uint64_t seed,
@@ -69,8 +64,8 @@ odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
                     odb_tsm_dtype_name(t), M, N, K, gb);
   }
   odb_rng_seed(&r, seed);
-  fill(&r, h->A, na);
-  fill(&r, h->X, nx);
+  odb_rng_fill(&r, h->A, na);
+  odb_rng_fill(&r, h->X, nx);
   memset(h->out, 0, h->nout * sizeof(double));
   *out = h;
   return ODB_OK;

@@ -53,18 +53,13 @@ static void sizes(const odb_tsm_plan *p, long K, size_t *na, size_t *nx,
   *no = e * (size_t)(p->op == ODB_TSM_TSMTTSM ? p->M * p->N : K * p->N);
 }
 
-/* Uniform values in [-1, 1) from the context's generator. */
-static void fill_host(odb_ctx *ctx, double *v, size_t n) {
-  for (size_t i = 0; i < n; ++i) v[i] = 2.0 * odb_rng_uniform(&ctx->rng) - 1.0;
-}
-
 /* n random doubles at device d: one host block, then doubling copies. */
 static odb_status fill_device(odb_tsm_plan *p, double *d, size_t n) {
   size_t blk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20), done;
   double *h = calloc(blk, 8);
   odb_status st;
   if (!h) return ODB_FAIL(ODB_ERR_NOMEM, "tsm: host block");
-  fill_host(p->ctx, h, blk);
+  odb_rng_fill(&p->ctx->rng, h, blk);
   st = p->b->ops->to_device(p->b, d, h, 8 * blk);
   free(h);
   for (done = blk; st == ODB_OK && done < n;) {
@@ -266,8 +261,8 @@ static odb_status plan_data(odb_tsm_plan *p) {
   if (!hA || !hX || !p->ref || !p->got || !p->poison) {
     st = ODB_FAIL(ODB_ERR_NOMEM, "tsm: verification data");
   } else {
-    fill_host(p->ctx, hA, p->nac);
-    fill_host(p->ctx, hX, p->nxc);
+    odb_rng_fill(&p->ctx->rng, hA, p->nac);
+    odb_rng_fill(&p->ctx->rng, hX, p->nxc);
     for (size_t i = 0; i < p->noc; ++i) p->poison[i] = NAN;
     st = odb_tsm_cpu(p->op, p->t, p->M, p->N, p->Kc, hA, hX, p->ref, 0);
     if (st == ODB_OK) st = b->ops->to_device(b, p->Ac, hA, 8 * p->nac);
