@@ -167,12 +167,15 @@ enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 4096,
 /* Rounds x up to a multiple of m. */
 static long round_up(long x, long m) { return (x + m - 1) / m * m; }
 
+/* The forms of A^T B beyond small_rows, chosen once per call. */
+typedef enum tsm_form { FORM_DOT, FORM_INPLACE, FORM_PACKED } tsm_form;
+
 /* The packing buffers and the private sums of one thread. */
 typedef struct tsm_pack {
   long Mr, Nr;          /* real columns of A and B */
   long Mp, Np;          /* padded to MR and NR (tiles) */
-  int dot;              /* 1: the dot-product form */
-  double *a, *b;        /* packed chunk of A and of B */
+  tsm_form form;
+  double *a, *b;        /* packed chunk of A and of B (not FORM_INPLACE) */
   double *p;            /* dot: Mr x Nr; tiles: Mp x Np */
 } tsm_pack;
 
@@ -244,27 +247,27 @@ static void tile_chunk(const double *restrict a, long lda,
 
 /* The chunk of kc rows at A, B (real views) into the thread's sums. */
 static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc) {
-  if (w->dot) {
+  const double *a = A, *b = B;
+  long lda = w->Mr, ldb = w->Nr, sa = MR, sb = NR;
+  if (w->form == FORM_DOT) {
     pack_columns(A, w->Mr, kc, w->a);
     pack_columns(B, w->Nr, kc, w->b);
     dot_chunk(w, kc);
     return;
   }
-  /* whole tiles of a P up to 64 x 64 read the chunk where it lies
-     (measured with the vector tiles, two runs each: real 32 x 32 and
-     complex 16 x 16 about 10% faster than packed, the rest the same) */
-  if (w->Mr == w->Mp && w->Nr == w->Np && w->Mr * w->Nr <= NOPACK_MAX) {
-    for (long mq = 0; mq < w->Mp / MR; ++mq)
-      for (long nq = 0; nq < w->Np / NR; ++nq)
-        tile_chunk(A + mq * MR, w->Mr, B + nq * NR, w->Nr, kc,
-                   w->p + mq * MR * w->Np + nq * NR, w->Np);
-    return;
+  if (w->form == FORM_PACKED) {
+    pack_panels(A, w->Mr, w->Mp, MR, kc, w->a);
+    pack_panels(B, w->Nr, w->Np, NR, kc, w->b);
+    a = w->a;
+    b = w->b;
+    lda = MR;
+    ldb = NR;
+    sa = KC * MR;               /* panel q starts q KC R doubles on */
+    sb = KC * NR;
   }
-  pack_panels(A, w->Mr, w->Mp, MR, kc, w->a);
-  pack_panels(B, w->Nr, w->Np, NR, kc, w->b);
   for (long mq = 0; mq < w->Mp / MR; ++mq)
     for (long nq = 0; nq < w->Np / NR; ++nq)
-      tile_chunk(w->a + mq * KC * MR, MR, w->b + nq * KC * NR, NR, kc,
+      tile_chunk(a + mq * sa, lda, b + nq * sb, ldb, kc,
                  w->p + mq * MR * w->Np + nq * NR, w->Np);
 }
 
@@ -322,13 +325,21 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
   memset(&w, 0, sizeof w);
   w.Mr = Mr;
   w.Nr = Nr;
-  w.dot = Mr * Nr <= DOT_MAX;
-  w.Mp = w.dot ? Mr : round_up(Mr, MR);
-  w.Np = w.dot ? Nr : round_up(Nr, NR);
-  w.a = malloc(sizeof(double) * (size_t)(KC * w.Mp));
-  w.b = malloc(sizeof(double) * (size_t)(KC * w.Np));
+  w.form = Mr * Nr <= DOT_MAX ? FORM_DOT : FORM_PACKED;
+  w.Mp = w.form == FORM_DOT ? Mr : round_up(Mr, MR);
+  w.Np = w.form == FORM_DOT ? Nr : round_up(Nr, NR);
+  /* whole tiles of a P up to 64 x 64 read the chunk where it lies
+     (measured with the vector tiles, two runs each: real 32 x 32 and
+     complex 16 x 16 about 10% faster than packed, the rest the same) */
+  if (w.form == FORM_PACKED && Mr == w.Mp && Nr == w.Np &&
+      Mr * Nr <= NOPACK_MAX)
+    w.form = FORM_INPLACE;
+  if (w.form != FORM_INPLACE) {
+    w.a = malloc(sizeof(double) * (size_t)(KC * w.Mp));
+    w.b = malloc(sizeof(double) * (size_t)(KC * w.Np));
+  }
   w.p = calloc((size_t)(w.Mp * w.Np), sizeof(double));
-  if (!w.a || !w.b || !w.p) {
+  if ((w.form != FORM_INPLACE && (!w.a || !w.b)) || !w.p) {
     st = ODB_ERR_NOMEM;
   } else {
     for (long k = j->k0; k < j->k1; k += KC) {
