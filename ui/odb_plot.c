@@ -142,21 +142,21 @@ static void make_groups(plot_data *d) {
 }
 
 /*
-** The tuning evaluations of events.jsonl, as the tunings of the run: a
-** tuning starts where the evaluation index falls back. Sets *k (1-based)
-** to the one with the most evaluations (the last of equals) and *n to how
-** many there are; returns that tuning's first event (the others follow up
-** to the next tuning's start).
+** The tuning evaluations among evs, as the tunings of the run: a tuning
+** starts where the evaluation index falls back. Sets *k (1-based) to the
+** one with the most evaluations (the last of equals), *n to how many there
+** are and *len to its evaluations; returns its first event (-1: none).
 */
-static int largest_tuning(const odb_event *evs, int nev, int *k, int *n) {
-  int start = -1, best_start = -1, count = 0, best = 0, seen = 0;
+static int largest_tuning(const odb_event *evs, int nev, int *k, int *n,
+                          int *len) {
+  int start = -1, best_start = -1, count = 0, seen = 0;
   long last = -1;
-  *k = *n = 0;
+  *k = *n = *len = 0;
   for (int i = 0; i <= nev; ++i) {
     int eval = i < nev && evs[i].kind == ODB_EV_TUNE_EVAL;
     if (i == nev || (eval && evs[i].step < last)) {   /* a tuning ends */
-      if (count > 0 && count >= best) {
-        best = count;
+      if (count > 0 && count >= *len) {
+        *len = count;
         best_start = start;
         *k = seen;
       }
@@ -176,14 +176,12 @@ static int largest_tuning(const odb_event *evs, int nev, int *k, int *n) {
 
 /* Folds the evaluations of the largest tuning among evs into d->tune. */
 static void apply_largest(plot_data *d, const odb_event *evs, int n) {
-  int first = largest_tuning(evs, n, &d->tune_k, &d->tune_n);
-  long last = -1;
-  for (int i = first; first >= 0 && i < n; ++i) {
-    if (evs[i].kind != ODB_EV_TUNE_EVAL) continue;
-    if (evs[i].step < last) break;                  /* the next tuning */
-    last = evs[i].step;
-    odb_ui_model_apply(d->tune, &evs[i]);
-  }
+  int len, first = largest_tuning(evs, n, &d->tune_k, &d->tune_n, &len);
+  for (int i = first; first >= 0 && i < n && len > 0; ++i)
+    if (evs[i].kind == ODB_EV_TUNE_EVAL) {
+      odb_ui_model_apply(d->tune, &evs[i]);
+      --len;
+    }
 }
 
 /* Tuning evaluations of events.jsonl (a bad file is only warned about):
