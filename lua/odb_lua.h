@@ -145,6 +145,11 @@ void odbL_gc_external(lua_State *L, double bytes);
 int odbL_problem_new(lua_State *L);   /* ob.problem(name, params) */
 int odbL_solver_new(lua_State *L);    /* ob.solver{...} */
 int odbL_vector_ctor(lua_State *L);   /* ob.vector(n or table) */
+/* Reads the numbers t[1..n] of the table at idx into out[0..n); 0 when all
+   are numbers, else the index of the first that is not, with that value
+   pushed (for the caller's message). */
+lua_Integer odbL_read_numbers(lua_State *L, int idx, double *out,
+                              lua_Integer n);
 int odbL_reference(lua_State *L);     /* ob.reference(problem, opts) */
 
 /* }====== */

@@ -608,7 +608,8 @@ static const char *push_ref_key(lua_State *L, const odb_problem *p, double t0,
 */
 static void push_ref_cache(lua_State *L, int pidx, const odb_problem *p) {
   lua_getfield(L, LUA_REGISTRYINDEX, ODBL_REFCACHE_KEY);
-  if (!p->type || strcmp(p->type->name, ODB_PROBLEM_USER) != 0) return;  /* shared */
+  if (!p->type || strcmp(p->type->name, ODB_PROBLEM_USER) != 0)
+    return;                                      /* built-in: shared */
   if (lua_getfield(L, -1, "by problem") != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);

@@ -95,21 +95,15 @@ static void user_initial(const odb_problem *p, double *y0) {
 
 /* Fills y0 from the list of n numbers at the top of the stack. */
 static void read_y0_list(lua_State *L, long n, double *y0) {
-  lua_Integer len = (lua_Integer)lua_rawlen(L, -1);
+  lua_Integer len = luaL_len(L, -1);
   if (len != n)
     luaL_error(L, "bad argument #1 to 'problem' (field 'y0': a list of %I "
                "numbers, one per component, expected; got %I entries)",
                (lua_Integer)n, len);
-  for (long i = 0; i < n; ++i) {
-    int isnum;
-    lua_rawgeti(L, -1, i + 1);
-    y0[i] = lua_tonumberx(L, -1, &isnum);
-    if (!isnum)
-      luaL_error(L, "bad argument #1 to 'problem' (field 'y0': entry %I is "
-                 "%s, number expected)", (lua_Integer)(i + 1),
-                 luaL_typename(L, -1));
-    lua_pop(L, 1);
-  }
+  lua_Integer bad = odbL_read_numbers(L, -1, y0, n);
+  if (bad)
+    luaL_error(L, "bad argument #1 to 'problem' (field 'y0': entry %I is "
+               "%s, number expected)", bad, luaL_typename(L, -1));
 }
 
 /*

@@ -150,22 +150,29 @@ static int vector_copy(lua_State *L) {
 }
 
 /* ob.vector(n) gives n zeros; ob.vector{...} copies a list of numbers. */
+/* See odb_lua.h. */
+lua_Integer odbL_read_numbers(lua_State *L, int idx, double *out,
+                              lua_Integer n) {
+  idx = lua_absindex(L, idx);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_geti(L, idx, i);
+    if (lua_type(L, -1) != LUA_TNUMBER) return i;   /* left on the stack */
+    out[i - 1] = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
 int odbL_vector_ctor(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_Integer n = luaL_len(L, 1);
+    lua_Integer n = luaL_len(L, 1), bad;
     odbL_vector *v;
     if (n > VECTOR_MAX_N) return luaL_argerror(L, 1, "table too long");
     v = odbL_vector_new(L, (long)n);
-    for (lua_Integer i = 1; i <= n; ++i) {
-      int isnum = 0;
-      lua_geti(L, 1, i);
-      v->v[i - 1] = (double)lua_tonumberx(L, -1, &isnum);
-      if (!isnum || lua_type(L, -1) != LUA_TNUMBER)
-        return luaL_argerror(L, 1, lua_pushfstring(L,
-                             "element %I: number expected, got %s", i,
-                             luaL_typename(L, -1)));
-      lua_pop(L, 1);
-    }
+    if ((bad = odbL_read_numbers(L, 1, v->v, n)) != 0)
+      return luaL_argerror(L, 1, lua_pushfstring(L,
+                           "element %I: number expected, got %s", bad,
+                           luaL_typename(L, -1)));
     return 1;
   }
   {
