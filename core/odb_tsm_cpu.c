@@ -61,6 +61,15 @@ odb_status odb_tsm_check_shape(long M, long N, long K, int max_width) {
   return ODB_OK;
 }
 
+/* See the header. */
+void odb_tsm_sizes(odb_tsm_op op, odb_tsm_dtype t, long M, long N, long K,
+                   size_t *na, size_t *nx, size_t *nout) {
+  size_t e = t == ODB_TSM_Z ? 2 : 1;
+  *na = e * (size_t)K * (size_t)M;
+  *nx = e * (size_t)N * (size_t)(op == ODB_TSM_TSMTTSM ? K : M);
+  *nout = e * (size_t)N * (size_t)(op == ODB_TSM_TSMTTSM ? M : K);
+}
+
 /* Counts as in the seed's roofline model (eq. 1). */
 double odb_tsm_flops(odb_tsm_dtype t, long M, long N, long K) {
   return (t == ODB_TSM_Z ? 8.0 : 2.0) * (double)M * (double)N * (double)K;

@@ -23,11 +23,6 @@ struct odb_tsm_host {
   size_t nout;        /* doubles of out */
 };
 
-/* Doubles of a rows x cols matrix of the type. */
-static size_t dbl(odb_tsm_dtype t, long rows, long cols) {
-  return (size_t)rows * (size_t)cols * (t == ODB_TSM_Z ? 2u : 1u);
-}
-
 /* See the header. */
 odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
                                long N, long K, int threads, uint64_t seed,
@@ -42,8 +37,6 @@ odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
   if (threads < 0 || threads > 256)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: threads = %d, expected 0 (one per "
                     "core) to 256", threads);
-  na = dbl(t, K, M);
-  nx = op == ODB_TSM_TSMTTSM ? dbl(t, K, N) : dbl(t, M, N);
   h = calloc(1, sizeof *h);
   if (!h) return ODB_FAIL(ODB_ERR_NOMEM, "tsm: out of memory");
   h->op = op;
@@ -52,7 +45,7 @@ odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
   h->N = N;
   h->K = K;
   h->threads = threads;
-  h->nout = op == ODB_TSM_TSMTTSM ? dbl(t, M, N) : dbl(t, K, N);
+  odb_tsm_sizes(op, t, M, N, K, &na, &nx, &h->nout);
   h->A = malloc(na * sizeof(double));
   h->X = malloc(nx * sizeof(double));
   h->out = malloc(h->nout * sizeof(double));
@@ -96,7 +89,8 @@ static void plain(const odb_tsm_host *h, long K, double *out) {
     odb_tsm_naive(h->op, h->t, M, N, K, A, X, out);
     return;
   }
-  memset(out, 0, dbl(h->t, M, N) * sizeof(double));
+  memset(out, 0, (h->t == ODB_TSM_Z ? 2 : 1) * (size_t)(M * N) *
+                     sizeof(double));
   for (long k = 0; k < K; ++k)
     for (long m = 0; m < M; ++m)
       for (long n = 0; n < N; ++n) {
@@ -172,11 +166,13 @@ odb_status odb_tsm_host_compare(odb_tsm_host *h, int reps, double *mine,
 /* See the header. */
 odb_status odb_tsm_host_check(odb_tsm_host *h, double *err) {
   long K = h->K < CHECK_ROWS ? h->K : CHECK_ROWS;
-  size_t n = h->op == ODB_TSM_TSMTTSM ? dbl(h->t, h->M, h->N)
-                                      : dbl(h->t, K, h->N);
-  double *ref = malloc(n * sizeof(double)), *mine = malloc(n * sizeof(double));
-  double *loop = malloc(n * sizeof(double));
+  size_t na, nx, n;               /* n: the output of K rows */
+  double *ref, *mine, *loop;
   odb_status st = ODB_OK;
+  odb_tsm_sizes(h->op, h->t, h->M, h->N, K, &na, &nx, &n);
+  ref = malloc(n * sizeof(double));
+  mine = malloc(n * sizeof(double));
+  loop = malloc(n * sizeof(double));
   if (!ref || !mine || !loop) {
     st = ODB_FAIL(ODB_ERR_NOMEM, "tsm check: out of memory");
   } else {

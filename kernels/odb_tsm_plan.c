@@ -44,15 +44,6 @@ struct odb_tsm_plan {
   long evals, cached;
 };
 
-/* Doubles of A, X, out for K rows. */
-static void sizes(const odb_tsm_plan *p, long K, size_t *na, size_t *nx,
-                  size_t *no) {
-  size_t e = p->t == ODB_TSM_Z ? 2 : 1;
-  *na = e * (size_t)K * p->M;
-  *nx = e * (size_t)(p->op == ODB_TSM_TSMTTSM ? K * p->N : p->M * p->N);
-  *no = e * (size_t)(p->op == ODB_TSM_TSMTTSM ? p->M * p->N : K * p->N);
-}
-
 /* n random doubles at device d: one host block, then doubling copies. */
 static odb_status fill_device(odb_tsm_plan *p, double *d, size_t n) {
   size_t blk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20), done;
@@ -242,9 +233,10 @@ static int compute_bound(odb_tsm_plan *p) {
 /* Allocates and fills the matrices, and the verification set. */
 static odb_status plan_data(odb_tsm_plan *p) {
   odb_backend *b = p->b;
-  sizes(p, p->K, &p->na, &p->nx, &p->no);
+  odb_tsm_sizes(p->op, p->t, p->M, p->N, p->K, &p->na, &p->nx, &p->no);
   p->Kc = p->K < CHECK_ROWS ? p->K : CHECK_ROWS;
-  sizes(p, p->Kc, &p->nac, &p->nxc, &p->noc);
+  odb_tsm_sizes(p->op, p->t, p->M, p->N, p->Kc, &p->nac, &p->nxc,
+                &p->noc);
   ODB_TRY(b->ops->alloc(b, 8 * p->na, (void **)&p->A));
   ODB_TRY(b->ops->alloc(b, 8 * p->nx, (void **)&p->X));
   ODB_TRY(b->ops->alloc(b, 8 * p->no, (void **)&p->out));
