@@ -26,12 +26,17 @@ static void push_converted(lua_State *L, odbL_state *S, const odbL_set *set) {
       luaL_argerror(L, 1, lua_pushfstring(L, "%s %s=%s: number expected for "
                     "parameter '%s'", S->set_origin, set->key, v, set->key));
     if (lua_isinteger(L, 2) && !lua_isinteger(L, -1)) {
+      /* an integer default takes whole numbers only (1e3 is 1000) */
       lua_Integer i;
-      if (lua_numbertointeger(lua_tonumber(L, -1), &i) &&
-          (lua_Number)i == lua_tonumber(L, -1)) {
-        lua_pop(L, 1);
-        lua_pushinteger(L, i);
-      }
+      if (!lua_numbertointeger(lua_tonumber(L, -1), &i) ||
+          (lua_Number)i != lua_tonumber(L, -1))
+        luaL_argerror(L, 1, lua_pushfstring(L, "%s %s=%s: integer expected "
+                      "for parameter '%s' (its default, %I, is an integer; a "
+                      "scenario that takes fractions writes it as %I.0)",
+                      S->set_origin, set->key, v, set->key,
+                      lua_tointeger(L, 2), lua_tointeger(L, 2)));
+      lua_pop(L, 1);
+      lua_pushinteger(L, i);
     } else if (!lua_isinteger(L, 2) && lua_isinteger(L, -1)) {
       lua_Number x = (lua_Number)lua_tointeger(L, -1);
       lua_pop(L, 1);

@@ -17,7 +17,7 @@
 local ob = require "odebench"
 
 local steps    = ob.param("steps", 5)        -- measured steps per run
-local max_mult = ob.param("max_mult", 4)     -- largest working set / LLC
+local max_mult = ob.param("max_mult", 4.0)    -- largest working set / LLC
 local methods  = ob.param("methods", "heun_euler,bs3,rk4,dopri5,verner65")
 local variants = ob.param("variants", "plain,fused")
 

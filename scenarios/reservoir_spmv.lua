@@ -53,7 +53,7 @@ local wells    = ob.param("wells", 0)
 local reps     = ob.param("reps", 20)
 local tune_reps = ob.param("tune_reps", 5)
 local check    = ob.param("check", true)
-local host_gb  = ob.param("host_gb", 0)      -- 0: no limit on host matrices
+local host_gb  = ob.param("host_gb", 0.0)     -- 0: no limit on host matrices
 local seed     = ob.param("seed", 1)
 local csv_path = ob.param("csv", "")         -- "": <outdir>/reservoir_spmv.csv
 

@@ -35,7 +35,7 @@ local dtypes  = ob.param("dtypes", "d,z")
 local ops     = ob.param("ops", "tsmttsm,tsmm")
 local rows    = ob.param("rows", 2^29)                   -- K = rows / M
 local space   = ob.param("space", "quick")
-local peak    = ob.param("fp64_peak", 67000)             -- GFLOP/s
+local peak    = ob.param("fp64_peak", 67000.0)            -- GFLOP/s
 local reps    = ob.param("reps", 9)
 
 local gpu = ob.info().gpu

@@ -86,6 +86,19 @@ describe("ob.param", function()
     assert.is_truthy(out:find("bad argument #1 to 'param' (ODEBENCH_SET N=abc: " ..
                               "number expected for parameter 'N')", 1, true), out)
   end)
+
+  it("refuses a fraction for an integer parameter", function()
+    local rc, out = child("ODEBENCH_SET=N=1.5", [[
+      local ob = require "odebench"
+      local ok, err = pcall(function() return ob.param("N", 8) end)
+      print(err)
+    ]])
+    assert.are.equal(0, rc, out)
+    assert.is_truthy(out:find("bad argument #1 to 'param' (ODEBENCH_SET N=1.5: " ..
+                              "integer expected for parameter 'N' (its default, 8, " ..
+                              "is an integer; a scenario that takes fractions " ..
+                              "writes it as 8.0))", 1, true), out)
+  end)
 end)
 
 describe("ob.problem", function()

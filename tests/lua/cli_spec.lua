@@ -129,6 +129,11 @@ describe("odebench on bad input", function()
       "bad argument #1 to 'param' (--set N=abc: number expected for parameter 'N')")
   end)
 
+  it("refuses a fraction for an integer parameter", function()
+    refused({ "param_n.lua", "--set", "N=2.5" }, "odebench: param_n.lua:3: " ..
+      "bad argument #1 to 'param' (--set N=2.5: integer expected for parameter 'N'")
+  end)
+
   it("refuses t1 < t0", function()
     refused({ "t1_before_t0.lua" }, "odebench: t1_before_t0.lua:4: " ..
       "bad argument #1 to 'integrate' (t1 (0.5) must be greater than t0 (1))")
