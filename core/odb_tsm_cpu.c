@@ -170,6 +170,7 @@ typedef struct tsm_job {
 */
 enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 4096,
        SMALL = 4, RU = 4,        /* P of at most 4 x 4: RU rows in flight */
+       PREFETCH_MAX = 32768,     /* bytes of a chunk prefetched (sum_chunk) */
        NARROW_MAX_M = 4096 };   /* the CPU versions take any width: the
                                    packed copies stay below 2 MiB */
 
@@ -254,11 +255,36 @@ static void tile_chunk(const double *restrict a, long lda,
   for (int i = 0; i < MR; ++i) *(vnr *)(p + i * ldp) += acc[i];
 }
 
-/* The chunk of kc rows at A, B (real views) into the thread's sums. */
-static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc) {
+/*
+** Share t of parts of the prefetch of n doubles at p (cache lines into
+** L1). A chunk is summed from L1 several times over (tiles, dot
+** products); the hardware fetches the next chunk only once the loop
+** reaches it, so without these the memory idles while a chunk is summed.
+** Only chunks of A and B up to PREFETCH_MAX bytes: larger ones evict the
+** chunk being summed. Measured on the 2-core Xeon, A^T B with two threads,
+** GFLOP/s in four alternating rounds of each: real 16 x 16 30.5 -> 44,
+** 32 x 32 48 -> 62.5, complex 8 x 8 30 -> 44, 16 x 16 47.5 -> 61; with
+** the larger chunks prefetched too, complex 48 x 48 and 64 x 64 fell from
+** 70 to 53-55 and real 64 x 64 from 72 to 69.5.
+*/
+static void prefetch_share(const double *p, long n, long t, long parts) {
+  const char *c = (const char *)p;
+  long lines = (n * (long)sizeof(double) + 63) / 64;
+  for (long l = lines * t / parts; l < lines * (t + 1) / parts; ++l)
+    __builtin_prefetch(c + 64 * l, 0, 3);
+}
+
+/* The chunk of kc rows at A, B (real views) into the thread's sums, while
+   the next nc rows (0: none) are prefetched. */
+static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc,
+                      long nc) {
   const double *a = A, *b = B;
-  long lda = w->Mr, ldb = w->Nr, sa = MR, sb = NR;
+  const double *na = A + kc * w->Mr, *nb = B + kc * w->Nr;
+  long lda = w->Mr, ldb = w->Nr, sa = MR, sb = NR, t = 0, parts;
+  if (nc * (w->Mr + w->Nr) * (long)sizeof(double) > PREFETCH_MAX) nc = 0;
   if (w->form == FORM_DOT) {
+    prefetch_share(na, nc * w->Mr, 0, 1);
+    prefetch_share(nb, nc * w->Nr, 0, 1);
     pack_columns(A, w->Mr, kc, w->a);
     pack_columns(B, w->Nr, kc, w->b);
     dot_chunk(w, kc);
@@ -274,10 +300,21 @@ static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc) {
     sa = KC * MR;               /* panel q starts q KC R doubles on */
     sb = KC * NR;
   }
+  if (nc == 0) {
+    for (long mq = 0; mq < w->Mp / MR; ++mq)
+      for (long nq = 0; nq < w->Np / NR; ++nq)
+        tile_chunk(a + mq * sa, lda, b + nq * sb, ldb, kc,
+                   w->p + mq * MR * w->Np + nq * NR, w->Np);
+    return;
+  }
+  parts = (w->Mp / MR) * (w->Np / NR);
   for (long mq = 0; mq < w->Mp / MR; ++mq)
-    for (long nq = 0; nq < w->Np / NR; ++nq)
+    for (long nq = 0; nq < w->Np / NR; ++nq, ++t) {
+      prefetch_share(na, nc * w->Mr, t, parts);
+      prefetch_share(nb, nc * w->Nr, t, parts);
       tile_chunk(a + mq * sa, lda, b + nq * sb, ldb, kc,
                  w->p + mq * MR * w->Np + nq * NR, w->Np);
+    }
 }
 
 /*
@@ -353,7 +390,8 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
   } else {
     for (long k = j->k0; k < j->k1; k += KC) {
       long kc = j->k1 - k < KC ? j->k1 - k : KC;
-      sum_chunk(&w, j->A + k * Mr, j->X + k * Nr, kc);
+      long left = j->k1 - k - kc;
+      sum_chunk(&w, j->A + k * Mr, j->X + k * Nr, kc, left < KC ? left : KC);
     }
     for (long m = 0; m < Mr; ++m)
       memcpy(j->out + m * Nr, w.p + m * w.Np, sizeof(double) * (size_t)Nr);
