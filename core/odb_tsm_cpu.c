@@ -424,7 +424,10 @@ static void tsm_combine(const double *P, long M, long N, double *out) {
 static inline void tsmm_narrow(const tsm_job *j, int NW, double *restrict w) {
   long M = j->M;
   for (long k = j->k0; k < j->k1; k += KC) {
-    long kc = j->k1 - k < KC ? j->k1 - k : KC;
+    long kc = j->k1 - k < KC ? j->k1 - k : KC, left = j->k1 - k - kc;
+    long nc = left < KC ? left : KC;
+    if (nc * M * (long)sizeof(double) <= PREFETCH_MAX)   /* next chunk */
+      prefetch_share(j->A + (k + kc) * M, nc * M, 0, 1);
     pack_columns(j->A + k * M, M, kc, w);
     for (long kk = 0; kk < kc; kk += LANES) {
       double acc[4][LANES] = { { 0 } };

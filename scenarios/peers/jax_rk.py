@@ -16,32 +16,12 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 
 
-def bruss_rhs(N, alpha):
-    """f(y) of BRUSS2D: y interleaved U, V with the second grid index
-    fastest; Neumann boundary through mirrored neighbours."""
-    c = alpha * float(N - 1) * float(N - 1)
-
-    def mirror(X):
-        X = jnp.concatenate([X[1:2], X, X[-2:-1]], axis=0)
-        return jnp.concatenate([X[:, 1:2], X, X[:, -2:-1]], axis=1)
-
-    def rhs(y):
-        g = y.reshape(N, N, 2)
-        U, V = g[..., 0], g[..., 1]
-        Um, Vm = mirror(U), mirror(V)
-        lu = Um[:-2, 1:-1] + Um[2:, 1:-1] + Um[1:-1, :-2] + Um[1:-1, 2:] - 4.0 * U
-        lv = Vm[:-2, 1:-1] + Vm[2:, 1:-1] + Vm[1:-1, :-2] + Vm[1:-1, 2:] - 4.0 * V
-        uuv = U * U * V
-        fu = 1.0 + uuv - 4.4 * U + c * lu
-        fv = 3.4 * U - uuv + c * lv
-        return jnp.stack([fu, fv], axis=-1).reshape(-1)
-    return rhs
-
-
 def main():
     a = rk_common.args("JAX")
     dev = jax.devices()[0]
-    rhs = bruss_rhs(a.N, a.alpha)
+    rhs = rk_common.bruss_rhs(
+        a.N, a.alpha, lambda xs, axis: jnp.concatenate(xs, axis=axis),
+        lambda xs: jnp.stack(xs, axis=-1))
     step = jax.jit(rk_common.make_step(
         a.method, rhs, jnp.maximum, lambda v: jnp.sqrt(jnp.mean(v * v)),
         a.tol, a.tol))

@@ -104,6 +104,30 @@ def make_step(method, rhs, maximum, sqrt_mean_sq, atol, rtol):
     return step
 
 
+def bruss_rhs(N, alpha, cat, stack):
+    """f(y) of BRUSS2D for any array framework: y interleaved U, V with the
+    second grid index fastest; Neumann boundary through mirrored
+    neighbours. cat(arrays, axis) joins along an axis, stack(arrays) along
+    a new last one (jnp.concatenate / torch.cat, jnp.stack / torch.stack)."""
+    c = alpha * float(N - 1) * float(N - 1)
+
+    def mirror(X):
+        X = cat([X[1:2], X, X[-2:-1]], 0)
+        return cat([X[:, 1:2], X, X[:, -2:-1]], 1)
+
+    def rhs(y):
+        g = y.reshape(N, N, 2)
+        U, V = g[..., 0], g[..., 1]
+        Um, Vm = mirror(U), mirror(V)
+        lu = Um[:-2, 1:-1] + Um[2:, 1:-1] + Um[1:-1, :-2] + Um[1:-1, 2:] - 4.0 * U
+        lv = Vm[:-2, 1:-1] + Vm[2:, 1:-1] + Vm[1:-1, :-2] + Vm[1:-1, 2:] - 4.0 * V
+        uuv = U * U * V
+        fu = 1.0 + uuv - 4.4 * U + c * lu
+        fv = 3.4 * U - uuv + c * lv
+        return stack([fu, fv]).reshape(-1)
+    return rhs
+
+
 def bruss_initial_lists(N):
     """U_ij = 0.5 + j h, V_ij = 0.5 + i h with h = 1/(N-1), as rows."""
     hg = 1.0 / (N - 1)

@@ -13,31 +13,12 @@ import rk_common  # noqa: E402
 import torch  # noqa: E402
 
 
-def bruss_rhs(N, alpha):
-    """f(y) of BRUSS2D, as in jax_rk.py."""
-    c = alpha * float(N - 1) * float(N - 1)
-
-    def mirror(X):
-        X = torch.cat([X[1:2], X, X[-2:-1]], dim=0)
-        return torch.cat([X[:, 1:2], X, X[:, -2:-1]], dim=1)
-
-    def rhs(y):
-        g = y.reshape(N, N, 2)
-        U, V = g[..., 0], g[..., 1]
-        Um, Vm = mirror(U), mirror(V)
-        lu = Um[:-2, 1:-1] + Um[2:, 1:-1] + Um[1:-1, :-2] + Um[1:-1, 2:] - 4.0 * U
-        lv = Vm[:-2, 1:-1] + Vm[2:, 1:-1] + Vm[1:-1, :-2] + Vm[1:-1, 2:] - 4.0 * V
-        uuv = U * U * V
-        fu = 1.0 + uuv - 4.4 * U + c * lu
-        fv = 3.4 * U - uuv + c * lv
-        return torch.stack([fu, fv], dim=-1).reshape(-1)
-    return rhs
-
-
 def main():
     a = rk_common.args("PyTorch")
     dev = torch.device("cuda")
-    rhs = bruss_rhs(a.N, a.alpha)
+    rhs = rk_common.bruss_rhs(
+        a.N, a.alpha, lambda xs, axis: torch.cat(xs, dim=axis),
+        lambda xs: torch.stack(xs, dim=-1))
     step = torch.compile(rk_common.make_step(
         a.method, rhs, torch.maximum, lambda v: torch.sqrt(torch.mean(v * v)),
         a.tol, a.tol))
