@@ -171,6 +171,7 @@ typedef struct tsm_job {
 enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 4096,
        SMALL = 4, RU = 4,        /* P of at most 4 x 4: RU rows in flight */
        PREFETCH_MAX = 32768,     /* bytes of a chunk prefetched (sum_chunk) */
+       TSMM_AHEAD = 8,           /* rows of A prefetched ahead (tsmm_d) */
        NARROW_MAX_M = 4096 };   /* the CPU versions take any width: the
                                    packed copies stay below 2 MiB */
 
@@ -481,13 +482,21 @@ static void tsmm_rows(const tsm_job *j, long k0, long k1, long n0) {
   }
 }
 
-/* Real B = A C for rows [k0, k1). */
+/*
+** Real B = A C for rows [k0, k1). The tiles prefetch A's rows TSMM_AHEAD
+** rows ahead: measured on the 2-core Xeon (8 rows against none, two
+** rounds): real 16 x 16 42.6 -> 54, 64 x 64 94.5 -> 105 GFLOP/s, complex
+** 8 x 8 39.5 -> 45.5, 32 x 32 93 -> 101.5; real 8 x 8 unchanged; 16 and
+** 32 rows ahead no better.
+*/
 static void tsmm_d(const tsm_job *j) {
   long M = j->M, N = j->N;
   double *ap = N >= NR ? malloc(sizeof(double) * (size_t)(MR * M)) : NULL;
   if (ap) {
     long k = j->k0, tail = N - N % NR;
     for (; k + MR <= j->k1; k += MR) {
+      if (k + MR + TSMM_AHEAD <= j->k1)   /* A's rows two groups on */
+        prefetch_share(j->A + (k + TSMM_AHEAD) * M, MR * M, 0, 1);
       tsmm_tiles(j, k, ap);
       if (tail < N) tsmm_rows(j, k, k + MR, tail);
     }
