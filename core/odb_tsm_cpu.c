@@ -172,6 +172,7 @@ enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 4096,
        SMALL = 4, RU = 4,        /* P of at most 4 x 4: RU rows in flight */
        PREFETCH_MAX = 32768,     /* bytes of a chunk prefetched (sum_chunk) */
        TSMM_AHEAD = 8,           /* rows of A prefetched ahead (tsmm_d) */
+       SMALL_AHEAD = 256,        /* rows prefetched ahead (small_rows) */
        NARROW_MAX_M = 4096 };   /* the CPU versions take any width: the
                                    packed copies stay below 2 MiB */
 
@@ -323,17 +324,28 @@ static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc,
 ** inlined), straight from the rows: each row's outer product goes into RU
 ** sets of sums in turn (RU rows in flight, RU independent chains per
 ** entry), added up in a fixed order at the end; no packing, the rows are
-** read where they lie. rows [k0, k1) into out (MS x NS).
+** read where they lie, and prefetched SMALL_AHEAD rows ahead (measured on
+** the 2-core Xeon against none, two rounds: real 1 x 1 2.9 -> 3.85, 4 x 4
+** 12.7 -> 16.4 GFLOP/s, complex 1 x 1 5.6 -> 7.5, 2 x 2 13.1 -> 16.4;
+** 128 rows about as good, 512 worse for 4 x 4). rows [k0, k1) into out
+** (MS x NS).
 */
 static inline void small_rows(const tsm_job *j, int MS, int NS) {
   double acc[RU][SMALL][SMALL] = { { { 0 } } };
   const double *restrict A = j->A, *restrict B = j->X;
   long k = j->k0;
-  for (; k + RU <= j->k1; k += RU)
+  for (; k + RU <= j->k1; k += RU) {
+    if (k + SMALL_AHEAD + RU <= j->k1) {   /* the rows SMALL_AHEAD on */
+      for (int o = 0; o < RU * MS; o += 8)
+        __builtin_prefetch(A + (k + SMALL_AHEAD) * MS + o, 0, 3);
+      for (int o = 0; o < RU * NS; o += 8)
+        __builtin_prefetch(B + (k + SMALL_AHEAD) * NS + o, 0, 3);
+    }
     for (int r = 0; r < RU; ++r)
       for (int m = 0; m < MS; ++m)
         for (int n = 0; n < NS; ++n)
           acc[r][m][n] += A[(k + r) * MS + m] * B[(k + r) * NS + n];
+  }
   for (; k < j->k1; ++k)
     for (int m = 0; m < MS; ++m)
       for (int n = 0; n < NS; ++n) acc[0][m][n] += A[k * MS + m] * B[k * NS + n];
