@@ -27,7 +27,7 @@ static void push_converted(lua_State *L, odbL_state *S, const odbL_set *set) {
                     "parameter '%s'", S->set_origin, set->key, v, set->key));
     if (lua_isinteger(L, 2) && !lua_isinteger(L, -1)) {
       /* an integer default takes whole numbers only (1e3 is 1000) */
-      lua_Integer i;
+      lua_Integer i = 0;
       if (!lua_numbertointeger(lua_tonumber(L, -1), &i) ||
           (lua_Number)i != lua_tonumber(L, -1))
         luaL_argerror(L, 1, lua_pushfstring(L, "%s %s=%s: integer expected "
