@@ -233,6 +233,11 @@ for _, pname in ipairs(split(problems)) do
                          t1 = T1, cache = "off", verify = verify, steps = timed,
                          measure = { warmup = warmup }, label = "online " .. label }
     local o = on.online
+    if s.t >= T1 then   -- nothing left to run with the winner
+      error(string.format("run_steps = %d is too short for %s: the online tuner used the " ..
+                          "whole interval (%d step attempts); set run_steps to at least %d",
+                          run_steps, label, o.attempts, 2 * o.attempts), 0)
+    end
     local rr = s:integrate { t1 = T1, label = "online rest " .. label }
     local steps_all = o.attempts + rr.steps
     local online_gap = (yard[o.winner] or math.huge) / best - 1
