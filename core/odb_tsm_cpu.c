@@ -401,10 +401,20 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
   if ((w.form != FORM_INPLACE && (!w.a || !w.b)) || !w.p) {
     st = ODB_ERR_NOMEM;
   } else {
-    for (long k = j->k0; k < j->k1; k += KC) {
-      long kc = j->k1 - k < KC ? j->k1 - k : KC;
+    /* in place: chunks of at most PREFETCH_MAX bytes, so that the next
+       one can be prefetched (sum_chunk); measured on the 2-core Xeon, four
+       alternating rounds: real 48 x 48 65.5 -> 114, 64 x 64 76.5 -> 121.5
+       GFLOP/s, complex 24 x 24 65 -> 107, 32 x 32 77 -> 121 (the FP64
+       peak); packed chunks keep 64 rows (smaller ones: complex 48 x 48
+       and 64 x 64 74.5 -> 70.5 and 68) */
+    long step = KC, row = (Mr + Nr) * (long)sizeof(double);
+    if (w.form == FORM_INPLACE && step * row > PREFETCH_MAX)
+      step = PREFETCH_MAX / row / LANES * LANES;
+    if (step < LANES) step = LANES;
+    for (long k = j->k0; k < j->k1; k += step) {
+      long kc = j->k1 - k < step ? j->k1 - k : step;
       long left = j->k1 - k - kc;
-      sum_chunk(&w, j->A + k * Mr, j->X + k * Nr, kc, left < KC ? left : KC);
+      sum_chunk(&w, j->A + k * Mr, j->X + k * Nr, kc, left < step ? left : step);
     }
     for (long m = 0; m < Mr; ++m)
       memcpy(j->out + m * Nr, w.p + m * w.Np, sizeof(double) * (size_t)Nr);
