@@ -163,12 +163,13 @@ typedef struct tsm_job {
 **  - Mr Nr <= DOT_MAX otherwise: chunks of KC rows packed as columns, each
 **    entry of P a dot product with LANES partial sums (dot_chunk);
 **  - wider: MR x NR register tiles of P summing each chunk's outer
-**    products, the chunk read in place while P has whole tiles and at most
-**    NOPACK_MAX entries, packed as row panels beyond (tile_chunk).
+**    products, the chunk read in place when P has whole tiles (chunks of
+**    at most PREFETCH_MAX bytes, the next one prefetched), packed as
+**    zero-padded row panels otherwise (tile_chunk).
 ** All have fixed trip counts the compiler vectorizes without reordering
 ** any sum, so the result does not depend on timing.
 */
-enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16, NOPACK_MAX = 4096,
+enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16,
        SMALL = 4, RU = 4,        /* P of at most 4 x 4: RU rows in flight */
        PREFETCH_MAX = 32768,     /* bytes of a chunk prefetched (sum_chunk) */
        TSMM_AHEAD = 8,           /* rows of A prefetched ahead (tsmm_d) */
@@ -387,11 +388,11 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
   w.form = Mr * Nr <= DOT_MAX ? FORM_DOT : FORM_PACKED;
   w.Mp = w.form == FORM_DOT ? Mr : round_up(Mr, MR);
   w.Np = w.form == FORM_DOT ? Nr : round_up(Nr, NR);
-  /* whole tiles of a P up to 64 x 64 read the chunk where it lies
-     (measured with the vector tiles, two runs each: real 32 x 32 and
-     complex 16 x 16 about 10% faster than packed, the rest the same) */
-  if (w.form == FORM_PACKED && Mr == w.Mp && Nr == w.Np &&
-      Mr * Nr <= NOPACK_MAX)
+  /* whole tiles read the chunk where it lies (with the prefetched 32 KB
+     chunks, four alternating rounds on the 2-core Xeon: complex 36 x 36
+     to 64 x 64 from 74-80 GFLOP/s packed to 125-131 in place; before the
+     prefetching, in place had won only up to a 64 x 64 P, by about 10%) */
+  if (w.form == FORM_PACKED && Mr == w.Mp && Nr == w.Np)
     w.form = FORM_INPLACE;
   if (w.form != FORM_INPLACE) {
     w.a = malloc(sizeof(double) * (size_t)(KC * w.Mp));

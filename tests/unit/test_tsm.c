@@ -324,6 +324,9 @@ int main(void) {
        past 64 (the CPU versions take any) */
     {2, 2, 65}, {5, 3, 1031}, {3, 2, 128}, {2, 4, 7}, {100, 2, 999},
     {9, 70, 4099}, {5000, 3, 50},
+    /* whole register tiles read in place in chunks shorter than 64 rows
+       (at most 32 KB of A and B), K not a multiple of them */
+    {48, 40, 3001}, {24, 32, 777},
   };
   int threads[] = { 1, 3 };
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
