@@ -327,6 +327,8 @@ int main(void) {
     /* whole register tiles read in place in chunks shorter than 64 rows
        (at most 32 KB of A and B), K not a multiple of them */
     {48, 40, 3001}, {24, 32, 777},
+    /* B = A C with 16-column tiles, one of 8 and 3 plain columns left */
+    {7, 91, 1001},
   };
   int threads[] = { 1, 3 };
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
