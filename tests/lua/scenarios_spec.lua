@@ -13,7 +13,7 @@ local QUICK = {
   pirk_variants = { "--set sizes=1e3 --set steps=1 --set methods=radau1a5" },
   pirk_threads = { "--set N=40 --set steps=1 --set threads=1,2 --set sequential=A" },
   autotune_pirk = { "--set problems=bruss2d --set N=64 --set methods=radau1a5 "
-                    .. "--set run_steps=40 --set probe=2 --set pair_reps=3 "
+                    .. "--set run_steps=300 --set probe=2 --set pair_reps=3 "
                     .. "--set eval_steps=1" },
   tuner_strategies = { "--set steps=1 --set seeds=1" },
   tsm_cpu = { "--set widths=1,3 --set mib=4 --set reps=1" },
