@@ -440,7 +440,7 @@ static void tsm_combine(const double *P, long M, long N, double *out) {
 }
 
 /*
-** Real B = A C for a narrow B (NW columns, a constant 1..4 where inlined):
+** Real B = A C for a narrow B (NW columns, a constant 1..3 where inlined):
 ** rows as lanes. The chunk's columns of A are packed (pack_columns), and
 ** LANES rows at a time every column of B sums over m with LANES partial
 ** results side by side (NW independent chains), instead of one chain of
@@ -475,6 +475,38 @@ static inline void tsmm_narrow(const tsm_job *j, int NW, double *restrict w) {
       for (long l = 0; l < LANES && kk + l < kc; ++l)
         for (int n = 0; n < NW; ++n) j->out[(k + kk + l) * NW + n] = acc[n][l];
     }
+  }
+}
+
+typedef double v4d __attribute__((vector_size(4 * sizeof(double)),
+                                  aligned(sizeof(double)), may_alias));
+
+/*
+** Real B = A C for a B of 4 columns: each row of B one vector of 4, 8 rows
+** in flight, A's entries broadcast where they lie and prefetched 32 rows
+** ahead; rows [k0, k1). Against the rows-as-lanes form (tsmm_narrow, which
+** packs A and stores B transposed), 2-core Xeon, four alternating rounds:
+** real 4 x 4 8.5 -> 11.9 GFLOP/s, complex 2 x 2 (4 real columns) 10.5 ->
+** 14.5.
+*/
+static void tsmm_rows4(const tsm_job *j) {
+  long M = j->M, k = j->k0;
+  const double *restrict A = j->A;
+  double *restrict B = j->out;
+  for (; k + 8 <= j->k1; k += 8) {
+    v4d acc[8] = { { 0 } };
+    if (k + 8 + TSMM_AHEAD * 4 <= j->k1)
+      prefetch_share(A + (k + TSMM_AHEAD * 4) * M, 8 * M, 0, 1);
+    for (long m = 0; m < M; ++m) {
+      v4d c = *(const v4d *)(j->X + m * 4);
+      for (int r = 0; r < 8; ++r) acc[r] += A[(k + r) * M + m] * c;
+    }
+    for (int r = 0; r < 8; ++r) *(v4d *)(B + (k + r) * 4) = acc[r];
+  }
+  for (; k < j->k1; ++k) {
+    v4d acc = { 0 };
+    for (long m = 0; m < M; ++m) acc += A[k * M + m] * *(const v4d *)(j->X + m * 4);
+    *(v4d *)(B + k * 4) = acc;
   }
 }
 
@@ -558,14 +590,17 @@ static void tsmm_d(const tsm_job *j) {
     free(ap);
     return;
   }
-  if (N <= 4 && M <= NARROW_MAX_M) {
+  if (N == 4) {
+    tsmm_rows4(j);
+    return;
+  }
+  if (N <= 3 && M <= NARROW_MAX_M) {
     double *w = malloc(sizeof(double) * (size_t)(KC * M));
     if (w) {
       switch (N) {   /* the column count a constant in each copy */
       case 1: tsmm_narrow(j, 1, w); break;
       case 2: tsmm_narrow(j, 2, w); break;
-      case 3: tsmm_narrow(j, 3, w); break;
-      default: tsmm_narrow(j, 4, w); break;
+      default: tsmm_narrow(j, 3, w); break;
       }
       free(w);
       return;
@@ -586,8 +621,8 @@ static void tsmm_d(const tsm_job *j) {
 /*
 ** Complex B = A C as the real product of A's real view (K x 2M) and C's
 ** real form (2M x 2N: [[re, im], [-im, re]] per entry), by tsmm_narrow
-** (N <= 2) or tsmm_d; B's interleaved rows are its real view. 1 when done,
-** 0 when out of memory (the caller goes the general way).
+** (N = 1), tsmm_rows4 (N = 2) or tsmm_d; B's interleaved rows are its real
+** view. 1 when done, 0 when out of memory (the caller goes the general way).
 */
 static int tsmm_z_real(const tsm_job *j) {
   long M = j->M, N = j->N, Nr = 2 * N;
@@ -611,7 +646,7 @@ static int tsmm_z_real(const tsm_job *j) {
   r.N = Nr;
   r.X = cr;
   if (N == 1) tsmm_narrow(&r, 2, w);
-  else if (N == 2) tsmm_narrow(&r, 4, w);
+  else if (N == 2) tsmm_rows4(&r);
   else tsmm_d(&r);
   free(cr);
   free(w);
