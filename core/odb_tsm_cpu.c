@@ -174,7 +174,6 @@ enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16,
        PREFETCH_MAX = 32768,     /* bytes of a chunk prefetched (sum_chunk) */
        TSMM_AHEAD = 8,           /* rows of A prefetched ahead (tsmm_d) */
        SMALL_AHEAD = 256,        /* rows prefetched ahead (small_rows) */
-       NARROW_OUT_AHEAD = 4,     /* chunks of B prefetched ahead (tsmm_narrow) */
        NARROW_MAX_M = 4096 };   /* the CPU versions take any width: the
                                    packed copies stay below 2 MiB */
 
@@ -439,53 +438,14 @@ static void tsm_combine(const double *P, long M, long N, double *out) {
     }
 }
 
-/*
-** Real B = A C for a narrow B (NW columns, a constant 1..3 where inlined):
-** rows as lanes. The chunk's columns of A are packed (pack_columns), and
-** LANES rows at a time every column of B sums over m with LANES partial
-** results side by side (NW independent chains), instead of one chain of
-** M multiply-adds per row. rows [k0, k1); w holds KC x M doubles.
-*/
-static inline void tsmm_narrow(const tsm_job *j, int NW, double *restrict w) {
-  long M = j->M;
-  for (long k = j->k0; k < j->k1; k += KC) {
-    long kc = j->k1 - k < KC ? j->k1 - k : KC, left = j->k1 - k - kc;
-    long nc = left < KC ? left : KC;
-    if (nc * M * (long)sizeof(double) <= PREFETCH_MAX)   /* next chunk */
-      prefetch_share(j->A + (k + kc) * M, nc * M, 0, 1);
-    if (NW <= 2 && k + (NARROW_OUT_AHEAD + 1) * KC <= j->k1) {
-      /* B's lines NARROW_OUT_AHEAD chunks on, for writing (2-core Xeon,
-         three rounds against none: real 1 and 2 columns 2.3 -> 2.8 and
-         3.9 -> 5.2 GFLOP/s, complex 1 4.2 -> 6; with 4 columns real
-         9.8 -> 8.7, so not there) */
-      const char *o = (const char *)(j->out + (k + NARROW_OUT_AHEAD * KC) * NW);
-      for (long l = 0; l < KC * NW * (long)sizeof(double) / 64; ++l)
-        __builtin_prefetch(o + 64 * l, 1, 3);
-    }
-    pack_columns(j->A + k * M, M, kc, w);
-    for (long kk = 0; kk < kc; kk += LANES) {
-      double acc[4][LANES] = { { 0 } };
-      for (long m = 0; m < M; ++m) {
-        const double *restrict a = w + m * KC + kk;
-        for (int n = 0; n < NW; ++n) {
-          double c = j->X[m * NW + n];
-          for (int l = 0; l < LANES; ++l) acc[n][l] += a[l] * c;
-        }
-      }
-      for (long l = 0; l < LANES && kk + l < kc; ++l)
-        for (int n = 0; n < NW; ++n) j->out[(k + kk + l) * NW + n] = acc[n][l];
-    }
-  }
-}
-
 typedef double v4d __attribute__((vector_size(4 * sizeof(double)),
                                   aligned(sizeof(double)), may_alias));
 
 /*
 ** Real B = A C for a B of 4 columns: each row of B one vector of 4, 8 rows
 ** in flight, A's entries broadcast where they lie and prefetched 32 rows
-** ahead; rows [k0, k1). Against the rows-as-lanes form (tsmm_narrow, which
-** packs A and stores B transposed), 2-core Xeon, four alternating rounds:
+** ahead; rows [k0, k1). Against the rows-as-lanes form it replaced (A's
+** chunks packed, B stored transposed), 2-core Xeon, four alternating rounds:
 ** real 4 x 4 8.5 -> 11.9 GFLOP/s, complex 2 x 2 (4 real columns) 10.5 ->
 ** 14.5.
 */
@@ -569,31 +529,39 @@ static void tsmm_rows(const tsm_job *j, long k0, long k1, long n0) {
 }
 
 /*
-** Real B = A C for a B of N = 1 or 2 columns through tsmm_rows4: g = 4 / N
-** consecutive rows of A and B, read as one row of A' (g M) and B' (4), give
-** B' = A' C' with C' the block-diagonal (g M x 4) of g copies of C (g times
-** the multiply-adds, most of them by zero: these shapes wait on memory).
-** Against the rows-as-lanes form (tsmm_narrow), 2-core Xeon, alternating
-** rounds, GFLOP/s: M x N = 1 x 1 2.45 -> 2.9, 2 x 2 4.2 -> 5.9, 16 x 1
-** 4.65 -> 10, 64 x 2 3.2 -> 18.7. 1 when done, 0 when C' could not be had.
+** Real B = A C for a B narrower than a register tile (N < NR, not 4): g
+** consecutive rows of A and B, read as one row of A' (g M) and B' (W = g N
+** columns: 4 for N = 1, 2, a multiple of NR otherwise), give B' = A' C'
+** with C' the block-diagonal (g M x W) of g copies of C: g times the
+** multiply-adds, most of them by zero, on shapes that wait on memory, run
+** by tsmm_rows4 or the register tiles. Against the rows-as-lanes form it
+** replaced (A's chunks packed, B stored transposed), 2-core Xeon,
+** alternating rounds, GFLOP/s: M x N = 1 x 1 2.45 -> 2.9, 2 x 2 4.2 ->
+** 5.9, 3 x 3 6.45 -> 7.7, 16 x 1 4.65 -> 10, 64 x 2 3.2 -> 18.7, 64 x 3
+** 4.3 -> 7, 3 x 5 3.5 -> 10.5, 6 x 6 5.1 -> 14.9, complex 3 x 3 5.3 ->
+** 15. 1 when done, 0 when C' could not be had.
 */
+static void tsmm_d(const tsm_job *j);
+
 static int tsmm_grouped(const tsm_job *j) {
-  long M = j->M, N = j->N, g = 4 / N, rows = (j->k1 - j->k0) / g;
-  double *cg = calloc((size_t)(g * M * 4), sizeof(double));
+  long M = j->M, N = j->N, g = N <= 2 ? 4 / N : (N % 2 ? 8 : 4);
+  long rows = (j->k1 - j->k0) / g, W = g * N;
+  double *cg = calloc((size_t)(g * M * W), sizeof(double));
   tsm_job r = *j;
   if (!cg) return 0;
   for (long q = 0; q < g; ++q)
     for (long m = 0; m < M; ++m)
       for (long n = 0; n < N; ++n)
-        cg[(q * M + m) * 4 + q * N + n] = j->X[m * N + n];
+        cg[(q * M + m) * W + q * N + n] = j->X[m * N + n];
   r.A = j->A + j->k0 * M;
   r.out = j->out + j->k0 * N;
   r.X = cg;
   r.M = g * M;
-  r.N = 4;
+  r.N = W;
   r.k0 = 0;
   r.k1 = rows;
-  tsmm_rows4(&r);
+  if (W == 4) tsmm_rows4(&r);
+  else tsmm_d(&r);
   free(cg);
   tsmm_rows(j, j->k0 + rows * g, j->k1, 0);   /* the last k % g rows */
   return 1;
@@ -625,19 +593,7 @@ static void tsmm_d(const tsm_job *j) {
     tsmm_rows4(j);
     return;
   }
-  if (N <= 2 && tsmm_grouped(j)) return;
-  if (N <= 3 && M <= NARROW_MAX_M) {
-    double *w = malloc(sizeof(double) * (size_t)(KC * M));
-    if (w) {
-      switch (N) {   /* the column count a constant in each copy */
-      case 1: tsmm_narrow(j, 1, w); break;
-      case 2: tsmm_narrow(j, 2, w); break;
-      default: tsmm_narrow(j, 3, w); break;
-      }
-      free(w);
-      return;
-    }
-  }
+  if (N < NR && tsmm_grouped(j)) return;
   for (long k = j->k0; k < j->k1; ++k) {
     const double *restrict a = j->A + k * M;
     double *restrict b = j->out + k * N;
@@ -653,7 +609,8 @@ static void tsmm_d(const tsm_job *j) {
 /*
 ** Complex B = A C as the real product of A's real view (K x 2M) and C's
 ** real form (2M x 2N: [[re, im], [-im, re]] per entry), by tsmm_d; B's
-** interleaved rows are its real view. 1 when done, 0 when out of memory (the caller goes the general way).
+** interleaved rows are its real view. 1 when done, 0 when out of memory
+** (the caller goes the general way).
 */
 static int tsmm_z_real(const tsm_job *j) {
   long M = j->M, N = j->N, Nr = 2 * N;

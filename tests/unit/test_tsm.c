@@ -329,6 +329,8 @@ int main(void) {
     {48, 40, 3001}, {24, 32, 777},
     /* B = A C with 16-column tiles, one of 8 and 3 plain columns left */
     {7, 91, 1001},
+    /* B = A C, 6 columns: 4 rows a group of 24 */
+    {11, 6, 2049},
   };
   int threads[] = { 1, 3 };
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
