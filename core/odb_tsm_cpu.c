@@ -258,6 +258,24 @@ static void tile_chunk(const double *restrict a, long lda,
   for (int i = 0; i < MR; ++i) *(vnr *)(p + i * ldp) += acc[i];
 }
 
+/* tile_chunk for an MR x 2 NR tile (two vectors of B a row). */
+static void tile_chunk2(const double *restrict a, long lda,
+                        const double *restrict b, long ldb, long kc,
+                        double *restrict p, long ldp) {
+  vnr acc[MR][2] = { { { 0 } } };
+  for (long kk = 0; kk < kc; ++kk) {
+    vnr b0 = *(const vnr *)(b + kk * ldb), b1 = *(const vnr *)(b + kk * ldb + NR);
+    for (int i = 0; i < MR; ++i) {
+      acc[i][0] += a[kk * lda + i] * b0;
+      acc[i][1] += a[kk * lda + i] * b1;
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    *(vnr *)(p + i * ldp) += acc[i][0];
+    *(vnr *)(p + i * ldp + NR) += acc[i][1];
+  }
+}
+
 /*
 ** Share t of parts of the prefetch of n doubles at p (cache lines into
 ** L1). A chunk is summed from L1 several times over (tiles, dot
@@ -308,6 +326,22 @@ static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc,
       for (long nq = 0; nq < w->Np / NR; ++nq)
         tile_chunk(a + mq * sa, lda, b + nq * sb, ldb, kc,
                    w->p + mq * MR * w->Np + nq * NR, w->Np);
+    return;
+  }
+  /* in place from 32 real columns on: tiles of MR x 2 NR (6 loads for 8
+     multiply-adds instead of 5 for 4); 2-core Xeon, four alternating
+     rounds: real 32 x 32 76.5 -> 84, 64 x 64 97.5 -> 139, complex 16 x 16
+     77 -> 88.5, 64 x 64 96 -> 128.5 GFLOP/s; real 16 x 16 and complex
+     8 x 8 3-5% slower, so not there */
+  if (w->form == FORM_INPLACE && w->Np >= 4 * NR && w->Np % (2 * NR) == 0) {
+    parts = (w->Mp / MR) * (w->Np / (2 * NR));
+    for (long mq = 0; mq < w->Mp / MR; ++mq)
+      for (long nq = 0; nq < w->Np / (2 * NR); ++nq, ++t) {
+        prefetch_share(na, nc * w->Mr, t, parts);
+        prefetch_share(nb, nc * w->Nr, t, parts);
+        tile_chunk2(a + mq * sa, lda, b + nq * 2 * NR, ldb, kc,
+                    w->p + mq * MR * w->Np + nq * 2 * NR, w->Np);
+      }
     return;
   }
   parts = (w->Mp / MR) * (w->Np / NR);
