@@ -174,8 +174,8 @@ enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16,
        PREFETCH_MAX = 32768,     /* bytes of a chunk prefetched (sum_chunk) */
        TSMM_AHEAD = 8,           /* rows of A prefetched ahead (tsmm_d) */
        SMALL_AHEAD = 256,        /* rows prefetched ahead (small_rows) */
-       NARROW_MAX_M = 4096 };   /* the CPU versions take any width: the
-                                   packed copies stay below 2 MiB */
+       REAL_FORM_MAX_M = 4096 }; /* complex AC through the real form up to
+                                   this M (the CPU versions take any width) */
 
 /* Rounds x up to a multiple of m. */
 static long round_up(long x, long m) { return (x + m - 1) / m * m; }
@@ -670,7 +670,7 @@ static int tsmm_z_real(const tsm_job *j) {
 /* Complex B = A C for rows [k0, k1); interleaved storage throughout. */
 static void tsmm_z(const tsm_job *j) {
   long M = j->M, N = j->N;
-  if (2 * M <= NARROW_MAX_M && tsmm_z_real(j)) return;
+  if (2 * M <= REAL_FORM_MAX_M && tsmm_z_real(j)) return;
   for (long k = j->k0; k < j->k1; ++k) {
     const double *restrict a = j->A + 2 * k * M;
     double *restrict b = j->out + 2 * k * N;
