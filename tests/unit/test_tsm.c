@@ -331,6 +331,8 @@ int main(void) {
     {7, 91, 1001},
     /* B = A C, 6 columns: 4 rows a group of 24 */
     {11, 6, 2049},
+    /* A^T B in place with 4 columns past a multiple of 8 (real view) */
+    {12, 12, 3001}, {8, 20, 1999}, {6, 6, 2001}, {4, 10, 999},
   };
   int threads[] = { 1, 3 };
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
