@@ -245,34 +245,29 @@ static void pack_panels(const double *src, long cols, long padded, int R,
 typedef double vnr __attribute__((vector_size(NR * sizeof(double)),
                                   aligned(sizeof(double)), may_alias));
 
-/* One MR x NR tile of P: the sum of the chunk's outer products; row kk of
-   the tile's columns of A at a + kk * lda, of B at b + kk * ldb. */
-static void tile_chunk(const double *restrict a, long lda,
-                       const double *restrict b, long ldb, long kc,
-                       double *restrict p, long ldp) {
-  vnr acc[MR] = { { 0 } };
-  for (long kk = 0; kk < kc; ++kk) {
-    vnr bv = *(const vnr *)(b + kk * ldb);
-    for (int i = 0; i < MR; ++i) acc[i] += a[kk * lda + i] * bv;
-  }
-  for (int i = 0; i < MR; ++i) *(vnr *)(p + i * ldp) += acc[i];
-}
-
 typedef double v4d __attribute__((vector_size(4 * sizeof(double)),
                                   aligned(sizeof(double)), may_alias));
 
-/* tile_chunk for an MR x 4 tile: the last 4 columns of a P whose width is
-   4 past a multiple of NR, read in place. */
-static void tile_chunk4(const double *restrict a, long lda,
-                        const double *restrict b, long ldb, long kc,
-                        double *restrict p, long ldp) {
-  v4d acc[MR] = { { 0 } };
-  for (long kk = 0; kk < kc; ++kk) {
-    v4d bv = *(const v4d *)(b + kk * ldb);
-    for (int i = 0; i < MR; ++i) acc[i] += a[kk * lda + i] * bv;
+/* One MR x W tile of P (W the width of the vector type V): the sum of the
+   chunk's outer products; row kk of the tile's columns of A at
+   a + kk * lda, of B at b + kk * ldb. */
+#define ODB_TILE_CHUNK(name, V)                                              \
+  static void name(const double *restrict a, long lda,                       \
+                   const double *restrict b, long ldb, long kc,              \
+                   double *restrict p, long ldp) {                           \
+    V acc[MR] = { { 0 } };                                                   \
+    for (long kk = 0; kk < kc; ++kk) {                                       \
+      V bv = *(const V *)(b + kk * ldb);                                     \
+      for (int i = 0; i < MR; ++i) acc[i] += a[kk * lda + i] * bv;           \
+    }                                                                        \
+    for (int i = 0; i < MR; ++i) *(V *)(p + i * ldp) += acc[i];              \
   }
-  for (int i = 0; i < MR; ++i) *(v4d *)(p + i * ldp) += acc[i];
-}
+/* MR x NR, the tile of the tiled forms */
+ODB_TILE_CHUNK(tile_chunk, vnr)
+/* MR x 4: the last 4 columns of a P whose width is 4 past a multiple of
+   NR, read in place */
+ODB_TILE_CHUNK(tile_chunk4, v4d)
+#undef ODB_TILE_CHUNK
 
 /* tile_chunk for an MR x 2 NR tile (two vectors of B a row). */
 static void tile_chunk2(const double *restrict a, long lda,
