@@ -28,7 +28,7 @@ struct odb_problem {
   void (*initial)(const odb_problem *p, double *y0);   /* y0[0..n) */
   const char *gpu_source; /* CUDA C of f_j for runtime compilation, or NULL */
   /*
-  ** Problems on a 2-D grid with a 5-point (radius 1) stencil: component c
+  ** Problems on a 2-D grid with a radius-1 stencil (5 or 9 points): component c
   ** of cell (i, j) is y[K (i cols + j) + c], i < rows, j < cols, K comps.
   ** gpu_cell_source defines odb_rhs_cell (see kernels/odb_gen_rk.c,
   ** gpu_stream2d); NULL: the problem offers no cell form. It reads only
@@ -38,6 +38,10 @@ struct odb_problem {
   const char *gpu_cell_source;
   long grid_rows, grid_cols;
   int grid_comps;
+  /* 1: odb_rhs_cell reads no diagonal neighbour (ODB_Y(di, dj, c) with di
+     or dj 0, a 5-point star), which lets gpu_stream2d synchronise a block
+     every second pass; 0: it may read all 9 cells */
+  int grid_star;
   /*
   ** NULL, or: 1 with the message in msg[0..len) when an evaluation of f
   ** failed since the last call (a scenario's f raised an error; that

@@ -97,6 +97,8 @@ typedef struct gen {
   int carry;             /* skew 2: stencil centre rows kept in registers */
   int whole;             /* skew 2: sub-strips of whole rows a block (0: a
                             strip with halo columns) */
+  int star;              /* skew 2: f reads no diagonal neighbour, so a
+                            barrier every second pass suffices */
   odb_gen_plan *plan;
   sbuf b;
 } gen;
@@ -1903,10 +1905,17 @@ static void put_s2w_helpers(sbuf *b) {
   put(b, "static __device__ __forceinline__ double odb_cell_yc(const "
          "odb_cell_in &in, int di,\n    int c) {\n"
          "  return di < 0 ? in.vm[c] : di > 0 ? in.vp[c] : in.v0[c];\n}\n");
+  put(b, "// a star stencil (ODB_STAR: a barrier every second pass) reads no\n"
+         "// diagonal neighbour; where one is read, the call below stays and\n"
+         "// the build fails naming it (it is defined nowhere)\n"
+         "extern \"C\" __device__ void "
+         "odb_grid_star_problem_reads_a_diagonal_neighbour(void);\n");
   put(b, "// column offset 0 reads the centres (registers; the test folds away\n"
          "// where the compiler knows the offset)\n"
          "static __device__ __forceinline__ double odb_cell_get(const "
          "odb_cell_in &in, int di,\n    int dj, int c) {\n"
+         "  if (ODB_STAR && di != 0 && dj != 0)\n"
+         "    odb_grid_star_problem_reads_a_diagonal_neighbour();\n"
          "  return ODB_CARRY > 0 && dj == 0 ? odb_cell_yc(in, di, c)\n"
          "                                  : odb_cell_y(in, di, dj, c);\n"
          "}\n"
@@ -1947,7 +1956,7 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
   s2w_state st[ODB_GEN_MAX_STAGES];
   s2w_relative(g);
   s2w_states(g, st);
-  put(b, "#define ODB_CARRY %d\n", g->carry);
+  put(b, "#define ODB_CARRY %d\n#define ODB_STAR %d\n", g->carry, g->star);
   put_s2w_helpers(b);
   put_s2w_coefs(g);
   put_s2_head(g, min_blocks, "[ODB_YR rows][ODB_TP][ODB_K] of y, then "
@@ -1988,9 +1997,10 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
            "        odb_fetch_at(a.y, odb_ysm, ip + ODB_PF + 1, yf, colc, t);\n"
            "      }\n"
            "      asm volatile(\"cp.async.commit_group;\" ::);\n"
-           "      asm volatile(\"cp.async.wait_group %%0;\" :: \"n\"(ODB_PF));\n"
-           "      __syncthreads();\n"
-           "      ys = ys + 1 == ODB_YR ? 0 : ys + 1;\n    }\n");
+           "      asm volatile(\"cp.async.wait_group %%0;\" :: \"n\"(ODB_PF) : "
+           "\"memory\");\n");
+    if (!g->star || u % 2 == 1) put(b, "      __syncthreads();\n");
+    put(b, "      ys = ys + 1 == ODB_YR ? 0 : ys + 1;\n    }\n");
   }
   put_s2_tail(g);
 }
@@ -2003,7 +2013,10 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   long R = o->band > 0 ? o->band : 1, skew = o->skew > 0 ? o->skew : 1;
   long G = skew == 2 && NC <= T ? T / NC : 0;   /* whole rows: sub-strips */
   long D3 = skew == 2 ? 4 : R + 2;   /* rings' rows */
-  long YR = skew == 2 ? 2 * S + S2_PF + 1 : S + R * (S2_PF + 1) + 2;
+  int star = skew == 2 && p->grid_star && !getenv("ODB_S2D_SYNC_EACH");
+  /* star: one more row of y, so that no barrier-free pass overwrites by
+     cp.async a row the thread read in the pass before */
+  long YR = skew == 2 ? 2 * S + S2_PF + 1 + star : S + R * (S2_PF + 1) + 2;
   if (!p->gpu_cell_source || K < 1 || K > 8 || NR < 2 || NC < 2 ||
       NR * NC * K != p->n)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: %s is not a 2-D "
@@ -2028,6 +2041,7 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
                     "1 loads every row)", o->carry);
   g->carry = o->carry;
   g->whole = G > 0;
+  g->star = star;
   if (skew == 2 && R != 1)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew 2 takes a band of 1 row "
                     "(band %ld); a band above 1 needs skew 1", R);

@@ -198,6 +198,7 @@ static odb_status bruss_setup(odb_problem *p) {
   p->grid_rows = N;
   p->grid_cols = X;
   p->grid_comps = 2;
+  p->grid_star = 1;
   if (X != N)
     snprintf(p->label, sizeof p->label, "bruss2d(N=%ld,Nx=%ld)", N, X);
   else

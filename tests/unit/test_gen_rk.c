@@ -49,7 +49,8 @@ static void check_compiles(char *const *src, int n, int nsrc,
 /*
 ** Skew 2 for four methods (with and without an estimate, FSAL or not),
 ** skew 1 once, skew 2 keeping 1, 2 and 3 centre rows in registers: the
-** plan's one kernel, its shared memory ((2 s + 3 rows of y plus 4 a stage)
+** plan's one kernel, its shared memory ((2 s + 4 rows of y, BRUSS2D being
+** a star, plus 4 a stage)
 ** x comps x (threads + 2) doubles for skew 2), its blocks: a grid 23
 ** columns wide fits a block of 64 threads twice (skew 2: whole rows, two
 ** sub-strips a block, each a chunk of 9 rows), one 100 wide takes strips
@@ -74,7 +75,7 @@ static void check_stream2d(void) {
     o.skew = i == 4 ? 1 : 2;
     o.band = i == 4 ? 2 : 1;
     o.carry = i > 4 ? i - 4 : 0;
-    YR = o.skew == 2 ? 2 * S + 3 : S + o.band * 3 + 2;
+    YR = o.skew == 2 ? 2 * S + 4 : S + o.band * 3 + 2;   /* a star: +1 */
     whole = o.skew == 2 && i % 2 == 0;   /* odd: the wide grid */
     strips = i % 2 ? (100 + 64 - 2 * S - 1) / (64 - 2 * S) : 1;
     chunks = whole ? 6 : 5;
@@ -168,6 +169,7 @@ static void check_cell9(void) {
   q.n = 37L * 23 * 3;
   q.grid_comps = 3;
   q.gpu_cell_source = cell9;
+  q.grid_star = 0;
   for (int i = 0; i < NSRC; ++i) {
     odb_gen_opts o;
     odb_gen_plan pl;
@@ -183,6 +185,29 @@ static void check_cell9(void) {
   check_compiles(src, NSRC, nsrc, "9-point cells of 3 components (skew 2 "
                  "keeping 0-3 centre rows, skew 1)");
   for (int i = 0; i < NSRC; ++i) free(src[i]);
+  {   /* declared a star, it reads a diagonal: the guard's call stays */
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    char *s = NULL;
+    int compiled = -1;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.skew = 2;
+    q.grid_star = 1;
+    if (odb_gen_rk(&q, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &s,
+                   &pl) == ODB_OK && strstr(s, "#define ODB_STAR 1")) {
+      tmp_cache tc;
+      tmp_cache_open(&tc);
+      if (tc.ok) compiled = odb_nvrtc_prefetch((const char *const *)&s, 1, 9,
+                                               0, 1);
+      tmp_cache_close(&tc);
+    }
+    tap_ok(compiled == 0 || (compiled < 0 && getenv("ODEBENCH_KERNEL_CACHE")),
+           "9-point cells declared a star (grid_star) do not compile: the "
+           "call to the undefined odb_grid_star_problem_reads_a_diagonal_"
+           "neighbour stays (%d compiled)", compiled);
+    free(s);
+  }
   odb_problem_destroy(b);
 }
 
