@@ -521,6 +521,46 @@ static void gen_head(sbuf *b, const odb_tsm_cfg *c) {
       "entries as double2 (re, im)\n");
   out(b, "struct tsm_args { const double *A; const double *X; double *out; "
       "long long K; };\n\n");
+  if (c->op == ODB_TSM_TSMTTSM)
+    out(b, "// first block, C zeroed, blocks done (gen_c_zero)\n"
+        "__device__ unsigned odb_tsm_sync[3];\n\n");
+}
+
+/*
+** C = A^T B sums every block's part into C with atomics, so C must be
+** zero first. The block that starts first zeroes it inside the kernel
+** (instead of a memset before each launch: one launch less a call); the
+** others wait for odb_tsm_sync[1] before their first atomic, and the last
+** block to finish resets the counters for the next launch. The block that
+** zeroes is running, so no block waits for one that cannot start. The
+** counters are the module's: one launch of a kernel at a time.
+*/
+static void gen_c_zero(sbuf *b, int elems) {
+  out(b, "  // the first block to start zeroes C (a barrier's OR tells its "
+      "threads;\n  // no shared memory, which the stages may fill)\n"
+      "  if (__syncthreads_or(threadIdx.x == 0 &&\n"
+      "                       atomicAdd(&odb_tsm_sync[0], 1u) == 0u)) {\n"
+      "    for (int i = threadIdx.x; i < %d; i += blockDim.x) "
+      "p.out[i] = 0.0;\n"
+      "    __threadfence();\n    __syncthreads();\n"
+      "    if (threadIdx.x == 0) atomicExch(&odb_tsm_sync[1], 1u);\n"
+      "  }\n", elems);
+}
+
+/* Before a thread's first atomic on C: C is zero. */
+static void gen_c_ready(sbuf *b) {
+  out(b, "  while (*(volatile unsigned *)&odb_tsm_sync[1] == 0u) {}  "
+      "// C is zero\n  __threadfence();\n");
+}
+
+/* The kernel's end: the last block resets the counters. */
+static void gen_c_done(sbuf *b) {
+  out(b, "  __syncthreads();\n  if (threadIdx.x == 0) {\n"
+      "    __threadfence();\n"
+      "    if (atomicAdd(&odb_tsm_sync[2], 1u) == gridDim.x - 1) {  "
+      "// the last block\n"
+      "      odb_tsm_sync[0] = odb_tsm_sync[1] = odb_tsm_sync[2] = 0u;\n"
+      "      __threadfence();\n    }\n  }\n");
 }
 
 /* Element type and the multiply-add of the type. */
@@ -655,6 +695,7 @@ static void gen_tsmttsm(sbuf *b, const odb_tsm_cfg *c) {
   out(b, "  const %s *__restrict__ B = (const %s *)p.X;\n", T, T);
   out(b, "  const long long K = p.K;\n");
   out(b, "  extern __shared__ double smem[];\n");
+  gen_c_zero(b, M * N * (z ? 2 : 1));
   out(b, "  // %d x %d tiles of %d x %d per row, %d rows per block\n", mt, nt,
       c->tm, c->tn, RPB);
   if (G > 1) {
@@ -731,9 +772,9 @@ static void gen_tsmttsm(sbuf *b, const odb_tsm_cfg *c) {
         "\n  __syncthreads();\n", M * N * (z ? 2 : 1));
   } else {
     out(b, "  // every thread adds its tile to C\n");
+    gen_c_ready(b);
     if (!c->stage)
-      out(b, "  if (blockIdx.x * %d + threadIdx.x / %d >= K) return;\n", RPB,
-          G);
+      out(b, "  if (blockIdx.x * %d + threadIdx.x / %d < K) {\n", RPB, G);
   }
   for (int i = 0; i < c->tm; ++i)
     for (int j = 0; j < c->tn; ++j) {
@@ -752,9 +793,15 @@ static void gen_tsmttsm(sbuf *b, const odb_tsm_cfg *c) {
         out(b, "atomicAdd(&%s[m%d * %d + n%d], c%d_%d);\n", dst, i, N, j, i,
             j);
     }
-  if (c->reduce == ODB_TSM_REDUCE_LOCAL)
-    out(b, "  __syncthreads();\n  for (int i = threadIdx.x; i < %d; i += "
-        "blockDim.x) atomicAdd(&p.out[i], s[i]);\n", M * N * (z ? 2 : 1));
+  if (c->reduce == ODB_TSM_REDUCE_LOCAL) {
+    out(b, "  __syncthreads();\n");
+    gen_c_ready(b);
+    out(b, "  for (int i = threadIdx.x; i < %d; i += blockDim.x) "
+        "atomicAdd(&p.out[i], s[i]);\n", M * N * (z ? 2 : 1));
+  } else if (!c->stage) {
+    out(b, "  }\n");
+  }
+  gen_c_done(b);
   out(b, "}\n");
 }
 
@@ -1084,6 +1131,7 @@ static void gen_mma_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
   gen_mma_helpers(b, c, g);
   gen_mma_load(b, c, g);
   gen_mma_entry(b, c, g);
+  gen_c_zero(b, g->e * c->M * c->N);
   out(b, "  // %d x %d warp tiles of %d x %d entries cover C (%d x %d real)",
       g->TMt, g->TNt, tmw, tnw, g->Mr, g->Nr);
   gen_mma_warps_atb(b, c, g, tmw, tnw, R);
@@ -1120,6 +1168,7 @@ static void gen_mma_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
         "  __syncthreads();\n", g->e * c->M * c->N, g->BS);
   } else {
     out(b, "  // each warp adds its tile to C\n");
+    gen_c_ready(b);
   }
   out(b, "#pragma unroll\n  for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
       "    for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
@@ -1151,9 +1200,13 @@ static void gen_mma_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
         c->N);
   }
   out(b, "      }\n");
-  if (local)
-    out(b, "  __syncthreads();\n  for (int i = threadIdx.x; i < %d; i += %d)"
-        " atomicAdd(&p.out[i], smem[i]);\n", g->e * c->M * c->N, g->BS);
+  if (local) {
+    out(b, "  __syncthreads();\n");
+    gen_c_ready(b);
+    out(b, "  for (int i = threadIdx.x; i < %d; i += %d) "
+        "atomicAdd(&p.out[i], smem[i]);\n", g->e * c->M * c->N, g->BS);
+  }
+  gen_c_done(b);
   out(b, "}\n");
 }
 
@@ -1319,6 +1372,7 @@ static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
   gen_gauss_split(b);
   gen_mma_load(b, c, g);
   gen_mma_entry(b, c, g);
+  gen_c_zero(b, 2 * c->M * c->N);
   if (S > 1) {
     out(b, "  // C in %d bands of %d rows: block b sums band b %% %d over "
         "every\n  // (gridDim.x / %d)-th chunk, from chunk b / %d on, and "
@@ -1372,6 +1426,7 @@ static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
         "  __syncthreads();\n", 2 * Mb * c->N, g->BS);
   } else {
     out(b, "  // each warp adds its tiles to C\n");
+    gen_c_ready(b);
   }
   out(b, "#pragma unroll\n  for (int i = 0; i < %d; ++i)\n#pragma unroll\n"
       "    for (int j = 0; j < %d; ++j)\n#pragma unroll\n"
@@ -1392,13 +1447,18 @@ static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
     out(b, "{\n          atomicAdd(&%s[2 * (m * %d + n)], p1 - p2);\n"
         "          atomicAdd(&%s[2 * (m * %d + n) + 1], acc[2][i][j][e] - p1 - "
         "p2);\n        }\n      }\n", sum, c->N, sum, c->N);
+  if (local) {
+    out(b, "  __syncthreads();\n");
+    gen_c_ready(b);
+  }
   if (local && S > 1)   /* the band's rows of C are contiguous */
-    out(b, "  __syncthreads();\n  double *ob = p.out + %d * band;\n"
+    out(b, "  double *ob = p.out + %d * band;\n"
         "  for (int i = threadIdx.x; i < %d; i += %d) atomicAdd(&ob[i], "
         "smem[i]);\n", 2 * Mb * c->N, 2 * Mb * c->N, g->BS);
   else if (local)
-    out(b, "  __syncthreads();\n  for (int i = threadIdx.x; i < %d; i += %d)"
+    out(b, "  for (int i = threadIdx.x; i < %d; i += %d)"
         " atomicAdd(&p.out[i], smem[i]);\n", 2 * c->M * c->N, g->BS);
+  gen_c_done(b);
   out(b, "}\n");
 }
 

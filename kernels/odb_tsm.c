@@ -207,14 +207,11 @@ odb_status odb_tsm_kernel_run(odb_tsm_kernel *k, const double *A,
                               const double *X, double *out, long K) {
   const odb_tsm_cfg *c = &k->cfg;
   tsm_args a = { A, X, out, K };
-  size_t e = c->t == ODB_TSM_Z ? 16 : 8;
   if (K < 1) return ODB_FAIL(ODB_ERR_ARG, "tsm: K = %ld, at least 1", K);
   if (!A || !X || !out) return ODB_FAIL(ODB_ERR_ARG, "tsm: NULL matrix");
   if (c->mma && (((uintptr_t)A | (uintptr_t)X | (uintptr_t)out) & 15))
     return ODB_FAIL(ODB_ERR_ARG, "tsm: the tensor-core kernels need "
                     "16-byte aligned matrices");
-  if (c->op == ODB_TSM_TSMTTSM)
-    ODB_CUDA_CHECK(cudaMemsetAsync(out, 0, e * (size_t)c->M * c->N, 0));
   return odb_gpu_launch(&k->fn, odb_tsm_kernel_grid(k, K),
                         (unsigned)odb_tsm_cfg_block(c), odb_tsm_cfg_smem(c),
                         &a);

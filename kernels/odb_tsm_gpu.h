@@ -35,8 +35,10 @@ unsigned odb_tsm_kernel_grid(const odb_tsm_kernel *k, long K);
 int odb_tsm_kernel_fit(const odb_tsm_kernel *k);
 
 /*
-** One product over K rows (see odb_tsm.h for X and out). tsmttsm clears
-** out first (a memset on the same stream). Does not wait.
+** One product over K rows (see odb_tsm.h for X and out), one launch:
+** tsmttsm's kernel zeroes out itself (its first block), so one launch of
+** a kernel at a time (a module's counters; the default stream keeps it).
+** Does not wait.
 */
 odb_status odb_tsm_kernel_run(odb_tsm_kernel *k, const double *A,
                               const double *X, double *out, long K);
