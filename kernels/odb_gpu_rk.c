@@ -384,8 +384,11 @@ static long s2d_chunks(long NR, long strips, long subs, long cap, long S) {
 }
 
 /*
-** The default threads of a skew-2 block on a grid NC cells wide: 256 up
-** to 7 stages (above, Verner's registers allow only 128), or 128 when its
+** The default threads of a skew-2 block on a grid NC cells wide: 128 up to
+** 4 stages (their registers let three blocks of 128 share an SM, against
+** one of 256: bs3 keeping 3 centre rows, H100, N = 2896, 144 against
+** 153 us), 256 for 5 to 7 stages (above, Verner's registers allow only
+** 128), or 128 when its
 ** strips, each 2 s columns narrower than the block, cover a row with fewer
 ** threads in all (at NC = 1024, bs3: 9 x 128 threads against 5 x 256; the
 ** tuner's pick there, 214 us against 254 us on an H100). Up to 256 columns
@@ -396,7 +399,7 @@ static long s2d_chunks(long NR, long strips, long subs, long cap, long S) {
 static int s2d_threads(long NC, long S) {
   long w256 = 2 * S2D_THREADS - 2 * S, w128 = S2D_THREADS - 2 * S;
   if (NC <= 2 * S2D_THREADS) return 2 * S2D_THREADS;   /* whole rows */
-  if (S > 7 || w128 < 1) return S2D_THREADS;
+  if (S > 7 || S <= 4 || w128 < 1) return S2D_THREADS;
   if ((NC + w128 - 1) / w128 * S2D_THREADS <
       (NC + w256 - 1) / w256 * 2 * S2D_THREADS)
     return S2D_THREADS;
@@ -405,12 +408,14 @@ static int s2d_threads(long NC, long S) {
 
 /*
 ** The default rows of a skew-2 stencil's centre column kept in registers:
-** 2 up to 7 stages (the loads they save are what bounds the kernel: on an
-** H100, BRUSS2D N = 2896, bs3 193 -> 156 us, DOPRI5 322 -> 260 us), none
-** above (Verner's registers spill: 364 -> 433 us with 2).
+** 3 up to 7 stages (the loads they save are what bounds the kernel: on an
+** H100, BRUSS2D N = 2896, bs3 193 -> 156 us with 2; with the norm's
+** reciprocal in place of a division, which freed the registers, DOPRI5
+** 245 -> 217 us from 2 to 3), none above (Verner's registers spill: 359
+** -> 382 us with 1).
 */
 static int s2d_carry(long S) {
-  return S > 7 ? 0 : 2;
+  return S > 7 ? 0 : 3;
 }
 
 /*
