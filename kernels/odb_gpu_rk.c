@@ -419,6 +419,18 @@ static int s2d_carry(long S) {
 }
 
 /*
+** Whether a skew-2 block stores each completed row of ynew in its last
+** stage (1) or after all stages of the pass (0): the last stage's store
+** frees registers, but a store among the stages holds back the stages'
+** scheduling. H100, N = 2896, two rounds: Verner 354-357 -> 344-345 us,
+** bs3 140-141 -> 138.5-139 us, DOPRI5 217-220 -> 227-230 us (its 3 rows
+** kept leave no register to gain: 4 -> 28 bytes of spill).
+*/
+static int s2d_early_store(long S) {
+  return S <= 4 || S > 7;
+}
+
+/*
 ** gpu_stream2d: tiling.skew (default 2: one barrier a pass; 1 when a band
 ** of several rows is asked for), tiling.threads per block (default: 128
 ** for skew 1, s2d_threads for skew 2; fewer for a grid narrower than that:
@@ -454,6 +466,7 @@ static odb_status stream2d_init(odb_solver *s) {
   o.rows = t->rows > 0 ? t->rows : (6 * S > S2D_ROWS ? 6 * S : S2D_ROWS);
   o.band = t->band > 0 ? t->band : o.skew == 2 ? 1 : S2D_BAND;
   o.carry = t->carry > 0 ? t->carry - 1 : o.skew == 2 ? s2d_carry(S) : 0;
+  o.early_store = s2d_early_store(S);
   if (t->rows <= 0 && o.skew == 2 && NR > 1) {   /* whole waves of blocks */
     int occ = 0;
     long cap, chunks;

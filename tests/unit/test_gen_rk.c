@@ -48,10 +48,10 @@ static void check_compiles(char *const *src, int n, int nsrc,
 
 /*
 ** Skew 2 for four methods (with and without an estimate, FSAL or not),
-** skew 1 once, skew 2 keeping 1, 2 and 3 centre rows in registers: the
-** plan's one kernel, its shared memory ((2 s + 4 rows of y, BRUSS2D being
-** a star, plus 4 a stage)
-** x comps x (threads + 2) doubles for skew 2), its blocks: a grid 23
+** skew 1 once, skew 2 keeping 1, 2 and 3 centre rows in registers, half
+** of them storing ynew's rows in the last stage: the plan's one kernel,
+** its shared memory ((2 s + 4 rows of y, BRUSS2D being a star, plus 4 a
+** stage) x comps x (threads + 2) doubles for skew 2), its blocks: a grid 23
 ** columns wide fits a block of 64 threads twice (skew 2: whole rows, two
 ** sub-strips a block, each a chunk of 9 rows), one 100 wide takes strips
 ** of 64 - 2 s columns; then NVRTC compiles every source (sm_90, two
@@ -75,6 +75,7 @@ static void check_stream2d(void) {
     o.skew = i == 4 ? 1 : 2;
     o.band = i == 4 ? 2 : 1;
     o.carry = i > 4 ? i - 4 : 0;
+    o.early_store = i / 2 % 2;   /* the last stage stores ynew's row */
     YR = o.skew == 2 ? 2 * S + 4 : S + o.band * 3 + 2;   /* a star: +1 */
     whole = o.skew == 2 && i % 2 == 0;   /* odd: the wide grid */
     strips = i % 2 ? (100 + 64 - 2 * S - 1) / (64 - 2 * S) : 1;
