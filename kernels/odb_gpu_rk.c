@@ -411,11 +411,12 @@ static int s2d_threads(long NC, long S) {
 ** 3 up to 7 stages (the loads they save are what bounds the kernel: on an
 ** H100, BRUSS2D N = 2896, bs3 193 -> 156 us with 2; with the norm's
 ** reciprocal in place of a division, which freed the registers, DOPRI5
-** 245 -> 217 us from 2 to 3), none above (Verner's registers spill: 359
-** -> 382 us with 1).
+** 245 -> 217 us from 2 to 3), 1 above (Verner's registers: with the norm
+** and the store in the last stage 346 -> 335 us from 0 to 1, 411-438 us
+** with 2 or 3; before those, 1 had cost 359 -> 382 us).
 */
 static int s2d_carry(long S) {
-  return S > 7 ? 0 : 3;
+  return S > 7 ? 1 : 3;
 }
 
 /*
