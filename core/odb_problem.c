@@ -92,8 +92,11 @@ void odb_problem_key(const odb_problem *p, char *buf, size_t len) {
   size_t used;
   char hex[65];
   snprintf(buf, len, "%s n=%ld", p->label, p->n);
-  if (!p->gpu_source || strcmp(p->type->name, ODB_PROBLEM_USER) != 0) return;
+  if (strcmp(p->type->name, ODB_PROBLEM_USER) != 0) return;
   used = strlen(buf);
+  if (p->fkey[0] && used < len)
+    used += (size_t)snprintf(buf + used, len - used, " f=%s", p->fkey);
+  if (!p->gpu_source || used >= len) return;
   odb_sha256_hex(p->gpu_source, strlen(p->gpu_source), hex);
   if (used < len) snprintf(buf + used, len - used, " src=%.12s", hex);
 }

@@ -51,6 +51,9 @@ struct odb_problem {
   */
   int (*take_failure)(const odb_problem *p, char *msg, size_t len);
   double param[8];        /* resolved parameter values, in decl order */
+  char fkey[13];          /* problems defined in a scenario: 12 hex digits
+                             of the SHA-256 of f's code (its label does not
+                             change with f), or "" */
   void *data;             /* problem-private data, freed with free() */
   char label[96];         /* "bruss2d(N=128)" */
 };
@@ -84,8 +87,9 @@ odb_status odb_problem_create(const char *name, const odb_param_value *given,
 void odb_problem_destroy(odb_problem *p);
 /*
 ** The problem's part of a tuning-database key: "<label> n=<n>", and for a
-** problem defined in a scenario with a GPU source " src=<12 hex digits of
-** its SHA-256>" (its label does not change with its source).
+** problem defined in a scenario " f=<fkey>" when its f's code could be
+** read and " src=<12 hex digits of its SHA-256>" with a GPU source (its
+** label changes with neither).
 */
 void odb_problem_key(const odb_problem *p, char *buf, size_t len);
 /* Evaluates f over all components: y and f are full vectors of length n. */

@@ -164,6 +164,11 @@ static int problem_index(lua_State *L) {
   else if (strcmp(k, "t0") == 0) lua_pushnumber(L, p->t0);
   else if (strcmp(k, "t1") == 0) lua_pushnumber(L, p->t1);
   else if (strcmp(k, "params") == 0) push_params(L, p);
+  else if (strcmp(k, "key") == 0) {   /* its part of a tuning key */
+    char key[256];
+    odb_problem_key(p, key, sizeof key);
+    lua_pushstring(L, key);
+  }
   else lua_pushnil(L);
   return 1;
 }

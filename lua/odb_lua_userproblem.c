@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "odb_sha256.h"
+
 /*
 ** The problem's private data, one block freed by odb_problem_destroy: the
 ** Lua state and a registry reference to the scenario's table (its f stays
@@ -154,6 +156,55 @@ static void read_params(lua_State *L, int idx, double *param) {
   lua_pop(L, 1);
 }
 
+/* The bytes lua_dump writes, in a growing malloc'd array. */
+typedef struct dump_buf {
+  char *p;
+  size_t n, cap;
+  int oom;
+} dump_buf;
+
+/* lua_dump's writer: appends the chunk's bytes. */
+static int dump_add(lua_State *L, const void *b, size_t n, void *ud) {
+  dump_buf *d = ud;
+  (void)L;
+  if (d->n + n > d->cap) {
+    size_t cap = 2 * (d->n + n) + 256;
+    char *q = realloc(d->p, cap);
+    if (!q) {
+      d->oom = 1;
+      return 1;
+    }
+    d->p = q;
+    d->cap = cap;
+  }
+  memcpy(d->p + d->n, b, n);
+  d->n += n;
+  return 0;
+}
+
+/*
+** p->fkey: 12 hex digits of the SHA-256 of the code of field f of the
+** table at index 1, dumped without debug information (its names do not
+** count, nor do its upvalues' values: the key tells codes apart, which is
+** what tuned timings depend on; the lines where it and its inner functions
+** start and end stay in a dump, so the same code elsewhere in a file keys
+** apart, the safe side). "" for a C function.
+*/
+static void f_key(lua_State *L, odb_problem *p) {
+  dump_buf d = { NULL, 0, 0, 0 };
+  char hex[65];
+  p->fkey[0] = '\0';
+  lua_getfield(L, 1, "f");
+  if (lua_type(L, -1) == LUA_TFUNCTION && !lua_iscfunction(L, -1) &&
+      lua_dump(L, dump_add, &d, 1) == 0 && !d.oom && d.n > 0) {
+    odb_sha256_hex(d.p, d.n, hex);
+    memcpy(p->fkey, hex, 12);
+    p->fkey[12] = '\0';
+  }
+  free(d.p);
+  lua_pop(L, 1);
+}
+
 /*
 ** ob.problem{name=, n=, d=, f=function(t, y, f), y0=, gpu_source=,
 ** params=, t0=, t1=, flops=}: n >= 1, access distance 1 <= d <= n (d = n:
@@ -218,6 +269,7 @@ int odbL_user_problem(lua_State *L) {
   snprintf(p->label, sizeof p->label, "%s(n=%lld,d=%lld)", name, n, d);
   read_params(L, 1, p->param);
   read_y0(L, 1, p->n, u->y0);
+  f_key(L, p);
   u->L = L;
   lua_pushvalue(L, 1);
   u->ref = luaL_ref(L, LUA_REGISTRYINDEX);

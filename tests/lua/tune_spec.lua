@@ -202,6 +202,25 @@ describe("ob.tune on a solver", function()
     assert.are.equal(0, tune(user(b)).stats.cached)     -- same label, new source
   end)
 
+  it("keeps problems defined in a scenario apart by the code of their f", function()
+    local db = tmpdir() .. "/f.db"
+    local function user(f)
+      return ob.problem { name = "heatish", n = 64, d = 1, y0 = function(i) return i end, f = f }
+    end
+    local function decay() return function(t, y, f) for i = 1, 64 do f[i] = -y[i] end end end
+    local function tune(p)
+      local s = ob.solver { problem = p, method = "rk4", backend = "cpu", variant = "plain", h = 1e-3 }
+      local t = ob.tune { target = s, space = { variant = { "plain", "fused" } }, steps = 1,
+                          cache = db, measure = quick }
+      s:close()
+      return t
+    end
+    assert.are.equal(0, tune(user(decay())).stats.cached)
+    assert.are.equal(2, tune(user(decay())).stats.cached)   -- the same code: reused
+    assert.are.equal(0, tune(user(function(t, y, f)          -- same label, other code
+      for i = 1, 64 do f[i] = -y[i] * y[i] end end)).stats.cached)
+  end)
+
   it("refuses a corrupt or write-protected cache file and leaves it alone", function()
     local dir = tmpdir()
     local junk = dir .. "/junk.db"

@@ -86,6 +86,18 @@ describe("ob.problem{...} defined in a scenario", function()
     end
   end)
 
+  it("keys its tunings by its label, n and the code of f", function()
+    local function mk(f) return ob.problem { name = "k", n = 3, f = f, y0 = { 1, 2, 3 } } end
+    local function neg() return function(t, y, f) for i = 1, 3 do f[i] = -y[i] end end end
+    local a, b = mk(neg()), mk(neg())
+    local c = mk(function(t, y, f) for i = 1, 3 do f[i] = y[i] end end)
+    assert.is_truthy(a.key:find("^k%(n=3,d=3%) n=3 f=%x+$"), a.key)
+    assert.are.equal(a.key, b.key)       -- the same code, another closure
+    assert.are_not.equal(a.key, c.key)   -- other code
+    assert.are.equal("bruss2d(N=8) n=128", ob.problem("bruss2d", { N = 8 }).key)
+    a:close(); b:close(); c:close()
+  end)
+
   it("takes y0 as a list of n numbers", function()
     local p = ob.problem { n = 3, f = function() end, y0 = { 1.5, -2, 3 } }
     local y = p:initial()
