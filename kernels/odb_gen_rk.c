@@ -2021,7 +2021,8 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
   for (int u = 0; u < 4; ++u) {
     put(b, "    {  // pass %d of 4\n      const odb_idx ip = i0 + %d;\n"
            "      if (ip >= ipe) break;\n", u, u);
-    put(b, "      double odb_yv[ODB_K], odb_yo[ODB_K], odb_eo[ODB_K], odb_nv;\n");
+    put(b, "      double odb_yv[ODB_K], odb_yo[ODB_K], odb_eo[ODB_K], "
+           "odb_nv;\n");
     for (int l = S - 1; l >= 0; --l) put_s2w_stage(g, st, u, l, K);
     put_s2w_stores(g, u, K);
     put_s2w_done(g);
