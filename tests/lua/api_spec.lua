@@ -76,23 +76,24 @@ describe("ob.param", function()
     assert.are.equal("32\tinteger\t2.5\tfalse\thi\t1000\tinteger", out:match("[^\n]+"))
   end)
 
-  it("refuses a non-number for a numeric parameter", function()
-    local rc, out = child("ODEBENCH_SET=N=abc", [[
+  -- ob.param("N", 8)'s error with ODEBENCH_SET=<set>, from a child
+  local function param_error(set)
+    return child("ODEBENCH_SET=" .. set, [[
       local ob = require "odebench"
       local ok, err = pcall(function() return ob.param("N", 8) end)
       print(err)
     ]])
+  end
+
+  it("refuses a non-number for a numeric parameter", function()
+    local rc, out = param_error("N=abc")
     assert.are.equal(0, rc, out)
     assert.is_truthy(out:find("bad argument #1 to 'param' (ODEBENCH_SET N=abc: " ..
                               "number expected for parameter 'N')", 1, true), out)
   end)
 
   it("refuses a fraction for an integer parameter", function()
-    local rc, out = child("ODEBENCH_SET=N=1.5", [[
-      local ob = require "odebench"
-      local ok, err = pcall(function() return ob.param("N", 8) end)
-      print(err)
-    ]])
+    local rc, out = param_error("N=1.5")
     assert.are.equal(0, rc, out)
     assert.is_truthy(out:find("bad argument #1 to 'param' (ODEBENCH_SET N=1.5: " ..
                               "integer expected for parameter 'N' (its default, 8, " ..

@@ -57,6 +57,22 @@ end
 
 local quick = { warmup = 0, min_reps = 2, max_reps = 3 }
 
+-- A problem defined in a scenario, named "heatish" whatever its f and source.
+local function heatish(f, src)
+  return ob.problem { name = "heatish", n = 64, d = 1, y0 = function(i) return i end,
+                      f = f or function(t, y, f) for i = 1, 64 do f[i] = -y[i] end end,
+                      gpu_source = src }
+end
+
+-- Tunes rk4 on p over {plain, fused} with the database db; the result.
+local function tune_in(db, p)
+  local s = ob.solver { problem = p, method = "rk4", backend = "cpu", variant = "plain", h = 1e-3 }
+  local t = ob.tune { target = s, space = { variant = { "plain", "fused" } }, steps = 1,
+                      cache = db, measure = quick }
+  s:close()
+  return t
+end
+
 describe("ob.tune on a solver", function()
   it("searches variant x block exhaustively, verifying every one", function()
     local s = pirk()
@@ -183,18 +199,8 @@ describe("ob.tune on a solver", function()
 
   it("keeps problems defined in a scenario apart by their GPU source", function()
     local db = tmpdir() .. "/src.db"
-    local function user(src)
-      return ob.problem { name = "heatish", n = 64, d = 1, y0 = function(i) return i end,
-                          f = function(t, y, f) for i = 1, 64 do f[i] = -y[i] end end,
-                          gpu_source = src }
-    end
-    local function tune(p)
-      local s = ob.solver { problem = p, method = "rk4", backend = "cpu", variant = "plain", h = 1e-3 }
-      local t = ob.tune { target = s, space = { variant = { "plain", "fused" } }, steps = 1,
-                          cache = db, measure = quick }
-      s:close()
-      return t
-    end
+    local function user(src) return heatish(nil, src) end
+    local function tune(p) return tune_in(db, p) end
     local a = "__device__ double odb_rhs(odb_idx j, double t, const double *y) { return -y[j]; }"
     local b = "__device__ double odb_rhs(odb_idx j, double t, const double *y) { return -2.0 * y[j]; }"
     assert.are.equal(0, tune(user(a)).stats.cached)
@@ -204,17 +210,9 @@ describe("ob.tune on a solver", function()
 
   it("keeps problems defined in a scenario apart by the code of their f", function()
     local db = tmpdir() .. "/f.db"
-    local function user(f)
-      return ob.problem { name = "heatish", n = 64, d = 1, y0 = function(i) return i end, f = f }
-    end
+    local function user(f) return heatish(f) end
     local function decay() return function(t, y, f) for i = 1, 64 do f[i] = -y[i] end end end
-    local function tune(p)
-      local s = ob.solver { problem = p, method = "rk4", backend = "cpu", variant = "plain", h = 1e-3 }
-      local t = ob.tune { target = s, space = { variant = { "plain", "fused" } }, steps = 1,
-                          cache = db, measure = quick }
-      s:close()
-      return t
-    end
+    local function tune(p) return tune_in(db, p) end
     assert.are.equal(0, tune(user(decay())).stats.cached)
     assert.are.equal(2, tune(user(decay())).stats.cached)   -- the same code: reused
     assert.are.equal(0, tune(user(function(t, y, f)          -- same label, other code
