@@ -230,15 +230,20 @@ static odb_status blas_fail(cublasStatus_t s, const char *call) {
 ** C^T = B^T A, i.e. C~ (N x M) = B~ (N x K) A~^T; tsmm: B^T = C^T A^T,
 ** i.e. B~ (N x K) = C~ (N x M) A~ (M x K).
 */
+/* The kept cuBLAS handle, created on first use. */
+static odb_status blas_handle(void) {
+  cublasStatus_t s;
+  if (blas) return ODB_OK;
+  s = cublasCreate(&blas);
+  return s == CUBLAS_STATUS_SUCCESS ? ODB_OK : blas_fail(s, "cublasCreate");
+}
+
 odb_status odb_tsm_cublas(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                           long K, const double *A, const double *X,
                           double *out) {
   cublasStatus_t s;
   ODB_TRY(odb_tsm_check_shape(M, N, K, 0));
-  if (!blas) {
-    s = cublasCreate(&blas);
-    if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasCreate");
-  }
+  ODB_TRY(blas_handle());
   if (t == ODB_TSM_D) {
     const double one = 1.0, zero = 0.0;
     if (op == ODB_TSM_TSMTTSM)
@@ -274,6 +279,61 @@ static odb_status run_once(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
   return odb_tsm_cublas(op, t, M, N, K, A, X, out);
 }
 
+/*
+** {====== The L2 flush before each timed run: a read of four times the L2
+** (cuBLAS's asum, its sum into the buffer's last double), so that no run
+** starts with lines the run before it left in L2 (the next run of a race
+** may read first what the last one read last). Reads leave clean lines, so
+** no run pays for write-backs of the flush. ODB_TSM_NOFLUSH=1: no flush.
+*/
+typedef struct tsm_flush {
+  double *buf;   /* n doubles, then the sum; NULL: no flush */
+  int n;
+} tsm_flush;
+
+/* Allocates the buffer (f->buf NULL when ODB_TSM_NOFLUSH=1 or the L2 size
+   is unknown). */
+static odb_status flush_open(tsm_flush *f) {
+  const char *no = getenv("ODB_TSM_NOFLUSH");
+  int dev = 0, l2 = 0;
+  cudaError_t e;
+  f->buf = NULL;
+  f->n = 0;
+  if ((no && strcmp(no, "1") == 0) || cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev)
+          != cudaSuccess || l2 <= 0) {
+    (void)cudaGetLastError();
+    return ODB_OK;
+  }
+  ODB_TRY(blas_handle());
+  f->n = l2 / 2;   /* 4 x l2 bytes of doubles */
+  e = cudaMalloc((void **)&f->buf, 8 * ((size_t)f->n + 1));
+  if (e == cudaSuccess) e = cudaMemset(f->buf, 0, 8 * ((size_t)f->n + 1));
+  if (e != cudaSuccess) {
+    if (f->buf) cudaFree(f->buf);
+    f->buf = NULL;
+    return odb_cuda_fail(e, "cudaMalloc (L2 flush)", __FILE__, __LINE__);
+  }
+  return ODB_OK;
+}
+
+/* Reads the buffer on the default stream (no host wait). */
+static odb_status flush_run(const tsm_flush *f) {
+  cublasStatus_t s;
+  if (!f->buf) return ODB_OK;
+  s = cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE);
+  if (s == CUBLAS_STATUS_SUCCESS)
+    s = cublasDasum(blas, f->n, f->buf, 1, f->buf + f->n);
+  cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_HOST);
+  return s == CUBLAS_STATUS_SUCCESS ? ODB_OK : blas_fail(s, "cublasDasum");
+}
+
+static void flush_close(tsm_flush *f) {
+  if (f->buf) cudaFree(f->buf);
+  f->buf = NULL;
+}
+/* }====== */
+
 /* See the header; reps is clamped to 1..201, nk to 1..4. */
 odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
                              odb_tsm_op op, odb_tsm_dtype t, long M, long N,
@@ -281,6 +341,7 @@ odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
                              double *out, int reps, double *medians,
                              double *each) {
   cudaEvent_t ev[2 * 201 * 4];
+  tsm_flush fl;
   double ts[201];
   int n = 0, runs;
   odb_status st = ODB_OK;
@@ -290,9 +351,10 @@ odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
   if (reps < 1) reps = 1;
   if (reps > 201) reps = 201;
   runs = reps * nk;
+  ODB_TRY(flush_open(&fl));
   for (int i = 0; i < 2 * nk && st == ODB_OK; ++i)
     st = run_once(ks[i % nk], op, t, M, N, K, A, X, out);
-  if (st != ODB_OK) return st;
+  if (st != ODB_OK) goto done;
   for (; n < 2 * runs; ++n)
     if (cudaEventCreate(&ev[n]) != cudaSuccess) break;
   if (n < 2 * runs) {
@@ -301,6 +363,8 @@ odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
   }
   /* round robin: run r is kernel r % nk, between events 2r and 2r + 1 */
   for (int r = 0; r < runs && st == ODB_OK; ++r) {
+    st = flush_run(&fl);
+    if (st != ODB_OK) break;
     cudaEventRecord(ev[2 * r], 0);
     st = run_once(ks[r % nk], op, t, M, N, K, A, X, out);
     cudaEventRecord(ev[2 * r + 1], 0);
@@ -325,6 +389,7 @@ odb_status odb_tsm_time_race(odb_tsm_kernel *const *ks, int nk,
   }
 done:
   for (int i = 0; i < n; ++i) cudaEventDestroy(ev[i]);
+  flush_close(&fl);
   return st;
 }
 
