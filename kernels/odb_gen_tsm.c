@@ -1723,7 +1723,7 @@ static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
 
 /*
 ** The tensor-core kernels (real view at least 4 wide each side). Quick
-** (at least 8 wide): the fastest mma shapes of the device (m16n8k4,
+** (AtB at least 8 wide): the fastest mma shapes of the device (m16n8k4,
 ** m16n8k8, m16n8k16 from sm_90 on, m8n8k4 before), warp tiles of 16 rows
 ** times 16 to 64 columns and 32 x 16, 32 x 32 (tsmttsm) or 1..2 row
 ** blocks times 1..8 column blocks (tsmm), 1 or 2 row groups, chunks of
@@ -1751,7 +1751,10 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   const int *shapes = full ? all : l->cc && l->cc < 90 ? old : new90;
   int nshapes = full ? 4 : l->cc && l->cc < 90 ? 1 : 3;
   int nt = full ? 16 : c.op == ODB_TSM_TSMTTSM ? 6 : 5;
-  if (Mr < 4 || Nr < 4 || (!full && (Mr < 8 || Nr < 8))) return;
+  /* quick AtB: at least 8 wide (the FMA kernels reach the roofline
+     below); quick AC from 4 (the FMA kernels of real 16 x 4 had 77%) */
+  int least = full || c.op == ODB_TSM_TSMM ? 4 : 8;
+  if (Mr < least || Nr < least) return;
   c.tm = c.tn = c.tpr = 1;
   c.unroll = 1;
   c.block = 256;

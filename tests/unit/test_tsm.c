@@ -164,6 +164,20 @@ static void check_generator(void) {
   check_space(ODB_TSM_TSMM, ODB_TSM_Z, 24, 40, 0, 1);
   check_space(ODB_TSM_TSMTTSM, ODB_TSM_Z, 7, 5, 1, 7);
   check_space(ODB_TSM_TSMM, ODB_TSM_D, 3, 64, 1, 7);
+  check_space(ODB_TSM_TSMM, ODB_TSM_D, 16, 4, 0, 1);
+  /* quick AC takes the tensor cores from a real view 4 wide, quick AtB
+     from 8 */
+  {
+    odb_tsm_cfg l[2048];
+    int n = odb_tsm_space_list(ODB_TSM_TSMM, ODB_TSM_D, 16, 4, 0, 90, l,
+                               2048), mac = 0, matb = 0;
+    for (int i = 0; i < n && i < 2048; ++i) mac += l[i].mma != 0;
+    n = odb_tsm_space_list(ODB_TSM_TSMTTSM, ODB_TSM_D, 16, 4, 0, 90, l,
+                           2048);
+    for (int i = 0; i < n && i < 2048; ++i) matb += l[i].mma != 0;
+    tap_ok(mac > 0 && matb == 0, "quick spaces of real 16 x 4: AC %d "
+           "tensor-core configurations, AtB %d", mac, matb);
+  }
   /* devices: no m16n8k4 before sm_90, no mma before sm_80 */
   {
     int n80 = odb_tsm_space_list(ODB_TSM_TSMM, ODB_TSM_D, 32, 32, 1, 80,
