@@ -20,6 +20,7 @@
 
 #include "odb_batched_gpu.h"
 #include "odb_cuda_check.h"
+#include "odb_gpulib_check.h"
 
 #define MAXB ODB_BATCHED_MAX_B
 #define SERIAL_THREADS 128
@@ -2005,22 +2006,12 @@ struct odb_bgpu_blas {
   int *piv, *info;     /* device: n*b pivots, n infos */
 };
 
-/* The cuBLAS status as an odebench failure. */
-static odb_status blas_fail(cublasStatus_t s, const char *call) {
-  return ODB_FAIL(s == CUBLAS_STATUS_ALLOC_FAILED ? ODB_ERR_NOMEM
-                  : ODB_ERR_BACKEND, "%s failed: cuBLAS status %d", call,
-                  (int)s);
-}
-
 /* The handle, created on first use and kept. */
 static odb_status blas_handle(void) {
   if (blas) return ODB_OK;
   cublasStatus_t s = cublasCreate(&blas);
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    blas = NULL;
-    return blas_fail(s, "cublasCreate");
-  }
-  return ODB_OK;
+  if (s != CUBLAS_STATUS_SUCCESS) blas = NULL;
+  return ODB_CUBLAS_STATUS(s, "cublasCreate");
 }
 
 extern "C" void odb_bgpu_blas_free(odb_bgpu_blas *h) {
@@ -2075,7 +2066,7 @@ extern "C" odb_status odb_bgpu_blas_lu(odb_bgpu_blas *h, long *bad) {
   cublasStatus_t s = cublasDgetrfBatched(blas, h->b, h->ap, h->b,
                                          h->pivot ? h->piv : NULL, h->info,
                                          (int)h->n);
-  if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasDgetrfBatched");
+  ODB_TRY(ODB_CUBLAS_STATUS(s, "cublasDgetrfBatched"));
   if (!bad) return ODB_OK;
   *bad = -1;
   int *info = (int *)malloc(sizeof(int) * h->n);
@@ -2101,7 +2092,7 @@ extern "C" odb_status odb_bgpu_blas_solve(odb_bgpu_blas *h) {
   cublasStatus_t s = cublasDgetrsBatched(
     blas, CUBLAS_OP_N, h->b, 1, (const double *const *)h->ap, h->b,
     h->pivot ? h->piv : NULL, h->xp, h->b, &info, (int)h->n);
-  if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasDgetrsBatched");
+  ODB_TRY(ODB_CUBLAS_STATUS(s, "cublasDgetrsBatched"));
   if (info != 0)
     return ODB_FAIL(ODB_ERR_ARG, "cublasDgetrsBatched: argument %d is "
                     "invalid", -info);

@@ -22,6 +22,7 @@
 #include <cusparse.h>
 
 #include "odb_cuda_check.h"
+#include "odb_gpulib_check.h"
 extern "C" {
 #include "odb_measure.h"
 }
@@ -1061,18 +1062,8 @@ typedef struct cs_ws {
   red_scratch red;
 } cs_ws;
 
-static odb_status cs_blas(cublasStatus_t s, const char *call) {
-  if (s == CUBLAS_STATUS_SUCCESS) return ODB_OK;
-  return ODB_FAIL(ODB_ERR_BACKEND, "%s failed: cuBLAS status %d", call, (int)s);
-}
-
-static odb_status cs_sparse(cusparseStatus_t s, const char *call) {
-  if (s == CUSPARSE_STATUS_SUCCESS) return ODB_OK;
-  return ODB_FAIL(ODB_ERR_BACKEND, "%s failed: %s", call, cusparseGetErrorString(s));
-}
-
-#define BL(call) ODB_TRY(cs_blas((call), #call))
-#define SP(call) ODB_TRY(cs_sparse((call), #call))
+#define BL(call) ODB_CUBLAS_CHECK(call)
+#define SP(call) ODB_CUSPARSE_CHECK(call)
 
 static void cs_free(cs_ws *w) {
   for (int i = 0; i < 14; i++) {
@@ -1149,7 +1140,7 @@ static odb_status cs_dots(cs_ws *w, int nd, const int *p, double *out) {
     cublasStatus_t s = cublasDdot(w->blas, (int)w->n, w->v[p[2 * j]], 1, w->v[p[2 * j + 1]], 1, w->dots + j);
     if (s != CUBLAS_STATUS_SUCCESS) {
       cublasSetPointerMode(w->blas, CUBLAS_POINTER_MODE_HOST);
-      return cs_blas(s, "cublasDdot");
+      return ODB_CUBLAS_STATUS(s, "cublasDdot");
     }
   }
   BL(cublasSetPointerMode(w->blas, CUBLAS_POINTER_MODE_HOST));

@@ -44,6 +44,7 @@
 #include <cusparse.h>
 
 #include "odb_cuda_check.h"
+#include "odb_gpulib_check.h"
 extern "C" {
 #include "odb_measure.h"
 }
@@ -912,13 +913,7 @@ odb_status odb_sparse_gpu_set_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts 
 
 /* {====== cuSPARSE baselines */
 
-#define CS_CHECK(call)                                                              \
-  do {                                                                              \
-    cusparseStatus_t cs_st_ = (call);                                               \
-    if (cs_st_ != CUSPARSE_STATUS_SUCCESS)                                          \
-      return ODB_FAIL(ODB_ERR_BACKEND, "%s failed: %s (%s)", #call,                 \
-                      cusparseGetErrorName(cs_st_), cusparseGetErrorString(cs_st_)); \
-  } while (0)
+#define CS_CHECK(call) ODB_CUSPARSE_CHECK(call)
 
 /* int64 -> int32 (values checked by the caller to fit). */
 __global__ void k_narrow(long n, const int64_t *__restrict__ a, int32_t *__restrict__ b) {

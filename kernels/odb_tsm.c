@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "odb_cuda_check.h"
+#include "odb_gpulib_check.h"
 #include "odb_measure.h"
 #include "odb_nvrtc.h"
 #include "odb_tsm_gpu.h"
@@ -219,10 +220,12 @@ odb_status odb_tsm_kernel_run(odb_tsm_kernel *k, const double *A,
 
 static cublasHandle_t blas;   /* created on first use, kept */
 
-/* The cuBLAS status as an odebench failure. */
-static odb_status blas_fail(cublasStatus_t s, const char *call) {
-  return ODB_FAIL(ODB_ERR_BACKEND, "%s failed: cuBLAS status %d", call,
-                  (int)s);
+/* The kept cuBLAS handle, created on first use. */
+static odb_status blas_handle(void) {
+  cublasStatus_t s;
+  if (blas) return ODB_OK;
+  s = cublasCreate(&blas);
+  return ODB_CUBLAS_STATUS(s, "cublasCreate");
 }
 
 /*
@@ -230,14 +233,6 @@ static odb_status blas_fail(cublasStatus_t s, const char *call) {
 ** C^T = B^T A, i.e. C~ (N x M) = B~ (N x K) A~^T; tsmm: B^T = C^T A^T,
 ** i.e. B~ (N x K) = C~ (N x M) A~ (M x K).
 */
-/* The kept cuBLAS handle, created on first use. */
-static odb_status blas_handle(void) {
-  cublasStatus_t s;
-  if (blas) return ODB_OK;
-  s = cublasCreate(&blas);
-  return s == CUBLAS_STATUS_SUCCESS ? ODB_OK : blas_fail(s, "cublasCreate");
-}
-
 odb_status odb_tsm_cublas(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                           long K, const double *A, const double *X,
                           double *out) {
@@ -254,7 +249,7 @@ odb_status odb_tsm_cublas(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
       s = cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)K,
                       (int)M, &one, X, (int)N, A, (int)M, &zero, out,
                       (int)N);
-    if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasDgemm");
+    ODB_TRY(ODB_CUBLAS_STATUS(s, "cublasDgemm"));
   } else {
     const cuDoubleComplex one = { 1.0, 0.0 }, zero = { 0.0, 0.0 };
     const cuDoubleComplex *a = (const cuDoubleComplex *)A;
@@ -266,7 +261,7 @@ odb_status odb_tsm_cublas(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
     else
       s = cublasZgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)K,
                       (int)M, &one, x, (int)N, a, (int)M, &zero, o, (int)N);
-    if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasZgemm");
+    ODB_TRY(ODB_CUBLAS_STATUS(s, "cublasZgemm"));
   }
   return ODB_OK;
 }
@@ -331,7 +326,7 @@ static odb_status flush_run(void) {
   if (s == CUBLAS_STATUS_SUCCESS)
     s = cublasDasum(blas, flush.n, flush.buf, 1, flush.buf + flush.n);
   cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_HOST);
-  return s == CUBLAS_STATUS_SUCCESS ? ODB_OK : blas_fail(s, "cublasDasum");
+  return ODB_CUBLAS_STATUS(s, "cublasDasum");
 }
 /* }====== */
 

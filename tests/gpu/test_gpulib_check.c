@@ -1,0 +1,77 @@
+/* test_gpulib_check.c - kernels/odb_gpulib_check.h: a failing cuBLAS or
+   cuSPARSE status is reported with the call, the status's name, and the
+   caller's file and line (no device needed: suite 'unit'). */
+#include <stdio.h>
+#include <string.h>
+
+/* cuSPARSE's header declares deprecated types, which GCC warns about */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#include <cusparse.h>
+#pragma GCC diagnostic pop
+
+#include "odb_gpulib_check.h"
+#include "tap.h"
+
+static int check_line;   /* the line of the failing check below */
+
+/* Stand-ins for library calls that fail. */
+static cublasStatus_t blas_call(void) {
+  return CUBLAS_STATUS_EXECUTION_FAILED;
+}
+static cusparseStatus_t sparse_call(void) {
+  return CUSPARSE_STATUS_INVALID_VALUE;
+}
+
+/* A function that checks a failing cuBLAS call the way kernels/ does. */
+static odb_status fails_in_blas(void) {
+  check_line = __LINE__ + 1;
+  ODB_CUBLAS_CHECK(blas_call());
+  return ODB_OK;
+}
+
+/* The same for cuSPARSE. */
+static odb_status fails_in_sparse(void) {
+  check_line = __LINE__ + 1;
+  ODB_CUSPARSE_CHECK(sparse_call());
+  return ODB_OK;
+}
+
+/* 1 when odb_last_error_where() is this file at line. */
+static int where_is(int line) {
+  char want[64];
+  const char *w = odb_last_error_where();
+  const char *base = strrchr(w, '/');
+  snprintf(want, sizeof want, "test_gpulib_check.c:%d", line);
+  return strcmp(base ? base + 1 : w, want) == 0;
+}
+
+int main(void) {
+  odb_status st;
+  tap_ok(ODB_CUBLAS_STATUS(CUBLAS_STATUS_SUCCESS, "cublasX") == ODB_OK &&
+         ODB_CUSPARSE_STATUS(CUSPARSE_STATUS_SUCCESS, "cusparseX") == ODB_OK,
+         "success is ODB_OK");
+  st = fails_in_blas();
+  tap_ok(st == ODB_ERR_BACKEND &&
+         strstr(odb_last_error(), "blas_call() failed: "
+                "CUBLAS_STATUS_EXECUTION_FAILED") && where_is(check_line),
+         "a failing cuBLAS call: '%s' at %s", odb_last_error(),
+         odb_last_error_where());
+  st = ODB_CUBLAS_STATUS(CUBLAS_STATUS_ALLOC_FAILED, "cublasCreate");
+  tap_ok(st == ODB_ERR_NOMEM &&
+         strstr(odb_last_error(), "cublasCreate failed: "
+                "CUBLAS_STATUS_ALLOC_FAILED") && where_is(__LINE__ - 3),
+         "cuBLAS out of memory is ODB_ERR_NOMEM: '%s' at %s",
+         odb_last_error(), odb_last_error_where());
+  st = fails_in_sparse();
+  tap_ok(st == ODB_ERR_BACKEND &&
+         strstr(odb_last_error(), "sparse_call() failed: "
+                "CUSPARSE_STATUS_INVALID_VALUE") && where_is(check_line),
+         "a failing cuSPARSE call: '%s' at %s", odb_last_error(),
+         odb_last_error_where());
+  st = ODB_CUSPARSE_STATUS(CUSPARSE_STATUS_ALLOC_FAILED, "cusparseCreate");
+  tap_ok(st == ODB_ERR_NOMEM && strstr(odb_last_error(), "cusparseCreate "
+                                       "failed: CUSPARSE_STATUS_ALLOC_FAILED"),
+         "cuSPARSE out of memory is ODB_ERR_NOMEM: '%s'", odb_last_error());
+  return tap_done();
+}
