@@ -163,9 +163,9 @@ typedef struct tsm_job {
 **  - Mr Nr <= DOT_MAX otherwise: chunks of KC rows packed as columns, each
 **    entry of P a dot product with LANES partial sums (dot_chunk);
 **  - wider: MR x NR register tiles of P summing each chunk's outer
-**    products, the chunk read in place when P has whole tiles or 4 columns
-**    past them (chunks of at most PREFETCH_MAX bytes, the next one
-**    prefetched), packed as zero-padded row panels otherwise (tile_chunk).
+**    products, the chunk read where it lies (chunks of at most
+**    PREFETCH_MAX bytes, the next one prefetched; tile_chunk and the edge
+**    tiles of list_tiles).
 ** All have fixed trip counts the compiler vectorizes without reordering
 ** any sum, so the result does not depend on timing.
 */
@@ -181,15 +181,25 @@ enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16,
 static long round_up(long x, long m) { return (x + m - 1) / m * m; }
 
 /* The forms of A^T B beyond small_rows, chosen once per call. */
-typedef enum tsm_form { FORM_DOT, FORM_INPLACE, FORM_PACKED } tsm_form;
+typedef enum tsm_form { FORM_DOT, FORM_INPLACE } tsm_form;
 
-/* The packing buffers and the private sums of one thread. */
+/* One register tile of P read in place: rows x cols at (m0, n0); skip
+   > 0: an NR tile overlapping the one before, whose first skip columns
+   are not added (tile_overlap). */
+typedef struct tsm_tile {
+  long m0, n0;
+  int rows, cols, skip;
+} tsm_tile;
+
+/* The packing buffers (dot form), the tiles (in place) and the private
+   sums of one thread. */
 typedef struct tsm_pack {
   long Mr, Nr;          /* real columns of A and B */
-  long Mp, Np;          /* padded to MR and NR (tiles) */
   tsm_form form;
-  double *a, *b;        /* packed chunk of A and of B (not FORM_INPLACE) */
-  double *p;            /* dot: Mr x Nr; tiles: Mp x Np */
+  double *a, *b;        /* packed chunk of A and of B (FORM_DOT) */
+  tsm_tile *tiles;      /* FORM_INPLACE: ntiles of them, listed once */
+  long ntiles;
+  double *p;            /* P, Mr x Nr */
 } tsm_pack;
 
 /* Dot form: column m of the chunk's rows (kc, padded with zeros to a
@@ -218,23 +228,6 @@ static void dot_chunk(tsm_pack *w, long kc) {
     }
 }
 
-/* Tile form: the chunk's rows as MR (NR) wide row panels, zero-padded:
-   panel q holds rows kk = 0..kc-1 of columns q*R .. q*R+R-1. */
-static void pack_panels(const double *src, long cols, long padded, int R,
-                        long kc, double *restrict dst) {
-  long full = cols / R;                 /* panels without padding */
-  for (long kk = 0; kk < kc; ++kk) {
-    const double *restrict s = src + kk * cols;
-    for (long q = 0; q < full; ++q)
-      for (int r = 0; r < R; ++r) dst[q * KC * R + kk * R + r] = s[q * R + r];
-    for (long q = full; q < padded / R; ++q)
-      for (int r = 0; r < R; ++r) {
-        long c = q * R + r;
-        dst[q * KC * R + kk * R + r] = c < cols ? s[c] : 0.0;
-      }
-  }
-}
-
 /*
 ** NR doubles as one vector (GCC and Clang vector extensions; any target,
 ** the compiler splits it where the registers are narrower). A scalar
@@ -247,27 +240,59 @@ typedef double vnr __attribute__((vector_size(NR * sizeof(double)),
 
 typedef double v4d __attribute__((vector_size(4 * sizeof(double)),
                                   aligned(sizeof(double)), may_alias));
+typedef double v2d __attribute__((vector_size(2 * sizeof(double)),
+                                  aligned(sizeof(double)), may_alias));
+typedef double v1d __attribute__((may_alias));
 
-/* One MR x W tile of P (W the width of the vector type V): the sum of the
-   chunk's outer products; row kk of the tile's columns of A at
+/* An R x W tile of P (W the width of the vector type V, R <= MR): the sum
+   of the chunk's outer products; row kk of the tile's columns of A at
    a + kk * lda, of B at b + kk * ldb. */
-#define ODB_TILE_CHUNK(name, V)                                              \
+#define ODB_TILE_CHUNK(name, V, R)                                           \
   static void name(const double *restrict a, long lda,                       \
                    const double *restrict b, long ldb, long kc,              \
                    double *restrict p, long ldp) {                           \
-    V acc[MR] = { { 0 } };                                                   \
+    V acc[R];                                                                \
+    for (int i = 0; i < (R); ++i) acc[i] = (V){ 0 };                         \
     for (long kk = 0; kk < kc; ++kk) {                                       \
       V bv = *(const V *)(b + kk * ldb);                                     \
-      for (int i = 0; i < MR; ++i) acc[i] += a[kk * lda + i] * bv;           \
+      for (int i = 0; i < (R); ++i) acc[i] += a[kk * lda + i] * bv;         \
     }                                                                        \
-    for (int i = 0; i < MR; ++i) *(V *)(p + i * ldp) += acc[i];              \
+    for (int i = 0; i < (R); ++i) *(V *)(p + i * ldp) += acc[i];            \
   }
 /* MR x NR, the tile of the tiled forms */
-ODB_TILE_CHUNK(tile_chunk, vnr)
-/* MR x 4: the last 4 columns of a P whose width is 4 past a multiple of
-   NR, read in place */
-ODB_TILE_CHUNK(tile_chunk4, v4d)
+ODB_TILE_CHUNK(tile_chunk, vnr, MR)
+/* the edges of a P read in place (list_tiles): the rows past the last
+   whole MR in a tile of their own; the last 4 columns of a width 4 past
+   a multiple of NR, and the columns of a P narrower than NR, 4, 2 and 1
+   at a time */
+ODB_TILE_CHUNK(tile_4x4, v4d, 4)
+ODB_TILE_CHUNK(tile_4x2, v2d, 4)
+ODB_TILE_CHUNK(tile_4x1, v1d, 4)
+ODB_TILE_CHUNK(tile_3x8, vnr, 3)
+ODB_TILE_CHUNK(tile_3x4, v4d, 3)
+ODB_TILE_CHUNK(tile_3x2, v2d, 3)
+ODB_TILE_CHUNK(tile_3x1, v1d, 3)
+ODB_TILE_CHUNK(tile_2x8, vnr, 2)
+ODB_TILE_CHUNK(tile_2x4, v4d, 2)
+ODB_TILE_CHUNK(tile_2x2, v2d, 2)
+ODB_TILE_CHUNK(tile_2x1, v1d, 2)
+ODB_TILE_CHUNK(tile_1x8, vnr, 1)
+ODB_TILE_CHUNK(tile_1x4, v4d, 1)
+ODB_TILE_CHUNK(tile_1x2, v2d, 1)
+ODB_TILE_CHUNK(tile_1x1, v1d, 1)
 #undef ODB_TILE_CHUNK
+
+typedef void (*tile_fn)(const double *restrict, long, const double *restrict,
+                        long, long, double *restrict, long);
+/* [rows - 1][w]: w 0 for NR columns, 1 for 4, 2 for 2, 3 for 1 (the
+   names say 4 rows and 8 columns) */
+_Static_assert(MR == 4 && NR == 8, "tile_fns is written for 4 x 8 tiles");
+static const tile_fn tile_fns[MR][4] = {
+  { tile_1x8, tile_1x4, tile_1x2, tile_1x1 },
+  { tile_2x8, tile_2x4, tile_2x2, tile_2x1 },
+  { tile_3x8, tile_3x4, tile_3x2, tile_3x1 },
+  { tile_chunk, tile_4x4, tile_4x2, tile_4x1 },
+};
 
 /* tile_chunk for an MR x 2 NR tile (two vectors of B a row). */
 static void tile_chunk2(const double *restrict a, long lda,
@@ -306,74 +331,130 @@ static void prefetch_share(const double *p, long n, long t, long parts) {
     __builtin_prefetch(c + 64 * l, 0, 3);
 }
 
+/* Columns of the tile of P at column n0 (of Nr) for a row of tiles of
+   rows rows: 2 NR where P is at least 4 NR wide, a multiple of 2 NR, and
+   the rows whole (tile_chunk2: 6 loads for 8 multiply-adds instead of 5
+   for 4; 2-core Xeon, four alternating rounds: real 32 x 32 76.5 -> 84,
+   64 x 64 97.5 -> 139, complex 16 x 16 77 -> 88.5, 64 x 64 96 -> 128.5
+   GFLOP/s; real 16 x 16 and complex 8 x 8 3-5% slower, so not there);
+   else the widest of NR, 4, 2 and 1 that fits. */
+static int tile_cols(long Nr, long n0, int rows) {
+  long left = Nr - n0;
+  if (rows == MR && Nr >= 4 * NR && Nr % (2 * NR) == 0) return 2 * NR;
+  return left >= NR ? NR : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+}
+
+/* The rows of P's row of tiles at m0 (MR, or fewer at the last). */
+static int tile_rows(long Mr, long m0) {
+  return Mr - m0 < MR ? (int)(Mr - m0) : MR;
+}
+
+/* One tile at (m0, n0) of rows x c (c from tile_cols) into p (leading
+   dimension ldp). */
+static void run_tile(const double *A, const double *B, long Mr, long Nr,
+                     long kc, long m0, long n0, int rows, int c, double *p,
+                     long ldp) {
+  if (c == 2 * NR)
+    tile_chunk2(A + m0, Mr, B + n0, Nr, kc, p, ldp);
+  else if (c == NR && rows == MR)   /* the common tile, called directly */
+    tile_chunk(A + m0, Mr, B + n0, Nr, kc, p, ldp);
+  else
+    tile_fns[rows - 1][c == NR ? 0 : c == 4 ? 1 : c == 2 ? 2 : 3](
+        A + m0, Mr, B + n0, Nr, kc, p, ldp);
+}
+
+/* The NR tile at (m0, n0) of rows rows into a scratch tile, and its
+   columns from skip on added to P (the others belong to the tile before;
+   kept out of sum_inplace's loop, whose tiles it would slow). */
+static __attribute__((noinline)) void tile_overlap(
+    const double *A, const double *B, long Mr, long Nr, long kc, long m0,
+    long n0, int rows, int skip, double *P) {
+  double sc[MR * NR] = { 0 };
+  run_tile(A, B, Mr, Nr, kc, m0, n0, rows, NR, sc, NR);
+  for (int r = 0; r < rows; ++r)
+    for (int q = skip; q < NR; ++q)
+      P[(m0 + r) * Nr + n0 + q] += sc[r * NR + q];
+}
+
+/*
+** The tiles of P (Mr x Nr, no padding) read in place, into t (NULL: only
+** counted); returns how many. The rows past the last whole MR go in a
+** tile of their own. Columns past the last whole NR: 4 in a tile of 4;
+** other remainders of a P at least NR wide in an NR tile that overlaps
+** the one before, summed into a scratch tile whose new columns are added
+** (on the 2-core Xeon, four alternating rounds, against tiles of 4, 2 and
+** 1 columns: real 15 x 15 43.1 -> 50.4, 31 x 31 64.2 -> 85.6, 63 x 63
+** 79.8 -> 95.5, complex 15 x 15 70.1 -> 84.7 GFLOP/s; the same for the
+** rows past the last MR gained nothing more); in a narrower P, tiles of
+** 4, 2 and 1 columns.
+*/
+static long list_tiles(long Mr, long Nr, tsm_tile *t) {
+  long n = 0;
+  for (long m0 = 0; m0 < Mr; m0 += MR) {
+    int rows = tile_rows(Mr, m0);
+    for (long n0 = 0; n0 < Nr;) {
+      long left = Nr - n0;
+      tsm_tile e = { m0, n0, rows, tile_cols(Nr, n0, rows), 0 };
+      if (left < NR && left != 4 && Nr >= NR) {   /* overlapping */
+        e.cols = NR;
+        e.skip = NR - (int)left;
+        e.n0 = Nr - NR;
+      }
+      if (t) t[n] = e;
+      ++n;
+      n0 = e.n0 + e.cols;
+    }
+  }
+  return n;
+}
+
+/* The chunk of kc rows at A, B read in place into P: every tile, each
+   after its share of the prefetch of the next nc rows at na, nb (nc 0:
+   none). */
+static void sum_inplace(tsm_pack *w, const double *A, const double *B,
+                        long kc, const double *na, const double *nb,
+                        long nc) {
+  long Mr = w->Mr, Nr = w->Nr, parts = w->ntiles;
+  /* all tiles MR x 2 NR: without the list (real 64 x 64 on the 2-core
+     Xeon, five alternating rounds against the code before the list:
+     0.968x through the list, 1.009x this way) */
+  if (Mr % MR == 0 && tile_cols(Nr, 0, MR) == 2 * NR) {
+    long t = 0;
+    for (long m0 = 0; m0 < Mr; m0 += MR)
+      for (long n0 = 0; n0 < Nr; n0 += 2 * NR, ++t) {
+        prefetch_share(na, nc * Mr, t, parts);
+        prefetch_share(nb, nc * Nr, t, parts);
+        tile_chunk2(A + m0, Mr, B + n0, Nr, kc, w->p + m0 * Nr + n0, Nr);
+      }
+    return;
+  }
+  for (long t = 0; t < parts; ++t) {
+    const tsm_tile *e = &w->tiles[t];
+    prefetch_share(na, nc * Mr, t, parts);
+    prefetch_share(nb, nc * Nr, t, parts);
+    if (e->skip)
+      tile_overlap(A, B, Mr, Nr, kc, e->m0, e->n0, e->rows, e->skip, w->p);
+    else
+      run_tile(A, B, Mr, Nr, kc, e->m0, e->n0, e->rows, e->cols,
+               w->p + e->m0 * Nr + e->n0, Nr);
+  }
+}
+
 /* The chunk of kc rows at A, B (real views) into the thread's sums, while
    the next nc rows (0: none) are prefetched. */
 static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc,
                       long nc) {
-  const double *a = A, *b = B;
   const double *na = A + kc * w->Mr, *nb = B + kc * w->Nr;
-  long lda = w->Mr, ldb = w->Nr, sa = MR, sb = NR, t = 0, parts;
   if (nc * (w->Mr + w->Nr) * (long)sizeof(double) > PREFETCH_MAX) nc = 0;
-  if (w->form == FORM_DOT) {
-    prefetch_share(na, nc * w->Mr, 0, 1);
-    prefetch_share(nb, nc * w->Nr, 0, 1);
-    pack_columns(A, w->Mr, kc, w->a);
-    pack_columns(B, w->Nr, kc, w->b);
-    dot_chunk(w, kc);
+  if (w->form == FORM_INPLACE) {
+    sum_inplace(w, A, B, kc, na, nb, nc);
     return;
   }
-  if (w->form == FORM_PACKED) {
-    pack_panels(A, w->Mr, w->Mp, MR, kc, w->a);
-    pack_panels(B, w->Nr, w->Np, NR, kc, w->b);
-    a = w->a;
-    b = w->b;
-    lda = MR;
-    ldb = NR;
-    sa = KC * MR;               /* panel q starts q KC R doubles on */
-    sb = KC * NR;
-  }
-  if (nc == 0) {
-    for (long mq = 0; mq < w->Mp / MR; ++mq) {
-      for (long nq = 0; nq < w->Np / NR; ++nq)
-        tile_chunk(a + mq * sa, lda, b + nq * sb, ldb, kc,
-                   w->p + mq * MR * w->Np + nq * NR, w->Np);
-      if (w->Np % NR)   /* in place, 4 columns left */
-        tile_chunk4(a + mq * sa, lda, b + w->Np - 4, ldb, kc,
-                    w->p + mq * MR * w->Np + w->Np - 4, w->Np);
-    }
-    return;
-  }
-  /* in place from 32 real columns on: tiles of MR x 2 NR (6 loads for 8
-     multiply-adds instead of 5 for 4); 2-core Xeon, four alternating
-     rounds: real 32 x 32 76.5 -> 84, 64 x 64 97.5 -> 139, complex 16 x 16
-     77 -> 88.5, 64 x 64 96 -> 128.5 GFLOP/s; real 16 x 16 and complex
-     8 x 8 3-5% slower, so not there */
-  if (w->form == FORM_INPLACE && w->Np >= 4 * NR && w->Np % (2 * NR) == 0) {
-    parts = (w->Mp / MR) * (w->Np / (2 * NR));
-    for (long mq = 0; mq < w->Mp / MR; ++mq)
-      for (long nq = 0; nq < w->Np / (2 * NR); ++nq, ++t) {
-        prefetch_share(na, nc * w->Mr, t, parts);
-        prefetch_share(nb, nc * w->Nr, t, parts);
-        tile_chunk2(a + mq * sa, lda, b + nq * 2 * NR, ldb, kc,
-                    w->p + mq * MR * w->Np + nq * 2 * NR, w->Np);
-      }
-    return;
-  }
-  parts = (w->Mp / MR) * ((w->Np + NR - 1) / NR);
-  for (long mq = 0; mq < w->Mp / MR; ++mq) {
-    for (long nq = 0; nq < w->Np / NR; ++nq, ++t) {
-      prefetch_share(na, nc * w->Mr, t, parts);
-      prefetch_share(nb, nc * w->Nr, t, parts);
-      tile_chunk(a + mq * sa, lda, b + nq * sb, ldb, kc,
-                 w->p + mq * MR * w->Np + nq * NR, w->Np);
-    }
-    if (w->Np % NR) {   /* in place, 4 columns left */
-      prefetch_share(na, nc * w->Mr, t, parts);
-      prefetch_share(nb, nc * w->Nr, t++, parts);
-      tile_chunk4(a + mq * sa, lda, b + w->Np - 4, ldb, kc,
-                  w->p + mq * MR * w->Np + w->Np - 4, w->Np);
-    }
-  }
+  prefetch_share(na, nc * w->Mr, 0, 1);
+  prefetch_share(nb, nc * w->Nr, 0, 1);
+  pack_columns(A, w->Mr, kc, w->a);
+  pack_columns(B, w->Nr, kc, w->b);
+  dot_chunk(w, kc);
 }
 
 /*
@@ -441,37 +522,33 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
   memset(&w, 0, sizeof w);
   w.Mr = Mr;
   w.Nr = Nr;
-  w.form = Mr * Nr <= DOT_MAX ? FORM_DOT : FORM_PACKED;
-  w.Mp = w.form == FORM_DOT ? Mr : round_up(Mr, MR);
-  w.Np = w.form == FORM_DOT ? Nr : round_up(Nr, NR);
-  /* whole tiles read the chunk where it lies (with the prefetched 32 KB
-     chunks, four alternating rounds on the 2-core Xeon: complex 36 x 36
-     to 64 x 64 from 74-80 GFLOP/s packed to 125-131 in place; before the
-     prefetching, in place had won only up to a 64 x 64 P, by about 10%) */
-  if (w.form == FORM_PACKED && Mr == w.Mp && Nr == w.Np)
-    w.form = FORM_INPLACE;
-  /* and so do widths 4 past a multiple of NR, their last 4 columns a tile
-     of their own (2-core Xeon, three alternating rounds against packed:
-     real 12 x 12 29.5 -> 39.5, 20 x 20 49.5 -> 62.5, 44 x 44 54.5 -> 92,
-     complex 6 x 6 29 -> 38, 10 x 10 46.5 -> 59 GFLOP/s) */
-  if (w.form == FORM_PACKED && Mr == w.Mp && Nr % 4 == 0) {
-    w.form = FORM_INPLACE;
-    w.Np = Nr;
+  /* beyond the dot form every P reads the chunk where it lies: whole
+     tiles (complex 36 x 36 to 64 x 64 from 74-80 GFLOP/s packed to
+     125-131 in place, four alternating rounds on the 2-core Xeon), 4
+     columns past them (real 12 x 12 29.5 -> 39.5, 44 x 44 54.5 -> 92,
+     complex 10 x 10 46.5 -> 59) and, since the tenth session, every other
+     width (list_tiles; against zero-padded packed panels: real 5 x 5
+     10.1 -> 16.6, 9 x 9 21.0 -> 30.9, 15 x 15 39.5 -> 50.4, 31 x 31 68.5
+     -> 85.6, 33 x 33 44.9 -> 79.4, complex 3 x 3 12.5 -> 21.0, 7 x 7 36.7
+     -> 49.3, 31 x 31 71.4 -> 98.6 GFLOP/s) */
+  w.form = Mr * Nr <= DOT_MAX ? FORM_DOT : FORM_INPLACE;
+  if (w.form == FORM_DOT) {
+    w.a = malloc(sizeof(double) * (size_t)(KC * Mr));
+    w.b = malloc(sizeof(double) * (size_t)(KC * Nr));
+  } else {
+    w.ntiles = list_tiles(Mr, Nr, NULL);
+    w.tiles = malloc(sizeof *w.tiles * (size_t)w.ntiles);
+    if (w.tiles) list_tiles(Mr, Nr, w.tiles);
   }
-  if (w.form != FORM_INPLACE) {
-    w.a = malloc(sizeof(double) * (size_t)(KC * w.Mp));
-    w.b = malloc(sizeof(double) * (size_t)(KC * w.Np));
-  }
-  w.p = calloc((size_t)(w.Mp * w.Np), sizeof(double));
-  if ((w.form != FORM_INPLACE && (!w.a || !w.b)) || !w.p) {
+  w.p = calloc((size_t)(Mr * Nr), sizeof(double));
+  if ((w.form == FORM_DOT ? !w.a || !w.b : !w.tiles) || !w.p) {
     st = ODB_ERR_NOMEM;
   } else {
     /* in place: chunks of at most PREFETCH_MAX bytes, so that the next
        one can be prefetched (sum_chunk); measured on the 2-core Xeon, four
        alternating rounds: real 48 x 48 65.5 -> 114, 64 x 64 76.5 -> 121.5
        GFLOP/s, complex 24 x 24 65 -> 107, 32 x 32 77 -> 121 (the FP64
-       peak); packed chunks keep 64 rows (smaller ones: complex 48 x 48
-       and 64 x 64 74.5 -> 70.5 and 68) */
+       peak) */
     long step = KC, row = (Mr + Nr) * (long)sizeof(double);
     if (w.form == FORM_INPLACE && step * row > PREFETCH_MAX)
       step = PREFETCH_MAX / row / LANES * LANES;
@@ -481,11 +558,11 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
       long left = j->k1 - k - kc;
       sum_chunk(&w, j->A + k * Mr, j->X + k * Nr, kc, left < step ? left : step);
     }
-    for (long m = 0; m < Mr; ++m)
-      memcpy(j->out + m * Nr, w.p + m * w.Np, sizeof(double) * (size_t)Nr);
+    memcpy(j->out, w.p, sizeof(double) * (size_t)(Mr * Nr));
   }
   free(w.a);
   free(w.b);
+  free(w.tiles);
   free(w.p);
   return st;
 }
