@@ -347,6 +347,9 @@ int main(void) {
     {11, 6, 2049},
     /* A^T B in place with 4 columns past a multiple of 8 (real view) */
     {12, 12, 3001}, {8, 20, 1999}, {6, 6, 2001}, {4, 10, 999},
+    /* every other width in place (edge rows, overlapping column tiles);
+       B = A C with an overlapping last tile, after 16-column tiles */
+    {9, 13, 1003}, {5, 36, 777}, {31, 9, 517},
   };
   int threads[] = { 1, 3 };
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
