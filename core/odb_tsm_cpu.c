@@ -157,11 +157,9 @@ typedef struct tsm_job {
 ** A^T B on the CPU works on the real view: a complex K x M matrix is a real
 ** K x 2M one, and the real product P = A^T B (2M x 2N) holds every
 ** re x re, re x im, im x re and im x im sum, which combine into C at the
-** end (tsm_combine). Three forms, by the size of P (Mr x Nr):
+** end (tsm_combine). Two forms, by the size of P (Mr x Nr):
 **  - at most SMALL x SMALL: the rows are read where they lie, RU rows in
 **    flight, a copy of the loop per (Mr, Nr) (small_rows);
-**  - Mr Nr <= DOT_MAX otherwise: chunks of KC rows packed as columns, each
-**    entry of P a dot product with LANES partial sums (dot_chunk);
 **  - wider: MR x NR register tiles of P summing each chunk's outer
 **    products, the chunk read where it lies (chunks of at most
 **    PREFETCH_MAX bytes, the next one prefetched; tile_chunk and the edge
@@ -169,19 +167,16 @@ typedef struct tsm_job {
 ** All have fixed trip counts the compiler vectorizes without reordering
 ** any sum, so the result does not depend on timing.
 */
-enum { KC = 64, LANES = 8, MR = 4, NR = 8, DOT_MAX = 16,
+enum { KC = 64,                 /* rows a chunk (fewer where they pass
+                                   PREFETCH_MAX bytes) */
+       LANES = 8,                /* a shorter chunk is a multiple of it */
+       MR = 4, NR = 8,           /* the register tile of P */
        SMALL = 4, RU = 4,        /* P of at most 4 x 4: RU rows in flight */
        PREFETCH_MAX = 32768,     /* bytes of a chunk prefetched (sum_chunk) */
        TSMM_AHEAD = 8,           /* rows of A prefetched ahead (tsmm_d) */
        SMALL_AHEAD = 256,        /* rows prefetched ahead (small_rows) */
        REAL_FORM_MAX_M = 4096 }; /* complex AC through the real form up to
                                    this M (the CPU versions take any width) */
-
-/* Rounds x up to a multiple of m. */
-static long round_up(long x, long m) { return (x + m - 1) / m * m; }
-
-/* The forms of A^T B beyond small_rows, chosen once per call. */
-typedef enum tsm_form { FORM_DOT, FORM_INPLACE } tsm_form;
 
 /* One register tile of P read in place: rows x cols at (m0, n0); skip
    > 0: an NR tile overlapping the one before, whose first skip columns
@@ -191,42 +186,13 @@ typedef struct tsm_tile {
   int rows, cols, skip;
 } tsm_tile;
 
-/* The packing buffers (dot form), the tiles (in place) and the private
-   sums of one thread. */
+/* The tiles and the private sums of one thread. */
 typedef struct tsm_pack {
   long Mr, Nr;          /* real columns of A and B */
-  tsm_form form;
-  double *a, *b;        /* packed chunk of A and of B (FORM_DOT) */
-  tsm_tile *tiles;      /* FORM_INPLACE: ntiles of them, listed once */
+  tsm_tile *tiles;      /* ntiles of them, listed once a call */
   long ntiles;
   double *p;            /* P, Mr x Nr */
 } tsm_pack;
-
-/* Dot form: column m of the chunk's rows (kc, padded with zeros to a
-   multiple of LANES) into at[m * KC ...]; the same for B. */
-static void pack_columns(const double *src, long cols, long kc,
-                         double *restrict dst) {
-  long kp = round_up(kc, LANES);
-  for (long c = 0; c < cols; ++c) {
-    double *restrict d = dst + c * KC;
-    for (long kk = 0; kk < kc; ++kk) d[kk] = src[kk * cols + c];
-    for (long kk = kc; kk < kp; ++kk) d[kk] = 0.0;
-  }
-}
-
-/* P[m][n] += column m of A . column n of B over the packed chunk. */
-static void dot_chunk(tsm_pack *w, long kc) {
-  long kp = round_up(kc, LANES);
-  for (long m = 0; m < w->Mr; ++m)
-    for (long n = 0; n < w->Nr; ++n) {
-      const double *restrict a = w->a + m * KC, *restrict b = w->b + n * KC;
-      double s[LANES] = { 0 }, t = 0.0;
-      for (long kk = 0; kk < kp; kk += LANES)
-        for (int l = 0; l < LANES; ++l) s[l] += a[kk + l] * b[kk + l];
-      for (int l = 0; l < LANES; ++l) t += s[l];
-      w->p[m * w->Nr + n] += t;
-    }
-}
 
 /*
 ** NR doubles as one vector (GCC and Clang vector extensions; any target,
@@ -314,8 +280,8 @@ static void tile_chunk2(const double *restrict a, long lda,
 
 /*
 ** Share t of parts of the prefetch of n doubles at p (cache lines into
-** L1). A chunk is summed from L1 several times over (tiles, dot
-** products); the hardware fetches the next chunk only once the loop
+** L1). A chunk is summed from L1 several times over (once a tile);
+** the hardware fetches the next chunk only once the loop
 ** reaches it, so without these the memory idles while a chunk is summed.
 ** Only chunks of A and B up to PREFETCH_MAX bytes: larger ones evict the
 ** chunk being summed. Measured on the 2-core Xeon, A^T B with two threads,
@@ -446,15 +412,7 @@ static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc,
                       long nc) {
   const double *na = A + kc * w->Mr, *nb = B + kc * w->Nr;
   if (nc * (w->Mr + w->Nr) * (long)sizeof(double) > PREFETCH_MAX) nc = 0;
-  if (w->form == FORM_INPLACE) {
-    sum_inplace(w, A, B, kc, na, nb, nc);
-    return;
-  }
-  prefetch_share(na, nc * w->Mr, 0, 1);
-  prefetch_share(nb, nc * w->Nr, 0, 1);
-  pack_columns(A, w->Mr, kc, w->a);
-  pack_columns(B, w->Nr, kc, w->b);
-  dot_chunk(w, kc);
+  sum_inplace(w, A, B, kc, na, nb, nc);
 }
 
 /*
@@ -522,7 +480,7 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
   memset(&w, 0, sizeof w);
   w.Mr = Mr;
   w.Nr = Nr;
-  /* beyond the dot form every P reads the chunk where it lies: whole
+  /* beyond small_rows every P reads the chunk where it lies: whole
      tiles (complex 36 x 36 to 64 x 64 from 74-80 GFLOP/s packed to
      125-131 in place, four alternating rounds on the 2-core Xeon), 4
      columns past them (real 12 x 12 29.5 -> 39.5, 44 x 44 54.5 -> 92,
@@ -530,18 +488,16 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
      width (list_tiles; against zero-padded packed panels: real 5 x 5
      10.1 -> 16.6, 9 x 9 21.0 -> 30.9, 15 x 15 39.5 -> 50.4, 31 x 31 68.5
      -> 85.6, 33 x 33 44.9 -> 79.4, complex 3 x 3 12.5 -> 21.0, 7 x 7 36.7
-     -> 49.3, 31 x 31 71.4 -> 98.6 GFLOP/s) */
-  w.form = Mr * Nr <= DOT_MAX ? FORM_DOT : FORM_INPLACE;
-  if (w.form == FORM_DOT) {
-    w.a = malloc(sizeof(double) * (size_t)(KC * Mr));
-    w.b = malloc(sizeof(double) * (size_t)(KC * Nr));
-  } else {
-    w.ntiles = list_tiles(Mr, Nr, NULL);
-    w.tiles = malloc(sizeof *w.tiles * (size_t)w.ntiles);
-    if (w.tiles) list_tiles(Mr, Nr, w.tiles);
-  }
+     -> 49.3, 31 x 31 71.4 -> 98.6 GFLOP/s), and since the tenth session
+     also a P of at most 16 entries that small_rows does not take, which
+     had gone through packed columns summed as dot products (real 1 x 16
+     3.5 -> 5.3, 2 x 8 6.3 -> 9.2, 3 x 5 7.1 -> 11.2, 16 x 1 3.5 -> 3.7,
+     complex 1 x 3 5.9 -> 8.5 GFLOP/s, three alternating rounds) */
+  w.ntiles = list_tiles(Mr, Nr, NULL);
+  w.tiles = malloc(sizeof *w.tiles * (size_t)w.ntiles);
+  if (w.tiles) list_tiles(Mr, Nr, w.tiles);
   w.p = calloc((size_t)(Mr * Nr), sizeof(double));
-  if ((w.form == FORM_DOT ? !w.a || !w.b : !w.tiles) || !w.p) {
+  if (!w.tiles || !w.p) {
     st = ODB_ERR_NOMEM;
   } else {
     /* in place: chunks of at most PREFETCH_MAX bytes, so that the next
@@ -550,7 +506,7 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
        GFLOP/s, complex 24 x 24 65 -> 107, 32 x 32 77 -> 121 (the FP64
        peak) */
     long step = KC, row = (Mr + Nr) * (long)sizeof(double);
-    if (w.form == FORM_INPLACE && step * row > PREFETCH_MAX)
+    if (step * row > PREFETCH_MAX)
       step = PREFETCH_MAX / row / LANES * LANES;
     if (step < LANES) step = LANES;
     for (long k = j->k0; k < j->k1; k += step) {
@@ -560,8 +516,6 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
     }
     memcpy(j->out, w.p, sizeof(double) * (size_t)(Mr * Nr));
   }
-  free(w.a);
-  free(w.b);
   free(w.tiles);
   free(w.p);
   return st;
