@@ -298,15 +298,18 @@ static void prefetch_share(const double *p, long n, long t, long parts) {
 }
 
 /* Columns of the tile of P at column n0 (of Nr) for a row of tiles of
-   rows rows: 2 NR where P is at least 4 NR wide, a multiple of 2 NR, and
-   the rows whole (tile_chunk2: 6 loads for 8 multiply-adds instead of 5
-   for 4; 2-core Xeon, four alternating rounds: real 32 x 32 76.5 -> 84,
-   64 x 64 97.5 -> 139, complex 16 x 16 77 -> 88.5, 64 x 64 96 -> 128.5
-   GFLOP/s; real 16 x 16 and complex 8 x 8 3-5% slower, so not there);
-   else the widest of NR, 4, 2 and 1 that fits. */
+   rows rows: 2 NR where P is at least 4 NR wide, 2 NR columns are left
+   and the rows are whole (tile_chunk2: 6 loads for 8 multiply-adds
+   instead of 5 for 4; 2-core Xeon, four alternating rounds: real 32 x 32
+   76.5 -> 84, 64 x 64 97.5 -> 139, complex 16 x 16 77 -> 88.5, 64 x 64 96
+   -> 128.5 GFLOP/s; real 16 x 16 and complex 8 x 8 3-5% slower, so not
+   there; and since the tenth session in a P not a multiple of 2 NR wide
+   too, three rounds: real 33 x 33 82.4 -> 92.7, 47 x 47 103.0 -> 114.3,
+   63 x 63 111.7 -> 123.6, complex 31 x 31 110.4 -> 126.6); else the
+   widest of NR, 4, 2 and 1 that fits. */
 static int tile_cols(long Nr, long n0, int rows) {
   long left = Nr - n0;
-  if (rows == MR && Nr >= 4 * NR && Nr % (2 * NR) == 0) return 2 * NR;
+  if (rows == MR && Nr >= 4 * NR && left >= 2 * NR) return 2 * NR;
   return left >= NR ? NR : left >= 4 ? 4 : left >= 2 ? 2 : 1;
 }
 
@@ -384,7 +387,7 @@ static void sum_inplace(tsm_pack *w, const double *A, const double *B,
   /* all tiles MR x 2 NR: without the list (real 64 x 64 on the 2-core
      Xeon, five alternating rounds against the code before the list:
      0.968x through the list, 1.009x this way) */
-  if (Mr % MR == 0 && tile_cols(Nr, 0, MR) == 2 * NR) {
+  if (Mr % MR == 0 && Nr >= 4 * NR && Nr % (2 * NR) == 0) {
     long t = 0;
     for (long m0 = 0; m0 < Mr; m0 += MR)
       for (long n0 = 0; n0 < Nr; n0 += 2 * NR, ++t) {
