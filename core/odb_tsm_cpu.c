@@ -384,16 +384,21 @@ static void sum_inplace(tsm_pack *w, const double *A, const double *B,
                         long kc, const double *na, const double *nb,
                         long nc) {
   long Mr = w->Mr, Nr = w->Nr, parts = w->ntiles;
-  /* all tiles MR x 2 NR: without the list (real 64 x 64 on the 2-core
-     Xeon, five alternating rounds against the code before the list:
-     0.968x through the list, 1.009x this way) */
-  if (Mr % MR == 0 && Nr >= 4 * NR && Nr % (2 * NR) == 0) {
+  /* whole tiles of one width (MR x NR below 4 NR columns, MR x 2 NR from
+     there on a multiple of 2 NR wide): without the list (on the 2-core Xeon, five alternating rounds against the
+     code before the list: real 64 x 64 0.968x through the list, 1.009x
+     this way; complex 8 x 8 0.97x through it) */
+  if (Mr % MR == 0 && Nr % NR == 0 && (Nr < 4 * NR || Nr % (2 * NR) == 0)) {
+    int c = tile_cols(Nr, 0, MR);   /* the same for every tile here */
     long t = 0;
     for (long m0 = 0; m0 < Mr; m0 += MR)
-      for (long n0 = 0; n0 < Nr; n0 += 2 * NR, ++t) {
+      for (long n0 = 0; n0 < Nr; n0 += c, ++t) {
         prefetch_share(na, nc * Mr, t, parts);
         prefetch_share(nb, nc * Nr, t, parts);
-        tile_chunk2(A + m0, Mr, B + n0, Nr, kc, w->p + m0 * Nr + n0, Nr);
+        if (c == 2 * NR)
+          tile_chunk2(A + m0, Mr, B + n0, Nr, kc, w->p + m0 * Nr + n0, Nr);
+        else
+          tile_chunk(A + m0, Mr, B + n0, Nr, kc, w->p + m0 * Nr + n0, Nr);
       }
     return;
   }
@@ -429,7 +434,11 @@ static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc,
 ** 128 rows about as good, 512 worse for 4 x 4). rows [k0, k1) into out
 ** (MS x NS).
 */
-static inline void small_rows(const tsm_job *j, int MS, int NS) {
+/* always inlined: as the file grew, GCC had moved four of the copies out
+   of line, and real 1 x 1 and 2 x 2 fell from 3.5 and 6.2 to 2.5 and 5.0
+   GFLOP/s (five alternating rounds; inlined again: 3.3 and 6.0) */
+static inline __attribute__((always_inline)) void small_rows(const tsm_job *j,
+                                                        int MS, int NS) {
   double acc[RU][SMALL][SMALL] = { { { 0 } } };
   const double *restrict A = j->A, *restrict B = j->X;
   long k = j->k0;
