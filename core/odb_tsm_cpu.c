@@ -385,9 +385,10 @@ static void sum_inplace(tsm_pack *w, const double *A, const double *B,
                         long nc) {
   long Mr = w->Mr, Nr = w->Nr, parts = w->ntiles;
   /* whole tiles of one width (MR x NR below 4 NR columns, MR x 2 NR from
-     there on a multiple of 2 NR wide): without the list (on the 2-core Xeon, five alternating rounds against the
-     code before the list: real 64 x 64 0.968x through the list, 1.009x
-     this way; complex 8 x 8 0.97x through it) */
+     there on a multiple of 2 NR wide): without the list (on the 2-core
+     Xeon, five alternating rounds against the code before the list: real
+     64 x 64 0.968x through the list, 1.009x this way; complex 8 x 8 0.97x
+     through it) */
   if (Mr % MR == 0 && Nr % NR == 0 && (Nr < 4 * NR || Nr % (2 * NR) == 0)) {
     int c = tile_cols(Nr, 0, MR);   /* the same for every tile here */
     long t = 0;
