@@ -98,7 +98,7 @@ void odb_problem_key(const odb_problem *p, char *buf, size_t len) {
     used += (size_t)snprintf(buf + used, len - used, " f=%s", p->fkey);
   if (!p->gpu_source || used >= len) return;
   odb_sha256_hex(p->gpu_source, strlen(p->gpu_source), hex);
-  if (used < len) snprintf(buf + used, len - used, " src=%.12s", hex);
+  snprintf(buf + used, len - used, " src=%.12s", hex);
 }
 
 void odb_problem_rhs_full(const odb_problem *p, double t, const double *y,

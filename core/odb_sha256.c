@@ -59,35 +59,73 @@ static void compress(uint32_t h[8], const uint8_t block[64]) {
   h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
-/* data may be NULL when len is 0. */
-void odb_sha256(const void *data, size_t len, uint8_t out[32]) {
-  uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-  const uint8_t *p = data;
-  uint8_t tail[128];
-  size_t rest = len % 64, ntail;
-  uint64_t bits = (uint64_t)len * 8;
-  for (size_t i = 0; i + 64 <= len; i += 64) compress(h, p + i);
-  /* padding: 0x80, zeros, 64-bit big-endian length; one or two blocks */
-  memset(tail, 0, sizeof tail);
-  if (rest) memcpy(tail, p + (len - rest), rest);
-  tail[rest] = 0x80;
-  ntail = rest < 56 ? 64 : 128;
-  store_be32(tail + ntail - 8, (uint32_t)(bits >> 32));
-  store_be32(tail + ntail - 4, (uint32_t)bits);
-  compress(h, tail);
-  if (ntail == 128) compress(h, tail + 64);
-  for (int i = 0; i < 8; ++i) store_be32(out + 4 * i, h[i]);
+/* Starts a digest. */
+void odb_sha256_init(odb_sha256_ctx *c) {
+  static const uint32_t h0[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372,
+                                  0xa54ff53a, 0x510e527f, 0x9b05688c,
+                                  0x1f83d9ab, 0x5be0cd19 };
+  memcpy(c->h, h0, sizeof h0);
+  c->nbuf = 0;
+  c->len = 0;
 }
 
-/* hex gets 64 lower-case digits and a NUL. */
-void odb_sha256_hex(const void *data, size_t len, char hex[65]) {
+/* Adds len bytes (data may be NULL when len is 0): whole blocks straight
+   from data, the rest kept in c->buf. */
+void odb_sha256_update(odb_sha256_ctx *c, const void *data, size_t len) {
+  const uint8_t *p = data;
+  c->len += len;
+  if (c->nbuf) {
+    size_t take = 64 - c->nbuf < len ? 64 - c->nbuf : len;
+    memcpy(c->buf + c->nbuf, p, take);
+    c->nbuf += take;
+    p += take;
+    len -= take;
+    if (c->nbuf < 64) return;
+    compress(c->h, c->buf);
+    c->nbuf = 0;
+  }
+  for (; len >= 64; p += 64, len -= 64) compress(c->h, p);
+  if (len) memcpy(c->buf, p, len);
+  c->nbuf = len;
+}
+
+/* The padding (0x80, zeros, the 64-bit big-endian length in bits; one or
+   two blocks) and the digest. */
+void odb_sha256_final(odb_sha256_ctx *c, uint8_t out[32]) {
+  uint8_t tail[128];
+  size_t ntail = c->nbuf < 56 ? 64 : 128;
+  uint64_t bits = c->len * 8;
+  memset(tail, 0, sizeof tail);
+  memcpy(tail, c->buf, c->nbuf);
+  tail[c->nbuf] = 0x80;
+  store_be32(tail + ntail - 8, (uint32_t)(bits >> 32));
+  store_be32(tail + ntail - 4, (uint32_t)bits);
+  compress(c->h, tail);
+  if (ntail == 128) compress(c->h, tail + 64);
+  for (int i = 0; i < 8; ++i) store_be32(out + 4 * i, c->h[i]);
+}
+
+/* hex gets the 64 lower-case digits of d and a NUL. */
+void odb_sha256_to_hex(const uint8_t d[32], char hex[65]) {
   static const char digits[] = "0123456789abcdef";
-  uint8_t d[32];
-  odb_sha256(data, len, d);
   for (int i = 0; i < 32; ++i) {
     hex[2 * i] = digits[d[i] >> 4];
     hex[2 * i + 1] = digits[d[i] & 15];
   }
   hex[64] = '\0';
+}
+
+/* data may be NULL when len is 0. */
+void odb_sha256(const void *data, size_t len, uint8_t out[32]) {
+  odb_sha256_ctx c;
+  odb_sha256_init(&c);
+  odb_sha256_update(&c, data, len);
+  odb_sha256_final(&c, out);
+}
+
+/* hex gets 64 lower-case digits and a NUL. */
+void odb_sha256_hex(const void *data, size_t len, char hex[65]) {
+  uint8_t d[32];
+  odb_sha256(data, len, d);
+  odb_sha256_to_hex(d, hex);
 }

@@ -156,29 +156,10 @@ static void read_params(lua_State *L, int idx, double *param) {
   lua_pop(L, 1);
 }
 
-/* The bytes lua_dump writes, in a growing malloc'd array. */
-typedef struct dump_buf {
-  char *p;
-  size_t n, cap;
-  int oom;
-} dump_buf;
-
-/* lua_dump's writer: appends the chunk's bytes. */
-static int dump_add(lua_State *L, const void *b, size_t n, void *ud) {
-  dump_buf *d = ud;
+/* lua_dump's writer: feeds the chunk's bytes to the digest. */
+static int dump_hash(lua_State *L, const void *b, size_t n, void *ud) {
   (void)L;
-  if (d->n + n > d->cap) {
-    size_t cap = 2 * (d->n + n) + 256;
-    char *q = realloc(d->p, cap);
-    if (!q) {
-      d->oom = 1;
-      return 1;
-    }
-    d->p = q;
-    d->cap = cap;
-  }
-  memcpy(d->p + d->n, b, n);
-  d->n += n;
+  odb_sha256_update(ud, b, n);
   return 0;
 }
 
@@ -191,17 +172,19 @@ static int dump_add(lua_State *L, const void *b, size_t n, void *ud) {
 ** apart, the safe side). "" for a C function.
 */
 static void f_key(lua_State *L, odb_problem *p) {
-  dump_buf d = { NULL, 0, 0, 0 };
+  odb_sha256_ctx c;
+  uint8_t d[32];
   char hex[65];
   p->fkey[0] = '\0';
   lua_getfield(L, 1, "f");
+  odb_sha256_init(&c);
   if (lua_type(L, -1) == LUA_TFUNCTION && !lua_iscfunction(L, -1) &&
-      lua_dump(L, dump_add, &d, 1) == 0 && !d.oom && d.n > 0) {
-    odb_sha256_hex(d.p, d.n, hex);
+      lua_dump(L, dump_hash, &c, 1) == 0 && c.len > 0) {
+    odb_sha256_final(&c, d);
+    odb_sha256_to_hex(d, hex);
     memcpy(p->fkey, hex, 12);
     p->fkey[12] = '\0';
   }
-  free(d.p);
   lua_pop(L, 1);
 }
 

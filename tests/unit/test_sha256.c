@@ -61,6 +61,28 @@ int main(void) {
       check(what, a, b[i].n, b[i].hex);
     }
   }
+  /* fed in pieces: every split of the 896-bit message into three (pieces
+     across and on block edges) gives its digest */
+  {
+    size_t n = strlen(m896);
+    int bad = 0, splits = 0;
+    for (size_t i = 0; i <= n; i += 7)
+      for (size_t j = i; j <= n; j += 5) {
+        odb_sha256_ctx c;
+        char hex[65];
+        odb_sha256_init(&c);
+        odb_sha256_update(&c, m896, i);
+        odb_sha256_update(&c, m896 + i, j - i);
+        odb_sha256_update(&c, m896 + j, n - j);
+        odb_sha256_final(&c, raw);
+        odb_sha256_to_hex(raw, hex);
+        bad += strcmp(hex, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51"
+                           "afac45037afee9d1") != 0;
+        ++splits;
+      }
+    tap_ok(bad == 0, "896-bit message in three pieces: %d of %d splits "
+           "give its digest", splits - bad, splits);
+  }
   odb_sha256("abc", 3, raw);
   tap_ok(raw[0] == 0xba && raw[31] == 0xad, "raw digest bytes of \"abc\"");
   check("NULL data with length 0", NULL, 0,
