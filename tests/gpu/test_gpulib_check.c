@@ -46,32 +46,31 @@ static int where_is(int line) {
   return strcmp(base ? base + 1 : w, want) == 0;
 }
 
+/* One failure: status want, the message contains text, and it happened
+   at line of this file (0: not checked). */
+static void expect(const char *what, odb_status st, odb_status want,
+                   const char *text, int line) {
+  tap_ok(st == want && strstr(odb_last_error(), text) &&
+         (line == 0 || where_is(line)), "%s: '%s' at %s", what,
+         odb_last_error(), odb_last_error_where());
+}
+
 int main(void) {
   odb_status st;
   tap_ok(ODB_CUBLAS_STATUS(CUBLAS_STATUS_SUCCESS, "cublasX") == ODB_OK &&
          ODB_CUSPARSE_STATUS(CUSPARSE_STATUS_SUCCESS, "cusparseX") == ODB_OK,
          "success is ODB_OK");
-  st = fails_in_blas();
-  tap_ok(st == ODB_ERR_BACKEND &&
-         strstr(odb_last_error(), "blas_call() failed: "
-                "CUBLAS_STATUS_EXECUTION_FAILED") && where_is(check_line),
-         "a failing cuBLAS call: '%s' at %s", odb_last_error(),
-         odb_last_error_where());
+  st = fails_in_blas();   /* sets check_line */
+  expect("a failing cuBLAS call", st, ODB_ERR_BACKEND,
+         "blas_call() failed: CUBLAS_STATUS_EXECUTION_FAILED", check_line);
   st = ODB_CUBLAS_STATUS(CUBLAS_STATUS_ALLOC_FAILED, "cublasCreate");
-  tap_ok(st == ODB_ERR_NOMEM &&
-         strstr(odb_last_error(), "cublasCreate failed: "
-                "CUBLAS_STATUS_ALLOC_FAILED") && where_is(__LINE__ - 3),
-         "cuBLAS out of memory is ODB_ERR_NOMEM: '%s' at %s",
-         odb_last_error(), odb_last_error_where());
+  expect("cuBLAS out of memory is ODB_ERR_NOMEM", st, ODB_ERR_NOMEM,
+         "cublasCreate failed: CUBLAS_STATUS_ALLOC_FAILED", __LINE__ - 2);
   st = fails_in_sparse();
-  tap_ok(st == ODB_ERR_BACKEND &&
-         strstr(odb_last_error(), "sparse_call() failed: "
-                "CUSPARSE_STATUS_INVALID_VALUE") && where_is(check_line),
-         "a failing cuSPARSE call: '%s' at %s", odb_last_error(),
-         odb_last_error_where());
+  expect("a failing cuSPARSE call", st, ODB_ERR_BACKEND,
+         "sparse_call() failed: CUSPARSE_STATUS_INVALID_VALUE", check_line);
   st = ODB_CUSPARSE_STATUS(CUSPARSE_STATUS_ALLOC_FAILED, "cusparseCreate");
-  tap_ok(st == ODB_ERR_NOMEM && strstr(odb_last_error(), "cusparseCreate "
-                                       "failed: CUSPARSE_STATUS_ALLOC_FAILED"),
-         "cuSPARSE out of memory is ODB_ERR_NOMEM: '%s'", odb_last_error());
+  expect("cuSPARSE out of memory is ODB_ERR_NOMEM", st, ODB_ERR_NOMEM,
+         "cusparseCreate failed: CUSPARSE_STATUS_ALLOC_FAILED", 0);
   return tap_done();
 }
