@@ -325,7 +325,8 @@ static void run_tile(const double *A, const double *B, long Mr, long Nr,
                      long ldp) {
   if (c == 2 * NR)
     tile_chunk2(A + m0, Mr, B + n0, Nr, kc, p, ldp);
-  else if (c == NR && rows == MR)   /* the common tile, called directly */
+  else if (c == NR && rows == MR)   /* the common tile, called directly
+                                       (through the table 0-2% slower) */
     tile_chunk(A + m0, Mr, B + n0, Nr, kc, p, ldp);
   else
     tile_fns[rows - 1][c == NR ? 0 : c == 4 ? 1 : c == 2 ? 2 : 3](
