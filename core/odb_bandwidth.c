@@ -29,7 +29,8 @@
 #define BW_MIN_REPS 3
 #define BW_SERIES_S 1.2
 #define BW_MIN_ARRAY (64 * MIB)
-#define BW_CACHE_VERSION 3   /* 2: four read streams; 3: flops_1t */
+#define BW_CACHE_VERSION 4   /* 2: four read streams; 3: flops_1t;
+                                4: stored only when measured on a quiet machine */
 
 /* Eight doubles: 64 bytes, the unit of every slice. */
 typedef double v4d __attribute__((vector_size(32)));
@@ -97,6 +98,7 @@ typedef struct team {
   size_t n;                 /* doubles per array, a multiple of 32*nthreads */
   hwloc_topology_t topo;    /* NULL: do not pin */
   double *sums;             /* one per thread */
+  double *cpu;              /* one per thread: CPU seconds of the last op */
 } team;
 
 typedef struct worker {
@@ -119,6 +121,13 @@ static void pin_to_core(hwloc_topology_t topo, int idx) {
   hwloc_bitmap_free(set);
 }
 
+/* CPU seconds this thread has run (only differences mean anything). */
+static double thread_cpu_seconds(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Runs ops on this thread's slice between the start and end barriers. */
 static void *worker_main(void *arg) {
   worker *w = arg;
@@ -132,12 +141,15 @@ static void *worker_main(void *arg) {
   if (quit) return NULL;
   if (tm->topo) pin_to_core(tm->topo, w->idx);
   for (;;) {
+    double c0;
     pthread_barrier_wait(&tm->start);
     if (tm->op == OP_QUIT) break;
+    c0 = thread_cpu_seconds();
     if (tm->op == OP_TOUCH) touch_kernel(tm->a + lo, tm->b + lo, chunk);
     else if (tm->op == OP_READ)
       tm->sums[w->idx] = read_kernel(tm->a + lo, chunk);
     else copy_kernel(tm->b + lo, tm->a + lo, chunk);
+    tm->cpu[w->idx] = thread_cpu_seconds() - c0;
     pthread_barrier_wait(&tm->end);
   }
   return NULL;
@@ -150,9 +162,19 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Releases the team for one op and returns the seconds until all are done. */
-static double team_run(team *tm, int op) {
-  double t0, t1, s = 0;
+/* The share of wall seconds a thread that ran cpu seconds was on a core
+   (at most 1; 0 for no wall time). */
+static double cpu_share(double cpu, double wall) {
+  if (!(wall > 0)) return 0;
+  return cpu >= wall ? 1 : cpu / wall;
+}
+
+/*
+** Releases the team for one op and returns the seconds until all are done;
+** *share: the smallest share of them a thread of the team ran on a core.
+*/
+static double team_run(team *tm, int op, double *share) {
+  double t0, t1, s = 0, least = 1;
   tm->op = op;
   pthread_barrier_wait(&tm->start);
   t0 = now_seconds();
@@ -162,6 +184,11 @@ static double team_run(team *tm, int op) {
     for (int i = 0; i < tm->nthreads; ++i) s += tm->sums[i];
     bw_sink = s;
   }
+  for (int i = 0; i < tm->nthreads; ++i) {
+    double c = cpu_share(tm->cpu[i], t1 - t0);
+    if (c < least) least = c;
+  }
+  *share = least;
   return t1 - t0;
 }
 
@@ -205,16 +232,21 @@ static void team_stop(team *tm, pthread_t *th) {
 /*
 ** Best (shortest) of up to BW_REPS timings of op: at least BW_MIN_REPS,
 ** further ones only while the series has taken less than BW_SERIES_S, so
-** a slow machine still finishes in a few seconds.
+** a slow machine still finishes in a few seconds. *share: that of the
+** best timing (team_run).
 */
-static double best_time(team *tm, int op) {
+static double best_time(team *tm, int op, double *share) {
   double best = INFINITY, spent = 0;
+  *share = 0;
   for (int r = 0; r < BW_REPS; ++r) {
-    double s;
+    double s, c;
     if (r >= BW_MIN_REPS && spent > BW_SERIES_S) break;
-    s = team_run(tm, op);
+    s = team_run(tm, op, &c);
     spent += s;
-    if (s < best) best = s;
+    if (s < best) {
+      best = s;
+      *share = c;
+    }
   }
   return best;
 }
@@ -222,40 +254,48 @@ static double best_time(team *tm, int op) {
 /*
 ** With a started team: read and copy bandwidth in bytes per second (copy
 ** counts the bytes read and written); touches the arrays first when asked.
+** *share: the smaller of the two best timings' shares.
 */
 static void team_measure(team *tm, int touch, double *read_bw,
-                         double *copy_bw) {
-  double bytes = (double)tm->n * sizeof(double), s;
-  if (touch) team_run(tm, OP_TOUCH);
-  s = best_time(tm, OP_READ);
+                         double *copy_bw, double *share) {
+  double bytes = (double)tm->n * sizeof(double), s, c_read, c_copy;
+  if (touch) team_run(tm, OP_TOUCH, &c_read);
+  s = best_time(tm, OP_READ, &c_read);
   *read_bw = s > 0 && isfinite(s) ? bytes / s : 0;
-  s = best_time(tm, OP_COPY);
+  s = best_time(tm, OP_COPY, &c_copy);
   *copy_bw = s > 0 && isfinite(s) ? 2 * bytes / s : 0;
+  *share = c_read < c_copy ? c_read : c_copy;
 }
 
-/* Measures with nthreads threads on the arrays of tm. */
+/* Measures with nthreads threads on the arrays of tm (*share: as
+   team_measure's). */
 static odb_status measure_with(team *tm, int nthreads, int touch,
-                               double *read_bw, double *copy_bw) {
+                               double *read_bw, double *copy_bw,
+                               double *share) {
   pthread_t *th = calloc((size_t)nthreads, sizeof *th);
   worker *ws = calloc((size_t)nthreads, sizeof *ws);
   double *sums = calloc((size_t)nthreads, sizeof *sums);
+  double *cpu = calloc((size_t)nthreads, sizeof *cpu);
   odb_status st = ODB_OK;
-  if (!th || !ws || !sums) {
+  if (!th || !ws || !sums || !cpu) {
     st = ODB_FAIL(ODB_ERR_NOMEM, "bandwidth: out of memory for %d threads",
                   nthreads);
     goto done;
   }
   tm->nthreads = nthreads;
   tm->sums = sums;
+  tm->cpu = cpu;
   tm->abort = 0;
   if ((st = team_start(tm, th, ws)) != ODB_OK) goto done;
-  team_measure(tm, touch, read_bw, copy_bw);
+  team_measure(tm, touch, read_bw, copy_bw, share);
   team_stop(tm, th);
 done:
   free(th);
   free(ws);
   free(sums);
+  free(cpu);
   tm->sums = NULL;
+  tm->cpu = NULL;
   return st;
 }
 
@@ -297,25 +337,29 @@ static double *map_array(size_t bytes) {
 ** 16 independent chains of a = a * b + c on v4d vectors (the compiler maps
 ** them to the widest FMA the build allows), 2 flops per lane per update.
 ** Best of 5 runs of about 20 ms; the result is used so it is not removed.
+** *share: the share of the best run's wall time this thread was on a core.
 */
-static double measure_flops(void) {
+static double measure_flops(double *share) {
   const long iters = 1L << 20;
   double best = 0;
+  *share = 0;
   for (int r = 0; r < 5; ++r) {
     v4d a[16], b = { 0.999999, 0.999999, 0.999999, 0.999999 },
         c = { 1e-7, 1e-7, 1e-7, 1e-7 }, sum = { 0, 0, 0, 0 };
-    struct timespec t0, t1;
-    double sec;
+    double t0, c0, sec, cpu;
     for (int k = 0; k < 16; ++k) a[k] = (v4d){ k, k + 1, k + 2, k + 3 };
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = now_seconds();
+    c0 = thread_cpu_seconds();
     for (long i = 0; i < iters; ++i)
       for (int k = 0; k < 16; ++k) a[k] = a[k] * b + c;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cpu = thread_cpu_seconds() - c0;
+    sec = now_seconds() - t0;
     for (int k = 0; k < 16; ++k) sum += a[k];
     bw_sink = sum[0] + sum[1] + sum[2] + sum[3];
-    sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    if (sec > 0 && 2.0 * 4 * 16 * (double)iters / sec > best)
+    if (sec > 0 && 2.0 * 4 * 16 * (double)iters / sec > best) {
       best = 2.0 * 4 * 16 * (double)iters / sec;
+      *share = cpu_share(cpu, sec);
+    }
   }
   return best;
 }
@@ -336,6 +380,7 @@ odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw) {
   team tm;
   size_t bytes;
   int nall;
+  double share_all = 0, share_1t = 0, share_flops = 0;
   odb_status st;
   if (!bw) return ODB_FAIL(ODB_ERR_ARG, "bandwidth: bw must not be NULL");
   memset(bw, 0, sizeof *bw);
@@ -358,17 +403,24 @@ odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw) {
     bytes /= 2;
   }
   tm.n = bytes / sizeof(double);
-  st = measure_with(&tm, nall, 1, &bw->read_all, &bw->copy_all);
+  st = measure_with(&tm, nall, 1, &bw->read_all, &bw->copy_all, &share_all);
   if (st == ODB_OK)
-    st = measure_with(&tm, 1, 0, &bw->read_1t, &bw->copy_1t);
+    st = measure_with(&tm, 1, 0, &bw->read_1t, &bw->copy_1t, &share_1t);
   munmap(tm.a, bytes);
   munmap(tm.b, bytes);
   if (st != ODB_OK) return st;
   bw->threads_all = nall;
   bw->array_bytes = (double)bytes;
-  bw->flops_1t = measure_flops();
+  bw->flops_1t = measure_flops(&share_flops);
+  bw->cpu_share = share_all < share_1t ? share_all : share_1t;
+  if (share_flops < bw->cpu_share) bw->cpu_share = share_flops;
   iso_now(bw->measured_at, sizeof bw->measured_at);
   return ODB_OK;
+}
+
+/* Figures from the cache were measured quiet (only such are stored). */
+int odb_bandwidth_quiet(const odb_bandwidth *bw) {
+  return bw->from_cache || bw->cpu_share >= ODB_BW_QUIET_SHARE;
 }
 
 /* Assumes a finite, positive read_1t for a meaningful floor; else 0. */
@@ -650,7 +702,7 @@ odb_status odb_bandwidth_get(const odb_topo *t, int remeasure,
   }
   ODB_TRY(odb_bandwidth_measure(t, bw));
   bw->from_cache = 0;
-  if (have_dir) (void)store_cache(dir, path, bw, &k);
+  if (have_dir && odb_bandwidth_quiet(bw)) (void)store_cache(dir, path, bw, &k);
   return ODB_OK;
 }
 

@@ -20,18 +20,31 @@ typedef struct odb_bandwidth {
   double array_bytes;        /* size of each array used */
   char measured_at[32];      /* ISO-8601 UTC */
   int from_cache;            /* 1 when read from the cache file */
+  double cpu_share;          /* measured now: the smallest share of wall
+                                time a measuring thread was on a core in
+                                the timings kept (1: the machine was quiet;
+                                0 when read from the cache) */
 } odb_bandwidth;
+
+/* Below this cpu_share other work shared the cores: such figures are low,
+   and they are not cached. */
+#define ODB_BW_QUIET_SHARE 0.9
 
 /* Measures now (takes a few seconds). */
 odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw);
 /*
 ** Returns the cached figures for this machine (cache file keyed by host name,
 ** CPU model and core count under $XDG_CACHE_HOME/odebench or
-** ~/.cache/odebench), measuring and storing them when absent or when
-** remeasure is set.
+** ~/.cache/odebench), measuring them when absent or when remeasure is set.
+** A measurement is stored only when the machine was quiet
+** (odb_bandwidth_quiet): figures taken while other work shared the cores
+** serve this run and are measured again by the next.
 */
 odb_status odb_bandwidth_get(const odb_topo *t, int remeasure,
                              odb_bandwidth *bw);
+/* 1 when bw came from the cache or its measurement had the cores to itself
+   (cpu_share at least ODB_BW_QUIET_SHARE). */
+int odb_bandwidth_quiet(const odb_bandwidth *bw);
 /* The cached figures only (never measures): ODB_ERR_IO when this machine
    has none yet. For displays that must not wait for a measurement. */
 odb_status odb_bandwidth_cached(const odb_topo *t, odb_bandwidth *bw);

@@ -318,6 +318,8 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
   }
   if (bw->from_cache) snprintf(when, sizeof when, "(cached from %s)",
                                bw->measured_at);
+  else if (!odb_bandwidth_quiet(bw))
+    snprintf(when, sizeof when, "(measured now, machine busy: not cached)");
   else snprintf(when, sizeof when, "(measured now)");
   print_bw_line(f, "bandwidth", "read", 1, bw->read_1t, when);
   print_bw_line(f, "", "copy", 1, bw->copy_1t, NULL);
@@ -326,6 +328,10 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
   if (bw->flops_1t > 0)
     fprintf(f, "%-10s %-5s %-12s %8.2f GFLOP/s  (FP64 multiply-add peak)\n",
             "compute", "peak", "1 core", bw->flops_1t / 1e9);
+  if (!odb_bandwidth_quiet(bw))
+    fprintf(f, "%-10s the measuring threads ran %.0f%% of the time: other "
+            "work shared the cores, so these figures are low; run 'odebench "
+            "info --remeasure' on a quiet machine\n", "", 100 * bw->cpu_share);
 }
 
 /*

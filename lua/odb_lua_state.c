@@ -209,6 +209,19 @@ odbL_state *odbL_state_get(lua_State *L) {
   return S;
 }
 
+/* Says that S->bw was measured while other work shared the cores. */
+static void busy_warning(odbL_state *S) {
+  odb_ctx_log(S->ctx, ODB_LOG_WARN, "memory bandwidth measured on a busy "
+              "machine (the measuring threads ran %.0f%% of the time): the "
+              "floors of this run are low, and the figures are not cached",
+              100 * S->bw.cpu_share);
+  if (!S->hosted)
+    fprintf(stderr, "odebench: warning: memory bandwidth measured on a busy "
+            "machine (the measuring threads ran %.0f%% of the time): the "
+            "floors of this run are low, and the figures are not cached\n",
+            100 * S->bw.cpu_share);
+}
+
 /* Assumes S->ctx is set. Records bandwidth.* the first time it succeeds. */
 const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
   odb_record *c = &S->results.context;
@@ -225,6 +238,7 @@ const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
     return NULL;
   }
   S->have_bw = 1;
+  if (!odb_bandwidth_quiet(&S->bw)) busy_warning(S);
   odb_record_set_num(c, "bandwidth.read_1t", S->bw.read_1t / 1e9);
   odb_record_set_num(c, "bandwidth.copy_1t", S->bw.copy_1t / 1e9);
   odb_record_set_num(c, "bandwidth.read_all", S->bw.read_all / 1e9);
@@ -234,6 +248,8 @@ const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
   odb_record_set_num(c, "bandwidth.array_bytes", S->bw.array_bytes);
   odb_record_set_str(c, "bandwidth.measured_at", S->bw.measured_at);
   odb_record_set_int(c, "bandwidth.from_cache", S->bw.from_cache);
+  if (!S->bw.from_cache)
+    odb_record_set_num(c, "bandwidth.cpu_share", S->bw.cpu_share);
   return &S->bw;
 }
 

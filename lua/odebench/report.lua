@@ -98,6 +98,13 @@ function M.format(list)
     for _, l in ipairs(solve_lines(solves)) do
       lines[#lines + 1] = (l:gsub("%s+$", ""))
     end
+    for _, r in ipairs(solves) do
+      if type(r.floor_pct) == "number" and r.floor_pct > 100 then
+        lines[#lines + 1] = "% floor above 100: the data stays in a cache; " ..
+          "the floor is main memory's bandwidth (odebench info)"
+        break
+      end
+    end
   end
   for _, m in ipairs(metrics) do
     lines[#lines + 1] = string.format("%s = %.6g%s", tostring(m.name),

@@ -1,0 +1,92 @@
+/* test_bandwidth.c - the bandwidth cache keeps only figures measured on a
+   quiet machine: a measurement while spinning threads hold every core is
+   seen as busy and not stored. Timings are not asserted. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "odb_bandwidth.h"
+#include "tap.h"
+#include "tmp_cache.h"
+
+static atomic_int spin_stop;
+
+/* Burns a core until spin_stop is set. */
+static void *spin_main(void *arg) {
+  volatile unsigned long x = 0;
+  (void)arg;
+  while (!atomic_load_explicit(&spin_stop, memory_order_relaxed)) ++x;
+  return NULL;
+}
+
+/* 1 when the temporary cache holds a bandwidth file. */
+static int cache_file_exists(const tmp_cache *c) {
+  char path[160];
+  snprintf(path, sizeof path, "%s/odebench/bandwidth.json", c->base);
+  return access(path, F_OK) == 0;
+}
+
+/* Removes the bandwidth file (if any) of the temporary cache. */
+static void cache_file_remove(const tmp_cache *c) {
+  char path[160];
+  snprintf(path, sizeof path, "%s/odebench/bandwidth.json", c->base);
+  remove(path);
+}
+
+/* Measures with three spinning threads a core: the measuring threads get
+   about a quarter of their cores, which must read as busy. */
+static void test_busy(const tmp_cache *c) {
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  int nspin = (int)(ncpu > 0 ? 3 * ncpu : 6), started = 0;
+  pthread_t *th = calloc((size_t)nspin, sizeof *th);
+  odb_bandwidth bw;
+  odb_status st;
+  atomic_store(&spin_stop, 0);
+  for (int i = 0; th && i < nspin; ++i)
+    if (pthread_create(&th[started], NULL, spin_main, NULL) == 0) ++started;
+  st = odb_bandwidth_get(NULL, 1, &bw);
+  atomic_store(&spin_stop, 1);
+  for (int i = 0; i < started; ++i) pthread_join(th[i], NULL);
+  free(th);
+  tap_ok(started == nspin, "busy: %d spinning threads started", nspin);
+  tap_ok(st == ODB_OK && bw.read_1t > 0, "busy: measured (read %.2f GB/s)",
+         bw.read_1t / 1e9);
+  tap_ok(!bw.from_cache && bw.cpu_share < ODB_BW_QUIET_SHARE,
+         "busy: the threads ran %.0f%% of the time (below %.0f%%)",
+         100 * bw.cpu_share, 100 * ODB_BW_QUIET_SHARE);
+  tap_ok(!odb_bandwidth_quiet(&bw) && !cache_file_exists(c),
+         "busy: not quiet, and nothing cached");
+}
+
+/* Without spinners: stored exactly when the measurement was quiet (the test
+   machine may be busy with other tests, so either outcome is allowed), and
+   a stored figure comes back from the cache. */
+static void test_store_iff_quiet(const tmp_cache *c) {
+  odb_bandwidth bw, again;
+  odb_status st = odb_bandwidth_get(NULL, 1, &bw);
+  int quiet = st == ODB_OK && odb_bandwidth_quiet(&bw);
+  tap_ok(st == ODB_OK, "measured (threads ran %.0f%% of the time)",
+         100 * bw.cpu_share);
+  tap_ok(cache_file_exists(c) == quiet, "cached exactly when quiet (%s)",
+         quiet ? "quiet" : "busy");
+  if (quiet) {
+    st = odb_bandwidth_cached(NULL, &again);
+    tap_ok(st == ODB_OK && again.from_cache && odb_bandwidth_quiet(&again) &&
+           again.read_1t == bw.read_1t,
+           "the cached figures come back (read %.2f GB/s)", again.read_1t / 1e9);
+  }
+  cache_file_remove(c);
+}
+
+int main(void) {
+  tmp_cache c;
+  tmp_cache_open(&c);
+  if (!tap_ok(c.ok, "temporary cache directory")) return tap_done();
+  test_busy(&c);
+  test_store_iff_quiet(&c);
+  tmp_cache_close(&c);
+  return tap_done();
+}
