@@ -1709,7 +1709,10 @@ static void add_shapes(odb_tsm_cfg c, const int *shapes, int n,
 */
 static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
                        int nshapes, cfg_list *l) {
-  for (int o = 0; o <= full; ++o) {
+  /* quick: staged stores too where B is at least 4 times as wide as A
+     (the writes dominate) */
+  int staged = full || 4 * c.M <= c.N;
+  for (int o = 0; o <= staged; ++o) {
     c.ostage = o;
     add_shapes(c, shapes, nshapes, l);
     if (c.blocks_per_sm == 0) {   /* once per configuration of the rest */
@@ -1722,7 +1725,8 @@ static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
 }
 
 /*
-** The tensor-core kernels (real view at least 4 wide each side). Quick
+** The tensor-core kernels (real view at least 4 wide each side, or a
+** narrow AC beside a side of 16; AtB from 4 beside a side of 16). Quick
 ** (AtB at least 8 wide): the fastest mma shapes of the device (m16n8k4,
 ** m16n8k8, m16n8k16 from sm_90 on, m8n8k4 before), warp tiles of 16 rows
 ** times 16 to 64 columns and 32 x 16, 32 x 32 (tsmttsm) or 1..2 row
@@ -1752,9 +1756,22 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   int nshapes = full ? 4 : l->cc && l->cc < 90 ? 1 : 3;
   int nt = full ? 16 : c.op == ODB_TSM_TSMTTSM ? 6 : 5;
   /* quick AtB: at least 8 wide (the FMA kernels reach the roofline
-     below); quick AC from 4 (the FMA kernels of real 16 x 4 had 77%) */
-  int least = full || c.op == ODB_TSM_TSMM ? 4 : 8;
-  if (Mr < least || Nr < least) return;
+     below), or 4 beside a side of 16 (real 5 x 37: FMA 0.97x cuBLAS);
+     AC from 4 (the FMA kernels of real 16 x 4 had 77%), and any width
+     beside a side of 16: a narrow AC is a GEMV or an outer product, where
+     the FMA kernels' rows a thread read or write A and B uncoalesced
+     (real 64 x 1: 0.69x cuBLAS, complex 1 x 64: 0.92x on an H100) */
+  int lo = Mr < Nr ? Mr : Nr, hi = Mr < Nr ? Nr : Mr;
+  int least = c.op == ODB_TSM_TSMM ? (hi >= 16 ? 1 : 4)
+              : full || hi >= 16 ? 4 : 8;
+  if (lo < least) return;
+  /* an A under 4 real columns fills one k4 step: quick takes m16n8k4 alone
+     (the deeper shapes would multiply zeros, and the compiles add up) */
+  if (!full && c.op == ODB_TSM_TSMM && Mr < 4 && !(l->cc && l->cc < 90)) {
+    static const int k4[] = { ODB_TSM_MMA_M16N8K4 };
+    shapes = k4;
+    nshapes = 1;
+  }
   c.tm = c.tn = c.tpr = 1;
   c.unroll = 1;
   c.block = 256;

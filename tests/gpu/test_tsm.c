@@ -285,7 +285,7 @@ static void check_race(odb_rng *r) {
 static const long test_shapes[][3] = {
   { 7, 5, 100003 }, { 13, 11, 65537 }, { 1, 1, 100003 },
   { 64, 64, 20011 }, { 3, 64, 30011 }, { 33, 17, 40009 },
-  { 24, 40, 50021 },
+  { 24, 40, 50021 }, { 64, 1, 30011 }, { 2, 61, 20011 },
 };
 #define NTEST ((int)(sizeof test_shapes / sizeof test_shapes[0]))
 static const long sanitize_shapes[][3] = { { 13, 11, 3001 },

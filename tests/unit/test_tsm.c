@@ -154,6 +154,24 @@ static void check_pf(void) {
          odb_last_error());
 }
 
+/* The quick space of a shape (sm_90) has tensor-core configurations
+   exactly when mma, and staged-store ones exactly when staged. */
+static void check_narrow(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                         int mma, int staged) {
+  int n = odb_tsm_space_list(op, t, M, N, 0, 90, NULL, 0), nm = 0, ns = 0;
+  odb_tsm_cfg *l = malloc(sizeof *l * (size_t)(n > 0 ? n : 1));
+  odb_tsm_space_list(op, t, M, N, 0, 90, l, n);
+  for (int i = 0; i < n; ++i) {
+    nm += l[i].mma != 0;
+    ns += l[i].ostage != 0;
+  }
+  tap_ok((nm > 0) == mma && (ns > 0) == staged, "quick %s %s %ld x %ld: %d "
+         "tensor-core configurations (%s), %d with staged stores (%s)",
+         odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N, nm,
+         mma ? "some" : "none", ns, staged ? "some" : "none");
+  free(l);
+}
+
 /* Options, devices and guards of the generated kernels. */
 static void check_generator(void) {
   odb_tsm_cfg c;
@@ -165,6 +183,17 @@ static void check_generator(void) {
   check_space(ODB_TSM_TSMTTSM, ODB_TSM_Z, 7, 5, 1, 7);
   check_space(ODB_TSM_TSMM, ODB_TSM_D, 3, 64, 1, 7);
   check_space(ODB_TSM_TSMM, ODB_TSM_D, 16, 4, 0, 1);
+  check_space(ODB_TSM_TSMM, ODB_TSM_D, 64, 1, 0, 1);
+  check_space(ODB_TSM_TSMM, ODB_TSM_Z, 1, 64, 0, 1);
+  check_space(ODB_TSM_TSMTTSM, ODB_TSM_D, 5, 37, 0, 1);
+  /* narrow sides beside a side of 16: quick AC takes the tensor cores at
+     any width, with staged stores where B is 4 times as wide as A; quick
+     AtB from 4 */
+  check_narrow(ODB_TSM_TSMM, ODB_TSM_D, 64, 1, 1, 0);
+  check_narrow(ODB_TSM_TSMM, ODB_TSM_Z, 1, 64, 1, 1);
+  check_narrow(ODB_TSM_TSMTTSM, ODB_TSM_D, 5, 37, 1, 0);
+  check_narrow(ODB_TSM_TSMTTSM, ODB_TSM_D, 8, 4, 0, 0);
+  check_narrow(ODB_TSM_TSMM, ODB_TSM_D, 2, 8, 0, 0);
   /* quick AC takes the tensor cores from a real view 4 wide, quick AtB
      from 8 */
   {
