@@ -86,14 +86,21 @@ static int pair_stride(int w) {
   return w % 16 == 8 ? w : w + 8;
 }
 
+/* 1 when M rows split into S bands of cdiv(M, S) rows (the last one may
+   be shorter), none of them empty. */
+static int bands_fit(int M, int S) {
+  return S >= 1 && (S - 1) * cdiv(M, S) < M;
+}
+
 /* The Gauss geometry (complex, m16n8k*): widths count complex entries,
    rows of the stages and of C's copy hold (re, im) pairs. */
 static int gauss_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
   if (!g->z || g->mr != 16) return 0;
   if (c->op == ODB_TSM_TSMTTSM) {
     int tmw = 16 * c->wm, tnw = 8 * c->wn;
-    int bands = c->split > 1 ? c->split : 1, Mb = c->M / bands;
-    if (c->M % bands || (bands != 1 && bands != 2 && bands != 4)) return 0;
+    int bands = c->split > 1 ? c->split : 1, Mb = cdiv(c->M, bands);
+    if ((bands - 1) * Mb >= c->M || (bands != 1 && bands != 2 && bands != 4))
+      return 0;
     g->TMt = cdiv(Mb, tmw);
     g->TNt = cdiv(c->N, tnw);
     g->G = g->TMt * g->TNt;
@@ -271,9 +278,9 @@ static odb_status check_mma(const odb_tsm_cfg *c) {
                     "complex data and an m16n8k* mma");
   if (c->split > 1 && (!c->gauss || c->op != ODB_TSM_TSMTTSM ||
                        (c->split != 2 && c->split != 4) ||
-                       c->M % c->split))
+                       !bands_fit(c->M, c->split)))
     return ODB_FAIL(ODB_ERR_ARG, "tsm: split = %d: C splits into 2 or 4 "
-                    "bands of whole rows, Gauss tsmttsm only (M = %d)",
+                    "bands of rows, none empty, Gauss tsmttsm only (M = %d)",
                     c->split, c->M);
   if (c->ostage && (c->op != ODB_TSM_TSMM || c->gauss || c->ostage != 1))
     return ODB_FAIL(ODB_ERR_ARG, "tsm: ostage = %d: staging B for "
@@ -972,9 +979,11 @@ static void gen_mma_fn(sbuf *b, const mma_geom *g) {
 }
 
 /* The copy of rows k0 .. k0 + R - 1 of one operand (w doubles a row) to
-   offset off of the stage st, row stride S, by all BS threads. */
+   offset off of the stage st, row stride S, by all BS threads; wvar names
+   a run-time width below w past which the copies fill zeros (NULL: none;
+   w and it even where the copies take 16 bytes). */
 static void gen_mma_copy(sbuf *b, const char *src, int R, int w, int gw,
-                         int S, int off, int BS) {
+                         int S, int off, int BS, const char *wvar) {
   int wide = w % 2 == 0, per = wide ? w / 2 : w, n = R * per;
   out(b, "  // %s: %d rows of %d doubles in %d-byte copies\n", src, R, w,
       wide ? 16 : 8);
@@ -983,11 +992,18 @@ static void gen_mma_copy(sbuf *b, const char *src, int R, int w, int gw,
   if (n % BS) out(b, "    if (u >= %d) break;\n", n);
   out(b, "    const int r = u / %d, c = %s(u %% %d);\n", per,
       wide ? "2 * " : "", per);
-  out(b, "    const bool ok = k0 + r < K;\n");
+  out(b, "    const bool ok = k0 + r < K%s%s;\n", wvar ? " && c < " : "",
+      wvar ? wvar : "");
   out(b, "    %s(st + ", wide ? "cp16" : "cp8");
   if (off) out(b, "%d + ", off);
   out(b, "r * %d + c, ok ? %s + (k0 + r) * %d + c : %s, ok ? %d : 0);\n"
       "  }\n", S, src, gw, src, wide ? 16 : 8);
+}
+
+/* 1 when c splits C into bands whose last one is shorter (M not a
+   multiple of split): load_chunk then takes the band's width aw. */
+static int uneven_bands(const odb_tsm_cfg *c) {
+  return c->split > 1 && c->M % c->split != 0;
 }
 
 /* load_chunk(): chunk ch of A (and of B for tsmttsm) into a stage. */
@@ -999,15 +1015,18 @@ static void gen_mma_load(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   out(b, "__device__ __forceinline__ void load_chunk(double *st, "
       "const double *__restrict__ A,\n");
   if (two) out(b, "    const double *__restrict__ B,");
-  out(b, "    long long ch, long long K) {\n");
+  out(b, "    long long ch, long long K%s) {\n",
+      uneven_bands(c) ? ", int aw" : "");
   out(b, "  const long long k0 = ch * %d;\n  if (k0 >= K) return;\n",
       c->chunk);
-  if (c->split > 1)   /* this block's band of columns of A */
-    gen_mma_copy(b, "A", c->chunk, g->Mr / c->split, g->Mr, g->SA, 0, g->BS);
+  if (c->split > 1)   /* this block's band of columns of A (aw of them
+                         valid where the last band is shorter) */
+    gen_mma_copy(b, "A", c->chunk, 2 * cdiv(c->M, c->split), g->Mr, g->SA, 0,
+                 g->BS, uneven_bands(c) ? "aw" : NULL);
   else
-    gen_mma_copy(b, "A", c->chunk, g->Mr, g->Mr, g->SA, 0, g->BS);
+    gen_mma_copy(b, "A", c->chunk, g->Mr, g->Mr, g->SA, 0, g->BS, NULL);
   if (two) gen_mma_copy(b, "B", c->chunk, g->Nr, g->Nr, g->SB,
-                        c->chunk * g->SA, g->BS);
+                        c->chunk * g->SA, g->BS, NULL);
   out(b, "}\n\n");
 }
 
@@ -1040,8 +1059,9 @@ static void gen_mma_prologue_x(sbuf *b, const odb_tsm_cfg *c,
       c->stages - 1);
   out(b, "#pragma unroll\n  for (int s = 0; s < %d; ++s) {\n", c->stages - 1);
   out(b, "    load_chunk(smem + s * %d, %s, %s%s + (long long)s * "
-      "%s, K);\n    cp_commit();\n  }\n", g->stage, a,
-      c->op == ODB_TSM_TSMTTSM ? "B, " : "", first, stride);
+      "%s, K%s);\n    cp_commit();\n  }\n", g->stage, a,
+      c->op == ODB_TSM_TSMTTSM ? "B, " : "", first, stride,
+      uneven_bands(c) ? ", aw" : "");
   out(b, "  int cur = 0;  // the stage of chunk ch\n");
   out(b, "  for (long long ch = %s; ch < nch; ch += %s) {\n", first, stride);
   out(b, "    asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");\n",
@@ -1049,9 +1069,9 @@ static void gen_mma_prologue_x(sbuf *b, const odb_tsm_cfg *c,
   out(b, "    __syncthreads();  // chunk ch is in; the stage before is used "
       "up\n");
   out(b, "    load_chunk(smem + (cur == 0 ? %d : cur - 1) * %d, %s, %sch + "
-      "%d * (long long)%s, K);\n    cp_commit();\n", c->stages - 1,
+      "%d * (long long)%s, K%s);\n    cp_commit();\n", c->stages - 1,
       g->stage, a, c->op == ODB_TSM_TSMTTSM ? "B, " : "", c->stages - 1,
-      stride);
+      stride, uneven_bands(c) ? ", aw" : "");
 }
 
 /* The prologue of a block that walks every gridDim.x-th chunk. */
@@ -1365,9 +1385,13 @@ static void gen_gauss_split(sbuf *b) {
 static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
                               const mma_geom *g) {
   int R = c->chunk, tmw = 16 * c->wm, tnw = 8 * c->wn;
-  int S = c->split > 1 ? c->split : 1, Mb = c->M / S;
-  int rowg = g->cm > Mb, colg = g->cn > c->N, local = c->reduce;
+  int S = c->split > 1 ? c->split : 1, Mb = cdiv(c->M, S);
+  int uneven = uneven_bands(c), rowg = g->cm > Mb || uneven;
+  int colg = g->cn > c->N, local = c->reduce;
   const char *sum = local ? "smem" : "p.out";
+  char mlim[32];   /* the rows of this block's band */
+  if (uneven) snprintf(mlim, sizeof mlim, "mb");
+  else snprintf(mlim, sizeof mlim, "%d", Mb);
   gen_mma_helpers(b, c, g);
   gen_gauss_split(b);
   gen_mma_load(b, c, g);
@@ -1381,6 +1405,10 @@ static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
     out(b, "  const long long cb = blockIdx.x / %d, gs = gridDim.x / %d;\n",
         S, S);
     out(b, "  const double *__restrict__ Ab = A + %d * band;\n", 2 * Mb);
+    if (uneven)
+      out(b, "  // the last band holds %d rows, the others %d\n"
+          "  const int mb = band == %d ? %d : %d, aw = 2 * mb;\n",
+          c->M - (S - 1) * Mb, Mb, S - 1, c->M - (S - 1) * Mb, Mb);
   }
   out(b, "  // Gauss: P1 = Re A^T Re B, P2 = Im A^T Im B, P3 = (Re A + Im A)^T "
       "(Re B + Im B),\n  // C = P1 - P2 + i (P3 - P1 - P2); %d x %d warp "
@@ -1435,8 +1463,8 @@ static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
       "n = n0 + 8 * j + 2 * t + e %% 2;\n");
   out(b, "        const double p1 = acc[0][i][j][e], p2 = acc[1][i][j][e];\n");
   out(b, "        ");
-  if (rowg && colg) out(b, "if (m < %d && n < %d) ", Mb, c->N);
-  else if (rowg) out(b, "if (m < %d) ", Mb);
+  if (rowg && colg) out(b, "if (m < %s && n < %d) ", mlim, c->N);
+  else if (rowg) out(b, "if (m < %s) ", mlim);
   else if (colg) out(b, "if (n < %d) ", c->N);
   if (S > 1 && !local)   /* m counts rows of the band */
     out(b, "{\n          atomicAdd(&%s[2 * ((m + %d * band) * %d + n)], "
@@ -1451,7 +1479,11 @@ static void gen_gauss_tsmttsm(sbuf *b, const odb_tsm_cfg *c,
     out(b, "  __syncthreads();\n");
     gen_c_ready(b);
   }
-  if (local && S > 1)   /* the band's rows of C are contiguous */
+  if (local && S > 1 && uneven)   /* the band's rows of C are contiguous */
+    out(b, "  double *ob = p.out + %d * band;\n"
+        "  for (int i = threadIdx.x; i < %d * mb; i += %d) "
+        "atomicAdd(&ob[i], smem[i]);\n", 2 * Mb * c->N, 2 * c->N, g->BS);
+  else if (local && S > 1)
     out(b, "  double *ob = p.out + %d * band;\n"
         "  for (int i = threadIdx.x; i < %d; i += %d) atomicAdd(&ob[i], "
         "smem[i]);\n", 2 * Mb * c->N, 2 * Mb * c->N, g->BS);
@@ -1881,9 +1913,9 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
       c.stages = quick[i][6];
       if (c.op == ODB_TSM_TSMM) c.csrc = quick[i][7];
       else c.split = quick[i][7] > 1 ? quick[i][7] : 0;
-      if (c.M % (c.split ? c.split : 1)) continue;
+      if (!bands_fit(c.M, c.split ? c.split : 1)) continue;
       if (c.op == ODB_TSM_TSMTTSM &&
-          !tile_fits(16 * c.wm, 16, c.M / (c.split ? c.split : 1)))
+          !tile_fits(16 * c.wm, 16, cdiv(c.M, c.split ? c.split : 1)))
         continue;
       if (!tile_fits(8 * c.wn, 8, c.N)) continue;
       space_add(&c, l);
@@ -1911,8 +1943,8 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
                 c.csrc = v ? ODB_TSM_C_SHARED : ODB_TSM_C_REGS;
               } else {   /* C in 1, 2 or 4 bands */
                 c.split = v ? 2 * v : 0;
-                if (c.M % (c.split ? c.split : 1) ||
-                    !tile_fits(16 * c.wm, 16, c.M / (c.split ? c.split : 1)))
+                if (!bands_fit(c.M, c.split ? c.split : 1) ||
+                    !tile_fits(16 * c.wm, 16, cdiv(c.M, c.split ? c.split : 1)))
                   continue;
               }
               c.mma = m;

@@ -274,10 +274,19 @@ static void check_generator(void) {
          strstr(s, "__launch_bounds__(96, 2)"), "Gauss tsmttsm 48 x 48 in 2 "
          "bands of 24 rows: the band's columns of A, guarded rows");
   free(s);
-  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 33, 32,
-                           "m3w1x2g1r16s4lb0z3h2", &c) == ODB_ERR_ARG &&
-         strstr(odb_last_error(), "bands"), "2 bands of 33 rows refused: %s",
-         odb_last_error());
+  /* 33 rows: bands of 17 and 16, the last band's columns of A guarded */
+  s = source_of(ODB_TSM_TSMTTSM, ODB_TSM_Z, 33, 32, "m3w1x2g1r16s4lb0z3h2");
+  tap_ok(s && strstr(s, "A + 34 * band") &&
+         strstr(s, "const int mb = band == 1 ? 16 : 17, aw = 2 * mb;") &&
+         strstr(s, "const bool ok = k0 + r < K && c < aw;") &&
+         strstr(s, "if (m < mb") && strstr(s, "i < 64 * mb;"),
+         "Gauss tsmttsm 33 x 32 in bands of 17 and 16 rows: the last band's "
+         "width at run time");
+  free(s);
+  tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 9, 32,
+                           "m3w1x2g1r16s4lb0z3h4", &c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "bands"), "4 bands of 9 rows (the last "
+         "empty) refused: %s", odb_last_error());
   tap_ok(odb_tsm_cfg_parse(ODB_TSM_TSMM, ODB_TSM_Z, 32, 32,
                            "m3w1x1g1r16s4Rb0z3h2", &c) == ODB_ERR_ARG,
          "bands on tsmm refused: %s", odb_last_error());
