@@ -344,6 +344,31 @@ static void check_prefetch(void) {
   for (int i = 0; i < 3; ++i) free(src[i]);
 }
 
+/* This session's shapes pass NVRTC and ptxas for sm_90 (no device
+   needed): a GEMV-like AC on the tensor cores (real 64 x 1), an outer
+   product with B staged (complex 1 x 64), and Gauss's AtB with C in bands
+   of 16 and 15 rows (complex 31 x 31). */
+static void check_narrow_compiles(void) {
+  static const struct { odb_tsm_op op; odb_tsm_dtype t; int M, N;
+                        const char *tok; } k[3] = {
+    { ODB_TSM_TSMM, ODB_TSM_D, 64, 1, "m3w1x1g1r32s3Rb0" },
+    { ODB_TSM_TSMM, ODB_TSM_Z, 1, 64, "m2w1x1g1r32s2Rb-1o" },
+    { ODB_TSM_TSMTTSM, ODB_TSM_Z, 31, 31, "m3w1x2g1r16s4lb0z3h2" } };
+  char *src[3] = { NULL, NULL, NULL };
+  tmp_cache tc;
+  int ok = 1, done = -1;
+  for (int i = 0; ok && i < 3; ++i)
+    ok = (src[i] = source_of(k[i].op, k[i].t, k[i].M, k[i].N, k[i].tok))
+         != NULL;
+  tmp_cache_open(&tc);
+  if (ok && tc.ok) done = odb_nvrtc_prefetch((const char *const *)src, 3, 9,
+                                             0, 2);
+  tmp_cache_close(&tc);
+  tap_ok(ok && done == 3, "AC 64 x 1 and 1 x 64 on the tensor cores and "
+         "AtB 31 x 31 in unequal bands compile for sm_90 (%d of 3)", done);
+  for (int i = 0; i < 3; ++i) free(src[i]);
+}
+
 /* The prefetch hints pass NVRTC and ptxas for sm_90 (no device needed). */
 static void check_pf_compiles(void) {
   static const char *const toks[3] = { "m2w1x2g1r32s3lb0z3p64",
@@ -415,6 +440,7 @@ int main(void) {
   else {
     check_prefetch();
     check_pf_compiles();
+    check_narrow_compiles();
   }
 #endif
   return tap_done();
