@@ -344,7 +344,18 @@ static void check_prefetch(void) {
   for (int i = 0; i < 3; ++i) free(src[i]);
 }
 
-/* This session's shapes pass NVRTC and ptxas for sm_90 (no device
+/* Compiles three kernel sources with NVRTC for sm_90 into an empty
+   temporary cache; returns how many compiled (-1: no cache directory). */
+static int compile_three(char *src[3]) {
+  tmp_cache tc;
+  int done = -1;
+  tmp_cache_open(&tc);
+  if (tc.ok) done = odb_nvrtc_prefetch((const char *const *)src, 3, 9, 0, 2);
+  tmp_cache_close(&tc);
+  return done;
+}
+
+/* These shapes pass NVRTC and ptxas for sm_90 (no device
    needed): a GEMV-like AC on the tensor cores (real 64 x 1), an outer
    product with B staged (complex 1 x 64), and Gauss's AtB with C in bands
    of 16 and 15 rows (complex 31 x 31). */
@@ -355,15 +366,11 @@ static void check_narrow_compiles(void) {
     { ODB_TSM_TSMM, ODB_TSM_Z, 1, 64, "m2w1x1g1r32s2Rb-1o" },
     { ODB_TSM_TSMTTSM, ODB_TSM_Z, 31, 31, "m3w1x2g1r16s4lb0z3h2" } };
   char *src[3] = { NULL, NULL, NULL };
-  tmp_cache tc;
   int ok = 1, done = -1;
   for (int i = 0; ok && i < 3; ++i)
     ok = (src[i] = source_of(k[i].op, k[i].t, k[i].M, k[i].N, k[i].tok))
          != NULL;
-  tmp_cache_open(&tc);
-  if (ok && tc.ok) done = odb_nvrtc_prefetch((const char *const *)src, 3, 9,
-                                             0, 2);
-  tmp_cache_close(&tc);
+  if (ok) done = compile_three(src);
   tap_ok(ok && done == 3, "AC 64 x 1 and 1 x 64 on the tensor cores and "
          "AtB 31 x 31 in unequal bands compile for sm_90 (%d of 3)", done);
   for (int i = 0; i < 3; ++i) free(src[i]);
@@ -375,15 +382,11 @@ static void check_pf_compiles(void) {
                                        "m2w1x2g1r32s3lb0z3p256",
                                        "m2w1x2g1r32s3lb0z3pn" };
   char *src[3] = { NULL, NULL, NULL };
-  tmp_cache tc;
   int ok = 1, done = -1;
   for (int i = 0; ok && i < 3; ++i)
     ok = (src[i] = source_of(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, toks[i]))
          != NULL;
-  tmp_cache_open(&tc);
-  if (ok && tc.ok) done = odb_nvrtc_prefetch((const char *const *)src, 3, 9,
-                                             0, 2);
-  tmp_cache_close(&tc);
+  if (ok) done = compile_three(src);
   tap_ok(ok && done == 3, "the p64, p256 and pn kernels compile for sm_90 "
          "(%d of 3)", done);
   for (int i = 0; i < 3; ++i) free(src[i]);
