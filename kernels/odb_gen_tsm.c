@@ -99,7 +99,7 @@ static int gauss_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
   if (c->op == ODB_TSM_TSMTTSM) {
     int tmw = 16 * c->wm, tnw = 8 * c->wn;
     int bands = c->split > 1 ? c->split : 1, Mb = cdiv(c->M, bands);
-    if ((bands - 1) * Mb >= c->M || (bands != 1 && bands != 2 && bands != 4))
+    if (!bands_fit(c->M, bands) || (bands != 1 && bands != 2 && bands != 4))
       return 0;
     g->TMt = cdiv(Mb, tmw);
     g->TNt = cdiv(c->N, tnw);
@@ -1759,7 +1759,7 @@ static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
 /*
 ** The tensor-core kernels (real view at least 4 wide each side, or a
 ** narrow AC beside a side of 16; AtB from 4 beside a side of 16). Quick
-** (AtB at least 8 wide): the fastest mma shapes of the device (m16n8k4,
+** (AtB at least 8 wide, or 4 beside 16): the fastest mma shapes of the device (m16n8k4,
 ** m16n8k8, m16n8k16 from sm_90 on, m8n8k4 before), warp tiles of 16 rows
 ** times 16 to 64 columns and 32 x 16, 32 x 32 (tsmttsm) or 1..2 row
 ** blocks times 1..8 column blocks (tsmm), 1 or 2 row groups, chunks of

@@ -160,10 +160,13 @@ odb_status odb_gen_tsm(const odb_tsm_cfg *c, char **source);
 ** tsmm: C in shared memory or L1, unroll 2 or 4; only where M or N is at
 ** most 12: wider shapes went to the tensor cores on an H200). Both add
 ** the tensor-core kernels where the real view has at least 4 columns on
-** each side (mma shapes, warp tiles, row groups, chunk sizes, pipeline
-** depths; the quick space those that won on an H200, from 8 columns),
-** and, for complex data from 8 columns each side on sm_90, the kernels
-** of Gauss's three products (the quick space a few that led on an H200).
+** each side, or, for tsmm, any number beside a side of at least 16 (mma
+** shapes, warp tiles, row groups, chunk sizes, pipeline depths; the quick
+** space those that won on an H200: tsmttsm from 8 columns, or 4 beside a
+** side of 16; tsmm from 4, or any beside 16), and, for complex data from
+** 8 columns each side on sm_90, the kernels of Gauss's three products
+** (the quick space a few that led on an H200; C may split into bands of
+** unequal rows).
 ** Configurations whose register estimate exceeds 255 (§5.2)
 ** are left out, and so are those that need a newer device than cc
 ** (major * 10 + minor; 0: no limit). Writes at most max configurations to
