@@ -14,14 +14,17 @@
 --
 --   odebench scenarios/tsm_cpu.lua
 --   odebench scenarios/tsm_cpu.lua --set widths=1,8,32 --set dtypes=d
+--   odebench scenarios/tsm_cpu.lua --set widths=5-9 --set ops=tsmm
 local ob = require "odebench"
 
-local widths = ob.param("widths", "1,2,4,8,16,32,64")
+local widths = ob.param("widths", "1,2,4,8,16,32,64")   -- or 1-64
 local dtypes = ob.param("dtypes", "d,z")
 local ops    = ob.param("ops", "tsmttsm,tsmm")
 local mib    = ob.param("mib", 256)      -- MiB of A and B (or B) per shape
 local reps   = ob.param("reps", 5)
 local threads = ob.param("threads", 0)   -- 0: one per core
+-- the CPU versions take any width; checked before anything is measured
+local square = require("odebench.ranges").integers("widths", widths, 1, 4096)
 
 local info = ob.info { bandwidth = "now" }   -- the floor measured in this run
 local bw = info.bandwidth
@@ -42,10 +45,10 @@ print(string.format("%-7s %s %3s %3s %10s %3s %9s %6s %9s %8s %s", "op", "t",
                     "M", "N", "K", "thr", "GFLOP/s", "roof", "plain", "speedup",
                     "rounds"))
 local list = {}
-for _, w in ipairs(split(widths)) do
+for _, w in ipairs(square) do
   for _, op in ipairs(split(ops)) do
     for _, dt in ipairs(split(dtypes)) do
-      list[#list + 1] = { op, dt, tonumber(w) }
+      list[#list + 1] = { op, dt, w }
     end
   end
 end

@@ -26,10 +26,12 @@
 --
 --   odebench scenarios/tsm_roofline.lua
 --   odebench scenarios/tsm_roofline.lua --set widths=1,8,32 --set dtypes=d
+--   odebench scenarios/tsm_roofline.lua --set widths=1-64 --set pairs=
+--     (every M = N, the seed's figures; about 25 minutes with tuning)
 --   odebench scenarios/tsm_roofline.lua --set space=full   (exhaustive)
 local ob = require "odebench"
 
-local widths  = ob.param("widths", "1,2,4,8,16,32,64,3,12,24,48")
+local widths  = ob.param("widths", "1,2,4,8,16,32,64,3,12,24,48") -- or 1-64
 local pairs_  = ob.param("pairs", "4x16,16x4,32x8")       -- M x N, M ~= N
 local dtypes  = ob.param("dtypes", "d,z")
 local ops     = ob.param("ops", "tsmttsm,tsmm")
@@ -37,6 +39,9 @@ local rows    = ob.param("rows", 2^29)                   -- K = rows / M
 local space   = ob.param("space", "quick")
 local peak    = ob.param("fp64_peak", 67000.0)            -- GFLOP/s
 local reps    = ob.param("reps", 9)
+
+-- M = N widths: a list with ranges, checked before anything runs
+local square = require("odebench.ranges").integers("widths", widths, 1, 64)
 
 local gpu = ob.info().gpu
 if not gpu then
@@ -55,8 +60,8 @@ local function split(s)
 end
 
 local shapes = {}
-for _, w in ipairs(split(widths)) do
-  shapes[#shapes + 1] = { tonumber(w), tonumber(w) }
+for _, w in ipairs(square) do
+  shapes[#shapes + 1] = { w, w }
 end
 for _, p in ipairs(split(pairs_)) do
   local m, n = p:match("(%d+)x(%d+)")
