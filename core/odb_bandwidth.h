@@ -21,9 +21,10 @@ typedef struct odb_bandwidth {
   char measured_at[32];      /* ISO-8601 UTC */
   int from_cache;            /* 1 when read from the cache file */
   double cpu_share;          /* measured now: the smallest share of wall
-                                time a measuring thread was on a core in
-                                the timings kept (1: the machine was quiet;
-                                0 when read from the cache) */
+                                time the one measuring thread was on a core
+                                in the one-thread timings kept (1: the
+                                machine was quiet; 0 when read from the
+                                cache) */
 } odb_bandwidth;
 
 /* Below this cpu_share other work shared the cores: such figures are low,
