@@ -25,6 +25,9 @@ typedef struct odb_bandwidth {
                                 in the one-thread timings kept (1: the
                                 machine was quiet; 0 when read from the
                                 cache) */
+  int slow_build;            /* measured now by a build whose loops are not
+                                optimized or are instrumented by a
+                                sanitizer: the figures are the build's */
 } odb_bandwidth;
 
 /* Below this cpu_share other work shared the cores: such figures are low,
@@ -38,14 +41,18 @@ odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw);
 ** CPU model and core count under $XDG_CACHE_HOME/odebench or
 ** ~/.cache/odebench), measuring them when absent or when remeasure is set.
 ** A measurement is stored only when the machine was quiet
-** (odb_bandwidth_quiet): figures taken while other work shared the cores
-** serve this run and are measured again by the next.
+** (odb_bandwidth_quiet) and the build optimized without sanitizers
+** (slow_build 0): other figures serve this run and are measured again by
+** the next.
 */
 odb_status odb_bandwidth_get(const odb_topo *t, int remeasure,
                              odb_bandwidth *bw);
 /* 1 when bw came from the cache or its measurement had the cores to itself
    (cpu_share at least ODB_BW_QUIET_SHARE). */
 int odb_bandwidth_quiet(const odb_bandwidth *bw);
+/* 1 when bw came from the cache or may be stored there: quiet, and
+   measured by an optimized build without sanitizers. */
+int odb_bandwidth_cacheable(const odb_bandwidth *bw);
 /* The cached figures only (never measures): ODB_ERR_IO when this machine
    has none yet. For displays that must not wait for a measurement. */
 odb_status odb_bandwidth_cached(const odb_topo *t, odb_bandwidth *bw);

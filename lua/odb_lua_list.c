@@ -320,6 +320,9 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
                                bw->measured_at);
   else if (!odb_bandwidth_quiet(bw))
     snprintf(when, sizeof when, "(measured now, machine busy: not cached)");
+  else if (bw->slow_build)
+    snprintf(when, sizeof when, "(measured now by a debug or sanitizer "
+             "build: not cached)");
   else snprintf(when, sizeof when, "(measured now)");
   print_bw_line(f, "bandwidth", "read", 1, bw->read_1t, when);
   print_bw_line(f, "", "copy", 1, bw->copy_1t, NULL);

@@ -248,8 +248,10 @@ const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
   odb_record_set_num(c, "bandwidth.array_bytes", S->bw.array_bytes);
   odb_record_set_str(c, "bandwidth.measured_at", S->bw.measured_at);
   odb_record_set_int(c, "bandwidth.from_cache", S->bw.from_cache);
-  if (!S->bw.from_cache)
+  if (!S->bw.from_cache) {
     odb_record_set_num(c, "bandwidth.cpu_share", S->bw.cpu_share);
+    odb_record_set_int(c, "bandwidth.slow_build", S->bw.slow_build);
+  }
   return &S->bw;
 }
 
