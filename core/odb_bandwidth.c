@@ -30,7 +30,8 @@
 #define BW_SERIES_S 1.2
 #define BW_MIN_ARRAY (64 * MIB)
 #define BW_CACHE_VERSION 4   /* 2: four read streams; 3: flops_1t;
-                                4: stored only when measured on a quiet machine */
+                                4: stored only when measured quiet by an
+                                optimized build without sanitizers */
 
 /* Eight doubles: 64 bytes, the unit of every slice. */
 typedef double v4d __attribute__((vector_size(32)));
