@@ -240,6 +240,20 @@ static void join(char *buf, size_t cap, const char *dir, const char *name) {
   snprintf(buf, cap, "%s/%s", dir, name);
 }
 
+/* The smallest and largest flop/byte of the solve rows (0, 0: none). */
+static void intensity_range(const plot_data *d, double *lo, double *hi) {
+  int gbs = odb_csv_col(&d->res, "gbs"), gfl = odb_csv_col(&d->res, "gflops");
+  *lo = *hi = 0;
+  for (int i = 0; i < d->nrows; ++i) {
+    double b = odb_csv_num(&d->res, d->rows[i], gbs),
+           fl = odb_csv_num(&d->res, d->rows[i], gfl), x;
+    if (!(b > 0) || !(fl > 0)) continue;
+    x = fl / b;
+    if (*lo == 0 || x < *lo) *lo = x;
+    if (x > *hi) *hi = x;
+  }
+}
+
 /* solves.dat: one gnuplot index block per group, sorted by x. */
 static int write_solves(const plot_data *d, const char *dir) {
   char path[PATHBUF];
@@ -340,6 +354,26 @@ void odb_plot_chart_end(FILE *f) {
         "set datafile missing \"NaN\"\n\n", f);
 }
 
+/* See the header (odb_plot_int.h). */
+void odb_plot_roof_xrange(FILE *f, double lo, double hi, double bw,
+                          double peak) {
+  if (!(lo > 0) || !(hi >= lo) || !isfinite(hi)) return;
+  if (bw > 0 && peak > 0) {
+    lo = fmin(lo, peak / bw);
+    hi = fmax(hi, peak / bw);
+  }
+  fprintf(f, "  set xrange [%.6g:%.6g]\n  set samples 1000\n", lo / 4,
+          hi * 4);
+}
+
+/* See the header (odb_plot_int.h). */
+void odb_plot_memory_roof(FILE *f, double bw, double peak) {
+  if (peak > 0)
+    fprintf(f, "(x <= %.6g ? %.6g * x : 1/0)", peak / bw, bw);
+  else
+    fprintf(f, "%.6g * x", bw);
+}
+
 /* Single quotes: gnuplot takes the text literally, '' is one quote. */
 void odb_plot_put_quoted(FILE *f, const char *s) {
   fputc('\'', f);
@@ -415,15 +449,21 @@ static int write_script(const plot_data *d, const char *dir, double scale,
     odb_plot_chart_end(f);
   }
   if (d->nrows > 0 && d->have_roof && automatic(d, "roofline")) {
+    double lo, hi;
     odb_plot_chart_begin(f, "roofline");
+    intensity_range(d, &lo, &hi);
+    odb_plot_roof_xrange(f, lo, hi, d->floor_gbs, d->peak_gflops);
     fprintf(f, "  set title \"%s: roofline\"\n  set logscale xy\n"
             "  set xlabel \"arithmetic intensity (flop/byte)\"\n"
             "  set ylabel \"GFLOP/s\"\n"
             "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 5:4 "
             "with points pt 7 ps 1.3 title word(groups, i+1)", sc);
-    if (d->floor_gbs > 0)
-      fprintf(f, ", %.6g * x with lines lw 2 lc rgb \"black\" title \"memory "
-              "roof (%.1f GB/s)\"", d->floor_gbs, d->floor_gbs);
+    if (d->floor_gbs > 0) {
+      fputs(", ", f);
+      odb_plot_memory_roof(f, d->floor_gbs, d->peak_gflops);
+      fprintf(f, " with lines lw 2 lc rgb \"black\" title \"memory "
+              "roof (%.1f GB/s)\"", d->floor_gbs);
+    }
     if (d->peak_gflops > 0)
       fprintf(f, ", %.6g with lines lw 2 dt 2 lc rgb \"black\" title "
               "\"compute roof, 1 core (%.1f GFLOP/s)\"", d->peak_gflops,

@@ -43,6 +43,18 @@ void odb_plot_time_unit(double hi, double *scale, const char **unit);
 /* s as a gnuplot single-quoted string (quotes doubled, control characters
    as spaces). */
 void odb_plot_put_quoted(FILE *f, const char *s);
+/*
+** "set xrange" of a roofline whose points lie at intensities lo..hi
+** (flop/byte, 0 < lo <= hi; nothing written otherwise): a decade around
+** them and the ridge point peak / bw where both are known, so that the
+** roofs span the chart (gnuplot samples them over the points' range only,
+** a single point's width).
+*/
+void odb_plot_roof_xrange(FILE *f, double lo, double hi, double bw,
+                          double peak);
+/* The memory roof bw * x as a gnuplot function, ending at the ridge point
+   where the compute roof peak takes over (peak > 0; else unbounded). */
+void odb_plot_memory_roof(FILE *f, double bw, double peak);
 
 /* }====== */
 

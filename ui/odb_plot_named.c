@@ -663,7 +663,14 @@ static void script_lines(FILE *f, const chart *c, const char *dat,
 static void script_roofline(FILE *f, const chart *c, const char *dat,
                             double floor_gbs, double peak_gflops,
                             const char *scenario) {
+  double lo = 0, hi = 0;
+  for (int i = 0; i < c->ns; ++i)
+    for (int k = 0; k < c->s[i].n; ++k) {
+      if (lo == 0 || c->s[i].x[k] < lo) lo = c->s[i].x[k];
+      if (c->s[i].x[k] > hi) hi = c->s[i].x[k];
+    }
   put_title(f, c, scenario, "roofline");
+  odb_plot_roof_xrange(f, lo, hi, floor_gbs, peak_gflops);
   fputs("  set logscale xy\n", f);
   put_label(f, "x", "arithmetic intensity (flop/byte)");
   put_label(f, "y", "GFLOP/s");
@@ -673,9 +680,12 @@ static void script_roofline(FILE *f, const chart *c, const char *dat,
             i ? ", \\\n       " : "", dat, i);
     odb_plot_put_quoted(f, c->s[i].title);
   }
-  if (floor_gbs > 0)
-    fprintf(f, ", \\\n       %.6g * x with lines lw 2 lc rgb 'black' title "
-            "'memory roof (%.1f GB/s)'", floor_gbs, floor_gbs);
+  if (floor_gbs > 0) {
+    fputs(", \\\n       ", f);
+    odb_plot_memory_roof(f, floor_gbs, peak_gflops);
+    fprintf(f, " with lines lw 2 lc rgb 'black' title "
+            "'memory roof (%.1f GB/s)'", floor_gbs);
+  }
   if (peak_gflops > 0)
     fprintf(f, ", \\\n       %.6g with lines lw 2 dt 2 lc rgb 'black' title "
             "'compute roof, 1 core (%.1f GFLOP/s)'", peak_gflops, peak_gflops);

@@ -194,6 +194,13 @@ describe("ob.plot", function()
     has(gp, "set title 'fixture: GB/s against n'")
     has(gp, "title 'dopri5/plain'")
     has(gp, "set ylabel 'time per step and component (")
+    -- both rooflines span a decade around their points and the ridge, and
+    -- the memory roof ends at the ridge (gnuplot sampled the roofs over
+    -- the points' range only: one point drew them a point wide)
+    local _, nrange = gp:gsub("set xrange %[[%d.e+-]+:[%d.e+-]+%]", "")
+    assert.are.equal(2, nrange, gp)
+    local _, nroof = gp:gsub("%(x <= [%d.e+-]+ %? [%d.e+-]+ %* x : 1/0%)", "")
+    assert.are.equal(2, nroof, gp)
     local heat = slurp(dir .. "/named_heat.dat")
     has(heat, "variant 128 512 2048\n")
     assert.is_truthy(heat:find("\nplain [%d.]+ [%d.]+ [%d.]+\n"), heat)
