@@ -367,6 +367,27 @@ void odb_plot_roof_xrange(FILE *f, double lo, double hi, double bw,
 }
 
 /* See the header (odb_plot_int.h). */
+void odb_plot_x_span(FILE *f, double lo, double hi, int base) {
+  double a, b;
+  if (!(hi >= lo) || !isfinite(lo) || !isfinite(hi)) return;
+  if (base > 1) {
+    double lb = log((double)base);
+    if (!(lo > 0)) return;
+    a = pow(base, floor(log(lo) / lb + 1e-9));
+    b = pow(base, ceil(log(hi) / lb - 1e-9));
+    if (b <= a) b = a * base;
+  } else if (hi > lo) {
+    a = lo - 0.05 * (hi - lo);
+    b = hi + 0.05 * (hi - lo);
+  } else {
+    double d = lo != 0 ? 0.5 * fabs(lo) : 1;
+    a = lo - d;
+    b = lo + d;
+  }
+  fprintf(f, "  set xrange [%.6g:%.6g]\n", a, b);
+}
+
+/* See the header (odb_plot_int.h). */
 void odb_plot_memory_roof(FILE *f, double bw, double peak) {
   if (peak > 0)
     fprintf(f, "(x <= %.6g ? %.6g * x : 1/0)", peak / bw, bw);
@@ -438,6 +459,17 @@ static int write_script(const plot_data *d, const char *dir, double scale,
   }
   if (d->nrows > 0 && d->have_gbs && automatic(d, "gbs")) {
     odb_plot_chart_begin(f, "gbs");
+    if (d->floor_gbs > 0) {   /* the bandwidth line spans the chart */
+      double lo = INFINITY, hi = -INFINITY;
+      for (int i = 0; i < d->nrows; ++i) {
+        double x = odb_csv_num(&d->res, d->rows[i], d->xcol);
+        if (x > 0) {
+          lo = fmin(lo, x);
+          hi = fmax(hi, x);
+        }
+      }
+      odb_plot_x_span(f, lo, hi, 10);
+    }
     fprintf(f, "  set title \"%s: memory throughput\"\n  set logscale x\n"
             "  set xlabel \"%s\"\n  set ylabel \"GB/s\"\n  set yrange [0:*]\n"
             "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 1:3 "

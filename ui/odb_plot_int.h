@@ -52,6 +52,15 @@ void odb_plot_put_quoted(FILE *f, const char *s);
 */
 void odb_plot_roof_xrange(FILE *f, double lo, double hi, double bw,
                           double peak);
+/*
+** "set xrange" over x values lo..hi for a chart that draws reference lines
+** (gnuplot samples functions over the data's range only, so they stop at
+** the outer points, and one point leaves them a point wide): whole powers
+** of base around them on a log axis (base 10 or 2; at least one power
+** wide), 5% of the span beside them on a linear one (base 0; half of the
+** value, or 1, around a single one). Nothing when hi < lo.
+*/
+void odb_plot_x_span(FILE *f, double lo, double hi, int base);
 /* The memory roof bw * x as a gnuplot function, ending at the ridge point
    where the compute roof peak takes over (peak > 0; else unbounded). */
 void odb_plot_memory_roof(FILE *f, double bw, double peak);

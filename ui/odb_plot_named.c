@@ -622,6 +622,12 @@ static void put_label(FILE *f, const char *axis, const char *text) {
   fputc('\n', f);
 }
 
+/* 1 when a lines chart of c draws a reference line (script_lines). */
+static int has_reference(const chart *c, double floor_gbs) {
+  return (strcmp(c->q.y, "gbs") == 0 && floor_gbs > 0) ||
+         strcmp(c->q.y, "floor_pct") == 0 || strcmp(c->q.y, "speedup") == 0;
+}
+
 /* The chart of a lines request, with a reference line where one fits. */
 static void script_lines(FILE *f, const chart *c, const char *dat,
                          double floor_gbs, const char *scenario) {
@@ -637,6 +643,16 @@ static void script_lines(FILE *f, const chart *c, const char *dat,
     fprintf(f, "  set logscale x%s\n",
             strcmp(c->q.x, "threads") == 0 ? " 2" : "");
   if (c->q.logy) fputs("  set logscale y\n", f);
+  if (has_reference(c, floor_gbs)) {   /* the line spans the chart */
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < c->ns; ++i)
+      for (int k = 0; k < c->s[i].n; ++k) {
+        lo = fmin(lo, c->s[i].x[k]);
+        hi = fmax(hi, c->s[i].x[k]);
+      }
+    odb_plot_x_span(f, lo, hi, !c->q.logx ? 0
+                    : strcmp(c->q.x, "threads") == 0 ? 2 : 10);
+  }
   for (int i = 0; i < c->ns; ++i)
     for (int k = 0; k < c->s[i].n; ++k) nonneg &= c->s[i].y[k] >= 0;
   if (!c->q.logy && nonneg) fputs("  set yrange [0:*]\n", f);

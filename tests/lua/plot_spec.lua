@@ -194,11 +194,14 @@ describe("ob.plot", function()
     has(gp, "set title 'fixture: GB/s against n'")
     has(gp, "title 'dopri5/plain'")
     has(gp, "set ylabel 'time per step and component (")
-    -- both rooflines span a decade around their points and the ridge, and
-    -- the memory roof ends at the ridge (gnuplot sampled the roofs over
-    -- the points' range only: one point drew them a point wide)
+    -- the charts with reference lines set their x range (gnuplot sampled
+    -- the lines over the points' range only: one point drew them a point
+    -- wide): both rooflines, the named and the automatic GB/s charts with
+    -- the bandwidth line (n from 128 to 2048: whole decades); the memory
+    -- roof ends at the ridge
     local _, nrange = gp:gsub("set xrange %[[%d.e+-]+:[%d.e+-]+%]", "")
-    assert.are.equal(2, nrange, gp)
+    assert.are.equal(4, nrange, gp)
+    has(gp, "set xrange [100:10000]")
     local _, nroof = gp:gsub("%(x <= [%d.e+-]+ %? [%d.e+-]+ %* x : 1/0%)", "")
     assert.are.equal(2, nroof, gp)
     local heat = slurp(dir .. "/named_heat.dat")
