@@ -388,6 +388,23 @@ void odb_plot_x_span(FILE *f, double lo, double hi, int base) {
 }
 
 /* See the header (odb_plot_int.h). */
+void odb_plot_log_tics(FILE *f, const char *axis, double lo, double hi) {
+  static const double m125[3] = { 1, 2, 5 };
+  double v[32];
+  int n = 0;
+  if (!(lo > 0) || !(hi > lo) || !isfinite(hi) || hi / lo >= 1e3) return;
+  for (double dec = pow(10, floor(log10(lo))); dec <= hi && n < 30; dec *= 10)
+    for (int i = 0; i < 3; ++i) {
+      double t = m125[i] * dec;
+      if (t >= lo * (1 - 1e-9) && t <= hi * (1 + 1e-9)) v[n++] = t;
+    }
+  if (n < 2) return;
+  fprintf(f, "  set %stics (", axis);
+  for (int i = 0; i < n; ++i) fprintf(f, "%s%.6g", i ? ", " : "", v[i]);
+  fputs(")\n", f);
+}
+
+/* See the header (odb_plot_int.h). */
 void odb_plot_memory_roof(FILE *f, double bw, double peak) {
   if (peak > 0)
     fprintf(f, "(x <= %.6g ? %.6g * x : 1/0)", peak / bw, bw);
@@ -427,7 +444,6 @@ static int write_script(const plot_data *d, const char *dir, double scale,
   const char *sc = d->scenario ? d->scenario : "";
   char which[64] = "";            /* " 1 of 7, the largest," */
   FILE *f;
-  (void)scale;
   if (d->tune_n > 1)
     snprintf(which, sizeof which, " %d of %d, the largest,", d->tune_k,
              d->tune_n);
@@ -516,7 +532,14 @@ static int write_script(const plot_data *d, const char *dir, double scale,
   if (d->tune->nevals > 0 && d->tune->nparams > 0 &&
       automatic(d, "heatmap")) {
     const odb_ui_model *m = d->tune;
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < m->nevals; ++i)
+      if (m->evals[i].median > 0) {
+        lo = fmin(lo, m->evals[i].median * scale);
+        hi = fmax(hi, m->evals[i].median * scale);
+      }
     odb_plot_chart_begin(f, "heatmap");
+    odb_plot_log_tics(f, "cb", lo, hi);
     if (label_chars(&m->params[0]) > 60)   /* they would run together */
       fprintf(f, "  set xtics rotate by 30 right\n");
     fprintf(f, "  set title \"%s: tuning%s median time (%s), %s x %s\"\n"

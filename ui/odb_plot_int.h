@@ -61,6 +61,10 @@ void odb_plot_roof_xrange(FILE *f, double lo, double hi, double bw,
 ** value, or 1, around a single one). Nothing when hi < lo.
 */
 void odb_plot_x_span(FILE *f, double lo, double hi, int base);
+/* "set <axis>tics (...)" at 1, 2 and 5 times the powers of ten within
+   lo..hi for a log axis spanning less than three decades (where gnuplot
+   would label one decade or none); nothing for fewer than two such. */
+void odb_plot_log_tics(FILE *f, const char *axis, double lo, double hi);
 /* The memory roof bw * x as a gnuplot function, ending at the ridge point
    where the compute roof peak takes over (peak > 0; else unbounded). */
 void odb_plot_memory_roof(FILE *f, double bw, double peak);

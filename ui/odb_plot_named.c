@@ -723,7 +723,16 @@ static void script_heatmap(FILE *f, const chart *c, const char *dat,
   put_label(f, "x", xl);
   put_label(f, "y", yl);
   put_label(f, "cb", zl);
-  if (positive) fputs("  set logscale cb\n", f);
+  if (positive) {
+    double lo = INFINITY, hi = 0;
+    for (int k = 0; k < c->nx * c->ny; ++k)
+      if (!isnan(c->cells[k])) {
+        lo = fmin(lo, c->cells[k] * c->scale);
+        hi = fmax(hi, c->cells[k] * c->scale);
+      }
+    fputs("  set logscale cb\n", f);
+    odb_plot_log_tics(f, "cb", lo, hi);
+  }
   fprintf(f, "  set palette defined (0 \"#1a9850\", 0.5 \"#fee08b\", "
           "1 \"#d73027\")\n  unset key\n  unset grid\n"
           "  plot '%s' matrix rowheaders columnheaders using 1:2:3 with "

@@ -202,6 +202,9 @@ describe("ob.plot", function()
     local _, nrange = gp:gsub("set xrange %[[%d.e+-]+:[%d.e+-]+%]", "")
     assert.are.equal(4, nrange, gp)
     has(gp, "set xrange [100:10000]")
+    -- the heatmap's log colour scale is labelled at 1, 2, 5 times powers of
+    -- ten where it spans under three decades
+    assert.is_truthy(gp:find("set cbtics %([%d., ]+%)"), gp)
     local _, nroof = gp:gsub("%(x <= [%d.e+-]+ %? [%d.e+-]+ %* x : 1/0%)", "")
     assert.are.equal(2, nroof, gp)
     local heat = slurp(dir .. "/named_heat.dat")
