@@ -279,13 +279,14 @@ static void tile_chunk2(const double *restrict a, long lda,
 }
 
 /*
-** Share t of parts of the prefetch of n doubles at p (cache lines into
-** L2: prefetcht1; into L1 the same shapes were 1-8% slower, seven
-** alternating rounds on the 2-core Xeon in the eleventh session: real
-** 16 x 16 51.2 -> 52.2, 64 x 64 131.4 -> 139.2, complex 8 x 8 51.1 ->
-** 55.1, 16 x 16 85.4 -> 87.8, 40 x 40 147.8 -> 153.6 GFLOP/s; two chunks
-** ahead instead of one was no better). A chunk is summed from L1 several
-** times over (once a tile);
+** Share t of parts of the prefetch of n doubles at p, cache lines into L2
+** (to_l2: prefetcht1, A^T B's chunks) or L1 (B = A C's rows ahead: into
+** L2, real 4 x 4 lost 6%). For A^T B, L2 against L1 in seven alternating
+** rounds on the 2-core Xeon (eleventh session): real 16 x 16 51.2 ->
+** 52.2, 64 x 64 131.4 -> 139.2, complex 8 x 8 51.1 -> 55.1, 16 x 16 85.4
+** -> 87.8, 40 x 40 147.8 -> 153.6 GFLOP/s; two chunks ahead instead of
+** one was no better. A chunk is summed from L1 several times over (once
+** a tile);
 ** the hardware fetches the next chunk only once the loop
 ** reaches it, so without these the memory idles while a chunk is summed.
 ** Only chunks of A and B up to PREFETCH_MAX bytes: larger ones evict the
@@ -295,11 +296,14 @@ static void tile_chunk2(const double *restrict a, long lda,
 ** the larger chunks prefetched too, complex 48 x 48 and 64 x 64 fell from
 ** 70 to 53-55 and real 64 x 64 from 72 to 69.5.
 */
-static void prefetch_share(const double *p, long n, long t, long parts) {
+static void prefetch_share(const double *p, long n, long t,
+                           long parts, int to_l2) {
   const char *c = (const char *)p;
   long lines = (n * (long)sizeof(double) + 63) / 64;
-  for (long l = lines * t / parts; l < lines * (t + 1) / parts; ++l)
-    __builtin_prefetch(c + 64 * l, 0, 2);
+  for (long l = lines * t / parts; l < lines * (t + 1) / parts; ++l) {
+    if (to_l2) __builtin_prefetch(c + 64 * l, 0, 2);
+    else __builtin_prefetch(c + 64 * l, 0, 3);
+  }
 }
 
 /* Columns of the tile of P at column n0 (of Nr) for a row of tiles of
@@ -400,8 +404,8 @@ static void sum_inplace(tsm_pack *w, const double *A, const double *B,
     long t = 0;
     for (long m0 = 0; m0 < Mr; m0 += MR)
       for (long n0 = 0; n0 < Nr; n0 += c, ++t) {
-        prefetch_share(na, nc * Mr, t, parts);
-        prefetch_share(nb, nc * Nr, t, parts);
+        prefetch_share(na, nc * Mr, t, parts, 1);
+        prefetch_share(nb, nc * Nr, t, parts, 1);
         if (c == 2 * NR)
           tile_chunk2(A + m0, Mr, B + n0, Nr, kc, w->p + m0 * Nr + n0, Nr);
         else
@@ -411,8 +415,8 @@ static void sum_inplace(tsm_pack *w, const double *A, const double *B,
   }
   for (long t = 0; t < parts; ++t) {
     const tsm_tile *e = &w->tiles[t];
-    prefetch_share(na, nc * Mr, t, parts);
-    prefetch_share(nb, nc * Nr, t, parts);
+    prefetch_share(na, nc * Mr, t, parts, 1);
+    prefetch_share(nb, nc * Nr, t, parts, 1);
     if (e->skip)
       tile_overlap(A, B, Mr, Nr, kc, e->m0, e->n0, e->rows, e->skip, w->p);
     else
@@ -570,7 +574,7 @@ static void tsmm_rows4(const tsm_job *j) {
   for (; k + 8 <= j->k1; k += 8) {
     v4d acc[8] = { { 0 } };
     if (k + 8 + TSMM_AHEAD * 4 <= j->k1)
-      prefetch_share(A + (k + TSMM_AHEAD * 4) * M, 8 * M, 0, 1);
+      prefetch_share(A + (k + TSMM_AHEAD * 4) * M, 8 * M, 0, 1, 0);
     for (long m = 0; m < M; ++m) {
       v4d c = *(const v4d *)(j->X + m * 4);
       for (int r = 0; r < 8; ++r) acc[r] += A[(k + r) * M + m] * c;
@@ -706,7 +710,7 @@ static void tsmm_d(const tsm_job *j) {
     long k = j->k0;
     for (; k + MR <= j->k1; k += MR) {
       if (k + MR + TSMM_AHEAD <= j->k1)   /* A's rows two groups on */
-        prefetch_share(j->A + (k + TSMM_AHEAD) * M, MR * M, 0, 1);
+        prefetch_share(j->A + (k + TSMM_AHEAD) * M, MR * M, 0, 1, 0);
       tsmm_tiles(j, k, ap);
     }
     tsmm_rows(j, k, j->k1, 0);
