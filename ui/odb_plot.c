@@ -240,17 +240,21 @@ static void join(char *buf, size_t cap, const char *dir, const char *name) {
   snprintf(buf, cap, "%s/%s", dir, name);
 }
 
-/* The smallest and largest flop/byte of the solve rows (0, 0: none). */
-static void intensity_range(const plot_data *d, double *lo, double *hi) {
-  int gbs = odb_csv_col(&d->res, "gbs"), gfl = odb_csv_col(&d->res, "gflops");
-  *lo = *hi = 0;
+/*
+** The smallest and largest positive value over the solve rows (INFINITY,
+** -INFINITY: none) of column col, or with per >= 0 of col / per (flop/byte
+** as gflops / gbs).
+*/
+static void rows_range(const plot_data *d, int col, int per, double *lo,
+                       double *hi) {
+  *lo = INFINITY;
+  *hi = -INFINITY;
   for (int i = 0; i < d->nrows; ++i) {
-    double b = odb_csv_num(&d->res, d->rows[i], gbs),
-           fl = odb_csv_num(&d->res, d->rows[i], gfl), x;
-    if (!(b > 0) || !(fl > 0)) continue;
-    x = fl / b;
-    if (*lo == 0 || x < *lo) *lo = x;
-    if (x > *hi) *hi = x;
+    double x = odb_csv_num(&d->res, d->rows[i], col);
+    if (per >= 0) x /= odb_csv_num(&d->res, d->rows[i], per);
+    if (!(x > 0) || !isfinite(x)) continue;
+    *lo = fmin(*lo, x);
+    *hi = fmax(*hi, x);
   }
 }
 
@@ -476,14 +480,8 @@ static int write_script(const plot_data *d, const char *dir, double scale,
   if (d->nrows > 0 && d->have_gbs && automatic(d, "gbs")) {
     odb_plot_chart_begin(f, "gbs");
     if (d->floor_gbs > 0) {   /* the bandwidth line spans the chart */
-      double lo = INFINITY, hi = -INFINITY;
-      for (int i = 0; i < d->nrows; ++i) {
-        double x = odb_csv_num(&d->res, d->rows[i], d->xcol);
-        if (x > 0) {
-          lo = fmin(lo, x);
-          hi = fmax(hi, x);
-        }
-      }
+      double lo, hi;
+      rows_range(d, d->xcol, -1, &lo, &hi);
       odb_plot_x_span(f, lo, hi, 10);
     }
     fprintf(f, "  set title \"%s: memory throughput\"\n  set logscale x\n"
@@ -499,7 +497,8 @@ static int write_script(const plot_data *d, const char *dir, double scale,
   if (d->nrows > 0 && d->have_roof && automatic(d, "roofline")) {
     double lo, hi;
     odb_plot_chart_begin(f, "roofline");
-    intensity_range(d, &lo, &hi);
+    rows_range(d, odb_csv_col(&d->res, "gflops"),
+               odb_csv_col(&d->res, "gbs"), &lo, &hi);
     odb_plot_roof_xrange(f, lo, hi, d->floor_gbs, d->peak_gflops);
     fprintf(f, "  set title \"%s: roofline\"\n  set logscale xy\n"
             "  set xlabel \"arithmetic intensity (flop/byte)\"\n"

@@ -622,6 +622,17 @@ static void put_label(FILE *f, const char *axis, const char *text) {
   fputc('\n', f);
 }
 
+/* The smallest and largest x of c's points (INFINITY, -INFINITY: none). */
+static void x_range(const chart *c, double *lo, double *hi) {
+  *lo = INFINITY;
+  *hi = -INFINITY;
+  for (int i = 0; i < c->ns; ++i)
+    for (int k = 0; k < c->s[i].n; ++k) {
+      *lo = fmin(*lo, c->s[i].x[k]);
+      *hi = fmax(*hi, c->s[i].x[k]);
+    }
+}
+
 /* 1 when a lines chart of c draws a reference line (script_lines). */
 static int has_reference(const chart *c, double floor_gbs) {
   return (strcmp(c->q.y, "gbs") == 0 && floor_gbs > 0) ||
@@ -644,12 +655,8 @@ static void script_lines(FILE *f, const chart *c, const char *dat,
             strcmp(c->q.x, "threads") == 0 ? " 2" : "");
   if (c->q.logy) fputs("  set logscale y\n", f);
   if (has_reference(c, floor_gbs)) {   /* the line spans the chart */
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < c->ns; ++i)
-      for (int k = 0; k < c->s[i].n; ++k) {
-        lo = fmin(lo, c->s[i].x[k]);
-        hi = fmax(hi, c->s[i].x[k]);
-      }
+    double lo, hi;
+    x_range(c, &lo, &hi);
     odb_plot_x_span(f, lo, hi, !c->q.logx ? 0
                     : strcmp(c->q.x, "threads") == 0 ? 2 : 10);
   }
@@ -679,12 +686,8 @@ static void script_lines(FILE *f, const chart *c, const char *dat,
 static void script_roofline(FILE *f, const chart *c, const char *dat,
                             double floor_gbs, double peak_gflops,
                             const char *scenario) {
-  double lo = 0, hi = 0;
-  for (int i = 0; i < c->ns; ++i)
-    for (int k = 0; k < c->s[i].n; ++k) {
-      if (lo == 0 || c->s[i].x[k] < lo) lo = c->s[i].x[k];
-      if (c->s[i].x[k] > hi) hi = c->s[i].x[k];
-    }
+  double lo, hi;   /* flop/byte, all positive (gather_points) */
+  x_range(c, &lo, &hi);
   put_title(f, c, scenario, "roofline");
   odb_plot_roof_xrange(f, lo, hi, floor_gbs, peak_gflops);
   fputs("  set logscale xy\n", f);
