@@ -332,7 +332,7 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
     fprintf(f, "%-10s %-5s %-12s %8.2f GFLOP/s  (FP64 multiply-add peak)\n",
             "compute", "peak", "1 core", bw->flops_1t / 1e9);
   if (!odb_bandwidth_quiet(bw))
-    fprintf(f, "%-10s the measuring threads ran %.0f%% of the time: other "
+    fprintf(f, "%-10s the measuring thread ran %.0f%% of the time: other "
             "work shared the cores, so these figures are low; run 'odebench "
             "info --remeasure' on a quiet machine\n", "", 100 * bw->cpu_share);
 }
