@@ -112,9 +112,12 @@ for _, s in ipairs(shapes) do
                                         op, dt, M, N, g / gb, q[1], q[3])
       end
       print(string.format("%-7s %s %3d %3d %10d %9.1f %5.1f%% %9.1f %5.1f%% "
-                          .. "%6.2f  %s (%d evals, %d cached)", op, dt, M, N,
-                          K, g, 100 * g / roof, gb, 100 * gb / roof, g / gb,
-                          info.config, info.evals, info.cached))
+                          .. "%6.2f  %s (%d evals, %d cached%s)", op, dt, M,
+                          N, K, g, 100 * g / roof, gb, 100 * gb / roof,
+                          g / gb, info.config, info.evals, info.cached,
+                          (info.raced or 0) > 0 and string.format(
+                            ", %d raced%s", info.raced, info.race_changed
+                            and ", not the tuner's fastest" or "") or ""))
       k:close()
       i = i + 1
       ob.progress(i, n, "shapes")

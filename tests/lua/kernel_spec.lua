@@ -50,6 +50,11 @@ describe("ob.kernel", function()
     assert.is_true(q[1] <= q[2] and q[2] <= q[3] and q[1] > 0)
     assert.is_string(k:info().config)
     assert.are.equal("cuda", k:info().backend)
+    -- the final race: the tuner's fastest few (up to 3) against cuBLAS
+    local info = k:info()
+    assert.is_true(info.raced >= 0 and info.raced <= 3, tostring(info.raced))
+    assert.is_boolean(info.race_changed)
+    assert.is_true(info.raced > 0 or not info.race_changed)
     k:close()
   end)
 
