@@ -100,6 +100,8 @@ typedef struct gen {
   int star;              /* skew 2: f reads no diagonal neighbour, so a
                             barrier every second pass suffices */
   int early_store;       /* skew 2: the last stage stores its row of ynew */
+  int lag;               /* skew 2: rows stage l runs behind stage l-1 (1:
+                            stages in order, a barrier every pass) */
   odb_gen_plan *plan;
   sbuf b;
 } gen;
@@ -1737,10 +1739,11 @@ static void put_s2w_coefs(gen *g) {
 
 /*
 ** The terms of LC id with stages up to l, from the state st entering
-** stage l (parity par, component c) and F_l in fl<c>; "0.0" when none.
+** stage l (parity par, component c) and F_l in fl<c> (defer: in
+** odb_f<l>_<c>, kept to the pass's end with lag 1); "0.0" when none.
 */
 static void s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
-                        int id) {
+                        int id, int defer) {
   sbuf *b = &g->b;
   const erk_terms *t = s2w_lc(g, id);
   int any = 0;
@@ -1756,7 +1759,8 @@ static void s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
     if (q > l || (st->acc && q < l)) continue;
     if (any) put(b, " + ");
     put(b, "odb_cf[%d]", s2w_cf(g, id, i));
-    if (q == l) put(b, " * fl%d", c);
+    if (q == l && defer) put(b, " * odb_f%d_%d", l, c);
+    else if (q == l) put(b, " * fl%d", c);
     else put(b, " * s%d_%d_%d_%d", l, par, c, s2w_find(st, q));
     any = 1;
   }
@@ -1799,7 +1803,7 @@ static void put_s2w_in(gen *g, int l, int sl, int K) {
 */
 static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
   sbuf *b = &g->b;
-  int S = g->S, par = u & 1, back = 1 + 2 * l;
+  int S = g->S, par = g->lag == 2 ? u & 1 : 0, back = 1 + g->lag * l;
   int sl = s2_slot(u, 1, -back, 4);   /* the stage rings' slot of its row */
   put(b, "      {  // stage %d at row ip - %d\n", l, back);
   put(b, "        const odb_idx q = ip - %d;\n", back);
@@ -1823,13 +1827,16 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
     const s2w_state *nx = &st[l + 1];
     for (int c = 0; c < K; ++c) {
       put(b, "          odb_w%d_%d = in.v0[%d] + a.h * (", l, c, c);
-      s2w_partial(g, &st[l], l, par, c, l + 1);
+      s2w_partial(g, &st[l], l, par, c, l + 1, 0);
       put(b, ");\n");
     }
-    for (int c = 0; c < K; ++c)
+    if (g->lag == 1)   /* the state for stage l+1 after it has run */
+      for (int c = 0; c < K; ++c)
+        put(b, "          odb_f%d_%d = fl%d;\n", l, c, c);
+    for (int c = 0; c < K && g->lag == 2; ++c)
       for (int j = 0; j < nx->n; ++j) {
         put(b, "          s%d_%d_%d_%d = ", l + 1, par, c, j);
-        if (nx->acc) s2w_partial(g, &st[l], l, par, c, nx->item[j]);
+        if (nx->acc) s2w_partial(g, &st[l], l, par, c, nx->item[j], 0);
         else if (nx->item[j] == l) put(b, "fl%d", c);
         else put(b, "s%d_%d_%d_%d", l, par, c, s2w_find(&st[l],
                                                          nx->item[j]));
@@ -1844,12 +1851,12 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
         put(b, "          odb_yo[%d] = in.v0[%d];\n", c, c);
       else {
         put(b, "          odb_yo[%d] = odb_yv[%d] + a.h * (", c, c);
-        s2w_partial(g, &st[l], l, par, c, S);
+        s2w_partial(g, &st[l], l, par, c, S, 0);
         put(b, ");\n");
       }
       if (g->plan->has_err) {
         put(b, "          odb_eo[%d] = a.h * (", c);
-        s2w_partial(g, &st[l], l, par, c, S + 1);
+        s2w_partial(g, &st[l], l, par, c, S + 1, 0);
         put(b, ");\n");
       }
     }
@@ -1881,6 +1888,27 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
 }
 
 /*
+** Lag 1: the state a row carries from stage l to stage l+1, formed after
+** stage l+1 has used the one of the row before (one register set a
+** boundary instead of one a pass's parity); for l = S-2 down to 0, so
+** that each reads stage l's state before it is replaced.
+*/
+static void put_s2w_defer(gen *g, const s2w_state *st, int K) {
+  sbuf *b = &g->b;
+  for (int l = g->S - 2; l >= 0; --l) {
+    const s2w_state *nx = &st[l + 1];
+    for (int c = 0; c < K; ++c)
+      for (int j = 0; j < nx->n; ++j) {
+        put(b, "      s%d_0_%d_%d = ", l + 1, c, j);
+        if (nx->acc) s2w_partial(g, &st[l], l, 0, c, nx->item[j], 1);
+        else if (nx->item[j] == l) put(b, "odb_f%d_%d", l, c);
+        else put(b, "s%d_0_%d_%d", l, c, s2w_find(&st[l], nx->item[j]));
+        put(b, ";\n");
+      }
+  }
+}
+
+/*
 ** The stores of pass u, after all its loads: each stage's row of Y_{l+1}
 ** (odb_w<l>) into its ring. The compiler cannot tell the y ring's run-time
 ** slots from the stage rings, so a store among the stages would hold every
@@ -1889,7 +1917,7 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
 static void put_s2w_stores(gen *g, int u, int K) {
   sbuf *b = &g->b;
   for (int l = 0; l < g->S - 1; ++l) {
-    int sl = s2_slot(u, 1, -1 - 2 * l, 4);
+    int sl = s2_slot(u, 1, -1 - g->lag * l, 4);
     put(b, "      {\n        double *w = odb_ring + ((%d * 4 + %d) * ODB_TP "
            "+ t + 1) * ODB_K;\n", l, sl);
     for (int c = 0; c < K; ++c)
@@ -1908,7 +1936,7 @@ static void put_s2w_done(gen *g) {
          "        if (own && q >= r0 && q < r1) {\n"
          "          double *dst = a.ynew + (q * ODB_NC + col) * ODB_K;\n"
          "          for (int c = 0; c < ODB_K; ++c) {\n"
-         "            dst[c] = odb_yo[c];\n", 2 * g->S - 1);
+         "            dst[c] = odb_yo[c];\n", 1 + g->lag * (g->S - 1));
   put(b, "          }\n");
   if (g->plan->has_err) put(b, "          acc += odb_nv;\n");
   put(b, "        }\n      }\n");
@@ -1995,7 +2023,7 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
   put_s2_head(g, min_blocks, "[ODB_YR rows][ODB_TP][ODB_K] of y, then "
               "[stage 1..s-1][4][ODB_TP][ODB_K]");
   for (int l = 1; l < S; ++l)
-    for (int p = 0; p < 2; ++p)
+    for (int p = 0; p < g->lag; ++p)
       for (int c = 0; c < K; ++c)
         for (int j = 0; j < st[l].n; ++j)
           put(b, "  double s%d_%d_%d_%d = 0.0;\n", l, p, c, j);
@@ -2016,14 +2044,26 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
       put(b, "  odb_k0_m_%d = odb_ysm[(t + 1) * ODB_K + %d];\n", c, c);
   }
   put(b, "  int ys = 2;   // the y ring's slot of row ip\n"
-         "  const odb_idx ipe = it1 + ODB_S - 1;\n"
-         "  for (odb_idx i0 = it0 + 2; i0 < ipe; i0 += 4) {\n");
+         "  const odb_idx ipe = it1 + %d;\n"
+         "  for (odb_idx i0 = it0 + 2; i0 < ipe; i0 += 4) {\n",
+      (g->lag - 1) * (S - 1));
   for (int u = 0; u < 4; ++u) {
     put(b, "    {  // pass %d of 4\n      const odb_idx ip = i0 + %d;\n"
            "      if (ip >= ipe) break;\n", u, u);
     put(b, "      double odb_yv[ODB_K], odb_yo[ODB_K], odb_eo[ODB_K], "
            "odb_nv;\n");
-    for (int l = S - 1; l >= 0; --l) put_s2w_stage(g, st, u, l, K);
+    if (g->lag == 1) {   /* stage l uses the row stage l-1 formed now */
+      for (int l = 0; l < S - 1; ++l) {
+        put(b, "      double");
+        for (int c = 0; c < K; ++c)
+          put(b, "%s odb_f%d_%d", c ? "," : "", l, c);
+        put(b, ";   // F_%d, for stage %d's state\n", l, l + 1);
+      }
+      for (int l = 0; l < S; ++l) put_s2w_stage(g, st, u, l, K);
+      put_s2w_defer(g, st, K);
+    } else {   /* stage l uses rows formed in earlier passes */
+      for (int l = S - 1; l >= 0; --l) put_s2w_stage(g, st, u, l, K);
+    }
     put_s2w_stores(g, u, K);
     put_s2w_done(g);
     put(b, "      {\n        const int yf = ys + ODB_PF + 1 >= ODB_YR ? ys + "
@@ -2033,7 +2073,8 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
            "      asm volatile(\"cp.async.commit_group;\" ::);\n"
            "      asm volatile(\"cp.async.wait_group %%0;\" :: \"n\"(ODB_PF) : "
            "\"memory\");\n");
-    if (!g->star || u % 2 == 1) put(b, "      __syncthreads();\n");
+    if (g->lag == 1 || !g->star || u % 2 == 1)
+      put(b, "      __syncthreads();\n");
     put(b, "      ys = ys + 1 == ODB_YR ? 0 : ys + 1;\n    }\n");
   }
   put_s2_tail(g);
@@ -2050,7 +2091,10 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   int star = skew == 2 && p->grid_star && !getenv("ODB_S2D_SYNC_EACH");
   /* star: one more row of y, so that no barrier-free pass overwrites by
      cp.async a row the thread read in the pass before */
-  long YR = skew == 2 ? 2 * S + S2_PF + 1 + star : S + R * (S2_PF + 1) + 2;
+  long lag = o->lag > 0 ? o->lag : 2;
+  /* lag 1: rows ip - S .. ip + ODB_PF + 1, a barrier every pass */
+  long YR = skew != 2 ? S + R * (S2_PF + 1) + 2
+            : lag == 1 ? S + S2_PF + 2 : 2 * S + S2_PF + 1 + star;
   if (!p->gpu_cell_source || K < 1 || K > 8 || NR < 2 || NC < 2 ||
       NR * NC * K != p->n)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: %s is not a 2-D "
@@ -2073,6 +2117,17 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   if (skew == 1 && o->carry > 0)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: carry %d needs skew 2 (skew "
                     "1 loads every row)", o->carry);
+  if (lag < 1 || lag > 2)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: lag (%ld) must be 1 or 2: "
+                    "the rows stage l runs behind stage l-1", lag);
+  if (lag == 1 && (skew != 2 || !p->grid_star || o->carry < 1))
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: lag 1 needs skew 2, a star "
+                    "stencil (grid_star: no diagonal neighbour read) and "
+                    "carry 1..3 (the row stage l-1 forms in the same pass "
+                    "comes from registers); here skew %ld, %s, carry %d",
+                    skew, p->grid_star ? "a star stencil" : "no star stencil",
+                    o->carry);
+  g->lag = (int)lag;
   g->carry = o->carry;
   g->whole = G > 0;
   g->star = star;

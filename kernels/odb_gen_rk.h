@@ -103,6 +103,9 @@ typedef struct odb_gen_opts {
   int carry;             /* gpu_stream2d, skew 2: rows of a stencil's centre
                             column kept in registers from earlier passes
                             instead of loaded, 0..3 (newest row first) */
+  int lag;               /* gpu_stream2d, skew 2: rows stage l runs behind
+                            stage l-1 (0: 2; 1 needs a star stencil and
+                            takes a barrier every pass) */
   int early_store;       /* gpu_stream2d, skew 2: 1 stores each completed
                             row of ynew in the last stage (fewer registers
                             held to the pass's end), 0 after all stages */

@@ -420,6 +420,20 @@ static int s2d_carry(long S) {
 }
 
 /*
+** The default lag of a skew-2 block (rows stage l runs behind stage l-1)
+** and, with lag 1, its centre rows kept: 1 and 3 above 7 stages on a star
+** stencil, else 2 and s2d_carry. Lag 1 carries one state a stage boundary
+** instead of two (the pass's parity), which frees the registers for all
+** three rows (Verner: 224 registers, none spilled, against 255 and 128
+** bytes of spill with 1 row at lag 2). H100, BRUSS2D N = 2896, two calls
+** of 20 steps: Verner 336.5 / 335.7 -> 248.5 / 248.7 us (lag 1, 2 rows:
+** 317.7); DOPRI5 219.9 -> 222.1, bs3 140.4 -> 137.1 (one call each).
+*/
+static int s2d_lag(const odb_problem *p, long S) {
+  return S > 7 && p->grid_star ? 1 : 2;
+}
+
+/*
 ** Whether a skew-2 block stores each completed row of ynew in its last
 ** stage (1) or after all stages of the pass (0): the last stage's store
 ** frees registers, but a store among the stages holds back the stages'
@@ -466,7 +480,12 @@ static odb_status stream2d_init(odb_solver *s) {
   o.min_blocks = t->wg_per_sm > 0 ? t->wg_per_sm : 0;
   o.rows = t->rows > 0 ? t->rows : (6 * S > S2D_ROWS ? 6 * S : S2D_ROWS);
   o.band = t->band > 0 ? t->band : o.skew == 2 ? 1 : S2D_BAND;
-  o.carry = t->carry > 0 ? t->carry - 1 : o.skew == 2 ? s2d_carry(S) : 0;
+  /* lag 1 by default only where centre rows may be kept (carry 0 asked
+     for takes lag 2) */
+  o.lag = t->lag > 0 ? t->lag
+          : o.skew == 2 && t->carry != 1 ? s2d_lag(s->problem, S) : 2;
+  o.carry = t->carry > 0 ? t->carry - 1
+            : o.skew != 2 ? 0 : o.lag == 1 ? 3 : s2d_carry(S);
   o.early_store = s2d_early_store(S);
   if (t->rows <= 0 && o.skew == 2 && NR > 1) {   /* whole waves of blocks */
     int occ = 0;
@@ -736,8 +755,9 @@ const odb_variant odb_variant_gpu_stream2d = {
          "rows kept in registers, and a grid no wider than the block "
          "streamed in whole rows (several sub-strips a block, no halo "
          "columns); y read once (plus halos), ynew written "
-         "once; tiling options skew, threads, rows, carry (skew 2), band "
-         "(skew 1), wg_per_sm",
+         "once; tiling options skew, threads, rows, carry (skew 2), lag "
+         "(skew 2: 1 runs the stages in order one row apart, a barrier a "
+         "pass; Verner's default), band (skew 1), wg_per_sm",
   .backend = "cuda",
   .applies = stream2d_applies,
   .init = stream2d_init,

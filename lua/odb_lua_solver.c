@@ -19,6 +19,7 @@ static const char *const solver_keys[] = {
 static const char *const tiling_keys[] = {
   "threads", "comps", "blocks", "stride", "barrier", "wg_per_tile", "tiles",
   "wg_per_sm", "persistent", "watchdog", "rows", "band", "skew", "carry",
+  "lag",
   "width", "width2", "height", NULL
 };
 
@@ -135,7 +136,7 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
       luaL_error(L, "bad argument #1 (field 'tiling': unknown field '%s' "
                  "(allowed: threads, comps, blocks, stride, barrier, "
                  "wg_per_tile, tiles, wg_per_sm, persistent, watchdog, rows, "
-                 "band, skew, carry, width, width2, height))",
+                 "band, skew, carry, lag, width, width2, height))",
                  luaL_tolstring(L, -2, NULL));
     lua_pop(L, 1);
   }
@@ -150,6 +151,7 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
   t->rows = tiling_int(L, idx, "rows", 1, 1 << 30);
   t->band = tiling_int(L, idx, "band", 1, 4);
   t->skew = tiling_int(L, idx, "skew", 1, 2);
+  t->lag = tiling_int(L, idx, "lag", 1, 2);
   if (lua_getfield(L, idx, "carry") != LUA_TNIL)   /* 0 is a choice here */
     t->carry = 1 + tiling_int(L, idx, "carry", 0, 3);
   lua_pop(L, 1);

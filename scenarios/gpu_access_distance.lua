@@ -77,7 +77,8 @@ end
 
 -- gpu_stream2d's configurations: skew 2 (one barrier a pass; the default)
 -- by threads per block and rows per block, and by the stencil's centre
--- rows kept in registers (carry, 0..3), skew 1 (a barrier a stage) by
+-- rows kept in registers (carry, 0..3; with 1..3 also one row behind, lag
+-- 1, and the default's lag 2), skew 1 (a barrier a stage) by
 -- threads, rows a pass (band) and rows per block; 0: the variant's choice
 local s2d_configs = {}
 for _, th in ipairs(sweep == "small" and { 0, 64, 128, 256 } or { 0, 32, 64, 128, 256 }) do
@@ -88,7 +89,12 @@ for _, th in ipairs(sweep == "small" and { 0, 64, 128, 256 } or { 0, 32, 64, 128
 end
 for _, carry in ipairs{ 0, 1, 2, 3 } do   -- centre rows kept in registers
   s2d_configs[#s2d_configs + 1] = { variant = "gpu_stream2d", carry = carry }
+  if carry > 0 then   -- one row behind, the stages in order
+    s2d_configs[#s2d_configs + 1] = { variant = "gpu_stream2d", carry = carry,
+                                      lag = 1 }
+  end
 end
+s2d_configs[#s2d_configs + 1] = { variant = "gpu_stream2d", lag = 2 }
 for _, th in ipairs(sweep == "small" and { 0, 64, 256 } or { 0, 32, 64, 128, 256 }) do
   for _, band in ipairs(sweep == "small" and { 0, 1, 3 } or { 0, 1, 2, 3 }) do
     for _, rows in ipairs(sweep == "small" and { 0 } or { 0, 24, 96 }) do
@@ -152,7 +158,7 @@ local function cfg_name(c)
   if c.variant then t[1] = tags[c.variant] end
   if next(c) == nil then return "default" end
   for _, k in ipairs{ "threads", "comps", "blocks", "wg_per_tile", "tiles",
-                      "barrier", "stride", "skew", "carry", "band", "rows",
+                      "barrier", "stride", "skew", "carry", "lag", "band", "rows",
                       "height", "width", "width2" } do
     if c[k] then t[#t + 1] = k .. "=" .. tostring(c[k]) end
   end

@@ -25,6 +25,7 @@ static const char *const methods[] = { "bs3", "dopri5", "verner65",
 static odb_ctx *ctx;
 static odb_backend *gpu, *cpu;
 static int quick;   /* ODB_GPU_TEST_QUICK=1: shorter runs (sanitizers) */
+static int only_lag1;   /* ODB_GPU_TEST_ONLY=lag1: stream2d's lag-1 configurations */
 
 /* BRUSS2D with N points per side (n = 2 N^2). */
 static odb_problem *bruss(long N) {
@@ -446,7 +447,8 @@ static void expect_refusal(odb_problem *p, const char *variant,
 ** gpu_stream2d's configurations: strips of 32 to 256 threads (so that the
 ** halo of s columns is most of a narrow strip), one row per block up to all
 ** rows, bands of 1 to 4 rows a pass (more than a block's rows, too), skew 1
-** and 2, skew 2 with 0 to 3 centre rows kept in registers (carry), the
+** and 2, skew 2 with 0 to 3 centre rows kept in registers (carry) and
+** lag 1 (the stages in order, 1 to 3 rows kept), the
 ** defaults (skew 2, rows from a probe build's occupancy), grids
 ** narrower and wider than a strip, non-square (skew 2 on a grid no wider
 ** than the block streams whole rows, several sub-strips a block: 3 columns
@@ -454,20 +456,27 @@ static void expect_refusal(odb_problem *p, const char *variant,
 ** from a fresh random state against plain, the state to 1e-12 and the
 ** norm to 1e-12 plus rounding. Then the refusals: a problem without a cell
 ** source, a cell source that does not compile, a strip with no column,
-** skew 2 with a band, 4 centre rows kept, centre rows kept with skew 1.
+** skew 2 with a band, 4 centre rows kept, centre rows kept with skew 1,
+** lag 1 with no centre row kept.
 */
 static void test_stream2d(odb_rng *r) {
   static const struct { long N, Nx; } shapes[] = {
     { 37, 23 }, { 13, 101 }, { 2, 3 }, { 61, 5 }, { 11, 300 } };
-  static const struct { int th; long rows; int band, skew, carry; } cf[] = {
-    { 32, 0, 1, 1, 0 }, { 64, 1, 2, 1, 0 }, { 64, 5, 3, 1, 0 },
-    { 128, 3, 1, 1, 0 }, { 256, 0, 2, 1, 0 }, { 32, 7, 4, 1, 0 },
-    { 128, 0, 3, 1, 0 }, { 32, 0, 1, 2, 0 }, { 64, 1, 1, 2, 0 },
-    { 64, 5, 1, 2, 0 }, { 128, 3, 1, 2, 0 }, { 256, 0, 1, 2, 0 },
-    { 0, 0, 0, 0, 0 }, { 32, 2, 1, 2, 0 }, { 64, 1, 1, 2, 4 },
-    { 32, 0, 1, 2, 1 }, { 32, 3, 1, 2, 2 }, { 128, 2, 1, 2, 4 },
-    { 256, 0, 1, 2, 3 }, { 64, 5, 1, 2, 2 }, { 32, 1, 1, 2, 1 },
-    { 128, 0, 1, 2, 4 } };   /* carry: 1 + centre rows kept; 0 default */
+  static const struct { int th; long rows; int band, skew, carry, lag; }
+  cf[] = {
+    { 32, 0, 1, 1, 0, 0 }, { 64, 1, 2, 1, 0, 0 }, { 64, 5, 3, 1, 0, 0 },
+    { 128, 3, 1, 1, 0, 0 }, { 256, 0, 2, 1, 0, 0 }, { 32, 7, 4, 1, 0, 0 },
+    { 128, 0, 3, 1, 0, 0 }, { 32, 0, 1, 2, 0, 0 }, { 64, 1, 1, 2, 0, 0 },
+    { 64, 5, 1, 2, 0, 0 }, { 128, 3, 1, 2, 0, 0 }, { 256, 0, 1, 2, 0, 0 },
+    { 0, 0, 0, 0, 0, 0 }, { 32, 2, 1, 2, 0, 0 }, { 64, 1, 1, 2, 4, 0 },
+    { 32, 0, 1, 2, 1, 0 }, { 32, 3, 1, 2, 2, 0 }, { 128, 2, 1, 2, 4, 0 },
+    { 256, 0, 1, 2, 3, 0 }, { 64, 5, 1, 2, 2, 0 }, { 32, 1, 1, 2, 1, 0 },
+    { 128, 0, 1, 2, 4, 0 },
+    /* lag 1: the stages in order, a barrier every pass */
+    { 0, 0, 0, 0, 0, 1 }, { 64, 5, 1, 2, 2, 1 }, { 128, 3, 1, 2, 3, 1 },
+    { 32, 0, 1, 2, 4, 1 }, { 256, 1, 1, 2, 4, 1 }, { 64, 2, 1, 2, 3, 1 },
+    { 128, 0, 1, 2, 4, 1 }, { 32, 7, 1, 2, 2, 1 } };
+  /* carry: 1 + centre rows kept; 0 default. lag 0: default (2) */
   const char *meths[] = { "bs3", "verner65", "dopri5", "rk4" };
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
     odb_problem *p = bruss_nx(shapes[si].N, shapes[si].Nx);
@@ -485,12 +494,14 @@ static void test_stream2d(odb_rng *r) {
         odb_solver_opts o;
         odb_solver *g;
         if (quick && ci % 2) continue;
+        if (only_lag1 && cf[ci].lag != 1) continue;
         memset(&o, 0, sizeof o);
         o.tiling.threads = cf[ci].th;
         o.tiling.rows = cf[ci].rows;
         o.tiling.band = cf[ci].band;
         o.tiling.skew = cf[ci].skew;
         o.tiling.carry = cf[ci].carry;
+        o.tiling.lag = cf[ci].lag;
         g = solver(p, meths[mi], gpu, "gpu_stream2d", &o);
         if (!g) {
           tap_ok(0, "stream2d %s %s cfg %zu: %s", p->label, meths[mi], ci,
@@ -506,9 +517,10 @@ static void test_stream2d(odb_rng *r) {
           tap_ok(st == ODB_OK && e <= 1e-12 &&
                  de <= 1e-12 * fabs(ec[k]) + allow[k],
                  "stream2d %s %s threads %d rows %ld band %d skew %d carry "
-                 "%d step %d: rel err %.2e, norm %.9e vs %.9e%s%s", p->label,
-                 meths[mi], cf[ci].th, cf[ci].rows, cf[ci].band, cf[ci].skew,
-                 cf[ci].carry - 1, k + 1, e, info.err_last,
+                 "%d lag %d step %d: rel err %.2e, norm %.9e vs %.9e%s%s",
+                 p->label, meths[mi], cf[ci].th, cf[ci].rows, cf[ci].band,
+                 cf[ci].skew, cf[ci].carry - 1, cf[ci].lag, k + 1, e,
+                 info.err_last,
                  ec[k],
                  st == ODB_OK ? "" : ": ",
                  st == ODB_OK ? "" : one_line(odb_last_error()));
@@ -566,6 +578,11 @@ static void test_stream2d(odb_rng *r) {
     o.tiling.carry = 2;
     expect_refusal(p, "gpu_stream2d", &o, "carry 1 needs skew 2",
                    "stream2d: carry with skew 1");
+    o.tiling.skew = 2;
+    o.tiling.carry = 1;        /* lag 1 reads stage l-1's row from registers */
+    o.tiling.lag = 1;
+    expect_refusal(p, "gpu_stream2d", &o, "lag 1 needs skew 2, a star",
+                   "stream2d: lag 1 with no centre row kept");
     odb_problem_destroy(p);
   }
 }
@@ -795,8 +812,10 @@ int main(void) {
   cpu = odb_ctx_backend(ctx, "cpu");
   tap_diag("seed %llu", (unsigned long long)seed);
   odb_rng_seed(&r, seed);
+  only_lag1 = getenv("ODB_GPU_TEST_ONLY") &&
+              strcmp(getenv("ODB_GPU_TEST_ONLY"), "lag1") == 0;
   if (getenv("ODB_GPU_TEST_ONLY") &&
-      strcmp(getenv("ODB_GPU_TEST_ONLY"), "stream2d") == 0) {
+      (strcmp(getenv("ODB_GPU_TEST_ONLY"), "stream2d") == 0 || only_lag1)) {
     test_stream2d(&r);     /* while tuning that variant */
     test_sync(&r);
     odb_ctx_destroy(ctx);

@@ -213,6 +213,78 @@ static void check_cell9(void) {
 }
 
 /*
+** Lag 1 (stage l one row behind stage l-1, the stages in order, a barrier
+** every pass): BRUSS2D's kernels for bs3, DOPRI5 and Verner keeping 1 to 3
+** centre rows generate with one register set per stage boundary (no
+** parity 1 names) and a barrier in each of the 4 unrolled passes, a y
+** ring of s + 4 rows, and compile (sm_90); lag 1 with no centre row kept,
+** with skew 1, on a stencil that is not a star, and lag 3 are refused.
+*/
+static void check_lag1(void) {
+  static const char *const meths[3] = { "bs3", "dopri5", "verner65" };
+  char *src[3] = { NULL };
+  odb_problem *p = bruss(37, 23), q;
+  int nsrc = 0;
+  for (int i = 0; p && i < 3; ++i) {
+    const odb_method *m = odb_method_find(meths[i]);
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    long S = m ? m->s : 0;
+    size_t want = (size_t)((S + 4 + (S - 1) * 4) * 2 * 66) * sizeof(double);
+    int bars = 0;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.rows = 9;
+    o.skew = 2;
+    o.lag = 1;
+    o.carry = i + 1;
+    o.early_store = i != 1;
+    if (m && odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[i], &pl) == ODB_OK) {
+      const char *end = strstr(src[i], "cp.async.wait_group 0;");   /* tail */
+      for (const char *x = strstr(src[i], "i0 += 4"); x && (!end || x < end);
+           x = strstr(x + 1, "__syncthreads();"))
+        ++bars;
+      --bars;   /* the loop's head */
+    }
+    tap_ok(src[i] && bars == 4 && !strstr(src[i], "s1_1_") &&
+           strstr(src[i], "odb_f0_0") && pl.launch[0].smem == want,
+           "lag 1 %s keeping %d centre rows: a barrier each of 4 passes "
+           "(%d), one state a boundary, %zu bytes of shared memory (want "
+           "%zu)%s%s", meths[i], i + 1, bars, src[i] ? pl.launch[0].smem : 0,
+           want, src[i] ? "" : ": ", src[i] ? "" : odb_last_error());
+    nsrc += src[i] != NULL;
+  }
+  check_compiles(src, 3, nsrc, "the lag-1 stream2d kernels");
+  for (int i = 0; i < 3; ++i) free(src[i]);
+  for (int k = 0; p && k < 4; ++k) {
+    static const struct { int skew, carry, lag, star; const char *want; }
+    bad[4] = { { 2, 0, 1, 1, "lag 1 needs skew 2, a star stencil" },
+               { 1, 0, 1, 1, "lag 1 needs skew 2" },
+               { 2, 2, 1, 0, "no star stencil" },
+               { 2, 1, 3, 1, "lag (3) must be 1 or 2" } };
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    char *x = NULL;
+    q = *p;
+    q.grid_star = bad[k].star;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.skew = bad[k].skew;
+    o.band = 1;
+    o.carry = bad[k].carry;
+    o.lag = bad[k].lag;
+    tap_ok(odb_gen_rk(&q, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &x,
+                      &pl) == ODB_ERR_ARG &&
+           strstr(odb_last_error(), bad[k].want),
+           "skew %d, carry %d, lag %d%s refused: %s", bad[k].skew,
+           bad[k].carry, bad[k].lag, bad[k].star ? "" : " (not a star)",
+           odb_last_error());
+    free(x);
+  }
+  odb_problem_destroy(p);
+}
+
+/*
 ** The other layouts, which otherwise only meet NVRTC on a GPU machine:
 ** unfused, reference, trapezoid (full and partial height), multi-block
 ** with barriers A, B and C and each stride, and hexagons, for a method
@@ -279,6 +351,7 @@ int main(void) {
 #if ODB_HAVE_CUDA
   check_stream2d();
   check_cell9();
+  check_lag1();
   check_layouts();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
