@@ -367,14 +367,16 @@ static int stream2d_applies(const odb_problem *p, const odb_method *m,
 ** The row chunks of a gpu_stream2d grid (skew 2) with strips strips (or a
 ** block's subs sub-strips of whole rows, each a chunk) and
 ** cap blocks resident at once: the fewest that minimise waves of blocks
-** times the passes of a block (its rows plus about 3 s of pipeline), so
-** that neither a part-filled last wave nor short chunks waste the device.
+** times the passes of a block (its rows plus about (lag + 1) s of halo
+** rows and pipeline: 3 s at lag 2, 2 s at lag 1), so that neither a
+** part-filled last wave nor short chunks waste the device.
 */
-static long s2d_chunks(long NR, long strips, long subs, long cap, long S) {
+static long s2d_chunks(long NR, long strips, long subs, long cap, long S,
+                       int lag) {
   long best = 1, best_cost = -1;
   for (long c = 1; c <= NR && c <= 64 * cap * subs; ++c) {
     long waves = (strips * ((c + subs - 1) / subs) + cap - 1) / cap;
-    long cost = waves * ((NR + c - 1) / c + 3 * S);
+    long cost = waves * ((NR + c - 1) / c + (lag + 1) * S);
     if (best_cost < 0 || cost < best_cost) {
       best = c;
       best_cost = cost;
@@ -494,7 +496,7 @@ static odb_status stream2d_init(odb_solver *s) {
     ODB_TRY(build(s, g, ODB_GEN_STREAM2D, &o, &dev));
     ODB_TRY(least_occupancy(g, (unsigned)o.threads, &occ));
     cap = (long)(occ > 0 ? occ : 1) * (dev.sm_count > 0 ? dev.sm_count : 1);
-    chunks = s2d_chunks(NR, g->plan.strips, g->plan.subs, cap, S);
+    chunks = s2d_chunks(NR, g->plan.strips, g->plan.subs, cap, S, o.lag);
     o.rows = (NR + chunks - 1) / chunks;
     /* the rows are not in the source: the probe's kernel stays, only the
        plan (chunks, grid) is made again */
