@@ -1624,6 +1624,21 @@ static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
 ** a strip with halos had computed each column twice.
 */
 
+/*
+** Lag 1 (star stencils, a centre row or more kept): stage l one row
+** behind stage l-1, at row ip - 1 - l, the stages in order within a pass.
+** Row q+1 of Y_l, formed by stage l-1 in the same pass, is read only at
+** the thread's own column, from stage l-1's register; the side cells of
+** row q were stored at the end of the pass before, so a barrier ends every
+** pass. What a thread stores at a pass's end (row q of ring l-1) is no
+** row that a slower thread still reads in that pass (rows q-1 and q-2 of
+** the 4-row ring), and the y ring's next row overwrites row ip - s - 1,
+** last read by this thread's last stage a pass before. The state a row
+** carries from stage l to l+1 is used one pass later, so one register set
+** a boundary holds it: each stage keeps its F_l to the pass's end, and the
+** states are formed after all stages, from the last boundary down.
+*/
+
 #define S2W_MAXV (ODB_GEN_MAX_STAGES + 2)
 
 /* A row's values between stage l-1 and stage l. */
