@@ -98,17 +98,21 @@ void odb_ctx_publish(odb_ctx *c, const odb_event *ev) {
   if (c && c->events) odb_event_push(c->events, ev);
 }
 
-/* Lines above the context's log level are dropped. */
+/* Lines above the context's log level are dropped; a line longer than an
+   event's text ends in "..." where it was cut. */
 void odb_ctx_log(odb_ctx *c, int level, const char *fmt, ...) {
   odb_event ev;
   va_list ap;
+  int n;
   if (!c || level > c->log_level) return;
   memset(&ev, 0, sizeof ev);
   ev.kind = ODB_EV_LOG;
   ev.level = level;
   va_start(ap, fmt);
-  vsnprintf(ev.text, sizeof ev.text, fmt, ap);
+  n = vsnprintf(ev.text, sizeof ev.text, fmt, ap);
   va_end(ap);
+  if (n >= (int)sizeof ev.text)
+    memcpy(ev.text + sizeof ev.text - 4, "...", 4);
   odb_ctx_publish(c, &ev);
 }
 

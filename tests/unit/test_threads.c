@@ -106,6 +106,26 @@ static void test_team_errors(odb_ctx *ctx) {
   odb_team_destroy(t);
 }
 
+/* A log line longer than an event's text is cut with "..." at its end. */
+static void test_long_log(odb_ctx *ctx) {
+  odb_event ev[8];
+  uint64_t cur = odb_event_last_seq(ctx->events);
+  char line[300];
+  int n, ok = 0;
+  memset(line, 'x', sizeof line - 1);
+  line[sizeof line - 1] = '\0';
+  odb_ctx_log(ctx, ODB_LOG_WARN, "long: %s", line);
+  odb_ctx_log(ctx, ODB_LOG_WARN, "short line");
+  n = odb_event_poll(ctx->events, &cur, ev, 8, NULL);
+  for (int i = 0; i + 1 < n; ++i)
+    if (ev[i].kind == ODB_EV_LOG && strncmp(ev[i].text, "long: x", 7) == 0)
+      ok = strlen(ev[i].text) == sizeof ev[i].text - 1 &&
+           strcmp(ev[i].text + sizeof ev[i].text - 4, "...") == 0 &&
+           strcmp(ev[i + 1].text, "short line") == 0;
+  tap_ok(ok, "a log line of 305 characters is cut to 127 ending in '...'; "
+         "a short one is kept whole");
+}
+
 /* Oversubscription logs a warning; a synthetic topology runs unpinned. */
 static void test_warnings(odb_ctx *ctx) {
   odb_team *t;
@@ -294,6 +314,7 @@ int main(void) {
   for (int p = 1; p <= 4; ++p) test_team_runs(ctx, p);
   test_team_errors(ctx);
   test_warnings(ctx);
+  test_long_log(ctx);
   for (int k = 0; k < ODB_BARRIER_KIND_COUNT; ++k)
     test_barrier(ctx, (odb_barrier_kind)k, 4);
   test_spinlock(ctx);
