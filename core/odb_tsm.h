@@ -148,10 +148,9 @@ const char *odb_tsm_plan_config(const odb_tsm_plan *p);
 int odb_tsm_plan_regs(const odb_tsm_plan *p);
 void odb_tsm_plan_search(const odb_tsm_plan *p, long *evals, long *cached);
 /* How many of the tuner's fastest configurations the final race ran in
-   turn with cuBLAS (0: none); *changed (may be NULL) 1 when the pick is
-   not the tuner's fastest; *stored (may be NULL) 1 when the pick is an
-   earlier race's winner from the tuning database (no race now). */
-int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed, int *stored);
+   turn with cuBLAS (0: none); *changed (may be NULL) 1 when its winner is
+   not the tuner's fastest. */
+int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed);
 /* Median seconds of reps runs of the chosen kernel / of cuBLAS. */
 odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, double *seconds);
 odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,

@@ -29,10 +29,9 @@ void odb_tsm_plan_search(const odb_tsm_plan *p, long *evals, long *cached) {
   (void)p;
   *evals = *cached = 0;
 }
-int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed, int *stored) {
+int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed) {
   (void)p;
   if (changed) *changed = 0;
-  if (stored) *stored = 0;
   return 0;
 }
 odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, double *seconds) {

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -41,9 +40,8 @@ struct odb_tsm_plan {
   int paired;
   double blas_ref;
   /* the final race (plan_race): candidates raced, and 1 when its winner
-     is not the tuner's fastest; race_stored 1 when the winner came from
-     the tuning database (nothing measured anew) */
-  int raced, race_changed, race_stored;
+     is not the tuner's fastest */
+  int raced, race_changed;
   char cfg_text[160];
   char size[96], family[32];
   long evals, cached;
@@ -274,13 +272,6 @@ static odb_status plan_data(odb_tsm_plan *p) {
 
 enum { RACE_MAX = 3, RACE_REPS = 9 };
 
-/* 1 when ODB_TSM_NORACE asks for the tuner's own pick (no race, and no
-   stored winner of one). */
-static int race_off(void) {
-  const char *off = getenv("ODB_TSM_NORACE");
-  return off && *off && strcmp(off, "0") != 0;
-}
-
 /* Indices of the tuner's ok evaluations, fastest first, at most max. */
 static int race_candidates(const odb_tuner *tu, long *idx, int max) {
   int n = 0;
@@ -314,9 +305,10 @@ static odb_status plan_race(odb_tsm_plan *p, const odb_tuner *tu,
   double med[RACE_MAX + 1], each[RACE_REPS * (RACE_MAX + 1)], sp[RACE_REPS];
   double best = 0;
   int n = race_candidates(tu, idx, RACE_MAX), win = 0;
+  const char *off = getenv("ODB_TSM_NORACE");
   odb_status st = ODB_OK;
   *pick = odb_tuner_best(tu);
-  if (n < 2 || race_off()) return ODB_OK;
+  if (n < 2 || (off && *off && strcmp(off, "0") != 0)) return ODB_OK;
   for (int j = 0; j < n && st == ODB_OK; ++j) {
     odb_tsm_cfg k = to_cfg(p, &odb_tuner_eval_at(tu, idx[j])->cfg);
     st = odb_tsm_kernel_create(&k, &ks[j]);
@@ -341,83 +333,6 @@ static odb_status plan_race(odb_tsm_plan *p, const odb_tuner *tu,
   p->race_changed = *pick != odb_tuner_best(tu);
   return ODB_OK;
 }
-
-/* {====== the race's winner in the tuning database */
-
-typedef struct pick_find {
-  char config[256];
-  double at;
-  int found;
-} pick_find;
-
-/* odb_tunedb_each callback: keeps the configuration stored last (by its
-   time: a winner stored again replaces its row). */
-static int pick_one(void *ud, const char *config, const odb_tune_eval *ev) {
-  pick_find *f = ud;
-  if (!f->found || ev->at >= f->at) {
-    snprintf(f->config, sizeof f->config, "%s", config);
-    f->at = ev->at;
-    f->found = 1;
-  }
-  return 0;
-}
-
-/* The target of the race's winner: the tuner's key, family "<family>
-   race"; *id 0 when absent and !create. */
-static odb_status pick_target(odb_tsm_plan *p, odb_tunedb *db,
-                              const odb_tune_key *k, int create,
-                              long long *id) {
-  odb_machine_id mid;
-  odb_tune_key rk = *k;
-  char fam[64];
-  snprintf(fam, sizeof fam, "%s race", k->family);
-  rk.family = fam;
-  odb_machine_fingerprint(p->ctx, &mid);
-  return odb_tunedb_target(db, &mid, &rk, odb_version(), create, id);
-}
-
-/*
-** The race's stored winner among the tuner's ok evaluations, or NULL
-** (none stored, or a configuration the tuner no longer has).
-*/
-static const odb_tune_eval *stored_pick(odb_tsm_plan *p, odb_tunedb *db,
-                                        const odb_tune_key *k,
-                                        const odb_tuner *tu) {
-  long long id = 0;
-  pick_find f = { "", 0.0, 0 };
-  char text[256];
-  if (pick_target(p, db, k, 0, &id) != ODB_OK || id == 0 ||
-      odb_tunedb_each(db, id, pick_one, &f) != ODB_OK || !f.found) {
-    odb_clear_error();
-    return NULL;
-  }
-  for (long i = 0; i < odb_tuner_nevals(tu); ++i) {
-    const odb_tune_eval *e = odb_tuner_eval_at(tu, i);
-    if (e->status == ODB_TUNE_OK &&
-        strcmp(odb_tuner_config_text(tu, &e->cfg, text, sizeof text),
-               f.config) == 0)
-      return e;
-  }
-  return NULL;
-}
-
-/* Stores the race's winner (a failure only loses the shortcut). */
-static void store_pick(odb_tsm_plan *p, odb_tunedb *db,
-                       const odb_tune_key *k, const odb_tuner *tu,
-                       const odb_tune_eval *win) {
-  long long id = 0;
-  char text[256];
-  odb_tune_eval ev = *win;
-  ev.cached = 0;
-  ev.at = (double)time(NULL);
-  if (pick_target(p, db, k, 1, &id) != ODB_OK ||
-      odb_tunedb_put(db, id, odb_tuner_config_text(tu, &win->cfg, text,
-                                                    sizeof text), &ev)
-      != ODB_OK)
-    odb_clear_error();
-}
-
-/* }====== */
 
 /* Runs the search and builds the best kernel. */
 static odb_status plan_tune(odb_tsm_plan *p, const odb_tsm_plan_opts *o) {
@@ -463,17 +378,7 @@ static odb_status plan_tune(odb_tsm_plan *p, const odb_tsm_plan_opts *o) {
   if (st == ODB_OK) {
     const odb_tune_eval *best = NULL;
     odb_tuner_stats(tu, &ts);
-    /* nothing measured anew: the stored winner of an earlier race, if
-       the tuner still has it; else race, and store the winner */
-    if (to.db && ts.measured == 0 && !race_off() &&
-        (best = stored_pick(p, to.db, &tg.key, tu)) != NULL) {
-      p->race_stored = 1;
-      p->race_changed = best != odb_tuner_best(tu);
-    } else {
-      st = plan_race(p, tu, &best);
-      if (st == ODB_OK && to.db && p->raced > 0)
-        store_pick(p, to.db, &tg.key, tu, best);
-    }
+    st = plan_race(p, tu, &best);
     p->evals = ts.evals;
     p->cached = ts.cached;
     if (st == ODB_OK && !best) {
@@ -559,9 +464,8 @@ void odb_tsm_plan_search(const odb_tsm_plan *p, long *evals, long *cached) {
   *cached = p->cached;
 }
 
-int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed, int *stored) {
+int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed) {
   if (changed) *changed = p->race_changed;
-  if (stored) *stored = p->race_stored;
   return p->raced;
 }
 

@@ -105,12 +105,12 @@ static void set_int(lua_State *L, const char *key, lua_Integer v) {
 }
 
 /* k:info() -> {name, dtype, M, N, K, backend, peer, config, regs, raced,
-   race_changed, race_stored, evals, cached, threads, flops, bytes}. */
+   race_changed, evals, cached, threads, flops, bytes}. */
 static int kernel_info(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
   long evals = 0, cached = 0;
   char cfg[32];
-  lua_createtable(L, 0, 17);
+  lua_createtable(L, 0, 16);
   lua_pushstring(L, odb_tsm_op_name(k->op));
   lua_setfield(L, -2, "name");
   lua_pushstring(L, odb_tsm_dtype_name(k->t));
@@ -128,12 +128,10 @@ static int kernel_info(lua_State *L) {
     lua_setfield(L, -2, "config");
     set_int(L, "regs", odb_tsm_plan_regs(k->plan));
     {
-      int changed = 0, stored = 0;
-      set_int(L, "raced", odb_tsm_plan_raced(k->plan, &changed, &stored));
+      int changed = 0;
+      set_int(L, "raced", odb_tsm_plan_raced(k->plan, &changed));
       lua_pushboolean(L, changed);
       lua_setfield(L, -2, "race_changed");
-      lua_pushboolean(L, stored);
-      lua_setfield(L, -2, "race_stored");
     }
   } else {
     int th = odb_tsm_host_threads(k->host);

@@ -117,9 +117,7 @@ for _, s in ipairs(shapes) do
                           g / gb, info.config, info.evals, info.cached,
                           (info.raced or 0) > 0 and string.format(
                             ", %d raced%s", info.raced, info.race_changed
-                            and ", not the tuner's fastest" or "")
-                          or info.race_stored and ", a stored race's winner"
-                          or ""))
+                            and ", not the tuner's fastest" or "") or ""))
       k:close()
       i = i + 1
       ob.progress(i, n, "shapes")

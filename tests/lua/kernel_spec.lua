@@ -50,25 +50,12 @@ describe("ob.kernel", function()
     assert.is_true(q[1] <= q[2] and q[2] <= q[3] and q[1] > 0)
     assert.is_string(k:info().config)
     assert.are.equal("cuda", k:info().backend)
-    -- the final race: the tuner's fastest few (up to 3) against cuBLAS;
-    -- its winner is stored, so the same shape again takes it without one
+    -- the final race: the tuner's fastest few (up to 3) against cuBLAS
     local info = k:info()
     assert.is_true(info.raced >= 0 and info.raced <= 3, tostring(info.raced))
     assert.is_boolean(info.race_changed)
-    assert.is_boolean(info.race_stored)
-    assert.is_true(info.raced == 0 or not info.race_stored)
+    assert.is_true(info.raced > 0 or not info.race_changed)
     k:close()
-    local k2 = ob.kernel("tsmttsm", { M = 3, N = 5, K = 10007, dtype = "z",
-                                      backend = "cuda" })
-    local i2 = k2:info()
-    -- with a tuning database (nothing tuned anew), the same pick, no race
-    if i2.cached == i2.evals and (info.raced > 0 or info.race_stored) then
-      assert.are.equal(info.config, i2.config)
-      assert.are.equal(0, i2.raced)
-      assert.is_true(i2.race_stored)
-    end
-    assert.is_true(k2:check() <= 1e-12)
-    k2:close()
   end)
 
   it("runs the CPU version with backend 'cpu', against the plain loop", function()
