@@ -1811,6 +1811,26 @@ static void put_s2w_in(gen *g, int l, int sl, int K) {
 }
 
 /*
+** The state a row carries into stage l+1 (parity par, indented by ind),
+** from stage l's state and F_l: fl<c> in the stage (lag 2), odb_f<l>_<c>
+** kept to the pass's end (defer, lag 1).
+*/
+static void put_s2w_next(gen *g, const s2w_state *st, int l, int par, int K,
+                         int defer, const char *ind) {
+  sbuf *b = &g->b;
+  const s2w_state *nx = &st[l + 1];
+  for (int c = 0; c < K; ++c)
+    for (int j = 0; j < nx->n; ++j) {
+      put(b, "%ss%d_%d_%d_%d = ", ind, l + 1, par, c, j);
+      if (nx->acc) s2w_partial(g, &st[l], l, par, c, nx->item[j], defer);
+      else if (nx->item[j] == l && defer) put(b, "odb_f%d_%d", l, c);
+      else if (nx->item[j] == l) put(b, "fl%d", c);
+      else put(b, "s%d_%d_%d_%d", l, par, c, s2w_find(&st[l], nx->item[j]));
+      put(b, ";\n");
+    }
+}
+
+/*
 ** Stage l of phase u: F_l at row ip - 1 - 2l, then Y_{l+1} there (from
 ** Y_l's centre and the relative LC ra[l+1], into odb_w<l>, stored at the
 ** pass's end) and the row's state for stage l+1, or (last stage) its new
@@ -1839,7 +1859,6 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
       put(b, "          odb_k%d_0_%d = in.vp[%d];\n", l, c, c);
   }
   if (l < S - 1) {
-    const s2w_state *nx = &st[l + 1];
     for (int c = 0; c < K; ++c) {
       put(b, "          odb_w%d_%d = in.v0[%d] + a.h * (", l, c, c);
       s2w_partial(g, &st[l], l, par, c, l + 1, 0);
@@ -1848,15 +1867,8 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
     if (g->lag == 1)   /* the state for stage l+1 after it has run */
       for (int c = 0; c < K; ++c)
         put(b, "          odb_f%d_%d = fl%d;\n", l, c, c);
-    for (int c = 0; c < K && g->lag == 2; ++c)
-      for (int j = 0; j < nx->n; ++j) {
-        put(b, "          s%d_%d_%d_%d = ", l + 1, par, c, j);
-        if (nx->acc) s2w_partial(g, &st[l], l, par, c, nx->item[j], 0);
-        else if (nx->item[j] == l) put(b, "fl%d", c);
-        else put(b, "s%d_%d_%d_%d", l, par, c, s2w_find(&st[l],
-                                                         nx->item[j]));
-        put(b, ";\n");
-      }
+    else
+      put_s2w_next(g, st, l, par, K, 0, "          ");
   } else {   /* the row's results; put_s2w_done stores them */
     put(b, "          const double *yr = odb_ysm + (ysl * ODB_TP + t + 1) * "
            "ODB_K;\n");
@@ -1909,18 +1921,8 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
 ** that each reads stage l's state before it is replaced.
 */
 static void put_s2w_defer(gen *g, const s2w_state *st, int K) {
-  sbuf *b = &g->b;
-  for (int l = g->S - 2; l >= 0; --l) {
-    const s2w_state *nx = &st[l + 1];
-    for (int c = 0; c < K; ++c)
-      for (int j = 0; j < nx->n; ++j) {
-        put(b, "      s%d_0_%d_%d = ", l + 1, c, j);
-        if (nx->acc) s2w_partial(g, &st[l], l, 0, c, nx->item[j], 1);
-        else if (nx->item[j] == l) put(b, "odb_f%d_%d", l, c);
-        else put(b, "s%d_0_%d_%d", l, c, s2w_find(&st[l], nx->item[j]));
-        put(b, ";\n");
-      }
-  }
+  for (int l = g->S - 2; l >= 0; --l)
+    put_s2w_next(g, st, l, 0, K, 1, "      ");
 }
 
 /*
