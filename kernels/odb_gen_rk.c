@@ -1757,8 +1757,77 @@ static void put_s2w_coefs(gen *g) {
 ** stage l (parity par, component c) and F_l in fl<c> (defer: in
 ** odb_f<l>_<c>, kept to the pass's end with lag 1); "0.0" when none.
 */
+static void s2w_partial_but(gen *g, const s2w_state *st, int l, int par,
+                            int c, int id, int defer, int but);
+
 static void s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
                         int id, int defer) {
+  s2w_partial_but(g, st, l, par, c, id, defer, 0);
+}
+
+/*
+** The index in odb_cf of F_l's coefficient in LC id, or -1 where F_l is not
+** in it.
+*/
+static int s2w_own_cf(const gen *g, int l, int id) {
+  const erk_terms *t = s2w_lc(g, id);
+  for (int i = 0; i < t->n; ++i)
+    if (t->idx[i] == l) return s2w_cf(g, id, i);
+  return -1;
+}
+
+/* Whether LC id has terms besides F_l in the state entering stage l. */
+static int s2w_has_other(const gen *g, const s2w_state *st, int l, int id) {
+  const erk_terms *t = s2w_lc(g, id);
+  if (st->acc && s2w_find(st, id) >= 0) return 1;
+  for (int i = 0; i < t->n; ++i)
+    if (t->idx[i] < l && !st->acc) return 1;
+  return 0;
+}
+
+/*
+** "yexpr + a.h * (terms of LC id but F_l) + (a.h * odb_cf[k]) * fl<c>"
+** (yexpr NULL: no y term): F_l, which the stage has just formed, enters
+** last through one fused multiply-add whose factor a.h * odb_cf[k] is the
+** same in every pass (the compiler keeps it in registers), so that at lag
+** 1, where each stage waits for the one before, F_l is one operation from
+** Y_{l+1} instead of two.
+*/
+static void s2w_lc_own_last(gen *g, const s2w_state *st, int l, int par,
+                            int c, int id, const char *yexpr) {
+  sbuf *b = &g->b;
+  if (yexpr) put(b, "%s + ", yexpr);
+  if (s2w_has_other(g, st, l, id)) {
+    put(b, "a.h * (");
+    s2w_partial_but(g, st, l, par, c, id, 0, 1);
+    put(b, ") + ");
+  }
+  put(b, "(a.h * odb_cf[%d]) * fl%d", s2w_own_cf(g, l, id), c);
+}
+
+/*
+** Y_{l+1}, ynew or the error of stage l's row: "yexpr + a.h * (LC id)"
+** (yexpr NULL: no y term), or at lag 1, where F_l is in it, with F_l last
+** (s2w_lc_own_last). Lag 2 keeps one product by h: its stages do not wait
+** for each other within a pass, and the factors would take registers
+** (DOPRI5 already spills at lag 2).
+*/
+static void s2w_lc_term(gen *g, const s2w_state *st, int l, int par, int c,
+                        int id, const char *yexpr) {
+  sbuf *b = &g->b;
+  if (g->lag == 1 && s2w_own_cf(g, l, id) >= 0) {
+    s2w_lc_own_last(g, st, l, par, c, id, yexpr);
+    return;
+  }
+  if (yexpr) put(b, "%s + ", yexpr);
+  put(b, "a.h * (");
+  s2w_partial(g, st, l, par, c, id, 0);
+  put(b, ")");
+}
+
+/* s2w_partial, leaving out F_l where but is set */
+static void s2w_partial_but(gen *g, const s2w_state *st, int l, int par,
+                            int c, int id, int defer, int but) {
   sbuf *b = &g->b;
   const erk_terms *t = s2w_lc(g, id);
   int any = 0;
@@ -1771,7 +1840,7 @@ static void s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
   }
   for (int i = 0; i < t->n; ++i) {
     int q = t->idx[i];
-    if (q > l || (st->acc && q < l)) continue;
+    if (q > l || (st->acc && q < l) || (but && q == l)) continue;
     if (any) put(b, " + ");
     put(b, "odb_cf[%d]", s2w_cf(g, id, i));
     if (q == l && defer) put(b, " * odb_f%d_%d", l, c);
@@ -1860,9 +1929,11 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
   }
   if (l < S - 1) {
     for (int c = 0; c < K; ++c) {
-      put(b, "          odb_w%d_%d = in.v0[%d] + a.h * (", l, c, c);
-      s2w_partial(g, &st[l], l, par, c, l + 1, 0);
-      put(b, ");\n");
+      char y0[32];
+      snprintf(y0, sizeof y0, "in.v0[%d]", c);
+      put(b, "          odb_w%d_%d = ", l, c);
+      s2w_lc_term(g, &st[l], l, par, c, l + 1, y0);
+      put(b, ";\n");
     }
     if (g->lag == 1)   /* the state for stage l+1 after it has run */
       for (int c = 0; c < K; ++c)
@@ -1877,14 +1948,16 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
       if (g->alias)
         put(b, "          odb_yo[%d] = in.v0[%d];\n", c, c);
       else {
-        put(b, "          odb_yo[%d] = odb_yv[%d] + a.h * (", c, c);
-        s2w_partial(g, &st[l], l, par, c, S, 0);
-        put(b, ");\n");
+        char yv[32];
+        snprintf(yv, sizeof yv, "odb_yv[%d]", c);
+        put(b, "          odb_yo[%d] = ", c);
+        s2w_lc_term(g, &st[l], l, par, c, S, yv);
+        put(b, ";\n");
       }
       if (g->plan->has_err) {
-        put(b, "          odb_eo[%d] = a.h * (", c);
-        s2w_partial(g, &st[l], l, par, c, S + 1, 0);
-        put(b, ");\n");
+        put(b, "          odb_eo[%d] = ", c);
+        s2w_lc_term(g, &st[l], l, par, c, S + 1, NULL);
+        put(b, ";\n");
       }
     }
     if (g->plan->has_err) {   /* the row's share of the norm, here: fewer
@@ -2034,7 +2107,8 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
   s2w_state st[ODB_GEN_MAX_STAGES];
   s2w_relative(g);
   s2w_states(g, st);
-  put(b, "#define ODB_CARRY %d\n#define ODB_STAR %d\n", g->carry, g->star);
+  put(b, "#define ODB_CARRY %d\n#define ODB_STAR %d\n#define ODB_LAG %d\n",
+      g->carry, g->star, g->lag);
   put_s2w_helpers(b);
   put_s2w_coefs(g);
   put_s2_head(g, min_blocks, "[ODB_YR rows][ODB_TP][ODB_K] of y, then "
