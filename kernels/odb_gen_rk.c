@@ -1755,11 +1755,35 @@ static void put_s2w_coefs(gen *g) {
 /*
 ** The terms of LC id with stages up to l, from the state st entering
 ** stage l (parity par, component c) and F_l in fl<c> (defer: in
-** odb_f<l>_<c>, kept to the pass's end with lag 1); "0.0" when none.
+** odb_f<l>_<c>, kept to the pass's end with lag 1), all but F_l where but
+** is set; "0.0" when none.
 */
 static void s2w_partial_but(gen *g, const s2w_state *st, int l, int par,
-                            int c, int id, int defer, int but);
+                            int c, int id, int defer, int but) {
+  sbuf *b = &g->b;
+  const erk_terms *t = s2w_lc(g, id);
+  int any = 0;
+  if (st->acc) {
+    int j = s2w_find(st, id);
+    if (j >= 0) {
+      put(b, "s%d_%d_%d_%d", l, par, c, j);
+      any = 1;
+    }
+  }
+  for (int i = 0; i < t->n; ++i) {
+    int q = t->idx[i];
+    if (q > l || (st->acc && q < l) || (but && q == l)) continue;
+    if (any) put(b, " + ");
+    put(b, "odb_cf[%d]", s2w_cf(g, id, i));
+    if (q == l && defer) put(b, " * odb_f%d_%d", l, c);
+    else if (q == l) put(b, " * fl%d", c);
+    else put(b, " * s%d_%d_%d_%d", l, par, c, s2w_find(st, q));
+    any = 1;
+  }
+  if (!any) put(b, "0.0");
+}
 
+/* s2w_partial_but with every term */
 static void s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
                         int id, int defer) {
   s2w_partial_but(g, st, l, par, c, id, defer, 0);
@@ -1825,31 +1849,6 @@ static void s2w_lc_term(gen *g, const s2w_state *st, int l, int par, int c,
   put(b, ")");
 }
 
-/* s2w_partial, leaving out F_l where but is set */
-static void s2w_partial_but(gen *g, const s2w_state *st, int l, int par,
-                            int c, int id, int defer, int but) {
-  sbuf *b = &g->b;
-  const erk_terms *t = s2w_lc(g, id);
-  int any = 0;
-  if (st->acc) {
-    int j = s2w_find(st, id);
-    if (j >= 0) {
-      put(b, "s%d_%d_%d_%d", l, par, c, j);
-      any = 1;
-    }
-  }
-  for (int i = 0; i < t->n; ++i) {
-    int q = t->idx[i];
-    if (q > l || (st->acc && q < l) || (but && q == l)) continue;
-    if (any) put(b, " + ");
-    put(b, "odb_cf[%d]", s2w_cf(g, id, i));
-    if (q == l && defer) put(b, " * odb_f%d_%d", l, c);
-    else if (q == l) put(b, " * fl%d", c);
-    else put(b, " * s%d_%d_%d_%d", l, par, c, s2w_find(st, q));
-    any = 1;
-  }
-  if (!any) put(b, "0.0");
-}
 
 /*
 ** The stencil of stage l (pass u, ring slot sl of its row): the rows'
