@@ -422,17 +422,20 @@ static int s2d_carry(long S) {
 }
 
 /*
-** The default lag of a skew-2 block (rows stage l runs behind stage l-1)
-** and, with lag 1, its centre rows kept: 1 and 3 above 7 stages on a star
-** stencil, else 2 and s2d_carry. Lag 1 carries one state a stage boundary
-** instead of two (the pass's parity), which frees the registers for all
-** three rows (Verner: 224 registers, none spilled, against 255 and 128
-** bytes of spill with 1 row at lag 2). H100, BRUSS2D N = 2896, two calls
-** of 20 steps: Verner 336.5 / 335.7 -> 248.5 / 248.7 us (lag 1, 2 rows:
-** 317.7); DOPRI5 219.9 -> 222.1, bs3 140.4 -> 137.1 (one call each).
+** The default lag of a skew-2 block (rows stage l runs behind stage l-1):
+** 1 on a star stencil (with 3 centre rows kept), else 2 (with s2d_carry).
+** Lag 1 carries one state a stage boundary instead of two (the pass's
+** parity), which frees the registers for all three rows (Verner: 224
+** registers, none spilled, against 255 and 128 bytes of spill with 1 row
+** at lag 2). H100, BRUSS2D N = 2896, 20 steps, best of 3: Verner 336.5 /
+** 335.7 -> 248.5 / 248.7 us (twelfth session); once F_l entered Y_{l+1}
+** last and BRUSS2D's cell form took the row below last (thirteenth), bs3
+** 141.5 / 141.1 -> 134.5 / 134.9 us and DOPRI5 220.1 / 219.5 -> 198.6 /
+** 198.4 us (two rounds; before those two changes lag 1 had been within 2%
+** of lag 2 for them: DOPRI5 222.1 against 219.9, bs3 137.1 against 140.4).
 */
-static int s2d_lag(const odb_problem *p, long S) {
-  return S > 7 && p->grid_star ? 1 : 2;
+static int s2d_lag(const odb_problem *p) {
+  return p->grid_star ? 1 : 2;
 }
 
 /*
@@ -485,7 +488,7 @@ static odb_status stream2d_init(odb_solver *s) {
   /* lag 1 by default only where centre rows may be kept (carry 0 asked
      for takes lag 2) */
   o.lag = t->lag > 0 ? t->lag
-          : o.skew == 2 && t->carry != 1 ? s2d_lag(s->problem, S) : 2;
+          : o.skew == 2 && t->carry != 1 ? s2d_lag(s->problem) : 2;
   o.carry = t->carry > 0 ? t->carry - 1
             : o.skew != 2 ? 0 : o.lag == 1 ? 3 : s2d_carry(S);
   o.early_store = s2d_early_store(S);
@@ -759,7 +762,7 @@ const odb_variant odb_variant_gpu_stream2d = {
          "columns); y read once (plus halos), ynew written "
          "once; tiling options skew, threads, rows, carry (skew 2), lag "
          "(skew 2: 1 runs the stages in order one row apart, a barrier a "
-         "pass; Verner's default), band (skew 1), wg_per_sm",
+         "pass; the default on star stencils), band (skew 1), wg_per_sm",
   .backend = "cuda",
   .applies = stream2d_applies,
   .init = stream2d_init,
