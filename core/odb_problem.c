@@ -96,9 +96,15 @@ void odb_problem_key(const odb_problem *p, char *buf, size_t len) {
   used = strlen(buf);
   if (p->fkey[0] && used < len)
     used += (size_t)snprintf(buf + used, len - used, " f=%s", p->fkey);
-  if (!p->gpu_source || used >= len) return;
-  odb_sha256_hex(p->gpu_source, strlen(p->gpu_source), hex);
-  snprintf(buf + used, len - used, " src=%.12s", hex);
+  if (p->gpu_source && used < len) {
+    odb_sha256_hex(p->gpu_source, strlen(p->gpu_source), hex);
+    used += (size_t)snprintf(buf + used, len - used, " src=%.12s", hex);
+  }
+  if (p->gpu_cell_source && used < len) {
+    odb_sha256_hex(p->gpu_cell_source, strlen(p->gpu_cell_source), hex);
+    snprintf(buf + used, len - used, " cell=%.12s%s", hex,
+             p->grid_star ? " star" : "");
+  }
 }
 
 void odb_problem_rhs_full(const odb_problem *p, double t, const double *y,

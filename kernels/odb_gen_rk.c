@@ -193,7 +193,8 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
          "  double *err2;\n  double tl[%d];\n  double h, atol, rtol;\n"
          "  unsigned int *bar;\n  unsigned int *fail;\n};\n",
       ODB_GEN_MAX_STAGES, ODB_GEN_MAX_STAGES);
-  put_source(b, p->label, "gpu_source", p->gpu_source);
+  if (p->gpu_source)   /* NULL: a grid problem with only a cell source */
+    put_source(b, p->label, "gpu_source", p->gpu_source);
   put(b, "#define ODB_LOOP(j) \\\n"
          "  for (odb_idx j = (odb_idx)blockIdx.x * ODB_T + "
          "(odb_idx)threadIdx.x; \\\n"
@@ -2288,9 +2289,9 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s has %d stages; the GPU "
                     "generator takes at most %d", m->name, m->s,
                     ODB_GEN_MAX_STAGES);
-  if (!p->gpu_source)
-    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s has no GPU source of f_j",
-                    p->label);
+  if (!p->gpu_source && !(kind == ODB_GEN_STREAM2D && p->gpu_cell_source))
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s has no GPU source of f_j%s",
+                    p->label, kind == ODB_GEN_STREAM2D ? " or of a cell" : "");
   if (p->d >= p->n)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "access distance d = %ld is not "
                     "smaller than n = %ld", p->d, p->n);

@@ -45,9 +45,12 @@ typedef struct gpu_rk {
   double rd[2], wr[2];   /* bytes read/written per step, [stage0] */
 } gpu_rk;
 
-/* Why a variant cannot run p with m; shared by every GPU variant. */
-static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
-                       size_t nwhy) {
+/*
+** Why a variant cannot run p with m, whatever the source of f it compiles;
+** shared by every GPU variant.
+*/
+static int gpu_method_applies(const odb_problem *p, const odb_method *m,
+                              char *why, size_t nwhy) {
   if (m->kind != ODB_METHOD_ERK) {
     snprintf(why, nwhy, "%s is not an explicit RK method", m->name);
     return 0;
@@ -57,13 +60,20 @@ static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
              ODB_GEN_MAX_STAGES);
     return 0;
   }
-  if (!p->gpu_source) {
-    snprintf(why, nwhy, "problem %s has no GPU source of f_j", p->label);
-    return 0;
-  }
   if (p->d >= p->n) {
     snprintf(why, nwhy, "access distance d = %ld is not smaller than n = "
              "%ld", p->d, p->n);
+    return 0;
+  }
+  return 1;
+}
+
+/* gpu_method_applies, and p has CUDA C of f_j (gpu_source). */
+static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
+                       size_t nwhy) {
+  if (!gpu_method_applies(p, m, why, nwhy)) return 0;
+  if (!p->gpu_source) {
+    snprintf(why, nwhy, "problem %s has no GPU source of f_j", p->label);
     return 0;
   }
   return 1;
@@ -350,10 +360,14 @@ static odb_status multiblock_init(odb_solver *s) {
   return ODB_OK;
 }
 
-/* gpu_stream2d applies where every GPU variant does, to 2-D grid problems. */
+/*
+** gpu_stream2d applies to 2-D grid problems with a cell source (which is
+** all it compiles: a problem defined in a scenario needs no gpu_source for
+** it), for the methods and access distances of every GPU variant.
+*/
 static int stream2d_applies(const odb_problem *p, const odb_method *m,
                             char *why, size_t nwhy) {
-  if (!gpu_applies(p, m, why, nwhy)) return 0;
+  if (!gpu_method_applies(p, m, why, nwhy)) return 0;
   if (!p->gpu_cell_source || p->grid_comps < 1 ||
       p->grid_rows * p->grid_cols * p->grid_comps != p->n) {
     snprintf(why, nwhy, "problem %s is not a 2-D grid problem with a cell "

@@ -1,6 +1,7 @@
 /* odb_lua_userproblem.c - ob.problem{...}: an IVP defined in a scenario,
    with f as a Lua function (CPU, for verification) and optionally as CUDA
-   C of f_j with its access distance (the GPU variants compile it). */
+   C of f_j with its access distance (the GPU variants compile it), and for
+   a 2-D grid as CUDA C of a cell (gpu_stream2d compiles it). */
 #include "odb_lua.h"
 
 #include <pthread.h>
@@ -25,17 +26,18 @@ typedef struct user_data {
   pthread_mutex_t mu;
   double *y0;            /* n values, after the struct */
   char *src;             /* NULL or the CUDA C, after y0 */
+  char *cell;            /* NULL or the cell's CUDA C, after src */
 } user_data;
 
 static const odb_problem_type user_type = {
   .name = ODB_PROBLEM_USER,
   .doc = "an IVP defined in a scenario: ob.problem{name=, n=, d=, f=, y0=, "
-         "gpu_source=}",
+         "gpu_source=, grid=, cell_source=, star=}",
 };
 
 static const char *const user_keys[] = {
   "name", "n", "d", "f", "y0", "gpu_source", "params", "t0", "t1", "flops",
-  NULL
+  "grid", "cell_source", "star", NULL
 };
 
 /*
@@ -156,6 +158,61 @@ static void read_params(lua_State *L, int idx, double *param) {
   lua_pop(L, 1);
 }
 
+static const char *const grid_keys[] = { "rows", "cols", "comps", NULL };
+
+/*
+** The 2-D grid of a problem with a cell source: grid = {rows=, cols=,
+** comps=} (comps 1 by default) with rows cols comps = n, and d at least
+** comps cols (the stencil reaches the next row); star = true declares a
+** 5-point stencil. Both need grid and cell_source together.
+*/
+static void read_grid(lua_State *L, odb_problem *p, const char *cell) {
+  int t = lua_getfield(L, 1, "grid");
+  long long r, c, k;
+  if (t == LUA_TNIL) {
+    lua_pop(L, 1);
+    if (cell)
+      luaL_argerror(L, 1, "field 'cell_source': needs field 'grid' = {rows=, "
+                    "cols=, comps=} (the cells' layout)");
+    if (lua_getfield(L, 1, "star") != LUA_TNIL)
+      luaL_argerror(L, 1, "field 'star': needs fields 'grid' and "
+                    "'cell_source'");
+    lua_pop(L, 1);
+    return;
+  }
+  if (t != LUA_TTABLE) odbL_field_error(L, 1, "grid", "table {rows=, cols=, "
+                                        "comps=}", -1);
+  if (!cell)
+    luaL_argerror(L, 1, "field 'grid': needs field 'cell_source' (CUDA C of "
+                  "odb_rhs_cell)");
+  odbL_check_keys(L, lua_gettop(L), grid_keys);
+  r = odbL_opt_int_range(L, 1, lua_gettop(L), "rows", "grid.rows", 1,
+                         p->n, 0);
+  c = odbL_opt_int_range(L, 1, lua_gettop(L), "cols", "grid.cols", 1,
+                         p->n, 0);
+  k = odbL_opt_int_range(L, 1, lua_gettop(L), "comps", "grid.comps", 1,
+                         p->n, 1);
+  lua_pop(L, 1);
+  if (r < 1 || c < 1)
+    luaL_argerror(L, 1, "field 'grid': rows and cols are required");
+  if (r * c * k != p->n)
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 'grid': rows x cols x "
+                  "comps = %I x %I x %I must be n (%I)", (lua_Integer)r,
+                  (lua_Integer)c, (lua_Integer)k, (lua_Integer)p->n));
+  if (p->d < k * c)
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 'd': a grid's stencil "
+                  "reaches the next row: at least comps x cols = %I, got %I",
+                  (lua_Integer)(k * c), (lua_Integer)p->d));
+  if (lua_getfield(L, 1, "star") != LUA_TNIL && !lua_isboolean(L, -1))
+    odbL_field_error(L, 1, "star", "boolean", -1);
+  p->grid_star = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  p->grid_rows = (long)r;
+  p->grid_cols = (long)c;
+  p->grid_comps = (int)k;
+  p->gpu_cell_source = cell;
+}
+
 /* lua_dump's writer: feeds the chunk's bytes to the digest. */
 static int dump_hash(lua_State *L, const void *b, size_t n, void *ud) {
   (void)L;
@@ -190,16 +247,18 @@ static void f_key(lua_State *L, odb_problem *p) {
 
 /*
 ** ob.problem{name=, n=, d=, f=function(t, y, f), y0=, gpu_source=,
-** params=, t0=, t1=, flops=}: n >= 1, access distance 1 <= d <= n (d = n:
-** unlimited, which the GPU variants refuse), f fills the Vector f from y,
-** gpu_source defines `__device__ double odb_rhs(odb_idx j, double t, const
-** double *y)` (y[k] is component k, 0-based; ODB_N, ODB_D, ODB_P0..7
-** defined). Pushes the Problem.
+** params=, t0=, t1=, flops=, grid=, cell_source=, star=}: n >= 1, access
+** distance 1 <= d <= n (d = n: unlimited, which the GPU variants refuse),
+** f fills the Vector f from y, gpu_source defines `__device__ double
+** odb_rhs(odb_idx j, double t, const double *y)` (y[k] is component k,
+** 0-based; ODB_N, ODB_D, ODB_P0..7 defined), cell_source defines
+** odb_rhs_cell for gpu_stream2d (odb_problem.h; read_grid). Pushes the
+** Problem.
 */
 int odbL_user_problem(lua_State *L) {
   long long n, d;
-  size_t srclen = 0;
-  const char *name, *src;
+  size_t srclen = 0, celllen = 0;
+  const char *name, *src, *cell;
   odbL_problem *pb;
   odb_problem *p;
   user_data *u;
@@ -218,12 +277,15 @@ int odbL_user_problem(lua_State *L) {
   lua_pop(L, 1);
   src = odbL_opt_string(L, 1, "gpu_source", NULL);
   if (src) srclen = strlen(src) + 1;
-  odbL_gc_external(L, (double)n * sizeof(double) + (double)srclen);
+  cell = odbL_opt_string(L, 1, "cell_source", NULL);
+  if (cell) celllen = strlen(cell) + 1;
+  odbL_gc_external(L, (double)n * sizeof(double) + (double)(srclen + celllen));
   pb = lua_newuserdatauv(L, sizeof *pb, 0);
   memset(pb, 0, sizeof *pb);
   luaL_setmetatable(L, ODBL_PROBLEM);
   p = calloc(1, sizeof *p);
-  u = p ? malloc(sizeof *u + (size_t)n * sizeof(double) + srclen) : NULL;
+  u = p ? malloc(sizeof *u + (size_t)n * sizeof(double) + srclen + celllen)
+        : NULL;
   if (!u) {
     free(p);
     return luaL_error(L, "ob.problem: out of memory for n = %I", (lua_Integer)n);
@@ -235,6 +297,8 @@ int odbL_user_problem(lua_State *L) {
   u->y0 = (double *)(u + 1);
   u->src = src ? (char *)(u->y0 + n) : NULL;
   if (src) memcpy(u->src, src, srclen);
+  u->cell = cell ? (char *)(u->y0 + n) + srclen : NULL;
+  if (cell) memcpy(u->cell, cell, celllen);
   pthread_mutex_init(&u->mu, NULL);
   p->type = &user_type;
   p->n = (long)n;
@@ -251,6 +315,7 @@ int odbL_user_problem(lua_State *L) {
   p->gpu_source = u->src;
   snprintf(p->label, sizeof p->label, "%s(n=%lld,d=%lld)", name, n, d);
   read_params(L, 1, p->param);
+  read_grid(L, p, u->cell);
   read_y0(L, 1, p->n, u->y0);
   f_key(L, p);
   u->L = L;

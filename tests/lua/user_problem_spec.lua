@@ -149,3 +149,160 @@ describe("ob.problem{...} defined in a scenario", function()
     p:close()
   end)
 end)
+
+-- A 2-D grid problem with a cell source for gpu_stream2d: Gray-Scott
+-- reaction-diffusion on rows x cols cells of 2 components (u, v), mirrored
+-- edges; nine = true takes the 9-point Laplacian (reads the diagonals).
+local GS = { du = 0.16, dv = 0.08, F = 0.035, k = 0.065 }
+
+local function gs_cell_source(nine)
+  return [[
+__device__ __forceinline__ void odb_rhs_cell(odb_idx i, odb_idx j, double t,
+                                             const odb_cell_in &in,
+                                             double *f) {
+  const int up = i > 0 ? -1 : 1, dn = i < ODB_NR - 1 ? 1 : -1;
+  const int lf = j > 0 ? -1 : 1, rt = j < ODB_NC - 1 ? 1 : -1;
+  (void)t;
+  double lap[2];
+  for (int c = 0; c < 2; ++c) {
+    const double s4 = ODB_Y(up, 0, c) + ODB_Y(dn, 0, c) + ODB_Y(0, lf, c)
+                      + ODB_Y(0, rt, c);
+]] .. (nine and [[
+    const double sd = ODB_Y(up, lf, c) + ODB_Y(up, rt, c) + ODB_Y(dn, lf, c)
+                      + ODB_Y(dn, rt, c);
+    lap[c] = (4.0 * s4 + sd - 20.0 * ODB_Y(0, 0, c)) / 6.0;
+]] or [[
+    lap[c] = s4 - 4.0 * ODB_Y(0, 0, c);
+]]) .. [[
+  }
+  const double u = ODB_Y(0, 0, 0), v = ODB_Y(0, 0, 1), uvv = u * v * v;
+  f[0] = ODB_P0 * lap[0] - uvv + ODB_P2 * (1.0 - u);
+  f[1] = ODB_P1 * lap[1] + uvv - (ODB_P2 + ODB_P3) * v;
+}
+]]
+end
+
+-- The same f in Lua (the CPU reference), the same order of operations.
+local function gs_f(rows, cols, nine)
+  return function(t, y, f)
+    local function at(i, j, c) return y[2 * (i * cols + j) + c + 1] end
+    for i = 0, rows - 1 do
+      local up = i > 0 and -1 or 1
+      local dn = i < rows - 1 and 1 or -1
+      for j = 0, cols - 1 do
+        local lf = j > 0 and -1 or 1
+        local rt = j < cols - 1 and 1 or -1
+        local lap = {}
+        for c = 0, 1 do
+          local s4 = at(i + up, j, c) + at(i + dn, j, c) + at(i, j + lf, c)
+                     + at(i, j + rt, c)
+          if nine then
+            local sd = at(i + up, j + lf, c) + at(i + up, j + rt, c)
+                       + at(i + dn, j + lf, c) + at(i + dn, j + rt, c)
+            lap[c] = (4.0 * s4 + sd - 20.0 * at(i, j, c)) / 6.0
+          else
+            lap[c] = s4 - 4.0 * at(i, j, c)
+          end
+        end
+        local u, v = at(i, j, 0), at(i, j, 1)
+        local uvv = u * v * v
+        local q = 2 * (i * cols + j) + 1
+        f[q] = GS.du * lap[0] - uvv + GS.F * (1.0 - u)
+        f[q + 1] = GS.dv * lap[1] + uvv - (GS.F + GS.k) * v
+      end
+    end
+  end
+end
+
+local function gs_problem(rows, cols, nine, extra)
+  local t = { name = nine and "gs9" or "gs5", n = 2 * rows * cols,
+              d = 2 * cols + 2, f = gs_f(rows, cols, nine),
+              y0 = function(q)
+                local cell = (q - 1) // 2
+                local i, j = cell // cols, cell % cols
+                if (q - 1) % 2 == 0 then return 1 - 0.5 * math.exp(-((i - rows / 2) ^ 2 + (j - cols / 3) ^ 2) / 20) end
+                return 0.25 * math.exp(-((i - rows / 3) ^ 2 + (j - cols / 2) ^ 2) / 15) + 0.01 * math.sin(q)
+              end,
+              params = { GS.du, GS.dv, GS.F, GS.k },
+              grid = { rows = rows, cols = cols, comps = 2 },
+              cell_source = gs_cell_source(nine), star = not nine }
+  for k, v in pairs(extra or {}) do t[k] = v end
+  return ob.problem(t)
+end
+
+describe("ob.problem{grid=, cell_source=}: a 2-D grid for gpu_stream2d", function()
+  it("refuses incomplete or inconsistent grids with the field named", function()
+    local f = function() end
+    local y0 = function() return 0 end
+    local src = gs_cell_source(false)
+    local cases = {
+      { { n = 12, d = 6, f = f, y0 = y0, cell_source = src }, "field 'cell_source': needs field 'grid'" },
+      { { n = 12, d = 6, f = f, y0 = y0, grid = { rows = 2, cols = 3, comps = 2 } }, "field 'grid': needs field 'cell_source'" },
+      { { n = 12, d = 6, f = f, y0 = y0, star = true }, "field 'star': needs fields 'grid' and 'cell_source'" },
+      { { n = 12, d = 6, f = f, y0 = y0, cell_source = src, grid = { rows = 2, cols = 2, comps = 2 } },
+        "rows x cols x comps = 2 x 2 x 2 must be n (12)" },
+      { { n = 12, d = 6, f = f, y0 = y0, cell_source = src, grid = { rows = 2, comps = 2 } }, "rows and cols are required" },
+      { { n = 12, d = 5, f = f, y0 = y0, cell_source = src, grid = { rows = 2, cols = 3, comps = 2 } },
+        "field 'd': a grid's stencil reaches the next row: at least comps x cols = 6, got 5" },
+      { { n = 12, d = 6, f = f, y0 = y0, cell_source = src, grid = { rows = 2, cols = 3, comps = 2, depth = 1 } },
+        "unknown field 'depth'" },
+      { { n = 12, d = 6, f = f, y0 = y0, cell_source = src, grid = { rows = 2, cols = 3, comps = 2 }, star = 1 },
+        "field 'star'" },
+      { { n = 12, d = 6, f = f, y0 = y0, cell_source = src, grid = "2x3" }, "field 'grid'" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(ob.problem, c[1])
+      assert.is_false(ok)
+      assert.is_truthy(tostring(err):find(c[2], 1, true), tostring(err))
+    end
+  end)
+
+  it("keys its tunings by the cell source and the star", function()
+    local a, b = gs_problem(4, 5, false), gs_problem(4, 5, true)
+    local c = gs_problem(4, 5, false, { star = false })
+    assert.is_truthy(a.key:find(" cell=%x+ star$"), a.key)
+    assert.is_truthy(b.key:find(" cell=%x+$"), b.key)
+    assert.is_truthy(c.key:find(" cell=%x+$"), c.key)
+    assert.are_not.equal(a.key, b.key)
+    assert.are_not.equal(a.key, c.key)   -- the same source, not a star
+    a:close(); b:close(); c:close()
+  end)
+
+  it("runs on gpu_stream2d like plain on the CPU, or says there is no GPU", function()
+    local gpu = ob.info({ bandwidth = false }).gpu
+    -- a 5-point star (lag 1 by default), a 9-point stencil (lag 2, a
+    -- barrier every pass), and the star at lag 2 and on narrow strips
+    local runs = {
+      { nine = false, tiling = nil },
+      { nine = true, tiling = nil },
+      { nine = false, tiling = { lag = 2, threads = 32 } },
+      { nine = true, tiling = { threads = 32, rows = 5 } },
+    }
+    for _, r in ipairs(runs) do
+      local p = gs_problem(23, 37, r.nine)
+      for _, m in ipairs { "dopri5", "verner65" } do
+        local ok, s = pcall(ob.solver, { problem = p, method = m, backend = "cuda",
+                                         variant = "gpu_stream2d", h = 0.05, tiling = r.tiling })
+        if not gpu then
+          assert.is_false(ok)
+          assert.is_truthy(tostring(s):lower():find("cuda", 1, true), tostring(s))
+        else
+          assert.is_true(ok, tostring(s))
+          local c = ob.solver { problem = p, method = m, backend = "cpu",
+                                variant = "plain", h = 0.05 }
+          s:integrate { t0 = 0, t1 = 0.15 }
+          c:integrate { t0 = 0, t1 = 0.15 }
+          local a, b = s:state(), c:state()
+          local worst = 0
+          for q = 1, p.n do
+            worst = math.max(worst, math.abs(a[q] - b[q]) / math.max(math.abs(b[q]), 1e-3))
+          end
+          assert.is_true(worst <= 1e-12, string.format("%s %s %s: rel err %.3g", p.key, m,
+                         r.tiling and "tiled" or "defaults", worst))
+          s:close(); c:close()
+        end
+      end
+      p:close()
+    end
+  end)
+end)
