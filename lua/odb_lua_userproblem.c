@@ -164,7 +164,8 @@ static const char *const grid_keys[] = { "rows", "cols", "comps", NULL };
 ** The 2-D grid of a problem with a cell source: grid = {rows=, cols=,
 ** comps=} (comps 1 by default) with rows cols comps = n, and d at least
 ** comps cols (the stencil reaches the next row); star = true declares a
-** 5-point stencil. Both need grid and cell_source together.
+** 5-point stencil. grid and cell_source come together, and star needs
+** both.
 */
 static void read_grid(lua_State *L, odb_problem *p, const char *cell) {
   int t = lua_getfield(L, 1, "grid");
@@ -195,7 +196,7 @@ static void read_grid(lua_State *L, odb_problem *p, const char *cell) {
   lua_pop(L, 1);
   if (r < 1 || c < 1)
     luaL_argerror(L, 1, "field 'grid': rows and cols are required");
-  if (r * c * k != p->n)
+  if (r * c > p->n || r * c * k != p->n)   /* (no product past n squared) */
     luaL_argerror(L, 1, lua_pushfstring(L, "field 'grid': rows x cols x "
                   "comps = %I x %I x %I must be n (%I)", (lua_Integer)r,
                   (lua_Integer)c, (lua_Integer)k, (lua_Integer)p->n));
