@@ -213,6 +213,70 @@ static void check_cell9(void) {
 }
 
 /*
+** A grid problem with a cell source and no gpu_source (what ob.problem{grid=,
+** cell_source=} makes): gpu_stream2d generates and compiles without it, at
+** lag 2 with the 9-point cells and at lag 1 with BRUSS2D's star cells, and
+** the source holds no odb_rhs; the kinds that need f_j refuse, naming it.
+*/
+static void check_cell_only(void) {
+  char *src[2] = { NULL };
+  odb_problem *b = bruss(37, 23);
+  odb_problem q9, q5;
+  int nsrc = 0, norhs = 1;
+  if (!b) {
+    tap_ok(0, "cells only: %s", odb_last_error());
+    return;
+  }
+  q9 = *b;
+  q9.n = 37L * 23 * 3;
+  q9.grid_comps = 3;
+  q9.gpu_cell_source = cell9;
+  q9.grid_star = 0;
+  q9.gpu_source = NULL;
+  q5 = *b;
+  q5.gpu_source = NULL;
+  for (int i = 0; i < 2; ++i) {
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.rows = 9;
+    o.skew = 2;
+    o.band = 1;
+    o.lag = i == 0 ? 2 : 1;
+    o.carry = 3;
+    if (odb_gen_rk(i == 0 ? &q9 : &q5, odb_method_find("dopri5"),
+                   ODB_GEN_STREAM2D, &o, &src[i], &pl) == ODB_OK) {
+      ++nsrc;
+      if (strstr(src[i], "odb_rhs(")) norhs = 0;
+    } else {
+      tap_diag("cells only: %s", odb_last_error());
+    }
+  }
+  tap_ok(nsrc == 2 && norhs, "cells only (no gpu_source): gpu_stream2d "
+         "generates at lag 2 (9 points) and lag 1 (star), %d of 2, without "
+         "odb_rhs", nsrc);
+  check_compiles(src, 2, nsrc, "gpu_stream2d from cells only");
+  for (int i = 0; i < 2; ++i) free(src[i]);
+  {
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    char *s = NULL;
+    odb_status st;
+    memset(&o, 0, sizeof o);
+    o.threads = 128;
+    st = odb_gen_rk(&q5, odb_method_find("dopri5"), ODB_GEN_REFERENCE, &o,
+                    &s, &pl);
+    tap_ok(st != ODB_OK && strstr(odb_last_error(), "has no GPU source of "
+                                  "f_j"),
+           "cells only: gpu_reference refuses: %s",
+           st != ODB_OK ? odb_last_error() : "generated");
+    free(s);
+  }
+  odb_problem_destroy(b);
+}
+
+/*
 ** Lag 1 (stage l one row behind stage l-1, the stages in order, a barrier
 ** every pass): BRUSS2D's kernels for bs3, DOPRI5 and Verner keeping 1 to 3
 ** centre rows generate with one register set per stage boundary (no
@@ -351,6 +415,7 @@ int main(void) {
 #if ODB_HAVE_CUDA
   check_stream2d();
   check_cell9();
+  check_cell_only();
   check_lag1();
   check_layouts();
 #else
