@@ -14,6 +14,16 @@ local function heat(n, k)
   end
 end
 
+-- Each case {definition, text}: ob.problem refuses the definition with an
+-- error that contains text.
+local function assert_refused(cases)
+  for _, c in ipairs(cases) do
+    local ok, err = pcall(ob.problem, c[1])
+    assert.is_false(ok)
+    assert.is_truthy(tostring(err):find(c[2], 1, true), tostring(err))
+  end
+end
+
 -- Classical RK4 with fixed h in plain Lua tables: the independent check.
 local function rk4(f, y, h, steps)
   local n = #y
@@ -79,11 +89,7 @@ describe("ob.problem{...} defined in a scenario", function()
         "field 'params'" },
       { { n = 4, f = f, y0 = ob.vector(4), colour = 1 }, "unknown field 'colour'" },
     }
-    for _, c in ipairs(cases) do
-      local ok, err = pcall(ob.problem, c[1])
-      assert.is_false(ok)
-      assert.is_truthy(tostring(err):find(c[2], 1, true), tostring(err))
-    end
+    assert_refused(cases)
   end)
 
   it("keys its tunings by its label, n and the code of f", function()
@@ -250,11 +256,7 @@ describe("ob.problem{grid=, cell_source=}: a 2-D grid for gpu_stream2d", functio
         "field 'star'" },
       { { n = 12, d = 6, f = f, y0 = y0, cell_source = src, grid = "2x3" }, "field 'grid'" },
     }
-    for _, c in ipairs(cases) do
-      local ok, err = pcall(ob.problem, c[1])
-      assert.is_false(ok)
-      assert.is_truthy(tostring(err):find(c[2], 1, true), tostring(err))
-    end
+    assert_refused(cases)
   end)
 
   it("keys its tunings by the cell source and the star", function()

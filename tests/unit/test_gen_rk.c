@@ -151,6 +151,17 @@ static const char cell9[] =
   "  }\n"
   "}\n";
 
+/* BRUSS2D's 37 x 23 problem b with cell9 and 3 components in place of its
+   cells (not a star). */
+static odb_problem cell9_problem(const odb_problem *b) {
+  odb_problem q = *b;
+  q.n = 37L * 23 * 3;
+  q.grid_comps = 3;
+  q.gpu_cell_source = cell9;
+  q.grid_star = 0;
+  return q;
+}
+
 /*
 ** That cell function on a 37 x 23 grid of 3 components (BRUSS2D's
 ** problem with the grid and the cell source replaced): skew 2 with 0 to 3
@@ -166,11 +177,7 @@ static void check_cell9(void) {
     tap_ok(0, "9-point cells: %s", odb_last_error());
     return;
   }
-  q = *b;
-  q.n = 37L * 23 * 3;
-  q.grid_comps = 3;
-  q.gpu_cell_source = cell9;
-  q.grid_star = 0;
+  q = cell9_problem(b);
   for (int i = 0; i < NSRC; ++i) {
     odb_gen_opts o;
     odb_gen_plan pl;
@@ -227,11 +234,7 @@ static void check_cell_only(void) {
     tap_ok(0, "cells only: %s", odb_last_error());
     return;
   }
-  q9 = *b;
-  q9.n = 37L * 23 * 3;
-  q9.grid_comps = 3;
-  q9.gpu_cell_source = cell9;
-  q9.grid_star = 0;
+  q9 = cell9_problem(b);
   q9.gpu_source = NULL;
   q5 = *b;
   q5.gpu_source = NULL;
