@@ -766,17 +766,18 @@ const odb_variant odb_variant_gpu_multiblock = {
 
 const odb_variant odb_variant_gpu_stream2d = {
   .name = "gpu_stream2d",
-  .doc = "GPU, 2-D grid problems (gpu_cell_source): each block streams a "
+  .doc = "GPU, 2-D grid problems (a cell source: BRUSS2D, or "
+         "ob.problem{grid=, cell_source=, star=}): each block streams a "
          "strip of columns row by row through all stages in one kernel, "
          "stage arguments in shared-memory rings, F or partial sums in "
-         "registers; skew 2 (default): stage l two rows behind stage l-1, "
+         "registers; skew 2 (default): stage l one row behind stage l-1 on "
+         "a star stencil (lag 1), two rows otherwise (lag 2), "
          "one barrier a pass, Y_l+1 formed from Y_l, the stencil's centre "
          "rows kept in registers, and a grid no wider than the block "
          "streamed in whole rows (several sub-strips a block, no halo "
          "columns); y read once (plus halos), ynew written "
          "once; tiling options skew, threads, rows, carry (skew 2), lag "
-         "(skew 2: 1 runs the stages in order one row apart, a barrier a "
-         "pass; the default on star stencils), band (skew 1), wg_per_sm",
+         "(skew 2: 1 or 2), band (skew 1), wg_per_sm",
   .backend = "cuda",
   .applies = stream2d_applies,
   .init = stream2d_init,
