@@ -1811,45 +1811,33 @@ static int s2w_has_other(const gen *g, const s2w_state *st, int l, int id) {
 }
 
 /*
-** "yexpr + a.h * (terms of LC id but F_l) + (a.h * odb_cf[k]) * fl<c>"
-** (yexpr NULL: no y term): F_l, which the stage has just formed, enters
-** last through one fused multiply-add whose factor a.h * odb_cf[k] is the
-** same in every pass (the compiler keeps it in registers), so that at lag
-** 1, where each stage waits for the one before, F_l is one operation from
-** Y_{l+1} instead of two.
-*/
-static void s2w_lc_own_last(gen *g, const s2w_state *st, int l, int par,
-                            int c, int id, const char *yexpr) {
-  sbuf *b = &g->b;
-  if (yexpr) put(b, "%s + ", yexpr);
-  if (s2w_has_other(g, st, l, id)) {
-    put(b, "a.h * (");
-    s2w_partial_but(g, st, l, par, c, id, 0, 1);
-    put(b, ") + ");
-  }
-  put(b, "(a.h * odb_cf[%d]) * fl%d", s2w_own_cf(g, l, id), c);
-}
-
-/*
 ** Y_{l+1}, ynew or the error of stage l's row: "yexpr + a.h * (LC id)"
-** (yexpr NULL: no y term), or at lag 1, where F_l is in it, with F_l last
-** (s2w_lc_own_last). Lag 2 keeps one product by h: its stages do not wait
-** for each other within a pass, and the factors would take registers
+** (yexpr NULL: no y term). At lag 1, where each stage waits for the one
+** before, F_l (just formed) enters last instead: "yexpr + a.h * (terms but
+** F_l) + (a.h * odb_cf[k]) * fl<c>", one fused multiply-add from Y_{l+1}
+** instead of two, whose factor is the same in every pass (the compiler
+** keeps it in registers). Lag 2 keeps one product by h: its stages do not
+** wait for each other within a pass, and the factors would take registers
 ** (DOPRI5 already spills at lag 2).
 */
 static void s2w_lc_term(gen *g, const s2w_state *st, int l, int par, int c,
                         int id, const char *yexpr) {
   sbuf *b = &g->b;
-  if (g->lag == 1 && s2w_own_cf(g, l, id) >= 0) {
-    s2w_lc_own_last(g, st, l, par, c, id, yexpr);
+  int k = g->lag == 1 ? s2w_own_cf(g, l, id) : -1;
+  if (yexpr) put(b, "%s + ", yexpr);
+  if (k < 0) {
+    put(b, "a.h * (");
+    s2w_partial(g, st, l, par, c, id, 0);
+    put(b, ")");
     return;
   }
-  if (yexpr) put(b, "%s + ", yexpr);
-  put(b, "a.h * (");
-  s2w_partial(g, st, l, par, c, id, 0);
-  put(b, ")");
+  if (s2w_has_other(g, st, l, id)) {
+    put(b, "a.h * (");
+    s2w_partial_but(g, st, l, par, c, id, 0, 1);
+    put(b, ") + ");
+  }
+  put(b, "(a.h * odb_cf[%d]) * fl%d", k, c);
 }
-
 
 /*
 ** The stencil of stage l (pass u, ring slot sl of its row): the rows'
