@@ -33,14 +33,19 @@ struct odb_problem {
   ** gpu_cell_source defines odb_rhs_cell (see kernels/odb_gen_rk.c,
   ** gpu_stream2d); NULL: the problem offers no cell form. It reads only
   ** cells inside the grid (ODB_Y(di, dj, c) with i + di and j + dj in
-  ** range: it handles its edges itself, as BRUSS2D mirrors them).
+  ** range: it handles its edges itself, as BRUSS2D mirrors them). It sees
+  ** ODB_NR, ODB_NC and ODB_K (rows, cols, comps), ODB_P0..7 (param) and
+  ** ODB_LAG (1: each stage reads the row below, di = +1, as the stage
+  ** before has just formed it; a cell may take that row last). 2 <= rows,
+  ** 2 <= cols, 1 <= K <= 8.
   */
   const char *gpu_cell_source;
   long grid_rows, grid_cols;
   int grid_comps;
   /* 1: odb_rhs_cell reads no diagonal neighbour (ODB_Y(di, dj, c) with di
-     or dj 0, a 5-point star), which lets gpu_stream2d synchronise a block
-     every second pass; 0: it may read all 9 cells */
+     or dj 0, a 5-point star), which lets gpu_stream2d run a stage one row
+     behind the one before (lag 1) or synchronise a block every second pass
+     (lag 2); 0: it may read all 9 cells */
   int grid_star;
   /*
   ** NULL, or: 1 with the message in msg[0..len) when an evaluation of f

@@ -33,7 +33,7 @@ typedef struct odb_tiling_opts {
                             rows kept in registers (1..4; 0: default) */
   int lag;               /* gpu_stream2d (skew 2, star stencils): rows
                             stage l runs behind stage l-1 with a barrier
-                            a pass, 1 or 2 (0: default 2) */
+                            a pass, 1 or 2 (0: 1 on star stencils, else 2) */
   long width, width2;    /* gpu_hexagonal / gpu_trapezoid: widest width of
                             the odd and the even tiles (width2 0: same) */
   int height;            /* gpu_hexagonal (even, 2..2s) / gpu_trapezoid

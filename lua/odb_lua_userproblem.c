@@ -162,7 +162,8 @@ static const char *const grid_keys[] = { "rows", "cols", "comps", NULL };
 
 /*
 ** The 2-D grid of a problem with a cell source: grid = {rows=, cols=,
-** comps=} (comps 1 by default) with rows cols comps = n, and d at least
+** comps=} (rows and cols at least 2, comps 1..8, 1 by default, what
+** gpu_stream2d takes) with rows cols comps = n, and d at least
 ** comps cols (the stencil reaches the next row); star = true declares a
 ** 5-point stencil. grid and cell_source come together, and star needs
 ** both.
@@ -187,14 +188,14 @@ static void read_grid(lua_State *L, odb_problem *p, const char *cell) {
     luaL_argerror(L, 1, "field 'grid': needs field 'cell_source' (CUDA C of "
                   "odb_rhs_cell)");
   odbL_check_keys(L, lua_gettop(L), grid_keys);
-  r = odbL_opt_int_range(L, 1, lua_gettop(L), "rows", "grid.rows", 1,
+  r = odbL_opt_int_range(L, 1, lua_gettop(L), "rows", "grid.rows", 2,
                          p->n, 0);
-  c = odbL_opt_int_range(L, 1, lua_gettop(L), "cols", "grid.cols", 1,
+  c = odbL_opt_int_range(L, 1, lua_gettop(L), "cols", "grid.cols", 2,
                          p->n, 0);
-  k = odbL_opt_int_range(L, 1, lua_gettop(L), "comps", "grid.comps", 1,
-                         p->n, 1);
+  k = odbL_opt_int_range(L, 1, lua_gettop(L), "comps", "grid.comps", 1, 8,
+                         1);
   lua_pop(L, 1);
-  if (r < 1 || c < 1)
+  if (r < 2 || c < 2)
     luaL_argerror(L, 1, "field 'grid': rows and cols are required");
   if (r * c > p->n || r * c * k != p->n)   /* (no product past n squared) */
     luaL_argerror(L, 1, lua_pushfstring(L, "field 'grid': rows x cols x "

@@ -255,6 +255,10 @@ describe("ob.problem{grid=, cell_source=}: a 2-D grid for gpu_stream2d", functio
       { { n = 12, d = 6, f = f, y0 = y0, cell_source = src, grid = { rows = 2, cols = 3, comps = 2 }, star = 1 },
         "field 'star'" },
       { { n = 12, d = 6, f = f, y0 = y0, cell_source = src, grid = "2x3" }, "field 'grid'" },
+      { { n = 18, d = 9, f = f, y0 = y0, cell_source = src, grid = { rows = 2, cols = 1, comps = 9 } },
+        "field 'grid.cols': must be in 2..18, got 1" },
+      { { n = 36, d = 18, f = f, y0 = y0, cell_source = src, grid = { rows = 2, cols = 2, comps = 9 } },
+        "field 'grid.comps': must be in 1..8, got 9" },
     }
     assert_refused(cases)
   end)
