@@ -452,7 +452,6 @@ int odb_bandwidth_cacheable(const odb_bandwidth *bw) {
   return bw->from_cache || (odb_bandwidth_quiet(bw) && !bw->slow_build);
 }
 
-
 /* Assumes a finite, positive read_1t for a meaningful floor; else 0. */
 double odb_bandwidth_floor_seconds(const odb_bandwidth *bw, double rbytes,
                                    double wbytes) {
