@@ -47,9 +47,6 @@ static odb_status opts_check(const odb_solver_opts *o) {
     return ODB_FAIL(ODB_ERR_ARG, "sync must be %d (every step) or %d (once "
                     "an integrate call), got %d", ODB_SYNC_STEP, ODB_SYNC_CALL,
                     o->sync);
-  if (o->sync == ODB_SYNC_CALL && !(o->h_fixed > 0))
-    return ODB_FAIL(ODB_ERR_ARG, "sync = call needs a fixed step h: an "
-                    "adaptive step reads its error norm every step");
   if (!isfinite(o->rtol) || !isfinite(o->atol))
     return ODB_FAIL(ODB_ERR_ARG, "tolerances must be finite");
   return ODB_OK;
@@ -182,6 +179,20 @@ nomem:
                   b->host_memory ? "" : odb_last_error());
 }
 
+/*
+** sync = call with adaptive steps asks for the step controller on the
+** device: the variant must have one (advance).
+*/
+static odb_status sync_check(const odb_solver *s) {
+  if (s->opts.sync != ODB_SYNC_CALL || s->opts.h_fixed > 0 ||
+      s->variant->advance)
+    return ODB_OK;
+  return ODB_FAIL(ODB_ERR_UNSUPPORTED, "sync = call with adaptive steps "
+                  "needs the step controller on the device, which variant "
+                  "'%s' does not have (gpu_stream2d has it); give a fixed "
+                  "step h, or sync = step", s->variant->name);
+}
+
 odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
                              const odb_method *m, odb_backend *b,
                              const char *variant, const odb_solver_opts *o,
@@ -203,6 +214,7 @@ odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
   st = opts_check(&s->opts);
   if (st == ODB_OK) st = set_orders(s);
   if (st == ODB_OK) st = pick_variant(p, m, b, variant, &s->variant);
+  if (st == ODB_OK) st = sync_check(s);
   if (st == ODB_OK) st = alloc_vectors(s);
   if (st == ODB_OK) st = s->variant->init(s);
   if (st != ODB_OK) {
@@ -603,6 +615,69 @@ static odb_status fixed_step(odb_solver *s, double h, int defer) {
   return ODB_OK;
 }
 
+/* Whether integrate's adaptive steps run with the controller on the device. */
+static int device_control(const odb_solver *s) {
+  return s->variant->advance && !(s->opts.h_fixed > 0) && s->err_order > 0 &&
+         s->opts.sync != ODB_SYNC_STEP;
+}
+
+/*
+** One batch of adaptive attempts toward t1 with the controller on the
+** device (odb_variant.advance): the first h as adaptive_step chooses it,
+** the batch's counts and figures booked as attempt() books each attempt
+** (every attempt evaluates all stages), the state taken over. *launches
+** caps the batch's size (16 at first, doubling up to 256); within it the
+** batch is the attempts that the rest of the span needs at the proposed
+** h, plus two. *capped carries a rejection across batches.
+*/
+static odb_status device_batch(odb_solver *s, double t1, double span,
+                               double hmin, long left, int *launches,
+                               int *capped) {
+  odb_advance v;
+  double r, w, h, want;
+  if (s->h_next <= 0)
+    s->h_next = s->opts.h0 > 0 ? s->opts.h0 : initial_step(s, t1 - s->t);
+  h = fmin(s->h_next, t1 - s->t);
+  if (h < hmin)
+    return ODB_FAIL(ODB_ERR_STEP_SIZE, "step size %g below hmin %g at t = "
+                    "%.17g", h, hmin, s->t);
+  memset(&v, 0, sizeof v);
+  v.t1 = t1;
+  v.t_eps = 1e-14 * fmax(fabs(t1), span);
+  v.hmin = hmin;
+  v.max_attempts = left;
+  v.capped = *capped;
+  /* a launch after the end returns at once (a few microseconds), a batch
+     too short costs a round trip: two spare attempts */
+  want = ceil((t1 - s->t) / h) + 2;
+  v.launches = (int)fmin(fmin((double)*launches, want), (double)left);
+  if (v.launches < 1) v.launches = 1;
+  ODB_TRY(s->variant->advance(s, &v));
+  if (*launches < 256) *launches *= 2;
+  s->variant->traffic(s, 1, &r, &w);
+  s->stats.rbytes += r * (double)v.attempts;
+  s->stats.wbytes += w * (double)v.attempts;
+  s->stats.flops += step_flops(s, 1) * (double)v.attempts;
+  s->stats.nfev += (long)s->method->s * v.attempts;
+  s->stats.steps += v.attempts;
+  s->stats.accepted += v.accepted;
+  s->stats.rejected += v.rejected;
+  if (v.attempts > 0) {
+    s->stats.h = v.h_last;
+    s->stats.err_last = v.err;
+  }
+  if (v.swapped) {
+    double *tmp = s->y;
+    s->y = s->ynew;
+    s->ynew = tmp;
+  }
+  s->t = v.t;
+  s->h_next = v.h_next;
+  s->fsal_ready = 0;   /* F[0] is not kept on the device */
+  *capped = v.capped;
+  return ODB_OK;
+}
+
 /*
 ** Records the time and status reached in s->stats and, when info is not
 ** NULL, gives the figures of the calls since before (counts and sums as
@@ -694,18 +769,23 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
   odb_solve_stats start = s->stats, cur;
   odb_status st = ODB_OK;
   double span = t1 - s->t, hmin, t0 = now(), last_pub = t0;
+  int dev = device_control(s), launches = 16, capped = 0;
   if (!(span > 0) || !isfinite(t1))
     return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
                     "time (%g)", t1, s->t);
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
   publish(s, ODB_EV_SOLVE_BEGIN, &s->stats, (double)s->n, t1);
-  while (s->t < t1) {
-    if (s->stats.steps - start.steps >= s->opts.max_steps) {
+  st = sync_check(s);   /* the variant may have changed since create */
+  while (st == ODB_OK && s->t < t1) {
+    long done = s->stats.steps - start.steps;
+    if (done >= s->opts.max_steps) {
       st = ODB_FAIL(ODB_ERR_MAX_STEPS, "%ld steps reached at t = %.17g",
                     s->opts.max_steps, s->t);
       break;
     }
-    st = step_toward(s, t1, span, hmin);
+    st = dev ? device_batch(s, t1, span, hmin, s->opts.max_steps - done,
+                            &launches, &capped)
+             : step_toward(s, t1, span, hmin);
     if (st != ODB_OK) break;
     if (odb_ctx_stop_requested(s->ctx)) {
       st = ODB_FAIL(ODB_INTERRUPTED, "interrupted at t = %.17g", s->t);

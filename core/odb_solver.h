@@ -59,7 +59,12 @@ typedef struct odb_solver_opts {
                             checks the state after every step;
                             ODB_SYNC_CALL only after the last
                             step of each integrate call (no host round trip
-                            between steps; a non-finite state is found then) */
+                            between steps; a non-finite state is found then).
+                            Adaptive steps: ODB_SYNC_STEP keeps the step
+                            controller on the host (the norm comes back
+                            every attempt); 0 puts it on the device where
+                            the variant has one (advance), ODB_SYNC_CALL
+                            asks for it (an error where there is none) */
   odb_tiling_opts tiling;  /* gpu_multiblock's tile configuration */
 } odb_solver_opts;
 
@@ -84,6 +89,28 @@ typedef struct odb_solve_stats {
    (time reached, step size, status, ...) is b's. */
 void odb_solve_stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
                            odb_solve_stats *d);
+
+/*
+** One batch of adaptive attempts with the step controller on the device
+** (odb_variant.advance). In: the integration's end t1 (a rest below t_eps
+** merges into the step that reaches it), hmin, the attempts allowed, the
+** launches to queue, and capped (an attempt of the current step was
+** rejected: the next factor stays at most 1). Out: the counts, the time
+** reached, the proposed next h, the last attempt's h and norm, capped,
+** swapped (the state is now in s->ynew: the caller swaps y and ynew) and
+** why the device stopped (ODB_GEN_CTL_*-like: 0 queue more, 1 t1 reached,
+** 2 the next h is below hmin, 3 attempts used up).
+*/
+typedef struct odb_advance {
+  double t1, t_eps, hmin;
+  long max_attempts;
+  int launches;
+  int capped;
+  long attempts, accepted, rejected;
+  double t, h_next, h_last, err;
+  int swapped;
+  int end;
+} odb_advance;
 
 /*
 ** An implementation variant of a step (CPU, or GPU for backend "cuda").
@@ -115,6 +142,15 @@ struct odb_variant {
   */
   void (*traffic)(const odb_solver *s, int stage0, double *rbytes,
                   double *wbytes);
+  /*
+  ** Optional (NULL: the host controls every adaptive step): queues up to
+  ** a->launches attempts from (s->t, s->y) with h = min(s->h_next,
+  ** t1 - t), each deciding accept or reject and the next h on the device
+  ** by the same I controller as the host (s->opts), and reports as
+  ** odb_advance says. Changes only s->y and s->ynew's contents; every
+  ** attempt evaluates all s stages.
+  */
+  odb_status (*advance)(odb_solver *s, odb_advance *a);
 };
 
 struct odb_solver {

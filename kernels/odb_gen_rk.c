@@ -100,6 +100,8 @@ typedef struct gen {
   int star;              /* skew 2: f reads no diagonal neighbour, so a
                             barrier every second pass suffices */
   int early_store;       /* skew 2: the last stage stores its row of ynew */
+  int devctl;            /* the kernel runs the step controller (args.ctl) */
+  int min_blocks;        /* gpu_stream2d: __launch_bounds__'s blocks (0: none) */
   int lag;               /* skew 2: rows stage l runs behind stage l-1 (1:
                             stages in order, a barrier every pass) */
   odb_gen_plan *plan;
@@ -163,6 +165,58 @@ static void put_source(sbuf *b, const char *label, const char *what,
 }
 
 /*
+** The step controller of a devctl kernel (see odb_gen_ctl in the header,
+** whose layout the struct repeats): after the norm's sum of squares v of
+** an attempt of h, the host's I controller (odb_solver.c) on the device.
+*/
+static void put_ctl(gen *g) {
+  put(&g->b,
+    "struct odb_ctl {\n"
+    "  double t, h, h_next, t1, t_eps, hmin, safety, fac_min, fac_max, expo;\n"
+    "  double err, h_last;\n"
+    "  long long attempts, accepted, rejected, max_attempts;\n"
+    "  int cur, done, capped, pad;\n"
+    "};\n"
+    "// the factor of h after an attempt with norm err (cap: its largest)\n"
+    "static __device__ double odb_ctl_factor(const odb_ctl *c, double err,\n"
+    "                                        double cap) {\n"
+    "  if (!(err > 0.0)) return cap;\n"
+    "  return fmin(cap, fmax(c->fac_min, c->safety * pow(err, c->expo)));\n"
+    "}\n"
+    "// accept (t += h, the other buffer holds the state) or reject, the\n"
+    "// next h capped at t1 - t, and whether stepping is done\n"
+    "static __device__ void odb_ctl_after(odb_ctl *c, double v, double h) {\n"
+    "  const double err = sqrt(v / (double)ODB_N);\n"
+    "  c->err = err;\n"
+    "  c->h_last = h;\n"
+    "  c->attempts += 1;\n"
+    "  if (isfinite(err) && err <= 1.0) {\n"
+    "    c->t += h;\n"
+    "    c->cur ^= 1;\n"
+    "    c->accepted += 1;\n"
+    "    c->h_next = h * odb_ctl_factor(c, err, c->capped ? 1.0 : c->fac_max);\n"
+    "    c->capped = 0;\n"
+    "    if (c->t1 - c->t < c->t_eps) {\n"
+    "      c->t = c->t1;\n"
+    "      c->done = %d;\n"
+    "      return;\n"
+    "    }\n"
+    "    if (c->attempts >= c->max_attempts) {\n"
+    "      c->done = %d;\n"
+    "      return;\n"
+    "    }\n"
+    "  } else {\n"
+    "    c->rejected += 1;\n"
+    "    c->h_next = h * (isfinite(err) ? odb_ctl_factor(c, err, 1.0)\n"
+    "                                   : c->fac_min);\n"
+    "    c->capped = 1;\n"
+    "  }\n"
+    "  c->h = fmin(c->h_next, c->t1 - c->t);\n"
+    "  if (c->h < c->hmin) c->done = %d;\n"
+    "}\n", ODB_GEN_CTL_END, ODB_GEN_CTL_STEPS, ODB_GEN_CTL_HMIN);
+}
+
+/*
 ** The prelude: index type, sizes, parameters, the argument struct, the
 ** problem's f_j (with #line so that compile errors point into it), the
 ** grid-stride loop and the block reduction.
@@ -187,12 +241,15 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
     put_num(b, p->param[i]);   /* unused ones are 0 */
     put(b, "\n");
   }
-  put(b, "struct odb_args {\n"
+  put(b, "struct odb_ctl;\n"
+         "struct odb_args {\n"
          "  const double *y;\n  double *ynew;\n  double *F[%d];\n"
          "  double *Y[2];\n  double *part;\n  unsigned int *ticket;\n"
          "  double *err2;\n  double tl[%d];\n  double h, atol, rtol;\n"
-         "  unsigned int *bar;\n  unsigned int *fail;\n};\n",
+         "  unsigned int *bar;\n  unsigned int *fail;\n"
+         "  struct odb_ctl *ctl;\n};\n",
       ODB_GEN_MAX_STAGES, ODB_GEN_MAX_STAGES);
+  if (g->devctl) put_ctl(g);
   if (p->gpu_source)   /* NULL: a grid problem with only a cell source */
     put_source(b, p->label, "gpu_source", p->gpu_source);
   put(b, "#define ODB_LOOP(j) \\\n"
@@ -261,8 +318,9 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
     "  if (threadIdx.x == 0) {\n"
     "    *a.err2 = v;\n"
     "    *a.ticket = 0u;\n"
+    "%s"
     "  }\n"
-    "}\n");
+    "}\n", g->devctl ? "    odb_ctl_after(a.ctl, v, a.h);\n" : "");
 }
 
 /* Opens a kernel: extern "C", bounded block size, one by-value argument. */
@@ -1526,15 +1584,56 @@ static void put_s2_helpers(sbuf *b) {
 ** min_blocks resident blocks when positive), the shared memory (layout
 ** says how the rings lie in it), the block's strip, chunk and rows.
 */
-static void put_s2_head(gen *g, int min_blocks, const char *layout) {
+/*
+** k_s2d with devctl is a wrapper around the step's body, odb_s2d_body:
+** the wrapper returns at once when the controller is done, takes h and
+** t + c_l h from it and calls the body with y and ynew in the order the
+** controller's cur says. Two inlined calls, each with the buffers straight
+** from the kernel's parameters: a pointer picked at run time would hold
+** registers through the body (Verner spilled).
+*/
+static void put_ctl_kernel(gen *g, int min_blocks) {
   sbuf *b = &g->b;
-  put_source(b, g->p->label, "gpu_cell_source", g->p->gpu_cell_source);
   if (min_blocks > 0)
     put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n",
         min_blocks);
   else
     put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
-  put(b, "k_s2d(const odb_args a) {\n  // %s\n", layout);
+  put(b, "k_s2d(const odb_args odb_a0) {\n"
+         "  const odb_ctl *const odb_c = odb_a0.ctl;\n"
+         "  const int odb_done = *(volatile const int *)&odb_c->done;\n"
+         "  const int odb_cur = odb_c->cur;\n"
+         "  const double odb_h = odb_c->h, odb_t = odb_c->t;\n"
+         "  if (odb_done) return;\n"
+         "  odb_args a = odb_a0;\n"
+         "  a.h = odb_h;\n");
+  for (int l = 0; l < g->S; ++l) {
+    put(b, "  a.tl[%d] = __dadd_rn(odb_t, __dmul_rn(", l);
+    put_num(b, g->m->c[l]);
+    put(b, ", a.h));   // as the host rounds it\n");
+  }
+  put(b, "  if (odb_cur) {\n"
+         "    a.y = odb_a0.ynew;\n"
+         "    a.ynew = (double *)odb_a0.y;\n"
+         "    odb_s2d_body(a);\n"
+         "  } else {\n"
+         "    odb_s2d_body(a);\n"
+         "  }\n}\n");
+}
+
+static void put_s2_head(gen *g, int min_blocks, const char *layout) {
+  sbuf *b = &g->b;
+  put_source(b, g->p->label, "gpu_cell_source", g->p->gpu_cell_source);
+  g->min_blocks = min_blocks;
+  if (g->devctl)   /* the kernel, put_ctl_kernel, follows the body */
+    put(b, "static __device__ __forceinline__ void odb_s2d_body(const "
+           "odb_args &a) {\n  // %s\n", layout);
+  else if (min_blocks > 0)
+    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n"
+           "k_s2d(const odb_args a) {\n  // %s\n", min_blocks, layout);
+  else
+    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n"
+           "k_s2d(const odb_args a) {\n  // %s\n", layout);
   put(b, "  extern __shared__ __align__(16) double odb_ysm[];\n"
          "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
          "  const int t = (int)threadIdx.x;\n");
@@ -1577,6 +1676,7 @@ static void put_s2_tail(gen *g) {
   else
     put(b, "  (void)acc;\n");
   put(b, "}\n");
+  if (g->devctl) put_ctl_kernel(g, g->min_blocks);
 }
 
 /* The helpers, the problem's cell source and the kernel k_s2d. */
@@ -2297,6 +2397,11 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
   plan->s = m->s;
   plan->has_err = g.e.e.n > 0;
   plan->threads = o->threads;
+  if (o->devctl && (kind != ODB_GEN_STREAM2D || !plan->has_err))
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "the step controller on the device "
+                    "(devctl) needs gpu_stream2d and a method with an error "
+                    "estimate; here %s and %s", kinds[kind], m->name);
+  g.devctl = o->devctl;
   plan->scratch[0] = p->n;
   plan->scratch[1] = kind == ODB_GEN_UNFUSED ? 0 : p->n;
   find_need_mem(&g);

@@ -39,7 +39,42 @@ typedef struct odb_gen_args {
   double h, atol, rtol;
   unsigned *bar;         /* multi-block: barrier counters and flags */
   unsigned *fail;        /* multi-block: set by a barrier's watchdog */
+  struct odb_gen_ctl *ctl;   /* the step controller (devctl kernels only) */
 } odb_gen_args;
+
+/*
+** The step controller of a kernel built with devctl (gpu_stream2d): the
+** kernel takes h, t and which of y / ynew is the current state from it,
+** and the block that finishes the error norm decides accept or reject and
+** the next h there (the host's I controller, the same formulas), so that
+** a stream of launches integrates adaptively with no host round trip.
+** The generated source declares the same struct (doubles, then 8-byte
+** integers, then ints).
+*/
+typedef struct odb_gen_ctl {
+  double t, h;           /* time of the current state; next attempt's h
+                            (already capped at t1 - t) */
+  double h_next;         /* the controller's proposal (h before the cap) */
+  double t1, t_eps;      /* end of the integration; a rest below t_eps
+                            merges into the step that reaches it */
+  double hmin;           /* below it: done with ODB_GEN_CTL_HMIN */
+  double safety, fac_min, fac_max, expo;   /* expo: -1 / (q + 1) */
+  double err, h_last;    /* the last attempt's norm and h */
+  long long attempts, accepted, rejected;  /* since the host set them */
+  long long max_attempts;   /* attempts allowed; then ODB_GEN_CTL_STEPS */
+  int cur;               /* 0: the state is in args.y; 1: in args.ynew */
+  int done;              /* ODB_GEN_CTL_*: not 0 makes launches return */
+  int capped;            /* an attempt of this step was rejected: the
+                            factor stays at most 1 until one is accepted */
+  int pad;
+} odb_gen_ctl;
+
+enum {
+  ODB_GEN_CTL_RUN = 0,   /* stepping on */
+  ODB_GEN_CTL_END,       /* t1 reached */
+  ODB_GEN_CTL_HMIN,      /* the next h fell below hmin */
+  ODB_GEN_CTL_STEPS      /* max_attempts attempts made */
+};
 
 /* When a launch of a step runs. */
 enum {
@@ -109,6 +144,9 @@ typedef struct odb_gen_opts {
   int early_store;       /* gpu_stream2d, skew 2: 1 stores each completed
                             row of ynew in the last stage (fewer registers
                             held to the pass's end), 0 after all stages */
+  int devctl;            /* gpu_stream2d with an error estimate: 1 builds
+                            the kernel that takes its step from args.ctl
+                            and runs the step controller (odb_gen_ctl) */
 } odb_gen_opts;
 
 /* What the host needs to run the generated step. */

@@ -43,6 +43,13 @@ typedef struct gpu_rk {
   char barrier;
   double watchdog;
   double rd[2], wr[2];   /* bytes read/written per step, [stage0] */
+  /* gpu_stream2d: its options, and the kernel with the step controller
+     (odb_gen_ctl; built at the first advance) with the controller's
+     device and pinned host copies */
+  odb_gen_opts s2d;
+  odb_gpu_module *mod_ctl;
+  odb_gpu_kernel kctl;
+  odb_gen_ctl *ctl, *ctl_host;
 } gpu_rk;
 
 /*
@@ -89,8 +96,11 @@ static void gpu_fini(odb_solver *s) {
   b->ops->free(b, g->ticket);
   b->ops->free(b, g->err2);
   b->ops->free(b, g->bar);
+  b->ops->free(b, g->ctl);
   if (g->err_host) cudaFreeHost(g->err_host);
+  if (g->ctl_host) cudaFreeHost(g->ctl_host);
   odb_gpu_module_free(g->mod);
+  odb_gpu_module_free(g->mod_ctl);
   free(g);
   s->vdata = NULL;
 }
@@ -523,8 +533,10 @@ static odb_status stream2d_init(odb_solver *s) {
                          &g->plan));
       free(src);
     }
+    g->s2d = o;
     return built_finish(s, g, &o);
   }
+  g->s2d = o;
   return tiled_finish(s, g, ODB_GEN_STREAM2D, &o, &dev);
 }
 
@@ -634,12 +646,9 @@ static odb_status check_watchdog(odb_solver *s, gpu_rk *g) {
                   g->barrier, g->watchdog, s->t, g->plan.wg_per_tile);
 }
 
-/*
-** Launches the step's kernels in order (skipping stage 0 or its FSAL
-** replacement), then brings the norm's sum of squares back (8 bytes).
-*/
-static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
-  gpu_rk *g = s->vdata;
+/* The kernels' argument for an attempt of h from (s->t, s->y). */
+static void fill_args(const odb_solver *s, const gpu_rk *g, double h,
+                      odb_gen_args *out) {
   const odb_method *m = s->method;
   odb_gen_args a;
   memset(&a, 0, sizeof a);
@@ -659,6 +668,17 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   a.rtol = s->opts.rtol;
   a.bar = g->bar;
   a.fail = (unsigned *)(g->err2 + 1);
+  *out = a;
+}
+
+/*
+** Launches the step's kernels in order (skipping stage 0 or its FSAL
+** replacement), then brings the norm's sum of squares back (8 bytes).
+*/
+static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
+  gpu_rk *g = s->vdata;
+  odb_gen_args a;
+  fill_args(s, g, h, &a);
   for (int i = 0; i < g->plan.nlaunch; ++i) {
     const odb_gen_launch *l = &g->plan.launch[i];
     unsigned grid = l->grid == ODB_GEN_GRID_TILES ? (unsigned)g->plan.ntiles
@@ -692,6 +712,82 @@ static void gpu_traffic(const odb_solver *s, int stage0, double *r,
   const gpu_rk *g = s->vdata;
   *r = g->rd[stage0 ? 1 : 0];
   *w = g->wr[stage0 ? 1 : 0];
+}
+
+/*
+** gpu_stream2d's kernel with the step controller (the options it runs
+** with, devctl on: the same grid and shared memory), and the controller's
+** device and pinned host copies.
+*/
+static odb_status build_ctl(odb_solver *s, gpu_rk *g) {
+  odb_device_info dev;
+  odb_gen_opts o = g->s2d;
+  odb_gen_plan plan;
+  char *src = NULL, name[160];
+  odb_status st;
+  o.devctl = 1;
+  ODB_TRY(odb_backend_query(s->backend, &dev));
+  ODB_TRY(odb_gen_rk(s->problem, s->method, ODB_GEN_STREAM2D, &o, &src,
+                     &plan));
+  snprintf(name, sizeof name, "%s %s %s (controller)", s->variant->name,
+           s->method->name, s->problem->label);
+  st = odb_nvrtc_build(name, src, dev.cc_major, dev.cc_minor, &g->mod_ctl);
+  free(src);
+  if (st != ODB_OK) return st;
+  ODB_TRY(odb_gpu_kernel_get(g->mod_ctl, plan.launch[0].kernel, &g->kctl));
+  ODB_TRY(odb_gpu_kernel_smem(&g->kctl, plan.launch[0].smem));
+  ODB_TRY(s->backend->ops->alloc(s->backend, sizeof(odb_gen_ctl),
+                                 (void **)&g->ctl));
+  ODB_CUDA_CHECK(cudaMallocHost((void **)&g->ctl_host, sizeof(odb_gen_ctl)));
+  return ODB_OK;
+}
+
+/*
+** gpu_stream2d's advance: the controller set from the solver (its
+** options, t, h_next, the batch's limits), a->launches launches of the
+** controller's kernel queued back to back (each returns at once when the
+** controller is done), then the controller brought back: the one host
+** round trip of the batch.
+*/
+static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
+  gpu_rk *g = s->vdata;
+  odb_gen_ctl *c;
+  odb_gen_args a;
+  if (!g->kctl.fn) ODB_TRY(build_ctl(s, g));
+  c = g->ctl_host;
+  memset(c, 0, sizeof *c);
+  c->t = s->t;
+  c->h_next = s->h_next;
+  c->h = fmin(s->h_next, v->t1 - s->t);
+  c->t1 = v->t1;
+  c->t_eps = v->t_eps;
+  c->hmin = v->hmin;
+  c->safety = s->opts.safety;
+  c->fac_min = s->opts.fac_min;
+  c->fac_max = s->opts.fac_max;
+  c->expo = -1.0 / (s->err_order + 1);
+  c->max_attempts = v->max_attempts;
+  c->capped = v->capped;
+  ODB_CUDA_CHECK(cudaMemcpyAsync(g->ctl, c, sizeof *c,
+                                 cudaMemcpyHostToDevice, 0));
+  fill_args(s, g, c->h, &a);
+  a.ctl = g->ctl;
+  for (int i = 0; i < v->launches; ++i)
+    ODB_TRY(odb_gpu_launch(&g->kctl, (unsigned)g->plan.ntiles,
+                           (unsigned)g->plan.threads,
+                           g->plan.launch[0].smem, &a));
+  ODB_CUDA_CHECK(cudaMemcpy(c, g->ctl, sizeof *c, cudaMemcpyDeviceToHost));
+  v->attempts = (long)c->attempts;
+  v->accepted = (long)c->accepted;
+  v->rejected = (long)c->rejected;
+  v->t = c->t;
+  v->h_next = c->h_next;
+  v->h_last = c->h_last;
+  v->err = c->err;
+  v->capped = c->capped;
+  v->swapped = c->cur;
+  v->end = c->done;
+  return ODB_OK;
 }
 
 const odb_variant odb_variant_gpu_unfused = {
@@ -784,4 +880,5 @@ const odb_variant odb_variant_gpu_stream2d = {
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,
+  .advance = gpu_advance,
 };

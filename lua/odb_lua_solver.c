@@ -221,15 +221,13 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
         luaL_argerror(L, 1, "field 'streaming': must be 'auto', 'on' or 'off'");
     }
   }
-  {   /* fixed steps on a device: the error norm read back each step or call */
+  {   /* a device variant's host round trips: every step, or once a call
+         (adaptive steps: the step controller on the device) */
     const char *sv = odbL_opt_string(L, 1, "sync", NULL);
     if (sv) {
       if (strcmp(sv, "call") == 0) o->sync = ODB_SYNC_CALL;
       else if (strcmp(sv, "step") == 0) o->sync = ODB_SYNC_STEP;
       else luaL_argerror(L, 1, "field 'sync': must be 'step' or 'call'");
-      if (o->sync == ODB_SYNC_CALL && !(o->h_fixed > 0))
-        luaL_argerror(L, 1, "field 'sync': 'call' needs a fixed step h "
-                      "(an adaptive step reads its error norm every step)");
     }
   }
   read_tiling(L, &o->tiling);

@@ -6,11 +6,16 @@
 --
 -- For each method it takes `steps` fixed steps of h = 1/(8c + 10),
 -- c = alpha (N-1)^2 (inside every method's stability region), from the
--- initial value, after a warm-up. Every step computes the error norm and
+-- initial value, after a warm-up (adaptive="off" leaves out the adaptive
+-- lines below). Every step computes the error norm and
 -- brings it to the host, as an adaptive step must (the peers synchronise
 -- the same way); the line below each row is the same run with one
 -- synchronisation per run (ours: sync = "call"), with its ratios to the
--- peers' such runs. It prints the
+-- peers' such runs. Then adaptive integrations over 12 x steps x h (tolerance
+-- tol, first step h), per attempt: ours with the step controller on the
+-- device (gpu_stream2d: no host round trip) and on the host (sync =
+-- "step"), against JAX running the same controller in one jitted
+-- lax.while_loop. It prints the
 -- time per step, GB/s (the bytes the variant must move over the time), the
 -- share of the floor (reading y and writing ynew once, 2 n 8 bytes, at the
 -- device-to-device copy bandwidth measured in this run) and the ratio to
@@ -31,6 +36,7 @@ local variants = ob.param("variants", "gpu_unfused,gpu_reference,gpu_trapezoid,g
 local peers    = ob.param("peers", "jax,torch")
 local python   = ob.param("python", "python3")
 local tol      = ob.param("tol", 1e-6)
+local adapt    = ob.param("adaptive", "on")   -- "off": no adaptive rows
 
 local function split(s)
   local t = {}
@@ -52,6 +58,7 @@ local p = ob.problem("bruss2d", { N = N })
 local n = p.n
 local c = 2e-3 * (N - 1) ^ 2
 local h = 1 / (8 * c + 10)
+local t1a = 12 * steps * h   -- the adaptive runs' span, first step h
 local floor_bytes = 2 * n * 8
 local floor_s = gpu.copy_gbs and floor_bytes / (gpu.copy_gbs * 1e9) or nil
 io.write(string.format("%s (cc %s, %d SMs), copy bandwidth %.0f GB/s; "
@@ -69,8 +76,8 @@ local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 -- Runs a peer; returns its result table or nil and the reason.
 local function run_peer(name, method)
   local cmd = string.format("%s %speers/%s_rk.py --method %s --N %d "
-    .. "--h %.17g --steps %d --tol %.17g 2>&1", python, here, name, method, N,
-    h, steps, tol)
+    .. "--h %.17g --steps %d --tol %.17g --t1 %.17g 2>&1", python, here,
+    name, method, N, h, steps, tol, adapt == "off" and 0 or t1a)
   local f = io.popen(cmd)
   if not f then return nil, "cannot start " .. python end
   local out = f:read("a")
@@ -86,6 +93,28 @@ local function run_peer(name, method)
   end
   for k, v in line:gmatch("\"([%w_]+)\": \"([^\"]*)\"") do r[k] = v end
   return r
+end
+
+-- Adaptive integrations from 0 to t1a (tolerance tol, first step h) on
+-- variant v: with the step controller where the variant puts it by default
+-- (on the device for gpu_stream2d) and, where that is the device, again on
+-- the host (sync = "step": the norm back every attempt). Each after a
+-- warm-up run; the figures per attempt.
+local function adaptive_runs(m, v)
+  local out = {}
+  for _, sync in ipairs({ "auto", "step" }) do
+    local sv = ob.solver { problem = p, method = m, backend = "cuda",
+                           variant = v, tol = tol, h0 = h,
+                           sync = sync ~= "auto" and sync or nil }
+    sv:integrate { t0 = 0, t1 = t1a / 4, label = "warm-up " .. v }
+    local r = sv:integrate { t0 = 0, t1 = t1a, label = string.format(
+      "%s %s N=%d adaptive%s", m, v, N, sync == "step" and " sync=step" or "") }
+    out[sync] = { tpa = r.seconds / r.steps, steps = r.steps,
+                  rejected = r.rejected }
+    sv:close()
+    if v ~= "gpu_stream2d" then break end   -- the host's controller already
+  end
+  return out
 end
 
 -- Sum of the solver's state (the peers report theirs).
@@ -124,6 +153,9 @@ for _, m in ipairs(split(methods)) do
       rows[#rows].async = sa:integrate { t0 = 0, t1 = steps * h,
         label = string.format("%s %s N=%d sync=call", m, v, N) }.time_per_step
       sa:close()
+      if adapt ~= "off" then
+        rows[#rows].adaptive = adaptive_runs(m, v)
+      end
     end
   end
   for _, pn in ipairs(split(peers)) do
@@ -158,6 +190,28 @@ for _, m in ipairs(split(methods)) do
         .. "synchronisation per %d steps)\n", "", "", r.async * 1e6, "",
         floor_s and string.format("%.1f", 100 * floor_s / r.async) or "-",
         va(peer_res.jax), va(peer_res.torch), steps))
+    end
+    local ad = r.adaptive
+    if ad then
+      local jx = peer_res.jax
+      local jt = jx and jx.adaptive_time_per_attempt
+      for _, k in ipairs({ "auto", "step" }) do
+        local a = ad[k]
+        if a then
+          io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %8s   "
+            .. "(adaptive to t=%.3g, tol %g: %d attempts, %d rejected; step "
+            .. "controller on the %s%s)\n", "", "", a.tpa * 1e6, "",
+            floor_s and string.format("%.1f", 100 * floor_s / a.tpa) or "-",
+            jt and string.format("%.2fx", jt / a.tpa) or "-", "-", t1a, tol,
+            a.steps, a.rejected,
+            (k == "step" or r.name ~= "gpu_stream2d") and "host" or "device",
+            jt and k == "auto" and string.format("; JAX while_loop %.1f us, %d "
+              .. "attempts", jt * 1e6, jx.adaptive_attempts) or ""))
+          ob.metric(string.format("%s_%s_us_per_attempt_adaptive_%s", m,
+                                  r.name, k == "auto" and "default" or "host"),
+                    a.tpa * 1e6)
+        end
+      end
     end
     if r.ours then
       ob.metric(string.format("%s_%s_us_per_step", m, r.name), r.tps * 1e6)

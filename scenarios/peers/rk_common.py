@@ -19,7 +19,7 @@ TABLEAUS = {
         c=[0, Fr(1, 2), Fr(3, 4), 1],
         A=[[], [Fr(1, 2)], [0, Fr(3, 4)], [Fr(2, 9), Fr(1, 3), Fr(4, 9)]],
         b=[Fr(2, 9), Fr(1, 3), Fr(4, 9), 0],
-        bhat=[Fr(7, 24), Fr(1, 4), Fr(1, 3), Fr(1, 8)], fsal=True),
+        bhat=[Fr(7, 24), Fr(1, 4), Fr(1, 3), Fr(1, 8)], fsal=True, q=2),
     "rk4": dict(
         c=[0, Fr(1, 2), Fr(1, 2), 1],
         A=[[], [Fr(1, 2)], [0, Fr(1, 2)], [0, 0, 1]],
@@ -36,7 +36,7 @@ TABLEAUS = {
         b=[Fr(35, 384), 0, Fr(500, 1113), Fr(125, 192), Fr(-2187, 6784),
            Fr(11, 84), 0],
         bhat=[Fr(5179, 57600), 0, Fr(7571, 16695), Fr(393, 640),
-              Fr(-92097, 339200), Fr(187, 2100), Fr(1, 40)], fsal=True),
+              Fr(-92097, 339200), Fr(187, 2100), Fr(1, 40)], fsal=True, q=4),
     "verner65": dict(
         c=[0, Fr(1, 6), Fr(4, 15), Fr(2, 3), Fr(5, 6), 1, Fr(1, 15), 1],
         A=[[], [Fr(1, 6)], [Fr(4, 75), Fr(16, 75)],
@@ -50,7 +50,7 @@ TABLEAUS = {
         b=[Fr(3, 40), 0, Fr(875, 2244), Fr(23, 72), Fr(264, 1955), 0,
            Fr(125, 11592), Fr(43, 616)],
         bhat=[Fr(13, 160), 0, Fr(2375, 5984), Fr(5, 16), Fr(12, 85),
-              Fr(3, 44), 0, 0], fsal=False),
+              Fr(3, 44), 0, 0], fsal=False, q=5),
 }
 
 
@@ -104,6 +104,34 @@ def make_step(method, rhs, maximum, sqrt_mean_sq, atol, rtol):
     return step
 
 
+def make_adaptive_body(method, step, t1, where, isfinite, minimum, maximum,
+                       safety=0.9, fac_min=0.2, fac_max=5.0):
+    """The loop body of an adaptive integration from 0 to t1 with the
+    engine's I controller (core/odb_solver.c: adaptive_step, step_factor;
+    the same defaults), written with array selects so that the whole loop
+    stays on the device (lax.while_loop): state (t, h_next, y, f, capped,
+    attempts, accepted). A rejection keeps y and caps the next factor at 1
+    until an attempt is accepted; a rest below 1e-14 t1 merges."""
+    expo = -1.0 / (TABLEAUS[method]["q"] + 1)
+    eps = 1e-14 * abs(t1)
+
+    def body(st):
+        t, hn, y, f, capped, att, acc = st
+        h = minimum(hn, t1 - t)
+        yn, fn, err = step(y, f, h)
+        fin = isfinite(err)
+        ok = fin & (err <= 1.0)
+        cap = where(ok, where(capped, 1.0, fac_max), 1.0)
+        fac = where(err > 0, minimum(cap, maximum(fac_min,
+                                                  safety * err ** expo)), cap)
+        fac = where(fin, fac, fac_min)
+        tn = where(ok, t + h, t)
+        tn = where(ok & (t1 - tn < eps), t1, tn)
+        return (tn, h * fac, where(ok, yn, y), where(ok, fn, f), ~ok,
+                att + 1, acc + ok.astype(att.dtype))
+    return body
+
+
 def bruss_rhs(N, alpha, cat, stack):
     """f(y) of BRUSS2D for any array framework: y interleaved U, V with the
     second grid index fastest; Neumann boundary through mirrored
@@ -144,16 +172,20 @@ def args(name):
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--tol", type=float, default=1e-6)
+    p.add_argument("--t1", type=float, default=0.0,
+                   help="also integrate adaptively from 0 to t1 (first step "
+                        "h) with the controller on the device (0: not)")
     a = p.parse_args()
     if a.h <= 0:
         a.h = 1.0 / (8 * a.alpha * (a.N - 1) ** 2 + 10)
     return a
 
 
-def run(name, version, device, a, step, y0, f0, sync, total):
+def run(name, version, device, a, step, y0, f0, sync, total, extra=None):
     """Warm-up steps, then a.steps steps from y0 each timed with a device
     synchronisation, then a.steps steps timed with one at the end; prints
-    one JSON line. total(y) gives sum(y) for the checksum."""
+    one JSON line (with extra's fields). total(y) gives sum(y) for the
+    checksum."""
     y, f = y0, f0
     for _ in range(a.warmup):
         y, f, err = step(y, f, a.h)
@@ -177,5 +209,5 @@ def run(name, version, device, a, step, y0, f0, sync, total):
         "method": a.method, "N": a.N, "n": 2 * a.N * a.N, "h": a.h,
         "steps": a.steps, "time_per_step": statistics.median(times),
         "time_per_step_min": min(times), "time_per_step_async": t_async,
-        "checksum": checksum, "err_last": float(err)}))
+        "checksum": checksum, "err_last": float(err), **(extra or {})}))
     sys.stdout.flush()

@@ -790,6 +790,124 @@ static void test_sync(odb_rng *r) {
   odb_problem_destroy(p);
 }
 
+/*
+** One adaptive integration of p from a random state on gpu_stream2d with
+** options o, in two integrate calls (to t1 / 2, then t1); the final state,
+** the counts and the last norm in *y, *st (the second call's) and *acc.
+*/
+static odb_status devctl_run(odb_problem *p, const char *method,
+                             const odb_solver_opts *o, const double *y0,
+                             double t1, double **y, odb_solve_stats *st,
+                             long *acc) {
+  odb_solver *g = solver(p, method, gpu, "gpu_stream2d", o);
+  odb_status s1;
+  *y = NULL;
+  *acc = 0;
+  if (!g) return ODB_ERR_BACKEND;
+  odb_solver_set_state(g, 0.0, y0);
+  s1 = odb_solver_integrate(g, t1 / 2, st);
+  *acc = st->accepted;
+  if (s1 == ODB_OK) s1 = odb_solver_integrate(g, t1, st);
+  *acc += st->accepted;
+  *y = state(g);
+  odb_solver_destroy(g);
+  return s1;
+}
+
+/*
+** The step controller on the device (gpu_stream2d's advance, the default
+** for adaptive steps) against the host's (sync = step) on the same
+** variant: the same accepted and rejected steps, the same state to 1e-12
+** and the last norm to 1e-6 (a difference of stages: rounding in the
+** state moves it more), from a random state, with and without rejections (h0 far too
+** large, tolerance 1e-9), at lag 1 and lag 2, on an odd grid; plus plain
+** on the CPU to 1e-10. hmin above the steps, max_steps below them and
+** sync = call on a variant without the controller are refused.
+*/
+static void test_devctl(odb_rng *r) {
+  static const char *const ms[] = { "bs3", "dopri5", "verner65" };
+  odb_problem *p = bruss_nx(29, 23);
+  double *y0 = malloc((size_t)p->n * sizeof(double));
+  double t1 = quick ? 0.05 : 0.2;
+  for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + 2.0 * odb_rng_uniform(r);
+  for (int mi = 0; mi < 3; ++mi)
+    for (int c = 0; c < 4; ++c) {
+      odb_solver_opts od, oh;
+      odb_solve_stats sd, sh, sc;
+      double *yd, *yh, *yc, ed, ec;
+      long ad = 0, ah = 0;
+      odb_solver *cs;
+      odb_status st;
+      memset(&od, 0, sizeof od);
+      if (c & 1) {
+        od.h0 = 0.2;
+        od.rtol = od.atol = 1e-9;
+      }
+      od.tiling.lag = c & 2 ? 2 : 0;
+      oh = od;
+      oh.sync = ODB_SYNC_STEP;
+      st = devctl_run(p, ms[mi], &od, y0, t1, &yd, &sd, &ad);
+      if (st == ODB_OK) st = devctl_run(p, ms[mi], &oh, y0, t1, &yh, &sh, &ah);
+      else yh = NULL;
+      cs = solver(p, ms[mi], cpu, "plain", &od);
+      odb_solver_set_state(cs, 0.0, y0);   /* (plain ignores tiling) */
+      if (odb_solver_integrate(cs, t1 / 2, &sc) != ODB_OK ||
+          odb_solver_integrate(cs, t1, &sc) != ODB_OK)
+        st = ODB_ERR_INTERNAL;
+      yc = state(cs);
+      ed = yd && yh ? max_rel(yd, yh, p->n) : INFINITY;
+      ec = yd ? max_rel(yd, yc, p->n) : INFINITY;
+      tap_ok(st == ODB_OK && ad == ah && sd.rejected == sh.rejected &&
+             ed <= 1e-12 && ec <= 1e-10 && ad >= 2 &&
+             fabs(sd.err_last - sh.err_last) <= 1e-6 * sh.err_last &&
+             sd.t == t1,
+             "devctl %s%s lag %d: %ld accepted, %ld/%ld rejected in the last "
+             "call (host: %ld, %ld/%ld), rel err %.2e to the host's, %.2e to "
+             "plain%s%s", ms[mi], c & 1 ? " h0 0.2 tol 1e-9" : "",
+             c & 2 ? 2 : 1, ad, sd.rejected, sd.steps, ah, sh.rejected,
+             sh.steps, ed, ec, st == ODB_OK ? "" : ": ",
+             st == ODB_OK ? "" : one_line(odb_last_error()));
+      free(yd);
+      free(yh);
+      free(yc);
+      odb_solver_destroy(cs);
+    }
+  {
+    odb_solver_opts o;
+    odb_solve_stats sg;
+    odb_solver *g;
+    odb_status st;
+    memset(&o, 0, sizeof o);
+    o.hmin = 1.0;
+    o.h0 = 2.0;   /* rejected on the device; the next h falls under hmin */
+    g = solver(p, "dopri5", gpu, "gpu_stream2d", &o);
+    if (g) odb_solver_set_state(g, 0.0, y0);
+    st = g ? odb_solver_integrate(g, 5.0, &sg) : ODB_ERR_BACKEND;
+    tap_ok(st == ODB_ERR_STEP_SIZE && strstr(odb_last_error(), "below hmin"),
+           "devctl: hmin 1 is refused: %s", one_line(odb_last_error()));
+    odb_solver_destroy(g);
+    memset(&o, 0, sizeof o);
+    o.max_steps = 5;
+    g = solver(p, "dopri5", gpu, "gpu_stream2d", &o);
+    if (g) odb_solver_set_state(g, 0.0, y0);
+    st = g ? odb_solver_integrate(g, 1.0, &sg) : ODB_ERR_BACKEND;
+    tap_ok(st == ODB_ERR_MAX_STEPS && sg.steps == 5 && sg.t < 1.0,
+           "devctl: max_steps 5 stops after 5 attempts at t = %g: %s", sg.t,
+           one_line(odb_last_error()));
+    odb_solver_destroy(g);
+    memset(&o, 0, sizeof o);
+    o.sync = ODB_SYNC_CALL;
+    g = solver(p, "dopri5", gpu, "gpu_reference", &o);
+    tap_ok(!g && strstr(odb_last_error(), "needs the step controller on the "
+                                          "device"),
+           "devctl: sync = call, adaptive, on gpu_reference is refused: %s",
+           one_line(odb_last_error()));
+    odb_solver_destroy(g);
+  }
+  free(y0);
+  odb_problem_destroy(p);
+}
+
 int main(void) {
   odb_ctx_opts o = {0};
   odb_rng r;
@@ -818,6 +936,15 @@ int main(void) {
       (strcmp(getenv("ODB_GPU_TEST_ONLY"), "stream2d") == 0 || only_lag1)) {
     test_stream2d(&r);     /* while tuning that variant */
     test_sync(&r);
+    test_devctl(&r);
+    odb_ctx_destroy(ctx);
+    return tap_done();
+  }
+  if (getenv("ODB_GPU_TEST_ONLY") &&
+      strcmp(getenv("ODB_GPU_TEST_ONLY"), "devctl") == 0) {
+    long rej = 0;
+    test_devctl(&r);       /* the step controller on the device */
+    test_adaptive(37, NULL, "", &rej);
     odb_ctx_destroy(ctx);
     return tap_done();
   }
@@ -844,6 +971,7 @@ int main(void) {
   test_multiblock(&r);
   test_stream2d(&r);
   test_sync(&r);
+  test_devctl(&r);
   test_levels(&r);
   test_refusals();
   test_dump();

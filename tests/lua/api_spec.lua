@@ -197,7 +197,7 @@ describe("ob.solver", function()
                function() ob.solver { problem = p, max_steps = 1.5 } end)
     fails_with("field 'sync': must be 'step' or 'call'",
                function() ob.solver { problem = p, h = 1e-3, sync = "never" } end)
-    fails_with("field 'sync': 'call' needs a fixed step h",
+    fails_with("sync = call with adaptive steps needs the step controller on the device",
                function() ob.solver { problem = p, sync = "call" } end)
   end)
 

@@ -352,6 +352,73 @@ static void check_lag1(void) {
 }
 
 /*
+** The kernel with the step controller (devctl): gpu_stream2d at lag 1 and
+** lag 2 for bs3 and verner65, with the same plan (grid, shared memory) as
+** without it, a head that returns once the controller is done and takes
+** h and the buffers' order from it, the controller's call where the norm
+** is finished; NVRTC
+** compiles them (the body inlined twice, for either order of y and ynew).
+** Refused for another layout and for a method without an error estimate.
+*/
+static void check_devctl(void) {
+  static const char *const meths[2] = { "bs3", "verner65" };
+  char *src[4] = { NULL };
+  odb_problem *p = bruss(37, 23);
+  int nsrc = 0;
+  for (int i = 0; p && i < 4; ++i) {
+    const odb_method *m = odb_method_find(meths[i / 2]);
+    odb_gen_opts o;
+    odb_gen_plan pl, pc;
+    char *plain = NULL;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.rows = 9;
+    o.skew = 2;
+    o.lag = 1 + i % 2;
+    o.carry = 3;
+    int ok = odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &plain, &pl) == ODB_OK;
+    o.devctl = 1;
+    ok = ok && odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[i], &pc) == ODB_OK;
+    tap_ok(ok && pc.nlaunch == 1 && pc.ntiles == pl.ntiles &&
+           pc.launch[0].smem == pl.launch[0].smem &&
+           strstr(src[i], "if (odb_done) return;") &&
+           strstr(src[i], "a.h = odb_h;") &&
+           strstr(src[i], "a.y = odb_a0.ynew;") &&
+           strstr(src[i], "odb_ctl_after(a.ctl, v, a.h);") &&
+           !strstr(plain, "odb_ctl_after(a.ctl"),
+           "devctl %s lag %d: the plan of the kernel without it (%ld blocks, "
+           "%zu bytes), h from the controller, its update after the norm%s%s",
+           meths[i / 2], 1 + i % 2, ok ? pc.ntiles : 0L,
+           ok ? pc.launch[0].smem : (size_t)0, ok ? "" : ": ",
+           ok ? "" : odb_last_error());
+    free(plain);
+    nsrc += src[i] != NULL;
+  }
+  check_compiles(src, 4, nsrc, "the stream2d kernels with the controller");
+  for (int i = 0; i < 4; ++i) free(src[i]);
+  for (int k = 0; p && k < 2; ++k) {
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    char *x = NULL;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.skew = 2;
+    o.lag = 2;
+    o.devctl = 1;
+    tap_ok(odb_gen_rk(p, odb_method_find(k ? "rk4" : "dopri5"),
+                      k ? ODB_GEN_STREAM2D : ODB_GEN_REFERENCE, &o, &x,
+                      &pl) == ODB_ERR_UNSUPPORTED &&
+           strstr(odb_last_error(), "needs gpu_stream2d and a method with "
+                                    "an error estimate"),
+           "devctl refused for %s: %s", k ? "rk4 (no estimate)"
+                                         : "gpu_reference",
+           odb_last_error());
+    free(x);
+  }
+  odb_problem_destroy(p);
+}
+
+/*
 ** The other layouts, which otherwise only meet NVRTC on a GPU machine:
 ** unfused, reference, trapezoid (full and partial height), multi-block
 ** with barriers A, B and C and each stride, and hexagons, for a method
@@ -420,6 +487,7 @@ int main(void) {
   check_cell9();
   check_cell_only();
   check_lag1();
+  check_devctl();
   check_layouts();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
