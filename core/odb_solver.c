@@ -628,7 +628,7 @@ static int device_control(const odb_solver *s) {
 ** (every attempt evaluates all stages), the state taken over. *launches
 ** caps the batch's size (16 at first, doubling up to 256); within it the
 ** batch is the attempts that the rest of the span needs at the proposed
-** h, plus two. *capped carries a rejection across batches.
+** h, plus an eighth and two. *capped carries a rejection across batches.
 */
 static odb_status device_batch(odb_solver *s, double t1, double span,
                                double hmin, long left, int *launches,
@@ -648,8 +648,10 @@ static odb_status device_batch(odb_solver *s, double t1, double span,
   v.max_attempts = left;
   v.capped = *capped;
   /* a launch after the end returns at once (a few microseconds), a batch
-     too short costs a round trip: two spare attempts */
-  want = ceil((t1 - s->t) / h) + 2;
+     too short costs a round trip: two spare launches, and one in eight for
+     the launches that rejections skip */
+  want = ceil((t1 - s->t) / h);
+  want += ceil(want / 8) + 2;
   v.launches = (int)fmin(fmin((double)*launches, want), (double)left);
   if (v.launches < 1) v.launches = 1;
   ODB_TRY(s->variant->advance(s, &v));

@@ -143,8 +143,9 @@ struct odb_variant {
   void (*traffic)(const odb_solver *s, int stage0, double *rbytes,
                   double *wbytes);
   /*
-  ** Optional (NULL: the host controls every adaptive step): queues up to
-  ** a->launches attempts from (s->t, s->y) with h = min(s->h_next,
+  ** Optional (NULL: the host controls every adaptive step): queues
+  ** a->launches launches, attempts from (s->t, s->y) (a rejection may cost
+  ** the launch after it) with h = min(s->h_next,
   ** t1 - t), each deciding accept or reject and the next h on the device
   ** by the same I controller as the host (s->opts), and reports as
   ** odb_advance says. Changes only s->y and s->ynew's contents; every

@@ -101,7 +101,6 @@ typedef struct gen {
                             barrier every second pass suffices */
   int early_store;       /* skew 2: the last stage stores its row of ynew */
   int devctl;            /* the kernel runs the step controller (args.ctl) */
-  int min_blocks;        /* gpu_stream2d: __launch_bounds__'s blocks (0: none) */
   int lag;               /* skew 2: rows stage l runs behind stage l-1 (1:
                             stages in order, a barrier every pass) */
   odb_gen_plan *plan;
@@ -247,7 +246,7 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
          "  double *Y[2];\n  double *part;\n  unsigned int *ticket;\n"
          "  double *err2;\n  double tl[%d];\n  double h, atol, rtol;\n"
          "  unsigned int *bar;\n  unsigned int *fail;\n"
-         "  struct odb_ctl *ctl;\n};\n",
+         "  struct odb_ctl *ctl;\n  long long par;\n};\n",
       ODB_GEN_MAX_STAGES, ODB_GEN_MAX_STAGES);
   if (g->devctl) put_ctl(g);
   if (p->gpu_source)   /* NULL: a grid problem with only a cell source */
@@ -1585,55 +1584,41 @@ static void put_s2_helpers(sbuf *b) {
 ** says how the rings lie in it), the block's strip, chunk and rows.
 */
 /*
-** k_s2d with devctl is a wrapper around the step's body, odb_s2d_body:
-** the wrapper returns at once when the controller is done, takes h and
-** t + c_l h from it and calls the body with y and ynew in the order the
-** controller's cur says. Two inlined calls, each with the buffers straight
-** from the kernel's parameters: a pointer picked at run time would hold
-** registers through the body (Verner spilled).
+** k_s2d's head with devctl: it returns at once when the controller is done
+** or holds the state in the other buffer than the launch's args.y
+** (args.par: the host queues launches with y and ynew in turns, so a
+** rejected attempt skips the launch after it), else takes h and t + c_l h
+** from the controller. The buffers stay the kernel's parameters: a pointer
+** picked at run time would hold registers through the body (Verner
+** spilled), and the body inlined once per order cost Verner 3%.
 */
-static void put_ctl_kernel(gen *g, int min_blocks) {
+static void put_ctl_head(gen *g, const char *layout) {
   sbuf *b = &g->b;
-  if (min_blocks > 0)
-    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n",
-        min_blocks);
-  else
-    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
-  put(b, "k_s2d(const odb_args odb_a0) {\n"
+  put(b, "k_s2d(const odb_args odb_a0) {\n  // %s\n"
          "  const odb_ctl *const odb_c = odb_a0.ctl;\n"
          "  const int odb_done = *(volatile const int *)&odb_c->done;\n"
          "  const int odb_cur = odb_c->cur;\n"
          "  const double odb_h = odb_c->h, odb_t = odb_c->t;\n"
-         "  if (odb_done) return;\n"
+         "  if (odb_done || odb_cur != (int)odb_a0.par) return;\n"
          "  odb_args a = odb_a0;\n"
-         "  a.h = odb_h;\n");
+         "  a.h = odb_h;\n", layout);
   for (int l = 0; l < g->S; ++l) {
     put(b, "  a.tl[%d] = __dadd_rn(odb_t, __dmul_rn(", l);
     put_num(b, g->m->c[l]);
     put(b, ", a.h));   // as the host rounds it\n");
   }
-  put(b, "  if (odb_cur) {\n"
-         "    a.y = odb_a0.ynew;\n"
-         "    a.ynew = (double *)odb_a0.y;\n"
-         "    odb_s2d_body(a);\n"
-         "  } else {\n"
-         "    odb_s2d_body(a);\n"
-         "  }\n}\n");
 }
 
 static void put_s2_head(gen *g, int min_blocks, const char *layout) {
   sbuf *b = &g->b;
   put_source(b, g->p->label, "gpu_cell_source", g->p->gpu_cell_source);
-  g->min_blocks = min_blocks;
-  if (g->devctl)   /* the kernel, put_ctl_kernel, follows the body */
-    put(b, "static __device__ __forceinline__ void odb_s2d_body(const "
-           "odb_args &a) {\n  // %s\n", layout);
-  else if (min_blocks > 0)
-    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n"
-           "k_s2d(const odb_args a) {\n  // %s\n", min_blocks, layout);
+  if (min_blocks > 0)
+    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T, %d)\n",
+        min_blocks);
   else
-    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n"
-           "k_s2d(const odb_args a) {\n  // %s\n", layout);
+    put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
+  if (g->devctl) put_ctl_head(g, layout);
+  else put(b, "k_s2d(const odb_args a) {\n  // %s\n", layout);
   put(b, "  extern __shared__ __align__(16) double odb_ysm[];\n"
          "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
          "  const int t = (int)threadIdx.x;\n");
@@ -1676,7 +1661,6 @@ static void put_s2_tail(gen *g) {
   else
     put(b, "  (void)acc;\n");
   put(b, "}\n");
-  if (g->devctl) put_ctl_kernel(g, g->min_blocks);
 }
 
 /* The helpers, the problem's cell source and the kernel k_s2d. */

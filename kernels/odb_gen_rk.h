@@ -40,6 +40,8 @@ typedef struct odb_gen_args {
   unsigned *bar;         /* multi-block: barrier counters and flags */
   unsigned *fail;        /* multi-block: set by a barrier's watchdog */
   struct odb_gen_ctl *ctl;   /* the step controller (devctl kernels only) */
+  long long par;         /* devctl: the launch runs only when the controller
+                            holds the state in this launch's y (cur == par) */
 } odb_gen_args;
 
 /*
@@ -62,7 +64,8 @@ typedef struct odb_gen_ctl {
   double err, h_last;    /* the last attempt's norm and h */
   long long attempts, accepted, rejected;  /* since the host set them */
   long long max_attempts;   /* attempts allowed; then ODB_GEN_CTL_STEPS */
-  int cur;               /* 0: the state is in args.y; 1: in args.ynew */
+  int cur;               /* which of the batch's two buffers holds the state
+                            (0: the first launch's y) */
   int done;              /* ODB_GEN_CTL_*: not 0 makes launches return */
   int capped;            /* an attempt of this step was rejected: the
                             factor stays at most 1 until one is accepted */

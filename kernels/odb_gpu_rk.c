@@ -745,9 +745,10 @@ static odb_status build_ctl(odb_solver *s, gpu_rk *g) {
 /*
 ** gpu_stream2d's advance: the controller set from the solver (its
 ** options, t, h_next, the batch's limits), a->launches launches of the
-** controller's kernel queued back to back (each returns at once when the
-** controller is done), then the controller brought back: the one host
-** round trip of the batch.
+** controller's kernel queued back to back with y and ynew in turns (one
+** returns at once when the controller is done or, after a rejection, when
+** the state is in its ynew), then the controller brought back: the one
+** host round trip of the batch.
 */
 static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   gpu_rk *g = s->vdata;
@@ -772,10 +773,14 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
                                  cudaMemcpyHostToDevice, 0));
   fill_args(s, g, c->h, &a);
   a.ctl = g->ctl;
-  for (int i = 0; i < v->launches; ++i)
+  for (int i = 0; i < v->launches; ++i) {
+    a.par = i % 2;   /* y and ynew in turns; cur == par runs */
+    a.y = i % 2 ? s->ynew : s->y;
+    a.ynew = i % 2 ? s->y : s->ynew;
     ODB_TRY(odb_gpu_launch(&g->kctl, (unsigned)g->plan.ntiles,
                            (unsigned)g->plan.threads,
                            g->plan.launch[0].smem, &a));
+  }
   ODB_CUDA_CHECK(cudaMemcpy(c, g->ctl, sizeof *c, cudaMemcpyDeviceToHost));
   v->attempts = (long)c->attempts;
   v->accepted = (long)c->accepted;
