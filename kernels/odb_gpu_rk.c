@@ -877,7 +877,9 @@ const odb_variant odb_variant_gpu_stream2d = {
          "rows kept in registers, and a grid no wider than the block "
          "streamed in whole rows (several sub-strips a block, no halo "
          "columns); y read once (plus halos), ynew written "
-         "once; tiling options skew, threads, rows, carry (skew 2), lag "
+         "once; adaptive steps run the step controller on the device (one "
+         "host round trip a batch of launches; sync = step: on the host); "
+         "tiling options skew, threads, rows, carry (skew 2), lag "
          "(skew 2: 1 or 2), band (skew 1), wg_per_sm",
   .backend = "cuda",
   .applies = stream2d_applies,
