@@ -189,8 +189,9 @@ static odb_status sync_check(const odb_solver *s) {
     return ODB_OK;
   return ODB_FAIL(ODB_ERR_UNSUPPORTED, "sync = call with adaptive steps "
                   "needs the step controller on the device, which variant "
-                  "'%s' does not have (gpu_stream2d has it); give a fixed "
-                  "step h, or sync = step", s->variant->name);
+                  "'%s' does not have (the GPU variants but gpu_multiblock "
+                  "have it); give a fixed step h, or sync = step",
+                  s->variant->name);
 }
 
 odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
@@ -617,15 +618,17 @@ static odb_status fixed_step(odb_solver *s, double h, int defer) {
 
 /* Whether integrate's adaptive steps run with the controller on the device. */
 static int device_control(const odb_solver *s) {
-  return s->variant->advance && !(s->opts.h_fixed > 0) && s->err_order > 0 &&
-         s->opts.sync != ODB_SYNC_STEP;
+  const odb_variant *v = s->variant;
+  return v->advance && !(s->opts.h_fixed > 0) && s->err_order > 0 &&
+         (s->opts.sync == ODB_SYNC_CALL ||
+          (s->opts.sync == 0 && v->advance_default));
 }
 
 /*
 ** One batch of adaptive attempts toward t1 with the controller on the
 ** device (odb_variant.advance): the first h as adaptive_step chooses it,
-** the batch's counts and figures booked as attempt() books each attempt
-** (every attempt evaluates all stages), the state taken over. *launches
+** the batch's counts and figures booked as attempt() books each attempt,
+** the state (and FSAL's F_0) taken over. *launches
 ** caps the batch's size (16 at first, doubling up to 256); within it the
 ** batch is the attempts that the rest of the span needs at the proposed
 ** h, plus an eighth and two. *capped carries a rejection across batches.
@@ -656,11 +659,14 @@ static odb_status device_batch(odb_solver *s, double t1, double span,
   if (v.launches < 1) v.launches = 1;
   ODB_TRY(s->variant->advance(s, &v));
   if (*launches < 256) *launches *= 2;
-  s->variant->traffic(s, 1, &r, &w);
-  s->stats.rbytes += r * (double)v.attempts;
-  s->stats.wbytes += w * (double)v.attempts;
-  s->stats.flops += step_flops(s, 1) * (double)v.attempts;
-  s->stats.nfev += (long)s->method->s * v.attempts;
+  for (long i = 0; i < v.attempts; ++i) {   /* as attempt() books each */
+    int stage0 = i == 0 ? !s->fsal_ready : !v.fsal_ready;
+    s->variant->traffic(s, stage0, &r, &w);
+    s->stats.rbytes += r;
+    s->stats.wbytes += w;
+    s->stats.flops += step_flops(s, stage0);
+    s->stats.nfev += s->method->s - (stage0 ? 0 : 1);
+  }
   s->stats.steps += v.attempts;
   s->stats.accepted += v.accepted;
   s->stats.rejected += v.rejected;
@@ -672,10 +678,15 @@ static odb_status device_batch(odb_solver *s, double t1, double span,
     double *tmp = s->y;
     s->y = s->ynew;
     s->ynew = tmp;
+    if (v.fsal_ready) {
+      tmp = s->F[0];
+      s->F[0] = s->F[s->method->s - 1];
+      s->F[s->method->s - 1] = tmp;
+    }
   }
   s->t = v.t;
   s->h_next = v.h_next;
-  s->fsal_ready = 0;   /* F[0] is not kept on the device */
+  s->fsal_ready = v.fsal_ready;
   *capped = v.capped;
   return ODB_OK;
 }

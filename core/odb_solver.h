@@ -63,8 +63,9 @@ typedef struct odb_solver_opts {
                             Adaptive steps: ODB_SYNC_STEP keeps the step
                             controller on the host (the norm comes back
                             every attempt); 0 puts it on the device where
-                            the variant has one (advance), ODB_SYNC_CALL
-                            asks for it (an error where there is none) */
+                            the variant has one by default (advance,
+                            advance_default), ODB_SYNC_CALL asks for it
+                            (an error where there is none) */
   odb_tiling_opts tiling;  /* gpu_multiblock's tile configuration */
 } odb_solver_opts;
 
@@ -94,12 +95,13 @@ void odb_solve_stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
 ** One batch of adaptive attempts with the step controller on the device
 ** (odb_variant.advance). In: the integration's end t1 (a rest below t_eps
 ** merges into the step that reaches it), hmin, the attempts allowed, the
-** launches to queue, and capped (an attempt of the current step was
+** attempts to queue (the variant may queue fewer), and capped (an attempt of the current step was
 ** rejected: the next factor stays at most 1). Out: the counts, the time
 ** reached, the proposed next h, the last attempt's h and norm, capped,
-** swapped (the state is now in s->ynew: the caller swaps y and ynew) and
-** why the device stopped (ODB_GEN_CTL_*-like: 0 queue more, 1 t1 reached,
-** 2 the next h is below hmin, 3 attempts used up).
+** swapped (the state is now in s->ynew: the caller swaps y and ynew, and
+** under fsal_ready F[0] and F[s-1]), fsal_ready (F[0] holds f(t, y) then)
+** and why the device stopped (ODB_GEN_CTL_*-like: 0 queue more, 1 t1
+** reached, 2 the next h is below hmin, 3 attempts used up).
 */
 typedef struct odb_advance {
   double t1, t_eps, hmin;
@@ -109,6 +111,7 @@ typedef struct odb_advance {
   long attempts, accepted, rejected;
   double t, h_next, h_last, err;
   int swapped;
+  int fsal_ready;
   int end;
 } odb_advance;
 
@@ -148,10 +151,15 @@ struct odb_variant {
   ** the launch after it) with h = min(s->h_next,
   ** t1 - t), each deciding accept or reject and the next h on the device
   ** by the same I controller as the host (s->opts), and reports as
-  ** odb_advance says. Changes only s->y and s->ynew's contents; every
-  ** attempt evaluates all s stages.
+  ** odb_advance says. Changes only the contents of s->y, s->ynew and
+  ** s->F; under FSAL (s->fsal_ready) an attempt after the first takes
+  ** F_0 from the one before.
   */
   odb_status (*advance)(odb_solver *s, odb_advance *a);
+  /* 1: adaptive steps use advance unless sync = step asks for the host's
+     controller; 0: only when sync = call asks for it (where it measured
+     slower than the host's: each launch waits for the controller) */
+  int advance_default;
 };
 
 struct odb_solver {

@@ -322,10 +322,21 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
     "}\n", g->devctl ? "    odb_ctl_after(a.ctl, v, a.h);\n" : "");
 }
 
-/* Opens a kernel: extern "C", bounded block size, one by-value argument. */
-static void put_kernel_head(sbuf *b, const char *name) {
-  put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n"
-         "%s(const odb_args a) {\n", name);
+static void put_ctl_prologue(gen *g);
+
+/*
+** Opens a kernel: extern "C", bounded block size, one by-value argument
+** (devctl: the controller's prologue, put_ctl_prologue).
+*/
+static void put_kernel_head(gen *g, const char *name) {
+  sbuf *b = &g->b;
+  put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
+  if (!g->devctl) {
+    put(b, "%s(const odb_args a) {\n", name);
+    return;
+  }
+  put(b, "%s(const odb_args odb_a0) {\n", name);
+  put_ctl_prologue(g);
 }
 
 /*
@@ -375,7 +386,7 @@ static void gen_unfused(gen *g) {
     int loaded[ODB_GEN_MAX_STAGES] = {0}, nl;
     if (l > 0) {
       snprintf(name, sizeof name, "k_lc%d", l);
-      put_kernel_head(b, name);
+      put_kernel_head(g, name);
       put(b, "  ODB_LOOP(j) {\n");
       nl = put_loads(b, &g->e.a[l], loaded);
       put(b, "    a.Y[0][j] = ");
@@ -384,7 +395,7 @@ static void gen_unfused(gen *g) {
       add_launch(g, name, ODB_GEN_ALWAYS, 0, 1 + nl, 1);
     }
     snprintf(name, sizeof name, "k_rhs%d", l);
-    put_kernel_head(b, name);
+    put_kernel_head(g, name);
     put(b, "  const double *__restrict__ arg = %s;\n",
         l == 0 ? "a.y" : "a.Y[0]");
     put(b, "  ODB_LOOP(j) a.F[%d][j] = odb_rhs(j, a.tl[%d], arg);\n}\n", l, l);
@@ -392,7 +403,7 @@ static void gen_unfused(gen *g) {
   }
   {
     int loaded[ODB_GEN_MAX_STAGES] = {0}, nl;
-    put_kernel_head(b, "k_lcb");
+    put_kernel_head(g, "k_lcb");
     put(b, "  ODB_LOOP(j) {\n");
     nl = put_loads(b, &g->e.b, loaded);
     put(b, "    a.ynew[j] = ");
@@ -403,7 +414,7 @@ static void gen_unfused(gen *g) {
   if (!g->plan->has_err) return;
   {
     int loaded[ODB_GEN_MAX_STAGES] = {0}, nl;
-    put_kernel_head(b, "k_lce");
+    put_kernel_head(g, "k_lce");
     put(b, "  ODB_LOOP(j) {\n");
     nl = put_loads(b, &g->e.e, loaded);
     put(b, "    a.Y[0][j] = ");
@@ -411,7 +422,7 @@ static void gen_unfused(gen *g) {
     put(b, ";\n  }\n}\n");
     add_launch(g, "k_lce", ODB_GEN_ALWAYS, 0, nl, 1);
   }
-  put_kernel_head(b, "k_red");
+  put_kernel_head(g, "k_red");
   put(b, "  double acc = 0.0;\n"
          "  ODB_LOOP(j) acc += odb_sq_scaled(__ldg(a.Y[0] + j), "
          "__ldg(a.y + j),\n"
@@ -444,7 +455,7 @@ static void gen_ref_kernel(gen *g, int l, int fsal_load) {
   char name[24], arg[16], out[16];
   snprintf(name, sizeof name, fsal_load ? "k_ref%df" : "k_ref%d", l);
   arg_name(g, l, arg, sizeof arg);
-  put_kernel_head(b, name);
+  put_kernel_head(g, name);
   if (!fsal_load) put(b, "  const double *__restrict__ arg = %s;\n", arg);
   if (last && g->plan->has_err) put(b, "  double acc = 0.0;\n");
   put(b, "  ODB_LOOP(j) {\n");
@@ -599,7 +610,7 @@ static void put_top(gen *g, const char *stride, const char *slot) {
 /* Kernel A (fsal_load: F_0 from memory instead of f(y)). */
 static void gen_trap_a(gen *g, int fsal_load) {
   sbuf *b = &g->b;
-  put_kernel_head(b, fsal_load ? "k_trapAf" : "k_trapA");
+  put_kernel_head(g, fsal_load ? "k_trapAf" : "k_trapA");
   put(b, "  extern __shared__ double sm[];\n"
          "  double *const Fs = sm;\n"
          "  double *const Ys = sm + ODB_S * ODB_W;\n"
@@ -640,7 +651,7 @@ static void gen_trap_a(gen *g, int fsal_load) {
 /* Kernel B: the inverted trapezoid around boundary x = (blockIdx + 1) W. */
 static void gen_trap_b(gen *g) {
   sbuf *b = &g->b;
-  put_kernel_head(b, "k_trapB");
+  put_kernel_head(g, "k_trapB");
   put(b, "  extern __shared__ double sm[];\n"
          "  double *const Fs = sm;\n"
          "  double *const Ys = sm + ODB_S * ODB_WIN;\n"
@@ -836,7 +847,7 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
   int S = g->S, T = g->plan->threads;
   char name[24];
   snprintf(name, sizeof name, "k_lv%d%s", idx, fsal_load ? "f" : "");
-  put_kernel_head(b, name);
+  put_kernel_head(g, name);
   put(b, "  extern __shared__ double sm[];\n"
          "  const odb_idx org = ((odb_idx)blockIdx.x + (%ld)) * ODB_HP + "
          "(%ld);\n"
@@ -1269,7 +1280,7 @@ static void put_mb_lc(sbuf *b, const erk_terms *t) {
 static void gen_mb_kernel(gen *g, int fsal_load, char barrier) {
   sbuf *b = &g->b;
   int S = g->S;
-  put_kernel_head(b, fsal_load ? "k_mbtf" : "k_mbt");
+  put_kernel_head(g, fsal_load ? "k_mbtf" : "k_mbt");
   put(b, "  const unsigned grp = blockIdx.x / ODB_G, gb = blockIdx.x %% ODB_G;\n"
          "  const unsigned ngrp = gridDim.x / ODB_G;\n"
          "  double *const buf = a.Y[0] + (odb_idx)grp * (2 * ODB_WE);\n"
@@ -1584,24 +1595,24 @@ static void put_s2_helpers(sbuf *b) {
 ** says how the rings lie in it), the block's strip, chunk and rows.
 */
 /*
-** k_s2d's head with devctl: it returns at once when the controller is done
-** or holds the state in the other buffer than the launch's args.y
-** (args.par: the host queues launches with y and ynew in turns, so a
-** rejected attempt skips the launch after it), else takes h and t + c_l h
-** from the controller. The buffers stay the kernel's parameters: a pointer
-** picked at run time would hold registers through the body (Verner
-** spilled), and the body inlined once per order cost Verner 3%.
+** A devctl kernel's prologue: the kernel returns at once when the
+** controller is done or holds the state in the other buffer than the
+** launch's args.y (args.par: the host queues a step's launches with y and
+** ynew, and FSAL's F_0 and F_s-1, in turns, so a rejected attempt skips
+** the step after it), else takes h and t + c_l h from the controller. The
+** buffers stay the kernel's parameters: a pointer picked at run time would
+** hold registers through the body (Verner's stream2d spilled), and
+** stream2d's body inlined once per order cost Verner 3%.
 */
-static void put_ctl_head(gen *g, const char *layout) {
+static void put_ctl_prologue(gen *g) {
   sbuf *b = &g->b;
-  put(b, "k_s2d(const odb_args odb_a0) {\n  // %s\n"
-         "  const odb_ctl *const odb_c = odb_a0.ctl;\n"
+  put(b, "  const odb_ctl *const odb_c = odb_a0.ctl;\n"
          "  const int odb_done = *(volatile const int *)&odb_c->done;\n"
          "  const int odb_cur = odb_c->cur;\n"
          "  const double odb_h = odb_c->h, odb_t = odb_c->t;\n"
          "  if (odb_done || odb_cur != (int)odb_a0.par) return;\n"
          "  odb_args a = odb_a0;\n"
-         "  a.h = odb_h;\n", layout);
+         "  a.h = odb_h;\n");
   for (int l = 0; l < g->S; ++l) {
     put(b, "  a.tl[%d] = __dadd_rn(odb_t, __dmul_rn(", l);
     put_num(b, g->m->c[l]);
@@ -1617,8 +1628,12 @@ static void put_s2_head(gen *g, int min_blocks, const char *layout) {
         min_blocks);
   else
     put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
-  if (g->devctl) put_ctl_head(g, layout);
-  else put(b, "k_s2d(const odb_args a) {\n  // %s\n", layout);
+  if (g->devctl) {
+    put(b, "k_s2d(const odb_args odb_a0) {\n  // %s\n", layout);
+    put_ctl_prologue(g);
+  } else {
+    put(b, "k_s2d(const odb_args a) {\n  // %s\n", layout);
+  }
   put(b, "  extern __shared__ __align__(16) double odb_ysm[];\n"
          "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"
          "  const int t = (int)threadIdx.x;\n");
@@ -2344,6 +2359,23 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
 
 /* }====== */
 
+/*
+** Whether the last launch of a step finishes the norm, both in a step that
+** evaluates stage 0 and in one that takes F_0 from memory.
+*/
+static int last_launch_reduces(const odb_gen_plan *pl) {
+  for (int stage0 = 0; stage0 < 2; ++stage0)
+    for (int i = pl->nlaunch - 1; i >= 0; --i) {
+      const odb_gen_launch *l = &pl->launch[i];
+      if ((l->when == ODB_GEN_IF_STAGE0 && !stage0) ||
+          (l->when == ODB_GEN_IF_FSAL && stage0))
+        continue;
+      if (!l->reduce) return 0;
+      break;
+    }
+  return 1;
+}
+
 odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
                       odb_gen_kind kind, const odb_gen_opts *o, char **source,
                       odb_gen_plan *plan) {
@@ -2381,10 +2413,11 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
   plan->s = m->s;
   plan->has_err = g.e.e.n > 0;
   plan->threads = o->threads;
-  if (o->devctl && (kind != ODB_GEN_STREAM2D || !plan->has_err))
+  if (o->devctl && (kind == ODB_GEN_MULTIBLOCK || !plan->has_err))
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "the step controller on the device "
-                    "(devctl) needs gpu_stream2d and a method with an error "
-                    "estimate; here %s and %s", kinds[kind], m->name);
+                    "(devctl) needs a variant without barriers (not "
+                    "gpu_multiblock) and a method with an error estimate; "
+                    "here %s and %s", kinds[kind], m->name);
   g.devctl = o->devctl;
   plan->scratch[0] = p->n;
   plan->scratch[1] = kind == ODB_GEN_UNFUSED ? 0 : p->n;
@@ -2410,6 +2443,11 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
   if (g.b.oom) {
     free(g.b.buf);
     return ODB_FAIL(ODB_ERR_NOMEM, "generated source");
+  }
+  if (g.devctl && !last_launch_reduces(plan)) {
+    free(g.b.buf);   /* the controller must run in the step's last launch */
+    return ODB_FAIL(ODB_ERR_INTERNAL, "devctl: the last launch of a %s "
+                    "step does not finish the norm", kinds[kind]);
   }
   *source = g.b.buf;
   return ODB_OK;

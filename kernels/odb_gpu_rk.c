@@ -43,12 +43,13 @@ typedef struct gpu_rk {
   char barrier;
   double watchdog;
   double rd[2], wr[2];   /* bytes read/written per step, [stage0] */
-  /* gpu_stream2d: its options, and the kernel with the step controller
-     (odb_gen_ctl; built at the first advance) with the controller's
-     device and pinned host copies */
-  odb_gen_opts s2d;
+  /* the kind and options the step's kernels were built with, and the
+     kernels with the step controller (odb_gen_ctl; built at the first
+     advance) with the controller's device and pinned host copies */
+  odb_gen_kind kind;
+  odb_gen_opts opts;
   odb_gpu_module *mod_ctl;
-  odb_gpu_kernel kctl;
+  odb_gpu_kernel kctl[ODB_GEN_MAX_LAUNCH];
   odb_gen_ctl *ctl, *ctl_host;
 } gpu_rk;
 
@@ -182,6 +183,8 @@ static odb_status build(odb_solver *s, gpu_rk *g, odb_gen_kind kind,
   st = odb_nvrtc_build(name, src, dev->cc_major, dev->cc_minor, &g->mod);
   free(src);
   if (st != ODB_OK) return st;
+  g->kind = kind;
+  g->opts = *o;
   for (int i = 0; i < g->plan.nlaunch; ++i) {
     ODB_TRY(odb_gpu_kernel_get(g->mod, g->plan.launch[i].kernel, &g->k[i]));
     if (g->plan.launch[i].smem > 0)   /* with the static, may pass 48 KiB */
@@ -533,10 +536,9 @@ static odb_status stream2d_init(odb_solver *s) {
                          &g->plan));
       free(src);
     }
-    g->s2d = o;
+    g->opts = o;   /* the rows, planned after the build */
     return built_finish(s, g, &o);
   }
-  g->s2d = o;
   return tiled_finish(s, g, ODB_GEN_STREAM2D, &o, &dev);
 }
 
@@ -671,6 +673,20 @@ static void fill_args(const odb_solver *s, const gpu_rk *g, double h,
   *out = a;
 }
 
+/* The blocks of launch l (0: none). */
+static unsigned launch_grid(const gpu_rk *g, const odb_gen_launch *l) {
+  return l->grid == ODB_GEN_GRID_TILES ? (unsigned)g->plan.ntiles
+       : l->grid == ODB_GEN_GRID_COUNT ? (unsigned)l->blocks
+       : l->grid == ODB_GEN_GRID_BOUNDS ? (unsigned)(g->plan.ntiles - 1)
+       : g->grid;
+}
+
+/* Whether launch l runs in a step that evaluates stage 0 (stage0). */
+static int launch_runs(const odb_gen_launch *l, int stage0) {
+  return !(l->when == ODB_GEN_IF_STAGE0 && !stage0) &&
+         !(l->when == ODB_GEN_IF_FSAL && stage0);
+}
+
 /*
 ** Launches the step's kernels in order (skipping stage 0 or its FSAL
 ** replacement), then brings the norm's sum of squares back (8 bytes).
@@ -681,13 +697,8 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   fill_args(s, g, h, &a);
   for (int i = 0; i < g->plan.nlaunch; ++i) {
     const odb_gen_launch *l = &g->plan.launch[i];
-    unsigned grid = l->grid == ODB_GEN_GRID_TILES ? (unsigned)g->plan.ntiles
-                  : l->grid == ODB_GEN_GRID_COUNT ? (unsigned)l->blocks
-                  : l->grid == ODB_GEN_GRID_BOUNDS
-                      ? (unsigned)(g->plan.ntiles - 1) : g->grid;
-    if ((l->when == ODB_GEN_IF_STAGE0 && s->fsal_ready) ||
-        (l->when == ODB_GEN_IF_FSAL && !s->fsal_ready) || grid == 0)
-      continue;
+    unsigned grid = launch_grid(g, l);
+    if (!launch_runs(l, !s->fsal_ready) || grid == 0) continue;
     if (g->coop)
       ODB_TRY(odb_gpu_launch_coop(&g->k[i], grid, (unsigned)g->plan.threads,
                                   l->smem, &a));
@@ -715,46 +726,87 @@ static void gpu_traffic(const odb_solver *s, int stage0, double *r,
 }
 
 /*
-** gpu_stream2d's kernel with the step controller (the options it runs
-** with, devctl on: the same grid and shared memory), and the controller's
-** device and pinned host copies.
+** The step's kernels with the step controller: the options the variant's
+** kernels were built with, devctl on (the same launches, grids and shared
+** memory), and the controller's device and pinned host copies.
 */
 static odb_status build_ctl(odb_solver *s, gpu_rk *g) {
   odb_device_info dev;
-  odb_gen_opts o = g->s2d;
+  odb_gen_opts o = g->opts;
   odb_gen_plan plan;
   char *src = NULL, name[160];
   odb_status st;
   o.devctl = 1;
   ODB_TRY(odb_backend_query(s->backend, &dev));
-  ODB_TRY(odb_gen_rk(s->problem, s->method, ODB_GEN_STREAM2D, &o, &src,
-                     &plan));
+  ODB_TRY(odb_gen_rk(s->problem, s->method, g->kind, &o, &src, &plan));
   snprintf(name, sizeof name, "%s %s %s (controller)", s->variant->name,
            s->method->name, s->problem->label);
-  st = odb_nvrtc_build(name, src, dev.cc_major, dev.cc_minor, &g->mod_ctl);
+  st = plan.nlaunch == g->plan.nlaunch
+           ? odb_nvrtc_build(name, src, dev.cc_major, dev.cc_minor,
+                             &g->mod_ctl)
+           : ODB_FAIL(ODB_ERR_INTERNAL, "devctl: %d launches, not %d",
+                      plan.nlaunch, g->plan.nlaunch);
   free(src);
   if (st != ODB_OK) return st;
-  ODB_TRY(odb_gpu_kernel_get(g->mod_ctl, plan.launch[0].kernel, &g->kctl));
-  ODB_TRY(odb_gpu_kernel_smem(&g->kctl, plan.launch[0].smem));
+  for (int i = 0; i < plan.nlaunch; ++i) {
+    ODB_TRY(odb_gpu_kernel_get(g->mod_ctl, plan.launch[i].kernel,
+                               &g->kctl[i]));
+    if (plan.launch[i].smem > 0)
+      ODB_TRY(odb_gpu_kernel_smem(&g->kctl[i], plan.launch[i].smem));
+  }
   ODB_TRY(s->backend->ops->alloc(s->backend, sizeof(odb_gen_ctl),
                                  (void **)&g->ctl));
   ODB_CUDA_CHECK(cudaMallocHost((void **)&g->ctl_host, sizeof(odb_gen_ctl)));
   return ODB_OK;
 }
 
+/* Whether the plan keeps F_0 = f(t, y) in memory between steps (FSAL). */
+static int keeps_f0(const gpu_rk *g) {
+  for (int i = 0; i < g->plan.nlaunch; ++i)
+    if (g->plan.launch[i].when == ODB_GEN_IF_FSAL) return 1;
+  return 0;
+}
+
 /*
-** gpu_stream2d's advance: the controller set from the solver (its
-** options, t, h_next, the batch's limits), a->launches launches of the
-** controller's kernel queued back to back with y and ynew in turns (one
-** returns at once when the controller is done or, after a rejection, when
-** the state is in its ynew), then the controller brought back: the one
-** host round trip of the batch.
+** Queues one attempt's launches with the controller (parity par): y and
+** ynew, and under FSAL F_0 and F_s-1, in the order par says; stage 0
+** evaluated or taken from F_0 as stage0 says.
+*/
+static odb_status queue_attempt(odb_solver *s, gpu_rk *g, odb_gen_args *a,
+                                int par, int stage0, int fsal) {
+  int S = s->method->s;
+  a->par = par;
+  a->y = par ? s->ynew : s->y;
+  a->ynew = par ? s->y : s->ynew;
+  if (fsal) {
+    a->F[0] = par ? s->F[S - 1] : s->F[0];
+    a->F[S - 1] = par ? s->F[0] : s->F[S - 1];
+  }
+  for (int i = 0; i < g->plan.nlaunch; ++i) {
+    const odb_gen_launch *l = &g->plan.launch[i];
+    unsigned grid = launch_grid(g, l);
+    if (!launch_runs(l, stage0) || grid == 0) continue;
+    ODB_TRY(odb_gpu_launch(&g->kctl[i], grid, (unsigned)g->plan.threads,
+                           l->smem, a));
+  }
+  return ODB_OK;
+}
+
+/*
+** advance: the controller set from the solver (its options, t, h_next,
+** the batch's limits), a->launches attempts' launches queued back to back
+** with the buffers in turns (an attempt returns at once when the
+** controller is done or, after a rejection, when the state is in its
+** ynew), then the controller brought back: the one host round trip of the
+** batch. Under FSAL, F_0 and F_s-1 take turns with y and ynew, and a batch
+** before the first accepted attempt is one attempt (a->launches cut to 1).
 */
 static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   gpu_rk *g = s->vdata;
   odb_gen_ctl *c;
   odb_gen_args a;
-  if (!g->kctl.fn) ODB_TRY(build_ctl(s, g));
+  int fsal = s->method->fsal && keeps_f0(g);
+  if (!g->kctl[0].fn) ODB_TRY(build_ctl(s, g));
   c = g->ctl_host;
   memset(c, 0, sizeof *c);
   c->t = s->t;
@@ -773,14 +825,13 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
                                  cudaMemcpyHostToDevice, 0));
   fill_args(s, g, c->h, &a);
   a.ctl = g->ctl;
-  for (int i = 0; i < v->launches; ++i) {
-    a.par = i % 2;   /* y and ynew in turns; cur == par runs */
-    a.y = i % 2 ? s->ynew : s->y;
-    a.ynew = i % 2 ? s->y : s->ynew;
-    ODB_TRY(odb_gpu_launch(&g->kctl, (unsigned)g->plan.ntiles,
-                           (unsigned)g->plan.threads,
-                           g->plan.launch[0].smem, &a));
-  }
+  /* F_0 of the state is in memory only after an accepted attempt (its
+     F_s-1; a layout's stage 0 need not write F_0 in full): until then one
+     attempt a batch, evaluating stage 0 */
+  if (fsal && !s->fsal_ready) v->launches = 1;
+  for (int i = 0; i < v->launches; ++i)
+    ODB_TRY(queue_attempt(s, g, &a, i % 2,
+                          i == 0 ? !(fsal && s->fsal_ready) : !fsal, fsal));
   ODB_CUDA_CHECK(cudaMemcpy(c, g->ctl, sizeof *c, cudaMemcpyDeviceToHost));
   v->attempts = (long)c->attempts;
   v->accepted = (long)c->accepted;
@@ -791,10 +842,24 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   v->err = c->err;
   v->capped = c->capped;
   v->swapped = c->cur;
+  /* F_0 of the state, after the caller's swap */
+  v->fsal_ready = fsal && (s->fsal_ready || c->accepted > 0);
   v->end = c->done;
   return ODB_OK;
 }
 
+/*
+** The step controller on the device (advance) is every variant's but
+** gpu_multiblock's (barriers); it is the default for the variants of few
+** launches a step, where it measured faster than the host's. H100,
+** BRUSS2D, DOPRI5, µs an adaptive attempt, device / host: N = 256
+** gpu_stream2d 17.8 / 27.0, gpu_hexagonal 47.8 / 55.2; N = 128
+** gpu_trapezoid 47.8 / 56.0. gpu_reference and gpu_unfused (a launch or
+** two a stage) keep the host's: 41.8 / 40.6 and 78.0 / 62.7 at N = 256,
+** 300.5 / 284.6 and 438.6 / 397.5 at N = 1024 (only at N = 128 was the
+** device's faster, 30.3 / 45.4 and 67.7 / 75.6): each of their launches
+** waits for the controller's words before it starts.
+*/
 const odb_variant odb_variant_gpu_unfused = {
   .name = "gpu_unfused",
   .doc = "GPU: one generated kernel per basic operation (each stage's LC "
@@ -805,6 +870,8 @@ const odb_variant odb_variant_gpu_unfused = {
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,
+  .advance = gpu_advance,
+  .advance_default = 0,
 };
 
 const odb_variant odb_variant_gpu_reference = {
@@ -818,6 +885,8 @@ const odb_variant odb_variant_gpu_reference = {
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,
+  .advance = gpu_advance,
+  .advance_default = 0,
 };
 
 const odb_variant odb_variant_gpu_trapezoid = {
@@ -833,6 +902,8 @@ const odb_variant odb_variant_gpu_trapezoid = {
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,
+  .advance = gpu_advance,
+  .advance_default = 1,
 };
 
 const odb_variant odb_variant_gpu_hexagonal = {
@@ -849,6 +920,8 @@ const odb_variant odb_variant_gpu_hexagonal = {
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,
+  .advance = gpu_advance,
+  .advance_default = 1,
 };
 
 const odb_variant odb_variant_gpu_multiblock = {
@@ -888,4 +961,5 @@ const odb_variant odb_variant_gpu_stream2d = {
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,
   .advance = gpu_advance,
+  .advance_default = 1,
 };

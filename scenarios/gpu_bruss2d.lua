@@ -7,15 +7,15 @@
 -- For each method it takes `steps` fixed steps of h = 1/(8c + 10),
 -- c = alpha (N-1)^2 (inside every method's stability region), from the
 -- initial value, after a warm-up (adaptive="off" leaves out the adaptive
--- lines below). Every step computes the error norm and
--- brings it to the host, as an adaptive step must (the peers synchronise
--- the same way); the line below each row is the same run with one
--- synchronisation per run (ours: sync = "call"), with its ratios to the
--- peers' such runs. Then adaptive integrations over 12 x steps x h (tolerance
--- tol, first step h), per attempt: ours with the step controller on the
--- device (gpu_stream2d: no host round trip) and on the host (sync =
--- "step"), against JAX running the same controller in one jitted
--- lax.while_loop. It prints the
+-- lines below). Every step computes the error norm and brings it to the
+-- host, as an adaptive step with the controller on the host must (the peers
+-- synchronise the same way); the line below each row is the same run with
+-- one synchronisation per run (ours: sync = "call"), with its ratios to the
+-- peers' such runs. Then adaptive integrations over 12 x steps x h
+-- (tolerance tol, first step h), per attempt: ours with the step controller
+-- on the device (sync = "call": no host round trip; gpu_multiblock has
+-- none) and on the host (sync = "step"), against JAX running the same
+-- controller in one jitted lax.while_loop. It prints the
 -- time per step, GB/s (the bytes the variant must move over the time), the
 -- share of the floor (reading y and writing ynew once, 2 n 8 bytes, at the
 -- device-to-device copy bandwidth measured in this run) and the ratio to
@@ -96,23 +96,24 @@ local function run_peer(name, method)
 end
 
 -- Adaptive integrations from 0 to t1a (tolerance tol, first step h) on
--- variant v: with the step controller where the variant puts it by default
--- (on the device for gpu_stream2d) and, where that is the device, again on
--- the host (sync = "step": the norm back every attempt). Each after a
--- warm-up run; the figures per attempt.
+-- variant v: with the step controller on the device (sync = "call"; every
+-- GPU variant but gpu_multiblock has it) and on the host (sync = "step":
+-- the norm back every attempt). Each after a warm-up run; the figures per
+-- attempt.
 local function adaptive_runs(m, v)
   local out = {}
-  for _, sync in ipairs({ "auto", "step" }) do
-    local sv = ob.solver { problem = p, method = m, backend = "cuda",
-                           variant = v, tol = tol, h0 = h,
-                           sync = sync ~= "auto" and sync or nil }
-    sv:integrate { t0 = 0, t1 = t1a / 4, label = "warm-up " .. v }
-    local r = sv:integrate { t0 = 0, t1 = t1a, label = string.format(
-      "%s %s N=%d adaptive%s", m, v, N, sync == "step" and " sync=step" or "") }
-    out[sync] = { tpa = r.seconds / r.steps, steps = r.steps,
-                  rejected = r.rejected }
-    sv:close()
-    if v ~= "gpu_stream2d" then break end   -- the host's controller already
+  for _, sync in ipairs({ "call", "step" }) do
+    local ok, sv = pcall(ob.solver, { problem = p, method = m,
+                                      backend = "cuda", variant = v,
+                                      tol = tol, h0 = h, sync = sync })
+    if ok then
+      sv:integrate { t0 = 0, t1 = t1a / 4, label = "warm-up " .. v }
+      local r = sv:integrate { t0 = 0, t1 = t1a, label = string.format(
+        "%s %s N=%d adaptive sync=%s", m, v, N, sync) }
+      out[sync] = { tpa = r.seconds / r.steps, steps = r.steps,
+                    rejected = r.rejected }
+      sv:close()
+    end
   end
   return out
 end
@@ -195,7 +196,7 @@ for _, m in ipairs(split(methods)) do
     if ad then
       local jx = peer_res.jax
       local jt = jx and jx.adaptive_time_per_attempt
-      for _, k in ipairs({ "auto", "step" }) do
+      for _, k in ipairs({ "call", "step" }) do
         local a = ad[k]
         if a then
           io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %8s   "
@@ -204,11 +205,11 @@ for _, m in ipairs(split(methods)) do
             floor_s and string.format("%.1f", 100 * floor_s / a.tpa) or "-",
             jt and string.format("%.2fx", jt / a.tpa) or "-", "-", t1a, tol,
             a.steps, a.rejected,
-            (k == "step" or r.name ~= "gpu_stream2d") and "host" or "device",
-            jt and k == "auto" and string.format("; JAX while_loop %.1f us, %d "
+            k == "step" and "host" or "device",
+            jt and k == "call" and string.format("; JAX while_loop %.1f us, %d "
               .. "attempts", jt * 1e6, jx.adaptive_attempts) or ""))
           ob.metric(string.format("%s_%s_us_per_attempt_adaptive_%s", m,
-                                  r.name, k == "auto" and "default" or "host"),
+                                  r.name, k == "call" and "device" or "host"),
                     a.tpa * 1e6)
         end
       end

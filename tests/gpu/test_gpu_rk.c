@@ -791,15 +791,15 @@ static void test_sync(odb_rng *r) {
 }
 
 /*
-** One adaptive integration of p from a random state on gpu_stream2d with
+** One adaptive integration of p from a random state on variant with
 ** options o, in two integrate calls (to t1 / 2, then t1); the final state,
 ** the counts and the last norm in *y, *st (the second call's) and *acc.
 */
-static odb_status devctl_run(odb_problem *p, const char *method,
-                             const odb_solver_opts *o, const double *y0,
-                             double t1, double **y, odb_solve_stats *st,
-                             long *acc) {
-  odb_solver *g = solver(p, method, gpu, "gpu_stream2d", o);
+static odb_status devctl_run(odb_problem *p, const char *variant,
+                             const char *method, const odb_solver_opts *o,
+                             const double *y0, double t1, double **y,
+                             odb_solve_stats *st, long *acc) {
+  odb_solver *g = solver(p, method, gpu, variant, o);
   odb_status s1;
   *y = NULL;
   *acc = 0;
@@ -815,65 +815,84 @@ static odb_status devctl_run(odb_problem *p, const char *method,
 }
 
 /*
-** The step controller on the device (gpu_stream2d's advance, the default
-** for adaptive steps) against the host's (sync = step) on the same
-** variant: the same accepted and rejected steps, the same state to 1e-12
-** and the last norm to 1e-4 (the two kernels round differently, and the
-** estimate, a difference of stages, turns 1e-16 in the state into up to
-** 1e-7 at tolerance 1e-9), from a random state, with and without rejections (h0 far too
-** large, tolerance 1e-9), at lag 1 and lag 2, on an odd grid; plus plain
+** The step controller on the device (advance: every GPU variant but
+** gpu_multiblock, the default for adaptive steps) against the host's (sync
+** = step) on the same variant: the same accepted and rejected steps, the same state to 1e-12
+** and the last norm to 1e-4 relative plus 1e-8 (the two kernels round
+** differently, and the estimate, a difference of stages, turns 1e-16 in
+** the state into up to 1e-7 at tolerance 1e-9, and into 2e-4 of a norm of
+** 1e-9 after the short step that lands on t1), from a random state, with and without rejections (h0 far too
+** large, tolerance 1e-9), stream2d at lag 1 and lag 2, on an odd grid; plus plain
 ** on the CPU to 1e-10. hmin above the steps, max_steps below them and
 ** sync = call on a variant without the controller are refused.
 */
 static void test_devctl(odb_rng *r) {
   static const char *const ms[] = { "bs3", "dopri5", "verner65" };
+  static const char *const vs[] = { "gpu_stream2d", "gpu_reference",
+                                    "gpu_unfused", "gpu_trapezoid",
+                                    "gpu_hexagonal" };
   odb_problem *p = bruss_nx(29, 23);
   double *y0 = malloc((size_t)p->n * sizeof(double));
   double t1 = quick ? 0.05 : 0.2;
   for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + 2.0 * odb_rng_uniform(r);
-  for (int mi = 0; mi < 3; ++mi)
-    for (int c = 0; c < 4; ++c) {
-      odb_solver_opts od, oh;
-      odb_solve_stats sd, sh, sc;
-      double *yd, *yh, *yc, ed, ec;
-      long ad = 0, ah = 0;
-      odb_solver *cs;
-      odb_status st;
-      memset(&od, 0, sizeof od);
-      if (c & 1) {
-        od.h0 = 0.2;
-        od.rtol = od.atol = 1e-9;
+  for (int vi = 0; vi < 5; ++vi)
+    for (int mi = 0; mi < 3; ++mi)
+      for (int c = 0; c < (vi == 0 ? 4 : 2); ++c) {
+        odb_solver_opts od, oh;
+        odb_solve_stats sd, sh, sc;
+        double *yd, *yh, *yc, ed, ec;
+        long ad = 0, ah = 0;
+        odb_solver *cs;
+        odb_status st;
+        memset(&od, 0, sizeof od);
+        if (c & 1) {
+          od.h0 = 0.2;
+          od.rtol = od.atol = 1e-9;
+        }
+        od.tiling.lag = c & 2 ? 2 : 0;
+        od = gpu_opts(vs[vi], ms[mi], p, &od);
+        oh = od;
+        od.sync = ODB_SYNC_CALL;   /* the device's, default or not */
+        oh.sync = ODB_SYNC_STEP;
+        st = devctl_run(p, vs[vi], ms[mi], &od, y0, t1, &yd, &sd, &ad);
+        if (st != ODB_OK && may_refuse(vs[vi], odb_last_error())) {
+          free(yd);
+          continue;
+        }
+        if (st == ODB_OK)
+          st = devctl_run(p, vs[vi], ms[mi], &oh, y0, t1, &yh, &sh, &ah);
+        else
+          yh = NULL;
+        cs = solver(p, ms[mi], cpu, "plain", &oh);   /* ignores tiling */
+        if (!cs) {
+          st = ODB_ERR_INTERNAL;
+        } else {
+          odb_solver_set_state(cs, 0.0, y0);
+          if (odb_solver_integrate(cs, t1 / 2, &sc) != ODB_OK ||
+              odb_solver_integrate(cs, t1, &sc) != ODB_OK)
+            st = ODB_ERR_INTERNAL;
+        }
+        yc = cs ? state(cs) : NULL;
+        ed = yd && yh ? max_rel(yd, yh, p->n) : INFINITY;
+        ec = yd && yc ? max_rel(yd, yc, p->n) : INFINITY;
+        tap_ok(st == ODB_OK && ad == ah && sd.rejected == sh.rejected &&
+               ed <= 1e-12 && ec <= 1e-10 && ad >= 2 &&
+               fabs(sd.err_last - sh.err_last) <=
+                   1e-4 * sh.err_last + 1e-8 &&
+               sd.t == t1,
+               "devctl %s %s%s%s: %ld accepted, %ld/%ld rejected in the last "
+               "call (host: %ld, %ld/%ld), rel err %.2e to the host's, %.2e "
+               "to plain, last norm %.9e (host %.9e), t %.17g%s%s", vs[vi],
+               ms[mi], c & 1 ? " h0 0.2 tol 1e-9" : "",
+               vi ? "" : c & 2 ? " lag 2" : " lag 1", ad, sd.rejected,
+               sd.steps, ah, sh.rejected, sh.steps, ed, ec, sd.err_last,
+               sh.err_last, sd.t, st == ODB_OK ? "" : ": ",
+               st == ODB_OK ? "" : one_line(odb_last_error()));
+        free(yd);
+        free(yh);
+        free(yc);
+        odb_solver_destroy(cs);
       }
-      od.tiling.lag = c & 2 ? 2 : 0;
-      oh = od;
-      oh.sync = ODB_SYNC_STEP;
-      st = devctl_run(p, ms[mi], &od, y0, t1, &yd, &sd, &ad);
-      if (st == ODB_OK) st = devctl_run(p, ms[mi], &oh, y0, t1, &yh, &sh, &ah);
-      else yh = NULL;
-      cs = solver(p, ms[mi], cpu, "plain", &od);
-      odb_solver_set_state(cs, 0.0, y0);   /* (plain ignores tiling) */
-      if (odb_solver_integrate(cs, t1 / 2, &sc) != ODB_OK ||
-          odb_solver_integrate(cs, t1, &sc) != ODB_OK)
-        st = ODB_ERR_INTERNAL;
-      yc = state(cs);
-      ed = yd && yh ? max_rel(yd, yh, p->n) : INFINITY;
-      ec = yd ? max_rel(yd, yc, p->n) : INFINITY;
-      tap_ok(st == ODB_OK && ad == ah && sd.rejected == sh.rejected &&
-             ed <= 1e-12 && ec <= 1e-10 && ad >= 2 &&
-             fabs(sd.err_last - sh.err_last) <= 1e-4 * sh.err_last &&
-             sd.t == t1,
-             "devctl %s%s lag %d: %ld accepted, %ld/%ld rejected in the last "
-             "call (host: %ld, %ld/%ld), rel err %.2e to the host's, %.2e to "
-             "plain, last norm %.9e (host %.9e), t %.17g%s%s", ms[mi],
-             c & 1 ? " h0 0.2 tol 1e-9" : "", c & 2 ? 2 : 1, ad, sd.rejected,
-             sd.steps, ah, sh.rejected, sh.steps, ed, ec, sd.err_last,
-             sh.err_last, sd.t, st == ODB_OK ? "" : ": ",
-             st == ODB_OK ? "" : one_line(odb_last_error()));
-      free(yd);
-      free(yh);
-      free(yc);
-      odb_solver_destroy(cs);
-    }
   {
     odb_solver_opts o;
     odb_solve_stats sg;
@@ -899,10 +918,10 @@ static void test_devctl(odb_rng *r) {
     odb_solver_destroy(g);
     memset(&o, 0, sizeof o);
     o.sync = ODB_SYNC_CALL;
-    g = solver(p, "dopri5", gpu, "gpu_reference", &o);
+    g = solver(p, "dopri5", gpu, "gpu_multiblock", &o);
     tap_ok(!g && strstr(odb_last_error(), "needs the step controller on the "
                                           "device"),
-           "devctl: sync = call, adaptive, on gpu_reference is refused: %s",
+           "devctl: sync = call, adaptive, on gpu_multiblock is refused: %s",
            one_line(odb_last_error()));
     odb_solver_destroy(g);
   }

@@ -352,13 +352,68 @@ static void check_lag1(void) {
 }
 
 /*
+** The step controller in the other layouts without barriers: unfused,
+** reference, trapezoid and hexagons for DOPRI5 (FSAL: stage 0's launches
+** in two forms) and Verner. Each generates the launches of the same
+** layout without the controller, every kernel opens with the controller's
+** prologue, the last launch finishes the norm (where the controller
+** runs), and NVRTC compiles them.
+*/
+static void check_devctl_layouts(void) {
+  static const char *const meths[2] = { "dopri5", "verner65" };
+  static const odb_gen_kind kinds[4] = { ODB_GEN_UNFUSED, ODB_GEN_REFERENCE,
+                                         ODB_GEN_TRAPEZOID, ODB_GEN_HEXAGON };
+  char *src[8] = { NULL };
+  odb_problem *p = bruss(37, 8);        /* n = 592, d = 16 */
+  int nsrc = 0;
+  for (int i = 0; p && i < 8; ++i) {
+    const odb_method *m = odb_method_find(meths[i % 2]);
+    odb_gen_opts o;
+    odb_gen_plan pl, pc;
+    char *plain = NULL;
+    int ok, heads = 0, pro = 0;
+    memset(&o, 0, sizeof o);
+    o.threads = 128;
+    o.smem_max = 96 * 1024;
+    if (kinds[i / 2] == ODB_GEN_HEXAGON) {
+      o.tile_w = 256;
+      o.tile_w2 = 200;
+      o.tile_h = 2;
+    }
+    ok = odb_gen_rk(p, m, kinds[i / 2], &o, &plain, &pl) == ODB_OK;
+    o.devctl = 1;
+    ok = ok && odb_gen_rk(p, m, kinds[i / 2], &o, &src[i], &pc) == ODB_OK;
+    for (const char *x = ok ? strstr(src[i], "__global__") : NULL; x;
+         x = strstr(x + 1, "__global__"))
+      ++heads;
+    for (const char *x = ok ? strstr(src[i], "if (odb_done || odb_cur != "
+                                             "(int)odb_a0.par) return;")
+                            : NULL;
+         x; x = strstr(x + 1, "if (odb_done || odb_cur != (int)odb_a0.par)"))
+      ++pro;
+    tap_ok(ok && pc.nlaunch == pl.nlaunch && heads > 0 && pro == heads &&
+           pc.launch[pc.nlaunch - 1].reduce,
+           "devctl layout %d %s: %d launches as without it, the prologue in "
+           "%d of %d kernels, the last launch (%s) finishes the norm%s%s",
+           (int)kinds[i / 2], meths[i % 2], ok ? pc.nlaunch : 0, pro, heads,
+           ok ? pc.launch[pc.nlaunch - 1].kernel : "-", ok ? "" : ": ",
+           ok ? "" : odb_last_error());
+    free(plain);
+    nsrc += src[i] != NULL;
+  }
+  check_compiles(src, 8, nsrc, "the other layouts with the controller");
+  for (int i = 0; i < 8; ++i) free(src[i]);
+  odb_problem_destroy(p);
+}
+
+/*
 ** The kernel with the step controller (devctl): gpu_stream2d at lag 1 and
 ** lag 2 for bs3 and verner65, with the same plan (grid, shared memory) as
 ** without it, a head that returns once the controller is done or holds
 ** the state in the other buffer and takes h from it, the controller's
 ** call where the norm is finished; NVRTC
-** compiles them. Refused for another layout and for a method without an
-** error estimate.
+** compiles them; then the other layouts (check_devctl_layouts). Refused
+** for gpu_multiblock (barriers) and for a method without an estimate.
 */
 static void check_devctl(void) {
   static const char *const meths[2] = { "bs3", "verner65" };
@@ -396,6 +451,7 @@ static void check_devctl(void) {
   }
   check_compiles(src, 4, nsrc, "the stream2d kernels with the controller");
   for (int i = 0; i < 4; ++i) free(src[i]);
+  check_devctl_layouts();
   for (int k = 0; p && k < 2; ++k) {
     odb_gen_opts o;
     odb_gen_plan pl;
@@ -405,13 +461,19 @@ static void check_devctl(void) {
     o.skew = 2;
     o.lag = 2;
     o.devctl = 1;
+    o.blocks = 2;
+    o.stride = o.barrier = 'A';
+    o.wg_per_tile = 4;
+    o.groups = 2;
+    o.watchdog = 2.0;
     tap_ok(odb_gen_rk(p, odb_method_find(k ? "rk4" : "dopri5"),
-                      k ? ODB_GEN_STREAM2D : ODB_GEN_REFERENCE, &o, &x,
+                      k ? ODB_GEN_STREAM2D : ODB_GEN_MULTIBLOCK, &o, &x,
                       &pl) == ODB_ERR_UNSUPPORTED &&
-           strstr(odb_last_error(), "needs gpu_stream2d and a method with "
-                                    "an error estimate"),
+           strstr(odb_last_error(), "needs a variant without barriers (not "
+                                    "gpu_multiblock) and a method with an "
+                                    "error estimate"),
            "devctl refused for %s: %s", k ? "rk4 (no estimate)"
-                                         : "gpu_reference",
+                                         : "gpu_multiblock",
            odb_last_error());
     free(x);
   }
