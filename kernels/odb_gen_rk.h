@@ -45,13 +45,13 @@ typedef struct odb_gen_args {
 } odb_gen_args;
 
 /*
-** The step controller of a kernel built with devctl (gpu_stream2d): the
-** kernel takes h, t and which of y / ynew is the current state from it,
-** and the block that finishes the error norm decides accept or reject and
-** the next h there (the host's I controller, the same formulas), so that
-** a stream of launches integrates adaptively with no host round trip.
-** The generated source declares the same struct (doubles, then 8-byte
-** integers, then ints).
+** The step controller of kernels built with devctl: each launch takes h,
+** t and which of the two buffers holds the state (against its args.par)
+** from it, and the block that finishes the error norm in the step's last
+** launch decides accept or reject and the next h there (the host's I
+** controller, the same formulas), so that a stream of launches integrates
+** adaptively with no host round trip. The generated source declares the
+** same struct (doubles, then 8-byte integers, then ints).
 */
 typedef struct odb_gen_ctl {
   double t, h;           /* time of the current state; next attempt's h
@@ -147,9 +147,10 @@ typedef struct odb_gen_opts {
   int early_store;       /* gpu_stream2d, skew 2: 1 stores each completed
                             row of ynew in the last stage (fewer registers
                             held to the pass's end), 0 after all stages */
-  int devctl;            /* gpu_stream2d with an error estimate: 1 builds
-                            the kernel that takes its step from args.ctl
-                            and runs the step controller (odb_gen_ctl) */
+  int devctl;            /* a method with an error estimate, any layout but
+                            multi-block: 1 builds kernels that take their
+                            step from args.ctl and run the step controller
+                            (odb_gen_ctl) */
 } odb_gen_opts;
 
 /* What the host needs to run the generated step. */

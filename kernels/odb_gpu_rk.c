@@ -18,7 +18,9 @@
 ** its argument buffers, the partial sums of the norm and the counter that
 ** elects the block finishing it. A step is a fixed sequence of launches on
 ** the default stream; the only copy to the host is the 8-byte sum of
-** squares of the weighted error, which accept/reject needs. The solver
+** squares of the weighted error, which accept/reject needs, or, with the
+** step controller on the device (advance), the controller once a batch of
+** attempts. The solver
 ** option `block` sets the threads per block (default 256) of gpu_unfused
 ** and gpu_reference, and the tile width of gpu_trapezoid (default: the
 ** widest tile that fits shared memory; 256 threads per block).
@@ -863,7 +865,9 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
 const odb_variant odb_variant_gpu_unfused = {
   .name = "gpu_unfused",
   .doc = "GPU: one generated kernel per basic operation (each stage's LC "
-         "and RHS, the new solution, the estimate, the norm)",
+         "and RHS, the new solution, the estimate, the norm); adaptive "
+         "steps: the step controller on the host (sync = call: on the "
+         "device)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = unfused_init,
@@ -878,7 +882,8 @@ const odb_variant odb_variant_gpu_reference = {
   .name = "gpu_reference",
   .doc = "GPU, seeds/000's reference: one kernel per stage fusing all but "
          "the LC->RHS dependencies; the last one also forms ynew and the "
-         "error norm",
+         "error norm; adaptive steps: the step controller on the host (sync "
+         "= call: on the device)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = reference_init,
@@ -895,7 +900,8 @@ const odb_variant odb_variant_gpu_trapezoid = {
          "tile width): each tile's F in shared memory, an inverted "
          "trapezoid per tile boundary; needs (2s-2)d <= W and small d; "
          "tiling.height below s: rows of that height (gpu_hexagonal's "
-         "generator; width, width2, threads)",
+         "generator; width, width2, threads); adaptive steps: the step "
+         "controller on the device (sync = step: on the host)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = trapezoid_init,
@@ -913,7 +919,9 @@ const odb_variant odb_variant_gpu_hexagonal = {
          "in two kernels' parities; a thread keeps its components' stage "
          "values in registers, the argument goes through shared memory; F "
          "written only in the next kernel's edge bands (in full below a "
-         "later kernel); tiling options width, width2, height, threads",
+         "later kernel); tiling options width, width2, height, threads; "
+         "adaptive steps: the step controller on the device (sync = step: "
+         "on the host)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = hexagonal_init,
