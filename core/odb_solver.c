@@ -628,10 +628,10 @@ static int device_control(const odb_solver *s) {
 ** One batch of adaptive attempts toward t1 with the controller on the
 ** device (odb_variant.advance): the first h as adaptive_step chooses it,
 ** the batch's counts and figures booked as attempt() books each attempt,
-** the state (and FSAL's F_0) taken over. *launches
-** caps the batch's size (16 at first, doubling up to 256); within it the
-** batch is the attempts that the rest of the span needs at the proposed
-** h, plus an eighth and two. *capped carries a rejection across batches.
+** the state (and FSAL's F_0) taken over. *launches caps the batch's size
+** (16 at first, doubling up to 256); within it the batch is the attempts
+** that the rest of the span needs at the proposed h, plus an eighth and
+** two. *capped carries a rejection across batches.
 */
 static odb_status device_batch(odb_solver *s, double t1, double span,
                                double hmin, long left, int *launches,

@@ -739,6 +739,10 @@ static odb_status build_ctl(odb_solver *s, gpu_rk *g) {
   char *src = NULL, name[160];
   odb_status st;
   o.devctl = 1;
+  odb_gpu_module_free(g->mod_ctl);   /* a build that failed before */
+  g->mod_ctl = NULL;
+  s->backend->ops->free(s->backend, g->ctl);
+  g->ctl = NULL;
   ODB_TRY(odb_backend_query(s->backend, &dev));
   ODB_TRY(odb_gen_rk(s->problem, s->method, g->kind, &o, &src, &plan));
   snprintf(name, sizeof name, "%s %s %s (controller)", s->variant->name,
@@ -808,7 +812,7 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   odb_gen_ctl *c;
   odb_gen_args a;
   int fsal = s->method->fsal && keeps_f0(g);
-  if (!g->kctl[0].fn) ODB_TRY(build_ctl(s, g));
+  if (!g->ctl_host) ODB_TRY(build_ctl(s, g));   /* its last step */
   c = g->ctl_host;
   memset(c, 0, sizeof *c);
   c->t = s->t;
