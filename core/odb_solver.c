@@ -660,7 +660,7 @@ static odb_status device_batch(odb_solver *s, double t1, double span,
   ODB_TRY(s->variant->advance(s, &v));
   if (*launches < 256) *launches *= 2;
   for (long i = 0; i < v.attempts; ++i) {   /* as attempt() books each */
-    int stage0 = i == 0 ? !s->fsal_ready : !v.fsal_ready;
+    int stage0 = i == 0 ? v.first_stage0 : !v.fsal_ready;
     s->variant->traffic(s, stage0, &r, &w);
     s->stats.rbytes += r;
     s->stats.wbytes += w;

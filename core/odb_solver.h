@@ -99,8 +99,8 @@ void odb_solve_stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
 ** rejected: the next factor stays at most 1). Out: the counts, the time
 ** reached, the proposed next h, the last attempt's h and norm, capped,
 ** swapped (the state is now in s->ynew: the caller swaps y and ynew, and
-** under fsal_ready F[0] and F[s-1]), fsal_ready (F[0] holds f(t, y) then)
-** and why the device stopped (ODB_GEN_CTL_*-like: 0 queue more, 1 t1
+** under fsal_ready F[0] and F[s-1]), fsal_ready (F[0] holds f(t, y) then),
+** first_stage0 (for the counts) and why the device stopped (ODB_GEN_CTL_*-like: 0 queue more, 1 t1
 ** reached, 2 the next h is below hmin, 3 attempts used up).
 */
 typedef struct odb_advance {
@@ -112,6 +112,8 @@ typedef struct odb_advance {
   double t, h_next, h_last, err;
   int swapped;
   int fsal_ready;
+  int first_stage0;      /* the first attempt evaluated stage 0 (the later
+                            ones do unless fsal_ready) */
   int end;
 } odb_advance;
 

@@ -850,6 +850,8 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   v->swapped = c->cur;
   /* F_0 of the state, after the caller's swap */
   v->fsal_ready = fsal && (s->fsal_ready || c->accepted > 0);
+  /* (a layout without stage 0's alternatives evaluates it every attempt) */
+  v->first_stage0 = keeps_f0(g) ? !(fsal && s->fsal_ready) : 1;
   v->end = c->done;
   return ODB_OK;
 }
