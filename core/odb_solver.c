@@ -659,13 +659,14 @@ static odb_status device_batch(odb_solver *s, double t1, double span,
   if (v.launches < 1) v.launches = 1;
   ODB_TRY(s->variant->advance(s, &v));
   if (*launches < 256) *launches *= 2;
-  for (long i = 0; i < v.attempts; ++i) {   /* as attempt() books each */
-    int stage0 = i == 0 ? v.first_stage0 : !v.fsal_ready;
+  for (int k = 0; k < 2 && v.attempts > 0; ++k) {   /* as attempt() books */
+    int stage0 = k == 0 ? v.first_stage0 : !v.fsal_ready;
+    double m = k == 0 ? 1.0 : (double)(v.attempts - 1);   /* first, rest */
     s->variant->traffic(s, stage0, &r, &w);
-    s->stats.rbytes += r;
-    s->stats.wbytes += w;
-    s->stats.flops += step_flops(s, stage0);
-    s->stats.nfev += s->method->s - (stage0 ? 0 : 1);
+    s->stats.rbytes += m * r;
+    s->stats.wbytes += m * w;
+    s->stats.flops += m * step_flops(s, stage0);
+    s->stats.nfev += (long)m * (s->method->s - (stage0 ? 0 : 1));
   }
   s->stats.steps += v.attempts;
   s->stats.accepted += v.accepted;

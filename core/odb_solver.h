@@ -95,13 +95,14 @@ void odb_solve_stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
 ** One batch of adaptive attempts with the step controller on the device
 ** (odb_variant.advance). In: the integration's end t1 (a rest below t_eps
 ** merges into the step that reaches it), hmin, the attempts allowed, the
-** attempts to queue (the variant may queue fewer), and capped (an attempt of the current step was
-** rejected: the next factor stays at most 1). Out: the counts, the time
-** reached, the proposed next h, the last attempt's h and norm, capped,
-** swapped (the state is now in s->ynew: the caller swaps y and ynew, and
-** under fsal_ready F[0] and F[s-1]), fsal_ready (F[0] holds f(t, y) then),
-** first_stage0 (for the counts) and why the device stopped (ODB_GEN_CTL_*-like: 0 queue more, 1 t1
-** reached, 2 the next h is below hmin, 3 attempts used up).
+** attempts to queue (the variant may queue fewer), and capped (an attempt
+** of the current step was rejected: the next factor stays at most 1).
+** Out: the counts, the time reached, the proposed next h, the last
+** attempt's h and norm, capped, swapped (the state is now in s->ynew: the
+** caller swaps y and ynew, and under fsal_ready F[0] and F[s-1]),
+** fsal_ready (F[0] holds f(t, y) then) and first_stage0 (for the counts).
+** Why the device stopped needs no word: the caller's loop finds t1, hmin
+** and max_steps from t, h_next and the counts.
 */
 typedef struct odb_advance {
   double t1, t_eps, hmin;
@@ -114,7 +115,6 @@ typedef struct odb_advance {
   int fsal_ready;
   int first_stage0;      /* the first attempt evaluated stage 0 (the later
                             ones do unless fsal_ready) */
-  int end;
 } odb_advance;
 
 /*

@@ -2366,14 +2366,17 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
 static int last_launch_reduces(const odb_gen_plan *pl) {
   for (int stage0 = 0; stage0 < 2; ++stage0)
     for (int i = pl->nlaunch - 1; i >= 0; --i) {
-      const odb_gen_launch *l = &pl->launch[i];
-      if ((l->when == ODB_GEN_IF_STAGE0 && !stage0) ||
-          (l->when == ODB_GEN_IF_FSAL && stage0))
-        continue;
-      if (!l->reduce) return 0;
+      if (!odb_gen_launch_runs(&pl->launch[i], stage0)) continue;
+      if (!pl->launch[i].reduce) return 0;
       break;
     }
   return 1;
+}
+
+/* See the header. */
+int odb_gen_launch_runs(const odb_gen_launch *l, int stage0) {
+  return !(l->when == ODB_GEN_IF_STAGE0 && !stage0) &&
+         !(l->when == ODB_GEN_IF_FSAL && stage0);
 }
 
 odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,

@@ -106,6 +106,10 @@ typedef struct odb_gen_launch {
   long blocks;           /* ODB_GEN_GRID_COUNT: blocks launched */
 } odb_gen_launch;
 
+/* 1 when launch l runs in a step that evaluates stage 0 (stage0), else in
+   one that takes F_0 from memory (ODB_GEN_IF_STAGE0 / _IF_FSAL). */
+int odb_gen_launch_runs(const odb_gen_launch *l, int stage0);
+
 /* Tuning parameters of the generated code. */
 typedef struct odb_gen_opts {
   int threads;           /* threads per block (power of two, 32..1024) */

@@ -115,9 +115,7 @@ static void plan_traffic(gpu_rk *g, long n) {
     g->rd[st0] = g->wr[st0] = 0;
     for (int i = 0; i < g->plan.nlaunch; ++i) {
       const odb_gen_launch *l = &g->plan.launch[i];
-      if ((l->when == ODB_GEN_IF_STAGE0 && !st0) ||
-          (l->when == ODB_GEN_IF_FSAL && st0))
-        continue;
+      if (!odb_gen_launch_runs(l, st0)) continue;
       g->rd[st0] += v * l->rvec;
       g->wr[st0] += v * l->wvec;
     }
@@ -683,12 +681,6 @@ static unsigned launch_grid(const gpu_rk *g, const odb_gen_launch *l) {
        : g->grid;
 }
 
-/* Whether launch l runs in a step that evaluates stage 0 (stage0). */
-static int launch_runs(const odb_gen_launch *l, int stage0) {
-  return !(l->when == ODB_GEN_IF_STAGE0 && !stage0) &&
-         !(l->when == ODB_GEN_IF_FSAL && stage0);
-}
-
 /*
 ** Launches the step's kernels in order (skipping stage 0 or its FSAL
 ** replacement), then brings the norm's sum of squares back (8 bytes).
@@ -700,7 +692,7 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   for (int i = 0; i < g->plan.nlaunch; ++i) {
     const odb_gen_launch *l = &g->plan.launch[i];
     unsigned grid = launch_grid(g, l);
-    if (!launch_runs(l, !s->fsal_ready) || grid == 0) continue;
+    if (!odb_gen_launch_runs(l, !s->fsal_ready) || grid == 0) continue;
     if (g->coop)
       ODB_TRY(odb_gpu_launch_coop(&g->k[i], grid, (unsigned)g->plan.threads,
                                   l->smem, &a));
@@ -791,7 +783,7 @@ static odb_status queue_attempt(odb_solver *s, gpu_rk *g, odb_gen_args *a,
   for (int i = 0; i < g->plan.nlaunch; ++i) {
     const odb_gen_launch *l = &g->plan.launch[i];
     unsigned grid = launch_grid(g, l);
-    if (!launch_runs(l, stage0) || grid == 0) continue;
+    if (!odb_gen_launch_runs(l, stage0) || grid == 0) continue;
     ODB_TRY(odb_gpu_launch(&g->kctl[i], grid, (unsigned)g->plan.threads,
                            l->smem, a));
   }
@@ -811,7 +803,7 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   gpu_rk *g = s->vdata;
   odb_gen_ctl *c;
   odb_gen_args a;
-  int fsal = s->method->fsal && keeps_f0(g);
+  int keeps = keeps_f0(g), fsal = s->method->fsal && keeps;
   if (!g->ctl_host) ODB_TRY(build_ctl(s, g));   /* its last step */
   c = g->ctl_host;
   memset(c, 0, sizeof *c);
@@ -851,8 +843,7 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   /* F_0 of the state, after the caller's swap */
   v->fsal_ready = fsal && (s->fsal_ready || c->accepted > 0);
   /* (a layout without stage 0's alternatives evaluates it every attempt) */
-  v->first_stage0 = keeps_f0(g) ? !(fsal && s->fsal_ready) : 1;
-  v->end = c->done;
+  v->first_stage0 = keeps ? !(fsal && s->fsal_ready) : 1;
   return ODB_OK;
 }
 

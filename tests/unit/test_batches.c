@@ -97,7 +97,6 @@ static odb_status cpu_advance(odb_solver *s, odb_advance *v) {
   v->swapped = cur;
   v->fsal_ready = fsal && (ready || acc > 0);
   v->first_stage0 = !(fsal && ready);
-  v->end = done;
   return ODB_OK;
 }
 
