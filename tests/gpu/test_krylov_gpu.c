@@ -128,7 +128,13 @@ static void check_grid(int J, int H, int I, int k, int nw, odb_gh_pattern pat, u
     odb_krylov_result cr, r;
     memset(xc, 0, n * sizeof *xc);
     odb_status cs = odb_krylov_solve(A[0], meth, b, xc, &co, &cr);
-    if (!tap_ok(cs == ODB_OK, "%s %s CPU reference: %d iterations", mn, lab, cr.iters)) {
+    /* the error a residual of 1e-10 leaves depends on the random matrix
+       (max-norm, 21x19x17 GH-h: above 1e-8 for one seed in nine), so the
+       GPU's error from the exact solution is held to 1e-8 or to twice the
+       CPU reference's */
+    double ecpu = cs == ODB_OK ? rel_diff(n, xc, xs) : 1.0;
+    if (!tap_ok(cs == ODB_OK && ecpu <= 1e-6, "%s %s CPU reference: %d iterations, vs exact %.2g", mn,
+                lab, cr.iters, ecpu)) {
       odb_krylov_result_free(&cr);
       continue;
     }
@@ -149,7 +155,7 @@ static void check_grid(int J, int H, int I, int k, int nw, odb_gh_pattern pat, u
         double ex = rel_diff(n, x, xc), es = rel_diff(n, x, xs);
         cfg_name(&all_cfgs[c], cn, sizeof cn);
         tap_ok(st == ODB_OK && r.outcome == ODB_KRY_CONVERGED && r.relres <= 1e-10 && r.relres_true <= 1e-9 &&
-               ex <= 1e-8 && es <= 1e-8 && r.nhist == r.iters + 1 && abs(r.iters - cr.iters) <= 3 &&
+               ex <= 1e-8 && es <= fmax(1e-8, 2.0 * ecpu) && r.nhist == r.iters + 1 && abs(r.iters - cr.iters) <= 3 &&
                fabs(r.history[0] - cr.history[0]) <= 1e-12 * cr.history[0],
                "%s %s %s %s: %d its (CPU %d), relres %.2g, true %.2g, vs CPU %.2g, vs exact %.2g%s%s%s",
                mn, cn, odb_sparse_format_name(fmts[f]), lab, r.iters, cr.iters, r.relres, r.relres_true,
@@ -374,7 +380,9 @@ static void check_bad(void) {
 int main(int argc, char **argv) {
   odb_ctx_opts co = {0};
   odb_ctx *ctx = NULL;
-  uint64_t seed = (uint64_t)time(NULL);
+  /* a fresh seed each run; ODB_TEST_SEED repeats the one a run printed */
+  uint64_t seed = getenv("ODB_TEST_SEED") ? strtoull(getenv("ODB_TEST_SEED"), NULL, 10)
+                                          : (uint64_t)time(NULL);
   quick = argc > 1 && !strcmp(argv[1], "--quick");
   race = argc > 1 && !strcmp(argv[1], "--race");   /* racecheck: persistent kernels on one grid */
   quick |= race;
