@@ -246,7 +246,8 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
          "  double *Y[2];\n  double *part;\n  unsigned int *ticket;\n"
          "  double *err2;\n  double tl[%d];\n  double h, atol, rtol;\n"
          "  unsigned int *bar;\n  unsigned int *fail;\n"
-         "  struct odb_ctl *ctl;\n  long long par;\n};\n",
+         "  struct odb_ctl *ctl;\n  long long par;\n"
+         "  double *note;\n  long long seq;\n};\n",
       ODB_GEN_MAX_STAGES, ODB_GEN_MAX_STAGES);
   if (g->devctl) put_ctl(g);
   if (p->gpu_source)   /* NULL: a grid problem with only a cell source */
@@ -316,6 +317,11 @@ static void put_prelude(gen *g, const char *variant, const odb_gen_opts *o) {
     "  v = odb_block_sum(v, sh);\n"
     "  if (threadIdx.x == 0) {\n"
     "    *a.err2 = v;\n"
+    "    if (a.note) {   // the host waits on it: the sum, then its number\n"
+    "      a.note[0] = v;\n"
+    "      __threadfence_system();\n"
+    "      *(volatile long long *)(a.note + 1) = a.seq;\n"
+    "    }\n"
     "    *a.ticket = 0u;\n"
     "%s"
     "  }\n"

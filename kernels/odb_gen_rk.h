@@ -42,6 +42,11 @@ typedef struct odb_gen_args {
   struct odb_gen_ctl *ctl;   /* the step controller (devctl kernels only) */
   long long par;         /* devctl: the launch runs only when the controller
                             holds the state in this launch's y (cur == par) */
+  double *note;          /* NULL, or pinned host memory the block that
+                            finishes the norm writes: note[0] the sum of
+                            squares, then (a system fence between) the
+                            long long at note + 1 = seq */
+  long long seq;
 } odb_gen_args;
 
 /*
