@@ -536,6 +536,22 @@ static void check_layouts(void) {
   tap_ok(nsrc == NSRC, "unfused, reference, trapezoid (2 heights), "
          "multi-block (barriers and strides A, B, C) and hexagons generate "
          "for rk4, dopri5 and verner65: %d of %d", nsrc, NSRC);
+  {   /* the norm's note: written, after a system fence, where a norm is */
+    int notes = 0, fields = 0;
+    for (int i = 0; i < NSRC; ++i) {
+      if (!src[i]) continue;
+      fields += strstr(src[i], "  double *note;\n  long long seq;\n};") != NULL;
+      notes += (strstr(src[i], "      a.note[0] = v;\n"
+                              "      __threadfence_system();\n"
+                              "      *(volatile long long *)(a.note + 1) = "
+                              "a.seq;") != NULL) == (i % 3 != 0);
+    }
+    tap_ok(nsrc == NSRC && fields == NSRC && notes == NSRC,
+           "every layout's args end with the note and its number (%d of %d), "
+           "and the block finishing a norm writes the sum, a system fence, "
+           "then the number (dopri5, verner65; none for rk4): %d of %d",
+           fields, NSRC, notes, NSRC);
+  }
   check_compiles(src, NSRC, nsrc, "the other layouts' kernels");
   for (int i = 0; i < NSRC; ++i) free(src[i]);
   odb_problem_destroy(p);
