@@ -133,8 +133,8 @@ static void plan_traffic(gpu_rk *g, long n) {
 ** the device writes (mapped; with unified addressing every pinned
 ** allocation is). The host then waits for the note's number instead of a
 ** cudaMemcpy after the kernels, which saves the copy's own round trip.
-** Left NULL (the copy stays) where the device cannot map host memory or
-** ODB_NORM_COPY is set (for comparisons).
+** Left NULL (the copy stays) where the device cannot map host memory, the
+** mapped allocation fails, or ODB_NORM_COPY is set (for comparisons).
 */
 static odb_status note_alloc(gpu_rk *g) {
   int device = 0, can = 0;
@@ -147,10 +147,19 @@ static odb_status note_alloc(gpu_rk *g) {
     (void)cudaGetLastError();
     return ODB_OK;
   }
-  ODB_CUDA_CHECK(cudaHostAlloc((void **)&g->note, 2 * sizeof(double),
-                               cudaHostAllocMapped));
+  if (cudaHostAlloc((void **)&g->note, 2 * sizeof(double),
+                    cudaHostAllocMapped) != cudaSuccess) {
+    (void)cudaGetLastError();
+    g->note = NULL;
+    return ODB_OK;
+  }
   memset(g->note, 0, 2 * sizeof(double));
-  ODB_CUDA_CHECK(cudaHostGetDevicePointer((void **)&g->note_dev, g->note, 0));
+  if (cudaHostGetDevicePointer((void **)&g->note_dev, g->note, 0) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    cudaFreeHost(g->note);
+    g->note = NULL;
+  }
   return ODB_OK;
 }
 
