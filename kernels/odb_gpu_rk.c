@@ -749,7 +749,9 @@ static odb_status note_wait(gpu_rk *g, long long seq, double *v) {
     if (k % 4096u) continue;
     cudaError_t e = cudaStreamQuery(0);
     if (e == cudaErrorNotReady) continue;
-    ODB_CUDA_CHECK(e);
+    if (e != cudaSuccess)
+      return odb_cuda_fail(e, "cudaStreamQuery(0) (the step's kernels, "
+                              "waited on for the norm)", __FILE__, __LINE__);
     if (*num == seq) break;
     ODB_CUDA_CHECK(cudaMemcpy(g->err_host, g->err2, sizeof(double),
                               cudaMemcpyDeviceToHost));
