@@ -19,6 +19,7 @@ typedef struct odb_device_info {
   double clock_mhz;      /* SM clock, 0 where not known */
   double mem_clock_mhz;  /* memory clock, 0 where not known */
   int mem_bus_bits;      /* memory bus width, 0 where not known */
+  char pci_bus_id[32];   /* "0000:1b:00.0" for a GPU, "" otherwise */
 } odb_device_info;
 
 /*

@@ -201,6 +201,9 @@ int odbL_tune(lua_State *L);
 int odbL_kernel(lua_State *L);
 /* ob.gpu_barrier{...} (odb_lua_barrier.c) */
 int odbL_gpu_barrier(lua_State *L);
+/* ob.gpu_power() and ob.gpu_watch() into table -1, and the watch's
+   metatable (odb_lua_gpupower.c) */
+void odbL_gpupower_register(lua_State *L);
 /* ob.problem{...}: a problem defined in a scenario (odb_lua_userproblem.c) */
 int odbL_user_problem(lua_State *L);
 /* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */

@@ -20,6 +20,10 @@
 -- share of the floor (reading y and writing ynew once, 2 n 8 bytes, at the
 -- device-to-device copy bandwidth measured in this run) and the ratio to
 -- each peer. The peers' final state is checked against ours by its sum.
+-- Where the driver's NVML is present, a line under each of our variants
+-- gives the SM clock and the power draw sampled while its fixed steps ran
+-- (ob.gpu_watch): a long run (--set steps=4000) meets the card's power
+-- limit, which lowers the clock.
 --
 --   odebench scenarios/gpu_bruss2d.lua
 --   odebench scenarios/gpu_bruss2d.lua --set N=1024 --set methods=dopri5
@@ -118,6 +122,24 @@ local function adaptive_runs(m, v)
   return out
 end
 
+-- Runs f() with the GPU's clocks and power sampled every 2 ms by a thread
+-- (ob.gpu_watch; nothing where the driver's NVML is missing); returns f's
+-- result and the samples' summary, merged into acc when given.
+local function watched(f, acc)
+  local w = ob.gpu_watch(0.002)
+  local r = f()
+  local c = w and w:stop()
+  if not (c and c.samples > 0) then return r, acc end
+  if not acc then return r, c end
+  local n = acc.samples + c.samples
+  acc.sm_mean = (acc.sm_mean * acc.samples + c.sm_mean * c.samples) / n
+  acc.samples, acc.capped = n, acc.capped + c.capped
+  acc.sm_min = math.min(acc.sm_min, c.sm_min)
+  acc.sm_max = math.max(acc.sm_max, c.sm_max)
+  acc.power_max = math.max(acc.power_max, c.power_max)
+  return r, acc
+end
+
 -- Sum of the solver's state (the peers report theirs).
 local function state_sum(s)
   local v, sum = s:state(), 0
@@ -141,8 +163,10 @@ for _, m in ipairs(split(methods)) do
     end
     if ok then
       s:integrate { t0 = 0, t1 = 3 * h, label = "warm-up " .. v }
-      local r = s:integrate { t0 = 0, t1 = steps * h,
-                              label = string.format("%s %s N=%d", m, v, N) }
+      local r, clk = watched(function()
+        return s:integrate { t0 = 0, t1 = steps * h,
+                             label = string.format("%s %s N=%d", m, v, N) }
+      end)
       rows[#rows + 1] = { name = v, tps = r.time_per_step, gbs = r.gbs,
                           sum = peers ~= "none" and state_sum(s) or nil,
                           ours = true }
@@ -151,8 +175,12 @@ for _, m in ipairs(split(methods)) do
       local sa = ob.solver { problem = p, method = m, backend = "cuda",
                              variant = v, h = h, tol = tol, sync = "call" }
       sa:integrate { t0 = 0, t1 = 3 * h, label = "warm-up " .. v }
-      rows[#rows].async = sa:integrate { t0 = 0, t1 = steps * h,
-        label = string.format("%s %s N=%d sync=call", m, v, N) }.time_per_step
+      local ra
+      ra, clk = watched(function()
+        return sa:integrate { t0 = 0, t1 = steps * h,
+          label = string.format("%s %s N=%d sync=call", m, v, N) }
+      end, clk)
+      rows[#rows].async, rows[#rows].clk = ra.time_per_step, clk
       sa:close()
       if adapt ~= "off" then
         rows[#rows].adaptive = adaptive_runs(m, v)
@@ -213,6 +241,15 @@ for _, m in ipairs(split(methods)) do
                     a.tpa * 1e6)
         end
       end
+    end
+    local ck = r.clk
+    if ck then   -- the clocks while the fixed steps above ran
+      io.write(string.format("%-9s %-14s %11s   (SM clock %.0f-%.0f MHz, "
+        .. "mean %.0f, card's maximum %.0f; power cap or slowdown in %d of "
+        .. "%d samples; up to %.0f W of %.0f W)\n", "", "", "", ck.sm_min,
+        ck.sm_max, ck.sm_mean, ck.sm_max_mhz, ck.capped, ck.samples,
+        ck.power_max, ck.limit_w))
+      ob.metric(string.format("%s_%s_sm_mhz_mean", m, r.name), ck.sm_mean)
     end
     if r.ours then
       ob.metric(string.format("%s_%s_us_per_step", m, r.name), r.tps * 1e6)

@@ -95,3 +95,36 @@ describe("GPU scenarios without a GPU", function()
     end)
   end
 end)
+
+describe("ob.gpu_power and ob.gpu_watch", function()
+  it("refuse a period out of range or not a number", function()
+    assert.is_truthy(err_of(ob.gpu_watch, 5):find(
+      "period must be in 0.001..1 seconds, got 5", 1, true))
+    assert.is_truthy(err_of(ob.gpu_watch, 0):find("period must be in", 1, true))
+    assert.is_truthy(err_of(ob.gpu_watch, "x"):find("number expected", 1, true))
+  end)
+
+  it("read the card, or say why not (no GPU, no NVML)", function()
+    local p, why = ob.gpu_power()
+    if not p then
+      assert.is_string(why)
+      assert.is_truthy(why:find("no GPU", 1, true) or why:find("NVML", 1, true),
+                       why)
+      local w, why2 = ob.gpu_watch()
+      assert.is_nil(w)
+      assert.are.equal(why, why2)
+      return
+    end
+    assert.is_true(p.sm_mhz > 0 and p.sm_max_mhz >= p.sm_mhz)
+    assert.is_true(p.limit_w > 0 and p.power_w > 0)
+    assert.is_string(p.reasons)
+    local w = assert(ob.gpu_watch(0.005))
+    local t = os.clock() + 0.05
+    while os.clock() < t do end
+    local s = w:stop()
+    assert.is_true(s.samples >= 2, "samples " .. s.samples)
+    assert.is_true(s.sm_min <= s.sm_mean and s.sm_mean <= s.sm_max)
+    assert.is_true(s.capped >= 0 and s.capped <= s.samples)
+    assert.are.same(s, w:stop())   -- a second stop gives the same figures
+  end)
+end)
