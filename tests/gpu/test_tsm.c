@@ -654,7 +654,13 @@ int main(int argc, char **argv) {
     const char *pc = getenv("ODB_TSM_PRECOMPILE");
     if (!pc || atoi(pc) != 0) {
       double t0 = now();
-      int n = precompile(argc > 1);
+      int n;
+      /* said first: on an empty kernel cache this takes minutes, with no
+         other output */
+      printf("# compiling the kernels first, in parallel (minutes on an "
+             "empty kernel cache)\n");
+      fflush(stdout);
+      n = precompile(argc > 1);
       printf("# precompiled %d kernels in %.1f s\n", n, now() - t0);
       fflush(stdout);
     }
