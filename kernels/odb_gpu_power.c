@@ -88,16 +88,24 @@ static odb_status nvml_device(const char *pci, nvml_dev *d) {
 
 /* }====== */
 
-/* One reading of d; a value NVML does not give stays 0. */
-static void read_device(nvml_dev d, odb_gpu_power *out) {
+/* What changes while a card runs (clock, power, reasons) into out; a value
+   NVML does not give is left as it was. */
+static void read_changing(nvml_dev d, odb_gpu_power *out) {
   unsigned v = 0;
   unsigned long long rs = 0;
-  memset(out, 0, sizeof *out);
   if (nvml.clock(d, NVML_CLOCK_SM, &v) == 0) out->sm_mhz = v;
-  if (nvml.max_clock(d, NVML_CLOCK_SM, &v) == 0) out->sm_max_mhz = v;
   if (nvml.power(d, &v) == 0) out->power_w = v / 1000.0;
-  if (nvml.limit(d, &v) == 0) out->limit_w = v / 1000.0;
   if (nvml.reasons(d, &rs) == 0) out->reasons = rs;
+}
+
+/* One whole reading of d: the fixed maxima once, then read_changing; a
+   value NVML does not give stays 0. */
+static void read_device(nvml_dev d, odb_gpu_power *out) {
+  unsigned v = 0;
+  memset(out, 0, sizeof *out);
+  if (nvml.max_clock(d, NVML_CLOCK_SM, &v) == 0) out->sm_max_mhz = v;
+  if (nvml.limit(d, &v) == 0) out->limit_w = v / 1000.0;
+  read_changing(d, out);
 }
 
 /* See the header. */
@@ -138,6 +146,7 @@ struct odb_gpu_watch {
   pthread_cond_t cv;
   int stop;
   nvml_dev dev;
+  odb_gpu_power first;           /* the reading at start (its maxima) */
   struct timespec period;
   odb_gpu_watch_summary sum;
   double sm_total;
@@ -161,10 +170,10 @@ static void *watch_main(void *arg) {
   odb_gpu_watch *w = arg;
   pthread_mutex_lock(&w->mu);
   while (!w->stop) {
-    odb_gpu_power p;
+    odb_gpu_power p = w->first;   /* the maxima, read once at start */
     struct timespec until;
     pthread_mutex_unlock(&w->mu);
-    read_device(w->dev, &p);
+    read_changing(w->dev, &p);
     pthread_mutex_lock(&w->mu);
     watch_add(w, &p);
     clock_gettime(CLOCK_REALTIME, &until);
@@ -194,6 +203,7 @@ odb_status odb_gpu_watch_start(const char *pci, double period_s,
   w = calloc(1, sizeof *w);
   if (!w) return ODB_FAIL(ODB_ERR_NOMEM, "no memory for a GPU watch");
   w->dev = d;
+  read_device(d, &w->first);
   w->period.tv_sec = (time_t)period_s;
   w->period.tv_nsec = (long)((period_s - (double)w->period.tv_sec) * 1e9);
   pthread_mutex_init(&w->mu, NULL);
