@@ -92,6 +92,13 @@ static int bands_fit(int M, int S) {
   return S >= 1 && (S - 1) * cdiv(M, S) < M;
 }
 
+/* Shared memory of a sched=dyn kernel: its ring of 8 chunk numbers after
+   the stages (doubles of them), at least smem bytes in all. */
+static size_t dyn_smem(int doubles, size_t smem) {
+  size_t need = 8 * (size_t)doubles + 8 * sizeof(long long);
+  return need > smem ? need : smem;
+}
+
 /* The Gauss geometry (complex, m16n8k*): widths count complex entries,
    rows of the stages and of C's copy hold (re, im) pairs. */
 static int gauss_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
@@ -115,6 +122,7 @@ static int gauss_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
     if (c->reduce == ODB_TSM_REDUCE_LOCAL &&
         16 * (size_t)Mb * c->N > g->smem)
       g->smem = 16 * (size_t)Mb * c->N;
+    if (c->dyn) g->smem = dyn_smem(g->stage * c->stages, g->smem);
   } else {
     int nt = cdiv(c->N, 8);
     if (c->split > 1) return 0;
@@ -171,6 +179,7 @@ static int mma_geom_of(const odb_tsm_cfg *c, mma_geom *g) {
     if (c->reduce == ODB_TSM_REDUCE_LOCAL &&
         8 * (size_t)g->e * c->M * c->N > g->smem)
       g->smem = 8 * (size_t)g->e * c->M * c->N;
+    if (c->dyn) g->smem = dyn_smem(g->stage * c->stages, g->smem);
   } else {
     int nt = cdiv(g->Nr, 8);
     g->Kt = cdiv(g->Mr, g->KS);
@@ -286,6 +295,11 @@ static odb_status check_mma(const odb_tsm_cfg *c) {
     return ODB_FAIL(ODB_ERR_ARG, "tsm: ostage = %d: staging B for "
                     "coalesced stores is 0 or 1, mma tsmm without Gauss's "
                     "products only", c->ostage);
+  if (c->dyn && (c->dyn != 1 || c->op != ODB_TSM_TSMTTSM || c->split > 1 ||
+                 c->blocks_per_sm < 0))
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: dyn = %d: chunks from a counter is "
+                    "0 or 1, mma tsmttsm without split and with a "
+                    "persistent grid (blocks_per_sm >= 0) only", c->dyn);
   if (c->pf != 0 && c->pf != -1 && c->pf != 64 && c->pf != 256)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: pf = %d: the L2 prefetch of the "
                     "copies is 0 (the default, 128 bytes), 64, 256 or -1 "
@@ -320,9 +334,9 @@ odb_status odb_tsm_cfg_check(const odb_tsm_cfg *c) {
   if (c->gauss || c->split > 1)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: Gauss's three products need the "
                     "tensor cores (mma)");
-  if (c->pf || c->ostage)
-    return ODB_FAIL(ODB_ERR_ARG, "tsm: pf and ostage are options of the "
-                    "tensor-core kernels (mma)");
+  if (c->pf || c->ostage || c->dyn)
+    return ODB_FAIL(ODB_ERR_ARG, "tsm: pf, ostage and dyn are options of "
+                    "the tensor-core kernels (mma)");
   if (c->unroll < 1 || c->unroll > 4)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: unroll = %d, expected 1..4",
                     c->unroll);
@@ -384,11 +398,11 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
   else snprintf(grid, sizeof grid, c->blocks_per_sm ? "chunks" : "fill");
   if (c->mma && c->op == ODB_TSM_TSMTTSM)
     snprintf(buf, len, "mma=%s%s%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
-             "reduce=%s block=%d bps=%s%s", mma_names[c->mma % 5],
+             "reduce=%s block=%d bps=%s%s%s", mma_names[c->mma % 5],
              c->gauss ? " gauss=3m" : "", c->split > 1 ? (c->split == 2 ?
              " split=2" : " split=4") : "", c->wm, c->wn, c->rg, c->chunk,
              c->stages, red[c->reduce & 1], odb_tsm_cfg_block(c), grid,
-             pf_text(c->pf));
+             c->dyn ? " sched=dyn" : "", pf_text(c->pf));
   else if (c->mma)
     snprintf(buf, len, "mma=%s%s wm=%d wn=%d rg=%d chunk=%d stages=%d "
              "csrc=%s%s block=%d bps=%s%s", mma_names[c->mma % 5],
@@ -413,12 +427,12 @@ const char *odb_tsm_cfg_text(const odb_tsm_cfg *c, char *buf, size_t len) {
 const char *odb_tsm_cfg_token(const odb_tsm_cfg *c, char *buf, size_t len) {
   char red = c->reduce ? 'l' : 'g';
   if (c->mma)
-    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d%s%s%s", c->mma, c->wm,
+    snprintf(buf, len, "m%dw%dx%dg%dr%ds%d%cb%d%s%s%s%s", c->mma, c->wm,
              c->wn, c->rg, c->chunk, c->stages,
              c->op == ODB_TSM_TSMTTSM ? red : "LSR"[c->csrc % 3],
              c->blocks_per_sm, c->gauss ? (c->split == 2 ? "z3h2" :
              c->split == 4 ? "z3h4" : "z3") : "", c->ostage ? "o" : "",
-             pf_token(c->pf));
+             c->dyn ? "d" : "", pf_token(c->pf));
   else if (c->op == ODB_TSM_TSMTTSM && c->stage)
     snprintf(buf, len, "f%dx%dt%ds%d%cb%d", c->tm, c->tn, c->transposed,
              c->chunk, red, c->blocks_per_sm);
@@ -482,6 +496,10 @@ odb_status odb_tsm_cfg_parse(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
       c.ostage = 1;
       ++n;
     }
+    if (ok && n >= 0 && token[n] == 'd') {
+      c.dyn = 1;
+      ++n;
+    }
     if (ok && n >= 0 && token[n] == 'p') n += parse_pf(token + n, &c.pf);
     if (op == ODB_TSM_TSMTTSM) {
       c.reduce = letter("gl", ch);
@@ -529,8 +547,10 @@ static void gen_head(sbuf *b, const odb_tsm_cfg *c) {
   out(b, "struct tsm_args { const double *A; const double *X; double *out; "
       "long long K; };\n\n");
   if (c->op == ODB_TSM_TSMTTSM)
-    out(b, "// first block, C zeroed, blocks done (gen_c_zero)\n"
-        "__device__ unsigned odb_tsm_sync[3];\n\n");
+    out(b, "// first block, C zeroed, blocks done (gen_c_zero); the "
+        "chunks handed out\n// (sched=dyn)\n"
+        "__device__ unsigned odb_tsm_sync[3];\n"
+        "__device__ unsigned long long odb_tsm_next;\n\n");
 }
 
 /*
@@ -567,6 +587,7 @@ static void gen_c_done(sbuf *b) {
       "    if (atomicAdd(&odb_tsm_sync[2], 1u) == gridDim.x - 1) {  "
       "// the last block\n"
       "      odb_tsm_sync[0] = odb_tsm_sync[1] = odb_tsm_sync[2] = 0u;\n"
+      "      odb_tsm_next = 0ull;\n"
       "      __threadfence();\n    }\n  }\n");
 }
 
@@ -1052,9 +1073,16 @@ static void gen_mma_entry(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
 }
 
 /* The prologue: the first stages - 1 chunks start to load. */
+static void gen_mma_prologue_dyn(sbuf *b, const odb_tsm_cfg *c,
+                                 const mma_geom *g);
+
 static void gen_mma_prologue_x(sbuf *b, const odb_tsm_cfg *c,
                                const mma_geom *g, const char *a,
                                const char *first, const char *stride) {
+  if (c->dyn) {
+    gen_mma_prologue_dyn(b, c, g);
+    return;
+  }
   out(b, "  // the first %d chunks of this block start to load\n",
       c->stages - 1);
   out(b, "#pragma unroll\n  for (int s = 0; s < %d; ++s) {\n", c->stages - 1);
@@ -1072,6 +1100,48 @@ static void gen_mma_prologue_x(sbuf *b, const odb_tsm_cfg *c,
       "%d * (long long)%s, K%s);\n    cp_commit();\n", c->stages - 1,
       g->stage, a, c->op == ODB_TSM_TSMTTSM ? "B, " : "", c->stages - 1,
       stride, uneven_bands(c) ? ", aw" : "");
+}
+
+/*
+** The prologue of sched=dyn (tsmttsm, A and B, the whole width): the
+** first stages - 1 chunks of a block are blockIdx.x + s gridDim.x, the
+** later ones come from the counter odb_tsm_next, so a block on an SM that
+** reads faster takes more of them and the SMs finish together. Thread 0
+** asks for the chunk of the next iteration while this one computes and
+** puts it in the ring odb_chq (slot it & 7 holds the chunk of load number
+** it; a slot is written again only after the barrier that follows its
+** last read), 64 bytes of the dynamic shared memory after the stages
+** (dyn_smem; the local reduction may reuse them after the loop). The
+** chunks a block takes grow, so the first one past the end ends its loop.
+*/
+static void gen_mma_prologue_dyn(sbuf *b, const odb_tsm_cfg *c,
+                                 const mma_geom *g) {
+  int S1 = c->stages - 1;
+  out(b, "  // sched=dyn: the first %d chunks of this block start to load; "
+      "the later\n  // ones come from the counter odb_tsm_next\n", S1);
+  out(b, "  long long *const odb_chq = (long long *)(smem + %d);  // after "
+      "the stages\n", c->stages * g->stage);
+  out(b, "#pragma unroll\n  for (int s = 0; s < %d; ++s) {\n", S1);
+  out(b, "    const long long c0 = blockIdx.x + (long long)s * gridDim.x;\n"
+      "    load_chunk(smem + s * %d, A, B, c0, K);\n    cp_commit();\n"
+      "    if (threadIdx.x == 0) odb_chq[s] = c0;\n  }\n", g->stage);
+  out(b, "  const long long base = %d * (long long)gridDim.x;\n", S1);
+  out(b, "  long long nx = 0;  // thread 0: the chunk of the next load\n"
+      "  if (threadIdx.x == 0) nx = base + (long long)atomicAdd("
+      "&odb_tsm_next, 1ull);\n");
+  out(b, "  int cur = 0;  // the stage of load it\n");
+  out(b, "  for (unsigned it = 0;; ++it) {\n");
+  out(b, "    asm volatile(\"cp.async.wait_group %d;\\n\" ::: \"memory\");\n",
+      c->stages - 2);
+  out(b, "    if (threadIdx.x == 0) odb_chq[(it + %d) & 7] = nx;\n", S1);
+  out(b, "    __syncthreads();  // load it is in; the stage before is used "
+      "up\n");
+  out(b, "    if (odb_chq[it & 7] >= nch) break;  // the same for the whole "
+      "block\n");
+  out(b, "    load_chunk(smem + (cur == 0 ? %d : cur - 1) * %d, A, B, "
+      "odb_chq[(it + %d) & 7], K);\n    cp_commit();\n", S1, g->stage, S1);
+  out(b, "    if (threadIdx.x == 0) nx = base + (long long)atomicAdd("
+      "&odb_tsm_next, 1ull);\n");
 }
 
 /* The prologue of a block that walks every gridDim.x-th chunk. */
@@ -1767,7 +1837,10 @@ static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
 ** reduction; C from registers or shared memory; tsmm also a block per
 ** chunk (tsmm_grids). Full: every shape, 1..8 tiles each way, 1, 2 or 4
 ** row groups, chunks of 16 to 128 rows, 2 to 4 stages, both reductions,
-** 0, 1 or 2 blocks per SM.
+** 0, 1 or 2 blocks per SM. Both: each AtB configuration twice, walking
+** every gridDim.x-th chunk and taking its chunks from a counter
+** (sched=dyn: complex 16 x 16 and 32 x 8 on an H100 went from 0.998x to
+** 1.03x cuBLAS, as the SMs that read faster take more chunks).
 */
 static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   static const int wts[] = { 1, 2, 4, 8 };
@@ -1834,6 +1907,9 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
                 continue;
               }
               add_shapes(c, shapes, nshapes, l);
+              c.dyn = 1;   /* the same with chunks from the counter */
+              add_shapes(c, shapes, nshapes, l);
+              c.dyn = 0;
             }
   }
 }
@@ -1868,8 +1944,15 @@ static void gauss_chunks(odb_tsm_cfg c, int stages, cfg_list *l) {
 ** 64 rows, 2 to 4 stages, m16n8k4/k8/k16, the local reduction and C in
 ** 1, 2 or 4 bands (tsmttsm), C from registers or shared memory (tsmm),
 ** the device filled. tsmm also with a block per chunk (2 stages in the
-** quick space, each number of stages in the full one).
+** quick space, each number of stages in the full one); tsmttsm without
+** bands also with sched=dyn (space_dyn).
 */
+/* c again with its chunks handed out by the counter (sched=dyn). */
+static void space_dyn(odb_tsm_cfg c, cfg_list *l) {
+  c.dyn = 1;
+  space_add(&c, l);
+}
+
 static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
   static const int tt[][2] = { { 1, 1 }, { 1, 2 }, { 2, 1 }, { 1, 4 },
                                { 2, 2 }, { 4, 1 }, { 1, 8 }, { 2, 4 },
@@ -1919,6 +2002,7 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
         continue;
       if (!tile_fits(8 * c.wn, 8, c.N)) continue;
       space_add(&c, l);
+      if (c.op == ODB_TSM_TSMTTSM && !c.split) space_dyn(c, l);
       if (c.op == ODB_TSM_TSMM && !same_but_stages(quick, i))
         gauss_chunks(c, 2, l);
     }
@@ -1949,6 +2033,7 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
               }
               c.mma = m;
               space_add(&c, l);
+              if (c.op == ODB_TSM_TSMTTSM && !c.split) space_dyn(c, l);
               if (c.op == ODB_TSM_TSMM) gauss_chunks(c, c.stages, l);
             }
   }

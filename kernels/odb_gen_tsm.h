@@ -100,6 +100,12 @@ typedef struct odb_tsm_cfg {
      closer to the card's ceiling. Not in the spaces: tokens only (suffix
      p64, p256, pn), for races against the default. */
   int pf;
+  /* mma tsmttsm (no split, a grid that fills the device or blocks_per_sm):
+     1 hands out the chunks after each block's first stages - 1 from a
+     global counter, so that blocks on SMs that read faster take more and
+     all finish together (token suffix d); 0 walks every gridDim.x-th
+     chunk. */
+  int dyn;
 } odb_tsm_cfg;
 
 /* Threads that work on one row (tiles per row for tsmttsm, tpr for tsmm). */

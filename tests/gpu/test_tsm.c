@@ -210,6 +210,26 @@ static void check_gauss(odb_rng *r, long K) {
   check_tokens(r, ODB_TSM_TSMM, ODB_TSM_Z, 33, 40, K, m40);
 }
 
+/*
+** Chunks from the counter (sched=dyn), each kernel run twice (the second
+** run needs the counter reset by the first's last block): shapes that the
+** mappings do not divide, K no multiple of the chunk, and a K of fewer
+** chunks than blocks (most blocks find theirs past the end at once).
+*/
+static void check_dyn(odb_rng *r, long K) {
+  static const char *const z16[] = { "m3w2x4g2r32s4lb0d",
+    "m3w1x2g2r64s3lb0d", "m3w2x4g2r32s4lb0dp256", NULL };
+  static const char *const z13[] = { "m2w1x2g1r32s3lb0d", NULL };
+  static const char *const d24[] = { "m3w1x4g2r32s3gb0d",
+    "m2w1x1g1r64s3lb2d", NULL };
+  static const char *const z48[] = { "m4w1x2g1r32s3lb0z3d", NULL };
+  check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, K, z16);
+  check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 13, 11, K, z13);
+  check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_D, 24, 40, K, d24);
+  check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 48, 40, K, z48);
+  check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, 1031, z16);
+}
+
 /* Bad input is refused with a message. */
 static void check_bad(void) {
   odb_tsm_cfg c;
@@ -414,6 +434,21 @@ static int roof_reps(void) {
   return r && atoi(r) > 0 ? atoi(r) : 5;
 }
 
+/* With ODB_TSM_DYN=1, each of the n configurations of list that may hand
+   out its chunks from a counter (sched=dyn) is followed at the end by
+   that twin, for races of the two schedules; returns the new count. */
+static int roof_dyn(int n, odb_tsm_cfg *list, int max) {
+  const char *dv = getenv("ODB_TSM_DYN");
+  int m = n;
+  if (!dv || atoi(dv) == 0) return n;
+  for (int i = 0; i < n && m < max; ++i) {
+    odb_tsm_cfg c = list[i];
+    c.dyn = 1;
+    if (!list[i].dyn && odb_tsm_cfg_check(&c) == ODB_OK) list[m++] = c;
+  }
+  return m;
+}
+
 /* The configurations --roofline races on a shape: the tokens of
    ODB_TSM_TOKENS ("m2w1x2g1r64s3Rb0o,m2w1x2g1r64s3Rb0"; those that do not
    fit the shape are left out), else the quick space. */
@@ -423,8 +458,8 @@ static int roof_list(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
   char tok[64];
   int n = 0;
   if (!ts || !*ts)
-    return odb_tsm_space_list(op, t, M, N, 0, odb_tsm_device_cc(), list,
-                              max);
+    return roof_dyn(odb_tsm_space_list(op, t, M, N, 0, odb_tsm_device_cc(),
+                                       list, max), list, max);
   while (*ts && n < max) {
     size_t l = strcspn(ts, ",");
     if (l < sizeof tok) {
@@ -680,8 +715,14 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--sanitize") == 0) {
     /* for compute-sanitizer: short matrices, a sample of each space;
        `--sanitize shapes` or `--sanitize race` runs one half (each half
-       takes minutes under racecheck) */
+       takes minutes under racecheck), `--sanitize dyn` the sched=dyn
+       kernels alone */
     const char *part = argc > 2 ? argv[2] : "all";
+    if (strcmp(part, "dyn") == 0) {   /* the counter's kernels alone */
+      check_dyn(&r, 3001);
+      odb_ctx_destroy(ctx);
+      return tap_done();
+    }
     if (strcmp(part, "race") != 0)
       for (int i = 0; i < 2; ++i)
         for (int op = 0; op < 2; ++op)
@@ -691,6 +732,7 @@ int main(int argc, char **argv) {
                         sanitize_shapes[i][2], 97, 5);
     if (strcmp(part, "shapes") != 0) {
       check_gauss(&r, 1037);
+      check_dyn(&r, 3001);
       check_race(&r);
     }
     odb_ctx_destroy(ctx);
@@ -702,6 +744,7 @@ int main(int argc, char **argv) {
         check_shape(&r, (odb_tsm_op)op, (odb_tsm_dtype)t, test_shapes[i][0],
                     test_shapes[i][1], test_shapes[i][2], test_stride(i), 1);
   check_gauss(&r, 30011);
+  check_dyn(&r, 200003);
   check_race(&r);
   check_bad();
   odb_ctx_destroy(ctx);

@@ -163,6 +163,51 @@ static void check_pf(void) {
          odb_last_error());
 }
 
+/*
+** Chunks from a counter (sched=dyn, suffix d): round-trips (before a
+** prefetch suffix too), takes its chunks from odb_tsm_next, which the last
+** block resets; refused for AC, C in bands, a block per chunk and the FMA
+** kernels.
+*/
+static void check_dyn(void) {
+  static const char *const ok[3] = { "m3w1x2g2r64s3lb0d",
+    "m3w2x4g2r32s4lb0dp256", "m4w1x2g1r32s3lb0z3d" };
+  odb_tsm_cfg c;
+  char tok[64], txt[160];
+  int good = 0;
+  for (int i = 0; i < 3; ++i) {
+    char *s = source_of(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, ok[i]);
+    good += s && strstr(s, "atomicAdd(&odb_tsm_next, 1ull)") &&
+            strstr(s, "odb_tsm_next = 0ull;") &&
+            odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, ok[i], &c)
+            == ODB_OK &&
+            strcmp(odb_tsm_cfg_token(&c, tok, sizeof tok), ok[i]) == 0 &&
+            strstr(odb_tsm_cfg_text(&c, txt, sizeof txt), "sched=dyn");
+    free(s);
+  }
+  tap_ok(good == 3, "sched=dyn: %d of 3 tokens round-trip, say sched=dyn "
+         "and take their chunks from the counter", good);
+  tap_ok(refused(ODB_TSM_TSMM, ODB_TSM_D, 16, 16, "m2w1x2g1r32s3Rb0d",
+                 "dyn") &&
+         refused(ODB_TSM_TSMTTSM, ODB_TSM_Z, 64, 64, "m3w2x2g1r16s4lb0z3h2d",
+                 "dyn") &&
+         refused(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, "m3w1x2g2r64s3lb-1d",
+                 "dyn"),
+         "sched=dyn refused for AC, C in bands and a block per chunk: %s",
+         odb_last_error());
+  memset(&c, 0, sizeof c);
+  c.op = ODB_TSM_TSMTTSM;
+  c.t = ODB_TSM_D;
+  c.M = c.N = 8;
+  c.tm = c.tn = c.unroll = 1;
+  c.block = 256;
+  c.blocks_per_sm = 4;
+  c.dyn = 1;
+  tap_ok(odb_tsm_cfg_check(&c) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "dyn"), "sched=dyn on an FMA kernel "
+         "refused: %s", odb_last_error());
+}
+
 /* The quick space of a shape (sm_90) has tensor-core configurations
    exactly when mma, and staged-store ones exactly when staged. */
 static void check_narrow(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
@@ -307,6 +352,7 @@ static void check_generator(void) {
   tap_ok(refused(ODB_TSM_TSMTTSM, ODB_TSM_D, 32, 32, "m1w2x2g1r32s5lb0",
                  "stages"), "5 stages refused: %s", odb_last_error());
   check_pf();
+  check_dyn();
 }
 #endif
 
