@@ -107,6 +107,19 @@ static int refused(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
          strstr(odb_last_error(), want) != NULL;
 }
 
+/* A valid real 8 x 8 AtB configuration on the FMA units. */
+static odb_tsm_cfg fma_8x8(void) {
+  odb_tsm_cfg c;
+  memset(&c, 0, sizeof c);
+  c.op = ODB_TSM_TSMTTSM;
+  c.t = ODB_TSM_D;
+  c.M = c.N = 8;
+  c.tm = c.tn = c.unroll = 1;
+  c.block = 256;
+  c.blocks_per_sm = 4;
+  return c;
+}
+
 /*
 ** The L2 prefetch hint (tokens only): each suffix round-trips and puts its
 ** hint on the 16-byte copies (none for pn); the default keeps 128 bytes;
@@ -141,13 +154,7 @@ static void check_pf(void) {
          odb_tsm_cfg_parse(ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16,
                            "m2w1x2g1r32s3lb0z3p256x", &c) == ODB_ERR_ARG,
          "p128 (the default has no suffix) and p256x refused");
-  memset(&c, 0, sizeof c);
-  c.op = ODB_TSM_TSMTTSM;
-  c.t = ODB_TSM_D;
-  c.M = c.N = 8;
-  c.tm = c.tn = c.unroll = 1;
-  c.block = 256;
-  c.blocks_per_sm = 4;
+  c = fma_8x8();
   c.pf = 256;
   tap_ok(odb_tsm_cfg_check(&c) == ODB_ERR_ARG &&
          strstr(odb_last_error(), "pf"), "pf on an FMA kernel refused: %s",
@@ -195,13 +202,7 @@ static void check_dyn(void) {
                  "dyn"),
          "sched=dyn refused for AC, C in bands and a block per chunk: %s",
          odb_last_error());
-  memset(&c, 0, sizeof c);
-  c.op = ODB_TSM_TSMTTSM;
-  c.t = ODB_TSM_D;
-  c.M = c.N = 8;
-  c.tm = c.tn = c.unroll = 1;
-  c.block = 256;
-  c.blocks_per_sm = 4;
+  c = fma_8x8();
   c.dyn = 1;
   tap_ok(odb_tsm_cfg_check(&c) == ODB_ERR_ARG &&
          strstr(odb_last_error(), "dyn"), "sched=dyn on an FMA kernel "
