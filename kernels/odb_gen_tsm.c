@@ -1072,10 +1072,10 @@ static void gen_mma_entry(sbuf *b, const odb_tsm_cfg *c, const mma_geom *g) {
   out(b, "  const int g = lane >> 2, t = lane & 3;\n");
 }
 
-/* The prologue: the first stages - 1 chunks start to load. */
 static void gen_mma_prologue_dyn(sbuf *b, const odb_tsm_cfg *c,
                                  const mma_geom *g);
 
+/* The prologue: the first stages - 1 chunks start to load. */
 static void gen_mma_prologue_x(sbuf *b, const odb_tsm_cfg *c,
                                const mma_geom *g, const char *a,
                                const char *first, const char *stride) {
