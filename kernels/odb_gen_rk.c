@@ -1626,6 +1626,21 @@ static void put_ctl_prologue(gen *g) {
   }
 }
 
+/*
+** A kernel launched early (odb_gpu_launch_early: its blocks may start while
+** the step before ends) waits for that step before it reads anything, then
+** lets the next step's launch start early too; without such a launch both
+** are no-ops.
+*/
+static void put_early_wait(sbuf *b) {
+  put(b, "#if __CUDA_ARCH__ >= 900\n"
+         "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // the "
+         "step before\n"
+         "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: "
+         "\"memory\");\n"
+         "#endif\n");
+}
+
 static void put_s2_head(gen *g, int min_blocks, const char *layout) {
   sbuf *b = &g->b;
   put_source(b, g->p->label, "gpu_cell_source", g->p->gpu_cell_source);
@@ -1636,9 +1651,11 @@ static void put_s2_head(gen *g, int min_blocks, const char *layout) {
     put(b, "extern \"C\" __global__ void __launch_bounds__(ODB_T)\n");
   if (g->devctl) {
     put(b, "k_s2d(const odb_args odb_a0) {\n  // %s\n", layout);
+    put_early_wait(b);
     put_ctl_prologue(g);
   } else {
     put(b, "k_s2d(const odb_args a) {\n  // %s\n", layout);
+    put_early_wait(b);
   }
   put(b, "  extern __shared__ __align__(16) double odb_ysm[];\n"
          "  double *const odb_ring = odb_ysm + ODB_YR * ODB_K * ODB_TP;\n"

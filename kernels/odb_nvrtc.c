@@ -39,6 +39,8 @@ typedef CUresult (*pfn_launch_coop)(CUfunction, unsigned, unsigned, unsigned,
                                     unsigned, unsigned, unsigned, unsigned,
                                     CUstream, void **);
 typedef CUresult (*pfn_occupancy)(int *, CUfunction, int, size_t);
+typedef CUresult (*pfn_launch_ex)(const CUlaunchConfig *, CUfunction,
+                                  void **, void **);
 
 static struct {
   pfn_load_data load_data;
@@ -50,6 +52,7 @@ static struct {
   pfn_error_str error_name;
   pfn_launch_coop launch_coop;
   pfn_occupancy occupancy;
+  pfn_launch_ex launch_ex;
   odb_status st;
   char msg[256];
 } drv;
@@ -91,6 +94,7 @@ static void driver_init(void) {
   drv.launch_coop = (pfn_launch_coop)driver_symbol("cuLaunchCooperativeKernel");
   drv.occupancy = (pfn_occupancy)driver_symbol(
     "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  drv.launch_ex = (pfn_launch_ex)driver_symbol("cuLaunchKernelEx");
 }
 
 /* The driver table, or the failure to get it (recorded). */
@@ -455,6 +459,30 @@ odb_status odb_gpu_launch(const odb_gpu_kernel *k, unsigned grid,
   CUresult r = drv.launch((CUfunction)k->fn, grid, 1, 1, block, 1, 1,
                           (unsigned)smem, CU_STREAM_LEGACY, params, NULL);
   if (r != CUDA_SUCCESS) return drv_fail(r, "cuLaunchKernel", "kernel");
+  return ODB_OK;
+}
+
+odb_status odb_gpu_launch_early(const odb_gpu_kernel *k, unsigned grid,
+                                unsigned block, size_t smem, void *arg) {
+  void *params[1] = { arg };
+  CUlaunchAttribute at;
+  CUlaunchConfig cfg;
+  CUresult r;
+  memset(&at, 0, sizeof at);
+  memset(&cfg, 0, sizeof cfg);
+  at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  at.value.programmaticStreamSerializationAllowed = 1;
+  cfg.gridDimX = grid;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = block;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = (unsigned)smem;
+  cfg.hStream = CU_STREAM_LEGACY;
+  cfg.attrs = &at;
+  cfg.numAttrs = 1;
+  ODB_TRY(driver());
+  r = drv.launch_ex(&cfg, (CUfunction)k->fn, params, NULL);
+  if (r != CUDA_SUCCESS) return drv_fail(r, "cuLaunchKernelEx", "kernel");
   return ODB_OK;
 }
 

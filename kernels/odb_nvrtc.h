@@ -67,6 +67,14 @@ odb_status odb_gpu_kernel_smem(odb_gpu_kernel *k, size_t bytes);
 */
 odb_status odb_gpu_launch(const odb_gpu_kernel *k, unsigned grid,
                           unsigned block, size_t smem, void *arg);
+/*
+** The same, as a programmatic dependent launch: k's blocks may start while
+** the kernel before it in the stream ends (the driver places them as that
+** kernel's blocks leave); k must wait for it with `griddepcontrol.wait`
+** before it reads what that kernel wrote.
+*/
+odb_status odb_gpu_launch_early(const odb_gpu_kernel *k, unsigned grid,
+                                unsigned block, size_t smem, void *arg);
 /* The same as a cooperative launch (grid sync; every block co-resident,
    refused by the driver otherwise). */
 odb_status odb_gpu_launch_coop(const odb_gpu_kernel *k, unsigned grid,
