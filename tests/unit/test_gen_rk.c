@@ -559,6 +559,61 @@ static void check_layouts(void) {
 
 #endif
 
+#if ODB_HAVE_CUDA
+/*
+** Each step launched early (odb_gpu_launch_early): the stream2d kernel,
+** with and without the controller, first waits for the step before
+** (griddepcontrol.wait, before the controller's words are read), inside
+** a guard for compute capability 9.0, so that NVRTC still compiles it for
+** sm_80, where the step launches as before.
+*/
+static void check_early(void) {
+  static const char *const guard =
+    "#if __CUDA_ARCH__ >= 900\n"
+    "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");";
+  odb_problem *p = bruss(37, 23);
+  char *src[2] = { NULL, NULL };
+  int good = 0;
+  for (int i = 0; p && i < 2; ++i) {
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    const char *w, *ctl;
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.rows = 9;
+    o.skew = 2;
+    o.lag = 1;
+    o.carry = 3;
+    o.devctl = i;
+    if (odb_gen_rk(p, odb_method_find("verner65"), ODB_GEN_STREAM2D, &o,
+                   &src[i], &pl) != ODB_OK)
+      continue;
+    w = strstr(src[i], guard);
+    ctl = strstr(src[i], "odb_c->done");
+    good += w && strstr(w, "griddepcontrol.launch_dependents") &&
+            (i == 0 ? !ctl : ctl && w < ctl);
+  }
+  tap_ok(good == 2, "stream2d, with and without the controller: the kernel "
+         "waits for the step before first, for sm_90 on (%d of 2)", good);
+  if (getenv("ODEBENCH_KERNEL_CACHE") &&
+      strcmp(getenv("ODEBENCH_KERNEL_CACHE"), "off") == 0) {
+    tap_ok(1, "NVRTC compiles it for sm_80 # SKIP the kernel cache is off");
+  } else {
+    tmp_cache tc;
+    int compiled = -1;
+    tmp_cache_open(&tc);
+    if (tc.ok && src[0] && src[1])
+      compiled = odb_nvrtc_prefetch((const char *const *)src, 2, 8, 0, 2);
+    tmp_cache_close(&tc);
+    tap_ok(compiled == 2, "NVRTC compiles both for sm_80, without the wait "
+           "(%d of 2)", compiled);
+  }
+  free(src[0]);
+  free(src[1]);
+  odb_problem_destroy(p);
+}
+#endif
+
 int main(void) {
 #if ODB_HAVE_CUDA
   check_stream2d();
@@ -567,6 +622,7 @@ int main(void) {
   check_lag1();
   check_devctl();
   check_layouts();
+  check_early();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
 #endif
