@@ -406,6 +406,20 @@ static void check_devctl_layouts(void) {
   odb_problem_destroy(p);
 }
 
+/* Skew-2 options of a small stream2d kernel: 64 threads, 9 rows a block,
+   3 centre rows kept, the lag and devctl given. */
+static odb_gen_opts s2d_small(int lag, int devctl) {
+  odb_gen_opts o;
+  memset(&o, 0, sizeof o);
+  o.threads = 64;
+  o.rows = 9;
+  o.skew = 2;
+  o.lag = lag;
+  o.carry = 3;
+  o.devctl = devctl;
+  return o;
+}
+
 /*
 ** The kernel with the step controller (devctl): gpu_stream2d at lag 1 and
 ** lag 2 for bs3 and verner65, with the same plan (grid, shared memory) as
@@ -422,15 +436,9 @@ static void check_devctl(void) {
   int nsrc = 0;
   for (int i = 0; p && i < 4; ++i) {
     const odb_method *m = odb_method_find(meths[i / 2]);
-    odb_gen_opts o;
+    odb_gen_opts o = s2d_small(1 + i % 2, 0);
     odb_gen_plan pl, pc;
     char *plain = NULL;
-    memset(&o, 0, sizeof o);
-    o.threads = 64;
-    o.rows = 9;
-    o.skew = 2;
-    o.lag = 1 + i % 2;
-    o.carry = 3;
     int ok = odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &plain, &pl) == ODB_OK;
     o.devctl = 1;
     ok = ok && odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[i], &pc) == ODB_OK;
@@ -575,16 +583,9 @@ static void check_early(void) {
   char *src[2] = { NULL, NULL };
   int good = 0;
   for (int i = 0; p && i < 2; ++i) {
-    odb_gen_opts o;
+    odb_gen_opts o = s2d_small(1, i);
     odb_gen_plan pl;
     const char *w, *ctl;
-    memset(&o, 0, sizeof o);
-    o.threads = 64;
-    o.rows = 9;
-    o.skew = 2;
-    o.lag = 1;
-    o.carry = 3;
-    o.devctl = i;
     if (odb_gen_rk(p, odb_method_find("verner65"), ODB_GEN_STREAM2D, &o,
                    &src[i], &pl) != ODB_OK)
       continue;
