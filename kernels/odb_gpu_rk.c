@@ -523,14 +523,14 @@ static int s2d_early_store(long S) {
 ** Whether gpu_stream2d launches each step early (odb_gpu_launch_early: its
 ** blocks start as the step before leaves the multiprocessors, and wait in
 ** the kernel for it to end): on compute capability 9.0 and later, unless
-** ODB_PDL=0 (for comparisons). H100, N = 2896, 66 steps, two rounds:
+** tiling.early is false or ODB_PDL=0 (for comparisons). H100, N = 2896, 66 steps, two rounds:
 ** Verner 221.5 / 221.5 -> 219.7 / 220.6 us with one sync a run and 229.5 /
 ** 228.8 -> 227.2 / 226.8 us an attempt with the device's controller;
 ** DOPRI5 178.3 / 178.2 -> 176.4 / 176.4 and 185.1 / 184.3 -> 182.6 / 184.7.
 */
-static int s2d_early(const odb_device_info *dev) {
+static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
   const char *v = getenv("ODB_PDL");
-  if (v && *v) return atoi(v) != 0 && dev->cc_major >= 9;
+  if (t->early < 0 || (v && *v && atoi(v) == 0)) return 0;
   return dev->cc_major >= 9;
 }
 
@@ -558,7 +558,7 @@ static odb_status stream2d_init(odb_solver *s) {
   gpu_rk *g = NULL;
   long S = s->method->s, NR = s->problem->grid_rows;
   ODB_TRY(new_state(s, &dev, &g));
-  g->early = s2d_early(&dev);
+  g->early = s2d_early(&dev, t);
   memset(&o, 0, sizeof o);
   o.skew = t->skew > 0 ? t->skew : t->band > 1 ? 1 : S2D_SKEW;
   o.threads = t->threads > 0 ? t->threads

@@ -20,7 +20,7 @@ static const char *const tiling_keys[] = {
   "threads", "comps", "blocks", "stride", "barrier", "wg_per_tile", "tiles",
   "wg_per_sm", "persistent", "watchdog", "rows", "band", "skew", "carry",
   "lag",
-  "width", "width2", "height", NULL
+  "width", "width2", "height", "early", NULL
 };
 
 static const char *const integrate_keys[] = {
@@ -136,7 +136,7 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
       luaL_error(L, "bad argument #1 (field 'tiling': unknown field '%s' "
                  "(allowed: threads, comps, blocks, stride, barrier, "
                  "wg_per_tile, tiles, wg_per_sm, persistent, watchdog, rows, "
-                 "band, skew, carry, lag, width, width2, height))",
+                 "band, skew, carry, lag, width, width2, height, early))",
                  luaL_tolstring(L, -2, NULL));
     lua_pop(L, 1);
   }
@@ -164,6 +164,12 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
     if (!lua_isboolean(L, -1))
       luaL_argerror(L, 1, "field 'tiling.persistent': must be a boolean");
     t->persistent = lua_toboolean(L, -1) ? 1 : -1;
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, idx, "early") != LUA_TNIL) {
+    if (!lua_isboolean(L, -1))
+      luaL_argerror(L, 1, "field 'tiling.early': must be a boolean");
+    t->early = lua_toboolean(L, -1) ? 1 : -1;
   }
   lua_pop(L, 1);
   if (odbL_opt_number(L, idx, "watchdog", &t->watchdog) && !(t->watchdog > 0))
