@@ -1068,10 +1068,12 @@ const odb_variant odb_variant_gpu_stream2d = {
          "rows kept in registers, and a grid no wider than the block "
          "streamed in whole rows (several sub-strips a block, no halo "
          "columns); y read once (plus halos), ynew written "
-         "once; adaptive steps run the step controller on the device (one "
-         "host round trip a batch of launches; sync = step: on the host); "
-         "tiling options skew, threads, rows, carry (skew 2), lag "
-         "(skew 2: 1 or 2), band (skew 1), wg_per_sm",
+         "once; each step launched while the one before ends (compute "
+         "capability 9.0 on); adaptive steps run the step controller on the "
+         "device (one host round trip a batch of launches; sync = step: on "
+         "the host); tiling options skew, threads, rows, carry (skew 2), lag "
+         "(skew 2: 1 or 2), band (skew 1), wg_per_sm, early (false: after "
+         "the step before)",
   .backend = "cuda",
   .applies = stream2d_applies,
   .init = stream2d_init,

@@ -119,8 +119,9 @@ static void push_method(lua_State *L, const odb_method *m) {
 static const struct { odb_tsm_op op; const char *doc; } kernels[] = {
   { ODB_TSM_TSMTTSM, "C = A^T B, A: K x M, B: K x N row-major, M, N in 1..64, "
                      "dtype d or z; backends cuda (generated, tuned per "
-                     "shape, against cuBLAS) and cpu (threads, against the "
-                     "plain loop)" },
+                     "shape, against cuBLAS; tensor-core kernels may take "
+                     "their chunks of rows from a counter, sched=dyn) and "
+                     "cpu (threads, against the plain loop)" },
   { ODB_TSM_TSMM, "B = A C, A: K x M, C: M x N row-major, the same shapes, "
                   "dtypes and backends" },
 };
