@@ -523,10 +523,11 @@ static int s2d_early_store(long S) {
 ** Whether gpu_stream2d launches each step early (odb_gpu_launch_early: its
 ** blocks start as the step before leaves the multiprocessors, and wait in
 ** the kernel for it to end): on compute capability 9.0 and later, unless
-** tiling.early is false or ODB_PDL=0 (for comparisons). H100, N = 2896, 66 steps, two rounds:
-** Verner 221.5 / 221.5 -> 219.7 / 220.6 us with one sync a run and 229.5 /
-** 228.8 -> 227.2 / 226.8 us an attempt with the device's controller;
-** DOPRI5 178.3 / 178.2 -> 176.4 / 176.4 and 185.1 / 184.3 -> 182.6 / 184.7.
+** tiling.early is false or ODB_PDL=0 (for comparisons). H100, N = 2896,
+** 66 steps, two rounds: Verner 221.5 / 221.5 -> 219.7 / 220.6 us with one
+** sync a run and 229.5 / 228.8 -> 227.2 / 226.8 us an attempt with the
+** device's controller; DOPRI5 178.3 / 178.2 -> 176.4 / 176.4 and 185.1 /
+** 184.3 -> 182.6 / 184.7.
 */
 static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
   const char *v = getenv("ODB_PDL");
@@ -780,6 +781,16 @@ static odb_status note_wait(gpu_rk *g, long long seq, double *v) {
   return ODB_OK;
 }
 
+/* One launch of a step's kernel k: cooperative for barrier C, early
+   (programmatic dependent) where g->early, else plain. */
+static odb_status launch_step(const gpu_rk *g, const odb_gpu_kernel *k,
+                              unsigned grid, size_t smem, void *args) {
+  unsigned threads = (unsigned)g->plan.threads;
+  if (g->coop) return odb_gpu_launch_coop(k, grid, threads, smem, args);
+  if (g->early) return odb_gpu_launch_early(k, grid, threads, smem, args);
+  return odb_gpu_launch(k, grid, threads, smem, args);
+}
+
 /*
 ** Launches the step's kernels in order (skipping stage 0 or its FSAL
 ** replacement), then brings the norm's sum of squares back (8 bytes).
@@ -800,12 +811,7 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
     const odb_gen_launch *l = &g->plan.launch[i];
     unsigned grid = launch_grid(g, l);
     if (!odb_gen_launch_runs(l, !s->fsal_ready) || grid == 0) continue;
-    if (g->coop)
-      ODB_TRY(odb_gpu_launch_coop(&g->k[i], grid, (unsigned)g->plan.threads,
-                                  l->smem, &a));
-    else
-      ODB_TRY((g->early ? odb_gpu_launch_early : odb_gpu_launch)(
-                &g->k[i], grid, (unsigned)g->plan.threads, l->smem, &a));
+    ODB_TRY(launch_step(g, &g->k[i], grid, l->smem, &a));
   }
   *err = 0.0;
   if (by_note) {
@@ -897,8 +903,7 @@ static odb_status queue_attempt(odb_solver *s, gpu_rk *g, odb_gen_args *a,
     const odb_gen_launch *l = &g->plan.launch[i];
     unsigned grid = launch_grid(g, l);
     if (!odb_gen_launch_runs(l, stage0) || grid == 0) continue;
-    ODB_TRY((g->early ? odb_gpu_launch_early : odb_gpu_launch)(
-              &g->kctl[i], grid, (unsigned)g->plan.threads, l->smem, a));
+    ODB_TRY(launch_step(g, &g->kctl[i], grid, l->smem, a));
   }
   return ODB_OK;
 }
