@@ -103,6 +103,8 @@ typedef struct gen {
   int devctl;            /* the kernel runs the step controller (args.ctl) */
   int lag;               /* skew 2: rows stage l runs behind stage l-1 (1:
                             stages in order, a barrier every pass) */
+  int cluster;           /* stream2d: blocks of a cluster side by side along
+                            a row, exchanging edge columns (1: none) */
   odb_gen_plan *plan;
   sbuf b;
 } gen;
@@ -1671,12 +1673,21 @@ static void put_s2_head(gen *g, int min_blocks, const char *layout) {
            "  const odb_idx hc = (ODB_NR + (odb_idx)gridDim.x * ODB_G - 1) /\n"
            "                     ((odb_idx)gridDim.x * ODB_G);\n");
   else
-    put(b, "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
+    put(b, "  // a cluster of ODB_CL blocks side by side computes ODB_CL * ODB_T\n"
+           "  // columns from column cl * ODB_WC on and owns all but ODB_S halo\n"
+           "  // columns at either end; the first owns from column 0 and the last\n"
+           "  // to the grid's edge (the cell function mirrors there)\n"
+           "  const odb_idx strip = (odb_idx)blockIdx.x %% ODB_STRIPS;\n"
            "  const odb_idx chunk = (odb_idx)blockIdx.x / ODB_STRIPS;\n"
-           "  const odb_idx col = strip * ODB_W - ODB_S + t;\n"
+           "  const odb_idx cl = strip / ODB_CL, c0 = cl * ODB_WC;\n"
+           "  const int rank = (int)(strip - cl * ODB_CL);\n"
+           "  const odb_idx col = c0 + rank * ODB_T + t;\n"
            "  const odb_idx colc = odb_clamp(col, ODB_NC);\n"
-           "  const bool own = t >= ODB_S && t < ODB_S + ODB_W && col < ODB_NC;"
-           "\n  // rows a chunk, from the grid: one build serves any rows a "
+           "  const bool own = col < ODB_NC && (cl == 0 || col >= c0 + ODB_S) &&\n"
+           "                   (col < c0 + ODB_CL * ODB_T - ODB_S ||\n"
+           "                    cl == ODB_STRIPS / ODB_CL - 1);\n"
+           "  (void)rank;\n"
+           "  // rows a chunk, from the grid: one build serves any rows a "
            "block\n"
            "  const odb_idx hc = (ODB_NR + (odb_idx)gridDim.x / ODB_STRIPS - 1) "
            "/\n                     ((odb_idx)gridDim.x / ODB_STRIPS);\n");
@@ -1694,6 +1705,9 @@ static void put_s2_head(gen *g, int min_blocks, const char *layout) {
 static void put_s2_tail(gen *g) {
   sbuf *b = &g->b;
   put(b, "  }\n  asm volatile(\"cp.async.wait_group 0;\" ::);\n");
+  if (g->cluster > 1)   /* the neighbour's last rows in, before either exits */
+    put(b, "  if (odb_side && ipe > it0 + 2) odb_xwait(odb_mine, ipe - it0 - 3);"
+           "\n  odb_cluster_sync();\n");
   if (g->plan->has_err)
     put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
   else
@@ -1962,6 +1976,136 @@ static void s2w_lc_term(gen *g, const s2w_state *st, int l, int par, int c,
 }
 
 /*
+** The helpers of a cluster (ODB_CL > 1, lag 1): at a pass's end each
+** block's edge thread (t = 0 with a block on its left, t = ODB_T - 1 with
+** one on its right) sends the rows of Y_1..Y_{s-1} it has just stored in
+** the stage rings to the neighbour's pad cells of the same rows, by
+** st.async, which completes their bytes on the neighbour's mbarrier for
+** that side and the pass's parity. The neighbour's edge thread arms that
+** barrier and waits for it before stage 1 of its next pass (stage 0 reads
+** y, whose pads the edge threads fetch themselves). A block sends pass k
+** only after it has received its neighbour's pass k-1, and the neighbour
+** receives pass k-1 before it sends pass k, so neither runs more than a
+** pass ahead: two barriers a side and the 4-row rings suffice, as for the
+** threads of one block. A wait longer than 2 s traps (a launch failure
+** with the call and line) instead of hanging.
+** Measured slower than strips with halo columns (README, gpu_stream2d:
+** clusters), so only tiling.cluster asks for it.
+*/
+static void put_s2w_cluster_helpers(sbuf *b) {
+  put(b, "#if ODB_CL > 1\n"
+         "#if __CUDA_ARCH__ < 900\n"
+         "#error a cluster of blocks needs compute capability 9.0\n"
+         "#endif\n"
+         "#define ODB_XBYTES ((ODB_S - 1) * ODB_K * 8)   // a side's cells a "
+         "pass\n"
+         "static __device__ __forceinline__ unsigned odb_smem(const void *p) {\n"
+         "  return (unsigned)__cvta_generic_to_shared(p);\n}\n"
+         "// shared address a in the block of cluster rank r\n"
+         "static __device__ __forceinline__ unsigned odb_mapa(unsigned a, int r) "
+         "{\n  unsigned x;\n"
+         "  asm volatile(\"mapa.shared::cluster.u32 %%0, %%1, %%2;\" : \"=r\"(x) :"
+         "\n               \"r\"(a), \"r\"(r));\n  return x;\n}\n"
+         "static __device__ __forceinline__ void odb_cluster_sync(void) {\n"
+         "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\t\"\n"
+         "               \"barrier.cluster.wait.acquire.aligned;\" ::: "
+         "\"memory\");\n}\n"
+         "// waits for the neighbour's cells of pass k (barrier mb + 8 (k & 1))\n"
+         "static __device__ __forceinline__ void odb_xwait(unsigned mb, "
+         "odb_idx k) {\n"
+         "  const unsigned bar = mb + 8u * (unsigned)(k & 1);\n"
+         "  const unsigned par = (unsigned)((k >> 1) & 1);\n"
+         "  unsigned done = 0;\n"
+         "  unsigned long long t0 = 0;\n"
+         "  asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], "
+         "%%1;\" ::\n               \"r\"(bar), \"n\"(ODB_XBYTES) : \"memory\");"
+         "\n  do {\n"
+         "    asm volatile(\"{\\n\\t.reg .pred p;\\n\\t\"\n"
+         "                 \"mbarrier.try_wait.parity.acquire.cluster.shared::"
+         "cta.b64 \"\n                 \"p, [%%1], %%2;\\n\\t\"\n"
+         "                 \"selp.u32 %%0, 1, 0, p;\\n\\t}\" : \"=r\"(done) :\n"
+         "                 \"r\"(bar), \"r\"(par) : \"memory\");\n"
+         "    if (!done) {   // a watchdog: 2 s without the cells is a fault\n"
+         "      unsigned long long now;\n"
+         "      asm volatile(\"mov.u64 %%0, %%%%globaltimer;\" : \"=l\"(now));\n"
+         "      if (!t0) t0 = now;\n"
+         "      else if (now - t0 > 2000000000ull) __trap();\n"
+         "    }\n"
+         "  } while (!done);\n}\n"
+         "// a cell (ODB_K doubles) to the neighbour's shared address x, its bytes\n"
+         "// completing on the neighbour's barrier mb\n"
+         "static __device__ __forceinline__ void odb_xsend(unsigned x, "
+         "unsigned mb,\n    const double *v) {\n"
+         "#if ODB_K %% 2 == 0\n"
+         "  for (int c = 0; c < ODB_K; c += 2)\n"
+         "    asm volatile(\"st.async.shared::cluster.mbarrier::complete_tx::"
+         "bytes.v2.f64 \"\n                 \"[%%0], {%%1, %%2}, [%%3];\" :: "
+         "\"r\"(x + 8 * c), \"d\"(v[c]),\n"
+         "                 \"d\"(v[c + 1]), \"r\"(mb) : \"memory\");\n"
+         "#else\n"
+         "  for (int c = 0; c < ODB_K; ++c)\n"
+         "    asm volatile(\"st.async.shared::cluster.mbarrier::complete_tx::"
+         "bytes.f64 \"\n                 \"[%%0], %%1, [%%2];\" :: "
+         "\"r\"(x + 8 * c), \"d\"(v[c]),\n                 \"r\"(mb) : "
+         "\"memory\");\n"
+         "#endif\n}\n"
+         "#endif\n");
+}
+
+/*
+** A cluster's set-up in k_s2d: the barriers ([left pad, right pad][a
+** pass's parity]) initialised and seen by the whole cluster before any
+** block sends; the edge thread's side (odb_side: false for none), its own
+** barriers, the neighbour's barriers and pad cell (of stage ring 0, slot 0).
+*/
+static void put_s2w_cluster_setup(gen *g) {
+  if (g->cluster <= 1) return;
+  put(&g->b, "  __shared__ __align__(8) unsigned long long odb_mb[4];\n"
+             "  if (t < 4)\n"
+             "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\" :: "
+             "\"r\"(odb_smem(odb_mb + t)));\n"
+             "  asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: "
+             "\"memory\");\n"
+             "  odb_cluster_sync();\n"
+             "  const bool odb_side = (t == 0 && rank > 0) ||\n"
+             "                        (t == ODB_T - 1 && rank < ODB_CL - 1);\n"
+             "  const int odb_nb = odb_side ? rank + (t == 0 ? -1 : 1) : rank;\n"
+             "  const unsigned odb_mine = odb_smem(odb_mb + (t == 0 ? 0 : 2));\n"
+             "  const unsigned odb_xmb = odb_mapa(odb_smem(odb_mb + (t == 0 ? "
+             "2 : 0)), odb_nb);\n"
+             "  const unsigned odb_xpad = odb_mapa(odb_smem(odb_ring + (t == 0 "
+             "? ODB_T + 1 : 0) *\n                                       ODB_K),"
+             " odb_nb);\n");
+}
+
+/* Before stage 1 of a pass in a cluster: the edge thread waits for the rows
+   its neighbour sent at the end of the pass before (none before the
+   first pass). */
+static void put_s2w_cluster_wait(gen *g) {
+  if (g->cluster <= 1) return;
+  put(&g->b, "      if (odb_side && ip > it0 + 2) odb_xwait(odb_mine, ip - it0 "
+             "- 3);\n");
+}
+
+/* The end of pass u in a cluster: the rows just stored in the stage rings
+   sent to the neighbour's pad cells of the same rows. */
+static void put_s2w_cluster_send(gen *g, int u) {
+  if (g->cluster <= 1) return;
+  put(&g->b, "      if (odb_side) {\n"
+             "        const unsigned mb = odb_xmb + 8u * (unsigned)((ip - it0 - 2)"
+             " & 1);\n");
+  for (int l = 0; l < g->S - 1; ++l) {
+    int sl = s2_slot(u, 1, -1 - g->lag * l, 4);
+    put(&g->b, "        {\n          const double v[ODB_K] = {");
+    for (int c = 0; c < g->p->grid_comps; ++c)
+      put(&g->b, "%sodb_w%d_%d", c ? ", " : "", l, c);
+    put(&g->b, "};\n          odb_xsend(odb_xpad + %d * ODB_TP * ODB_K * 8, "
+               "mb, v);\n        }\n", l * 4 + sl);
+  }
+  put(&g->b, "      }\n");
+}
+
+/*
 ** The stencil of stage l (pass u, ring slot sl of its row): the rows'
 ** pointers, and the centre column's values: with carry c, the newest c
 ** rows from registers (the newest is what stage l-1 formed in the last
@@ -2207,7 +2351,18 @@ static void put_s2w_helpers(sbuf *b) {
          "    asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 8;\" ::\n"
          "                 \"r\"(d + 8 * c), \"l\"(src + c));\n"
          "#endif\n"
+         "#if ODB_CL > 1   // the edge threads fetch the pad cell beside too\n"
+         "  if (t == 0 || t == ODB_T - 1) {\n"
+         "    const int e = t == 0 ? -1 : 1;\n"
+         "    const double *ps = y + (odb_clamp(q, ODB_NR) * ODB_NC +\n"
+         "                            odb_clamp(colc + e, ODB_NC)) * ODB_K;\n"
+         "    for (int c = 0; c < ODB_K; ++c)\n"
+         "      asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 8;\" ::\n"
+         "                   \"r\"(d + 8 * (c + e * ODB_K)), \"l\"(ps + c));\n"
+         "  }\n"
+         "#endif\n"
          "}\n");
+  put_s2w_cluster_helpers(b);
 }
 
 /* The kernel k_s2d with skew 2 (the helpers of put_s2w_helpers first). */
@@ -2223,6 +2378,7 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
   put_s2w_coefs(g);
   put_s2_head(g, min_blocks, "[ODB_YR rows][ODB_TP][ODB_K] of y, then "
               "[stage 1..s-1][4][ODB_TP][ODB_K]");
+  put_s2w_cluster_setup(g);
   for (int l = 1; l < S; ++l)
     for (int p = 0; p < g->lag; ++p)
       for (int c = 0; c < K; ++c)
@@ -2260,12 +2416,16 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
           put(b, "%s odb_f%d_%d", c ? "," : "", l, c);
         put(b, ";   // F_%d, for stage %d's state\n", l, l + 1);
       }
-      for (int l = 0; l < S; ++l) put_s2w_stage(g, st, u, l, K);
+      for (int l = 0; l < S; ++l) {
+        if (l == 1) put_s2w_cluster_wait(g);
+        put_s2w_stage(g, st, u, l, K);
+      }
       put_s2w_defer(g, st, K);
     } else {   /* stage l uses rows formed in earlier passes */
       for (int l = S - 1; l >= 0; --l) put_s2w_stage(g, st, u, l, K);
     }
     put_s2w_stores(g, u, K);
+    put_s2w_cluster_send(g, u);
     put_s2w_done(g);
     put(b, "      {\n        const int yf = ys + ODB_PF + 1 >= ODB_YR ? ys + "
            "ODB_PF + 1 - ODB_YR : ys + ODB_PF + 1;\n"
@@ -2281,12 +2441,21 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
   put_s2_tail(g);
 }
 
+/* See the header. */
+long odb_gen_s2d_strips(long NC, long T, long S, long C) {
+  long wc = C * T - 2 * S;   /* the columns an inner cluster owns */
+  if (NC <= C * T) return C;
+  if (wc < 1) return -1;
+  return C * (1 + (NC - C * T + wc - 1) / wc);
+}
+
 static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   const odb_problem *p = g->p;
   odb_gen_plan *pl = g->plan;
   long S = g->S, T = o->threads, W = T - 2 * S, NR = p->grid_rows;
   long NC = p->grid_cols, K = p->grid_comps, HC, strips, chunks, blocks;
   long R = o->band > 0 ? o->band : 1, skew = o->skew > 0 ? o->skew : 1;
+  long C = o->cluster > 0 ? o->cluster : 1;
   long G = skew == 2 && NC <= T ? T / NC : 0;   /* whole rows: sub-strips */
   long D3 = skew == 2 ? 4 : R + 2;   /* rings' rows */
   int star = skew == 2 && p->grid_star && !getenv("ODB_S2D_SYNC_EACH");
@@ -2336,8 +2505,17 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
   if (skew == 2 && R != 1)
     return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: skew 2 takes a band of 1 row "
                     "(band %ld); a band above 1 needs skew 1", R);
+  if (C != 1 && C != 2 && C != 4 && C != 8)
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: cluster (%ld) must be 1, 2, 4 "
+                    "or 8 blocks", C);
+  if (C > 1 && (skew != 2 || lag != 1 || G > 0))
+    return ODB_FAIL(ODB_ERR_ARG, "gpu_stream2d: a cluster of %ld blocks needs "
+                    "skew 2 and lag 1 on a grid wider than the block (here "
+                    "skew %ld, lag %ld, %ld columns, %ld threads)", C, skew,
+                    lag, NC, T);
+  g->cluster = (int)C;
   HC = o->rows > 0 && o->rows < NR ? o->rows : NR;
-  strips = (NC + W - 1) / W;
+  strips = G > 0 ? 1 : odb_gen_s2d_strips(NC, T, S, C);
   chunks = (NR + HC - 1) / HC;
   blocks = G > 0 ? (chunks + G - 1) / G : strips * chunks;
   if (blocks > 2147483647L)
@@ -2345,6 +2523,7 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
                     "give more rows per block", blocks);
   if (G > 0) chunks = blocks * G;   /* the kernel's: every sub-strip one */
   pl->strips = strips;
+  pl->cluster = (int)C;
   pl->subs = G > 0 ? (int)G : 1;
   pl->chunks = chunks;
   pl->rows = (NR + chunks - 1) / chunks;   /* the kernel's split: even */
@@ -2360,6 +2539,8 @@ static odb_status gen_stream2d(gen *g, const odb_gen_opts *o) {
              "#define ODB_R %ld\n#define ODB_D3 %ld\n#define ODB_YR %ld\n"
              "#define ODB_TP (ODB_T + 2)\n", S, K, W, NR, NC, strips,
       S2_PF, R, D3, YR);
+  put(&g->b, "#define ODB_CL %ld\n#define ODB_WC ((odb_idx)%ld)\n", C,
+      C * T - 2 * S);
   if (G > 0) put(&g->b, "#define ODB_G ((odb_idx)%ld)\n", G);
   if (skew == 2) gen_s2w_kernel(g, (int)K, o->min_blocks);
   else gen_s2_kernel(g, (int)K, (int)R, o->min_blocks);

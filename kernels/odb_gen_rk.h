@@ -156,6 +156,11 @@ typedef struct odb_gen_opts {
   int early_store;       /* gpu_stream2d, skew 2: 1 stores each completed
                             row of ynew in the last stage (fewer registers
                             held to the pass's end), 0 after all stages */
+  int cluster;           /* gpu_stream2d, skew 2, lag 1: blocks of a thread
+                            block cluster (1, 2, 4 or 8; 0: 1) side by side
+                            along a row, which hand each other their edge
+                            columns through distributed shared memory, so
+                            only the cluster's ends carry halo columns */
   int devctl;            /* a method with an error estimate, any layout but
                             multi-block: 1 builds kernels that take their
                             step from args.ctl and run the step controller
@@ -186,6 +191,7 @@ typedef struct odb_gen_plan {
      strips x chunks blocks, or chunks / subs with whole rows */
   long strips, chunks, rows;
   int subs;
+  int cluster;           /* blocks a cluster (launched as such when > 1) */
 } odb_gen_plan;
 
 /*
@@ -196,6 +202,14 @@ typedef struct odb_gen_plan {
 ** another block reported failure (*fail). k counts the barriers from 1.
 */
 extern const char odb_gen_barrier_src[];
+
+/*
+** The strips of gpu_stream2d across a row of NC columns with T threads a
+** block, S stages and clusters of C blocks: a multiple of C, each cluster
+** computing C T columns, every one after the first C T - 2 S further on;
+** -1 when C T <= 2 S.
+*/
+long odb_gen_s2d_strips(long NC, long T, long S, long C);
 
 /*
 ** Generates the CUDA C of one step of method m on problem p (which must

@@ -536,6 +536,28 @@ static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
 }
 
 /*
+** The blocks of a gpu_stream2d cluster: tiling.cluster (or ODB_S2D_CLUSTER
+** for all, for comparisons), else 1. Clusters carry halo columns only at
+** their ends (BRUSS2D N = 2896, Verner, 128 threads: 24 strips in clusters
+** of 2 against 26 alone, 8% fewer cells computed), but the edge columns
+** they hand each other every pass cost more than that saves: on an H100,
+** 218.9 -> 355-441 us a step (README, gpu_stream2d: clusters), so none is
+** the default. Refused on a device without clusters.
+*/
+static odb_status s2d_cluster(const odb_device_info *dev,
+                              const odb_tiling_opts *t, odb_gen_opts *o) {
+  const char *v = getenv("ODB_S2D_CLUSTER");
+  if (t->cluster > 1 && dev->cc_major < 9)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: tiling.cluster = %d "
+                    "needs compute capability 9.0 or later (this device: "
+                    "%d.%d); leave it out or give 1", t->cluster,
+                    dev->cc_major, dev->cc_minor);
+  o->cluster = t->cluster > 0 ? t->cluster
+               : v && *v && atoi(v) > 0 && dev->cc_major >= 9 ? atoi(v) : 1;
+  return ODB_OK;
+}
+
+/*
 ** gpu_stream2d: tiling.skew (default 2: one barrier a pass; 1 when a band
 ** of several rows is asked for), tiling.threads per block (default: 128
 ** for skew 1, s2d_threads for skew 2; fewer for a grid narrower than that:
@@ -578,6 +600,7 @@ static odb_status stream2d_init(odb_solver *s) {
   o.carry = t->carry > 0 ? t->carry - 1
             : o.skew != 2 ? 0 : o.lag == 1 ? 3 : s2d_carry(S);
   o.early_store = s2d_early_store(S);
+  ODB_TRY(s2d_cluster(&dev, t, &o));
   if (t->rows <= 0 && o.skew == 2 && NR > 1) {   /* whole waves of blocks */
     int occ = 0;
     long cap, chunks;
@@ -585,8 +608,18 @@ static odb_status stream2d_init(odb_solver *s) {
     ODB_TRY(build(s, g, ODB_GEN_STREAM2D, &o, &dev));
     ODB_TRY(least_occupancy(g, (unsigned)o.threads, &occ));
     cap = (long)(occ > 0 ? occ : 1) * (dev.sm_count > 0 ? dev.sm_count : 1);
+    if (o.cluster > 1) {   /* clusters fill whole GPCs' worth of blocks */
+      int nc = 0;
+      ODB_TRY(odb_gpu_max_clusters(&g->k[0], (unsigned)o.threads,
+                                   g->plan.launch[0].smem, o.cluster, &nc));
+      if (nc > 0 && (long)nc * o.cluster < cap) cap = (long)nc * o.cluster;
+    }
     chunks = s2d_chunks(NR, g->plan.strips, g->plan.subs, cap, S, o.lag);
     o.rows = (NR + chunks - 1) / chunks;
+    if (getenv("ODB_S2D_PLAN"))   /* for comparisons: the layout picked */
+      fprintf(stderr, "gpu_stream2d: %d threads, clusters of %d, %ld strips "
+              "x %ld chunks of %ld rows, %d blocks an SM, %ld at once\n",
+              o.threads, o.cluster, g->plan.strips, chunks, o.rows, occ, cap);
     /* the rows are not in the source: the probe's kernel stays, only the
        plan (chunks, grid) is made again */
     {
@@ -782,12 +815,15 @@ static odb_status note_wait(gpu_rk *g, long long seq, double *v) {
 }
 
 /* One launch of a step's kernel k: cooperative for barrier C, early
-   (programmatic dependent) where g->early, else plain. */
+   (programmatic dependent) where g->early, in clusters where the plan has
+   them, else plain. */
 static odb_status launch_step(const gpu_rk *g, const odb_gpu_kernel *k,
                               unsigned grid, size_t smem, void *args) {
   unsigned threads = (unsigned)g->plan.threads;
   if (g->coop) return odb_gpu_launch_coop(k, grid, threads, smem, args);
-  if (g->early) return odb_gpu_launch_early(k, grid, threads, smem, args);
+  if (g->early || g->plan.cluster > 1)
+    return odb_gpu_launch_ex(k, grid, threads, smem, args, g->early,
+                             g->plan.cluster);
   return odb_gpu_launch(k, grid, threads, smem, args);
 }
 
@@ -1078,7 +1114,9 @@ const odb_variant odb_variant_gpu_stream2d = {
          "device (one host round trip a batch of launches; sync = step: on "
          "the host); tiling options skew, threads, rows, carry (skew 2), lag "
          "(skew 2: 1 or 2), band (skew 1), wg_per_sm, early (false: after "
-         "the step before)",
+         "the step before), cluster (1, 2, 4 or 8 blocks side by side that "
+         "hand each other their edge columns each pass, compute capability "
+         "9.0; default 1, as the exchange costs more than it saves)",
   .backend = "cuda",
   .applies = stream2d_applies,
   .init = stream2d_init,
@@ -1088,3 +1126,11 @@ const odb_variant odb_variant_gpu_stream2d = {
   .advance = gpu_advance,
   .advance_default = 1,
 };
+
+/* See odb_kernels.h. */
+int odb_gpu_rk_cluster(const odb_solver *s) {
+  const gpu_rk *g;
+  if (!s || s->variant != &odb_variant_gpu_stream2d || !s->vdata) return 0;
+  g = s->vdata;
+  return g->plan.cluster > 0 ? g->plan.cluster : 1;
+}

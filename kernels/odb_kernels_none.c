@@ -68,3 +68,9 @@ odb_status odb_gpu_barrier_bench(char kind, int m, int n, int threads,
                   "CUDA (configure with -Dcuda=enabled)");
 }
 /* }====== */
+
+/* No GPU solvers in this build. */
+int odb_gpu_rk_cluster(const odb_solver *s) {
+  (void)s;
+  return 0;
+}

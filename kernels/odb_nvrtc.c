@@ -41,6 +41,8 @@ typedef CUresult (*pfn_launch_coop)(CUfunction, unsigned, unsigned, unsigned,
 typedef CUresult (*pfn_occupancy)(int *, CUfunction, int, size_t);
 typedef CUresult (*pfn_launch_ex)(const CUlaunchConfig *, CUfunction,
                                   void **, void **);
+typedef CUresult (*pfn_max_clusters)(int *, CUfunction,
+                                     const CUlaunchConfig *);
 
 static struct {
   pfn_load_data load_data;
@@ -53,6 +55,7 @@ static struct {
   pfn_launch_coop launch_coop;
   pfn_occupancy occupancy;
   pfn_launch_ex launch_ex;
+  pfn_max_clusters max_clusters;
   odb_status st;
   char msg[256];
 } drv;
@@ -95,6 +98,8 @@ static void driver_init(void) {
   drv.occupancy = (pfn_occupancy)driver_symbol(
     "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   drv.launch_ex = (pfn_launch_ex)driver_symbol("cuLaunchKernelEx");
+  drv.max_clusters = (pfn_max_clusters)driver_symbol(
+    "cuOccupancyMaxActiveClusters");
 }
 
 /* The driver table, or the failure to get it (recorded). */
@@ -462,27 +467,66 @@ odb_status odb_gpu_launch(const odb_gpu_kernel *k, unsigned grid,
   return ODB_OK;
 }
 
-odb_status odb_gpu_launch_early(const odb_gpu_kernel *k, unsigned grid,
-                                unsigned block, size_t smem, void *arg) {
+/*
+** A launch configuration on the legacy default stream with the attributes
+** at[0..] that early (programmatic stream serialization) and cluster (> 1:
+** blocks a cluster along x) ask for.
+*/
+static void launch_config(CUlaunchConfig *cfg, CUlaunchAttribute *at,
+                          unsigned grid, unsigned block, size_t smem,
+                          int early, int cluster) {
+  memset(cfg, 0, sizeof *cfg);
+  memset(at, 0, 2 * sizeof *at);
+  cfg->gridDimX = grid;
+  cfg->gridDimY = cfg->gridDimZ = 1;
+  cfg->blockDimX = block;
+  cfg->blockDimY = cfg->blockDimZ = 1;
+  cfg->sharedMemBytes = (unsigned)smem;
+  cfg->hStream = CU_STREAM_LEGACY;
+  cfg->attrs = at;
+  if (early) {
+    at[cfg->numAttrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    at[cfg->numAttrs++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster > 1) {
+    at[cfg->numAttrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    at[cfg->numAttrs].value.clusterDim.x = (unsigned)cluster;
+    at[cfg->numAttrs].value.clusterDim.y = 1;
+    at[cfg->numAttrs++].value.clusterDim.z = 1;
+  }
+}
+
+odb_status odb_gpu_launch_ex(const odb_gpu_kernel *k, unsigned grid,
+                             unsigned block, size_t smem, void *arg,
+                             int early, int cluster) {
   void *params[1] = { arg };
-  CUlaunchAttribute at;
+  CUlaunchAttribute at[2];
   CUlaunchConfig cfg;
   CUresult r;
-  memset(&at, 0, sizeof at);
-  memset(&cfg, 0, sizeof cfg);
-  at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  at.value.programmaticStreamSerializationAllowed = 1;
-  cfg.gridDimX = grid;
-  cfg.gridDimY = cfg.gridDimZ = 1;
-  cfg.blockDimX = block;
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = (unsigned)smem;
-  cfg.hStream = CU_STREAM_LEGACY;
-  cfg.attrs = &at;
-  cfg.numAttrs = 1;
+  launch_config(&cfg, at, grid, block, smem, early, cluster);
   ODB_TRY(driver());
   r = drv.launch_ex(&cfg, (CUfunction)k->fn, params, NULL);
-  if (r != CUDA_SUCCESS) return drv_fail(r, "cuLaunchKernelEx", "kernel");
+  if (r != CUDA_SUCCESS)
+    return drv_fail(r, "cuLaunchKernelEx", cluster > 1 ? "kernel, a cluster "
+                    "of blocks" : "kernel");
+  return ODB_OK;
+}
+
+odb_status odb_gpu_launch_early(const odb_gpu_kernel *k, unsigned grid,
+                                unsigned block, size_t smem, void *arg) {
+  return odb_gpu_launch_ex(k, grid, block, smem, arg, 1, 1);
+}
+
+odb_status odb_gpu_max_clusters(const odb_gpu_kernel *k, unsigned block,
+                                size_t smem, int cluster, int *clusters) {
+  CUlaunchAttribute at[2];
+  CUlaunchConfig cfg;
+  CUresult r;
+  launch_config(&cfg, at, (unsigned)cluster, block, smem, 0, cluster);
+  ODB_TRY(driver());
+  r = drv.max_clusters(clusters, (CUfunction)k->fn, &cfg);
+  if (r != CUDA_SUCCESS)
+    return drv_fail(r, "cuOccupancyMaxActiveClusters", "kernel");
   return ODB_OK;
 }
 

@@ -75,6 +75,16 @@ odb_status odb_gpu_launch(const odb_gpu_kernel *k, unsigned grid,
 */
 odb_status odb_gpu_launch_early(const odb_gpu_kernel *k, unsigned grid,
                                 unsigned block, size_t smem, void *arg);
+/*
+** The same with the choice: early as odb_gpu_launch_early, and cluster > 1
+** launches clusters of that many blocks along x (grid a multiple of it).
+*/
+odb_status odb_gpu_launch_ex(const odb_gpu_kernel *k, unsigned grid,
+                             unsigned block, size_t smem, void *arg,
+                             int early, int cluster);
+/* Clusters of `cluster` blocks of k that the device holds at once. */
+odb_status odb_gpu_max_clusters(const odb_gpu_kernel *k, unsigned block,
+                                size_t smem, int cluster, int *clusters);
 /* The same as a cooperative launch (grid sync; every block co-resident,
    refused by the driver otherwise). */
 odb_status odb_gpu_launch_coop(const odb_gpu_kernel *k, unsigned grid,

@@ -20,7 +20,7 @@ static const char *const tiling_keys[] = {
   "threads", "comps", "blocks", "stride", "barrier", "wg_per_tile", "tiles",
   "wg_per_sm", "persistent", "watchdog", "rows", "band", "skew", "carry",
   "lag",
-  "width", "width2", "height", "early", NULL
+  "width", "width2", "height", "early", "cluster", NULL
 };
 
 static const char *const integrate_keys[] = {
@@ -136,7 +136,8 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
       luaL_error(L, "bad argument #1 (field 'tiling': unknown field '%s' "
                  "(allowed: threads, comps, blocks, stride, barrier, "
                  "wg_per_tile, tiles, wg_per_sm, persistent, watchdog, rows, "
-                 "band, skew, carry, lag, width, width2, height, early))",
+                 "band, skew, carry, lag, width, width2, height, early, "
+                 "cluster))",
                  luaL_tolstring(L, -2, NULL));
     lua_pop(L, 1);
   }
@@ -158,6 +159,9 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
   t->width = tiling_int(L, idx, "width", 1, 1 << 30);
   t->width2 = tiling_int(L, idx, "width2", 1, 1 << 30);
   t->height = tiling_int(L, idx, "height", 1, 2 * 16);
+  t->cluster = tiling_int(L, idx, "cluster", 1, 8);
+  if (t->cluster & (t->cluster - 1))
+    luaL_argerror(L, 1, "field 'tiling.cluster': must be 1, 2, 4 or 8");
   t->stride = tiling_abc(L, idx, "stride");
   t->barrier = tiling_abc(L, idx, "barrier");
   if (lua_getfield(L, idx, "persistent") != LUA_TNIL) {

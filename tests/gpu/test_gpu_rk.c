@@ -26,6 +26,7 @@ static odb_ctx *ctx;
 static odb_backend *gpu, *cpu;
 static int quick;   /* ODB_GPU_TEST_QUICK=1: shorter runs (sanitizers) */
 static int only_lag1;   /* ODB_GPU_TEST_ONLY=lag1: stream2d's lag-1 configurations */
+static int only_cluster;   /* ODB_GPU_TEST_ONLY=cluster: those in clusters */
 
 /* BRUSS2D with N points per side (n = 2 N^2). */
 static odb_problem *bruss(long N) {
@@ -462,21 +463,27 @@ static void expect_refusal(odb_problem *p, const char *variant,
 static void test_stream2d(odb_rng *r) {
   static const struct { long N, Nx; } shapes[] = {
     { 37, 23 }, { 13, 101 }, { 2, 3 }, { 61, 5 }, { 11, 300 } };
-  static const struct { int th; long rows; int band, skew, carry, lag; }
+  static const struct { int th; long rows; int band, skew, carry, lag,
+                        cluster; }
   cf[] = {
-    { 32, 0, 1, 1, 0, 0 }, { 64, 1, 2, 1, 0, 0 }, { 64, 5, 3, 1, 0, 0 },
-    { 128, 3, 1, 1, 0, 0 }, { 256, 0, 2, 1, 0, 0 }, { 32, 7, 4, 1, 0, 0 },
-    { 128, 0, 3, 1, 0, 0 }, { 32, 0, 1, 2, 0, 0 }, { 64, 1, 1, 2, 0, 0 },
-    { 64, 5, 1, 2, 0, 0 }, { 128, 3, 1, 2, 0, 0 }, { 256, 0, 1, 2, 0, 0 },
-    { 0, 0, 0, 0, 0, 0 }, { 32, 2, 1, 2, 0, 0 }, { 64, 1, 1, 2, 4, 0 },
-    { 32, 0, 1, 2, 1, 0 }, { 32, 3, 1, 2, 2, 0 }, { 128, 2, 1, 2, 4, 0 },
-    { 256, 0, 1, 2, 3, 0 }, { 64, 5, 1, 2, 2, 0 }, { 32, 1, 1, 2, 1, 0 },
-    { 128, 0, 1, 2, 4, 0 },
+    { 32, 0, 1, 1, 0, 0, 0 }, { 64, 1, 2, 1, 0, 0, 0 }, { 64, 5, 3, 1, 0, 0, 0 },
+    { 128, 3, 1, 1, 0, 0, 0 }, { 256, 0, 2, 1, 0, 0, 0 }, { 32, 7, 4, 1, 0, 0, 0 },
+    { 128, 0, 3, 1, 0, 0, 0 }, { 32, 0, 1, 2, 0, 0, 0 }, { 64, 1, 1, 2, 0, 0, 0 },
+    { 64, 5, 1, 2, 0, 0, 0 }, { 128, 3, 1, 2, 0, 0, 0 }, { 256, 0, 1, 2, 0, 0, 0 },
+    { 0, 0, 0, 0, 0, 0, 0 }, { 32, 2, 1, 2, 0, 0, 0 }, { 64, 1, 1, 2, 4, 0, 0 },
+    { 32, 0, 1, 2, 1, 0, 0 }, { 32, 3, 1, 2, 2, 0, 0 }, { 128, 2, 1, 2, 4, 0, 0 },
+    { 256, 0, 1, 2, 3, 0, 0 }, { 64, 5, 1, 2, 2, 0, 0 }, { 32, 1, 1, 2, 1, 0, 0 },
+    { 128, 0, 1, 2, 4, 0, 0 },
     /* lag 1: the stages in order, a barrier every pass */
-    { 0, 0, 0, 0, 0, 1 }, { 64, 5, 1, 2, 2, 1 }, { 128, 3, 1, 2, 3, 1 },
-    { 32, 0, 1, 2, 4, 1 }, { 256, 1, 1, 2, 4, 1 }, { 64, 2, 1, 2, 3, 1 },
-    { 128, 0, 1, 2, 4, 1 }, { 32, 7, 1, 2, 2, 1 } };
-  /* carry: 1 + centre rows kept; 0 default. lag 0: default (2) */
+    { 0, 0, 0, 0, 0, 1, 0 }, { 64, 5, 1, 2, 2, 1, 0 }, { 128, 3, 1, 2, 3, 1, 0 },
+    { 32, 0, 1, 2, 4, 1, 0 }, { 256, 1, 1, 2, 4, 1, 0 }, { 64, 2, 1, 2, 3, 1, 0 },
+    { 128, 0, 1, 2, 4, 1, 0 }, { 32, 7, 1, 2, 2, 1, 0 },
+    /* clusters of 2, 4 and 8 blocks handing each other edge columns */
+    { 32, 0, 1, 2, 4, 1, 2 }, { 128, 0, 1, 2, 4, 1, 2 },
+    { 64, 3, 1, 2, 3, 1, 4 }, { 64, 5, 1, 2, 4, 1, 2 },
+    { 32, 1, 1, 2, 2, 1, 8 }, { 0, 0, 0, 0, 0, 1, 2 } };
+  /* carry: 1 + centre rows kept; 0 default. lag 0: default (2); cluster
+     0: the default */
   const char *meths[] = { "bs3", "verner65", "dopri5", "rk4" };
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
     odb_problem *p = bruss_nx(shapes[si].N, shapes[si].Nx);
@@ -495,6 +502,7 @@ static void test_stream2d(odb_rng *r) {
         odb_solver *g;
         if (quick && ci % 2) continue;
         if (only_lag1 && cf[ci].lag != 1) continue;
+        if (only_cluster && cf[ci].cluster == 0) continue;
         memset(&o, 0, sizeof o);
         o.tiling.threads = cf[ci].th;
         o.tiling.rows = cf[ci].rows;
@@ -502,7 +510,17 @@ static void test_stream2d(odb_rng *r) {
         o.tiling.skew = cf[ci].skew;
         o.tiling.carry = cf[ci].carry;
         o.tiling.lag = cf[ci].lag;
+        o.tiling.cluster = cf[ci].cluster;
         g = solver(p, meths[mi], gpu, "gpu_stream2d", &o);
+        if (!g && cf[ci].cluster > 1 &&
+            shapes[si].Nx <= (cf[ci].th ? cf[ci].th : 256)) {
+          /* whole rows a block: no strips to put side by side */
+          tap_ok(strstr(odb_last_error(), "a grid wider than the block") !=
+                 NULL, "stream2d %s %s cluster %d on a grid no wider than "
+                 "the block is refused: %s", p->label, meths[mi],
+                 cf[ci].cluster, one_line(odb_last_error()));
+          continue;
+        }
         if (!g) {
           tap_ok(0, "stream2d %s %s cfg %zu: %s", p->label, meths[mi], ci,
                  one_line(odb_last_error()));
@@ -515,11 +533,15 @@ static void test_stream2d(odb_rng *r) {
           double *yg = state(g), e = max_rel(yg, yc[k], p->n);
           double de = fabs(info.err_last - ec[k]);
           tap_ok(st == ODB_OK && e <= 1e-12 &&
-                 de <= 1e-12 * fabs(ec[k]) + allow[k],
+                 de <= 1e-12 * fabs(ec[k]) + allow[k] &&
+                 (cf[ci].cluster == 0 ||
+                  odb_gpu_rk_cluster(g) == cf[ci].cluster),
                  "stream2d %s %s threads %d rows %ld band %d skew %d carry "
-                 "%d lag %d step %d: rel err %.2e, norm %.9e vs %.9e%s%s",
+                 "%d lag %d cluster %d (%d) step %d: rel err %.2e, norm %.9e "
+                 "vs %.9e%s%s",
                  p->label, meths[mi], cf[ci].th, cf[ci].rows, cf[ci].band,
-                 cf[ci].skew, cf[ci].carry - 1, cf[ci].lag, k + 1, e,
+                 cf[ci].skew, cf[ci].carry - 1, cf[ci].lag, cf[ci].cluster,
+                 odb_gpu_rk_cluster(g), k + 1, e,
                  info.err_last,
                  ec[k],
                  st == ODB_OK ? "" : ": ",
@@ -831,13 +853,13 @@ static void test_devctl(odb_rng *r) {
   static const char *const vs[] = { "gpu_stream2d", "gpu_reference",
                                     "gpu_unfused", "gpu_trapezoid",
                                     "gpu_hexagonal" };
-  odb_problem *p = bruss_nx(29, 23);
-  double *y0 = malloc((size_t)p->n * sizeof(double));
+  odb_problem *p0 = bruss_nx(29, 23), *pw = bruss_nx(29, 41), *p = p0;
+  double *y0 = malloc((size_t)pw->n * sizeof(double));
   double t1 = quick ? 0.05 : 0.2;
-  for (long i = 0; i < p->n; ++i) y0[i] = 0.5 + 2.0 * odb_rng_uniform(r);
+  for (long i = 0; i < pw->n; ++i) y0[i] = 0.5 + 2.0 * odb_rng_uniform(r);
   for (int vi = 0; vi < 5; ++vi)
     for (int mi = 0; mi < 3; ++mi)
-      for (int c = 0; c < (vi == 0 ? 4 : 2); ++c) {
+      for (int c = 0; c < (vi == 0 ? 6 : 2); ++c) {
         odb_solver_opts od, oh;
         odb_solve_stats sd, sh, sc;
         double *yd, *yh, *yc, ed, ec;
@@ -850,6 +872,12 @@ static void test_devctl(odb_rng *r) {
           od.rtol = od.atol = 1e-9;
         }
         od.tiling.lag = c & 2 ? 2 : 0;
+        p = c >= 4 ? pw : p0;   /* 41 columns: strips of 32 threads */
+        if (c >= 4) {           /* in clusters of 2 blocks */
+          od.tiling.lag = 1;
+          od.tiling.threads = 32;
+          od.tiling.cluster = 2;
+        }
         od = gpu_opts(vs[vi], ms[mi], p, &od);
         oh = od;
         od.sync = ODB_SYNC_CALL;   /* the device's, default or not */
@@ -884,7 +912,8 @@ static void test_devctl(odb_rng *r) {
                "call (host: %ld, %ld/%ld), rel err %.2e to the host's, %.2e "
                "to plain, last norm %.9e (host %.9e), t %.17g%s%s", vs[vi],
                ms[mi], c & 1 ? " h0 0.2 tol 1e-9" : "",
-               vi ? "" : c & 2 ? " lag 2" : " lag 1", ad, sd.rejected,
+               vi ? "" : c >= 4 ? " lag 1, clusters of 2" : c & 2 ? " lag 2"
+               : " lag 1", ad, sd.rejected,
                sd.steps, ah, sh.rejected, sh.steps, ed, ec, sd.err_last,
                sh.err_last, sd.t, st == ODB_OK ? "" : ": ",
                st == ODB_OK ? "" : one_line(odb_last_error()));
@@ -926,7 +955,8 @@ static void test_devctl(odb_rng *r) {
     odb_solver_destroy(g);
   }
   free(y0);
-  odb_problem_destroy(p);
+  odb_problem_destroy(p0);
+  odb_problem_destroy(pw);
 }
 
 int main(void) {
@@ -957,6 +987,14 @@ int main(void) {
       (strcmp(getenv("ODB_GPU_TEST_ONLY"), "stream2d") == 0 || only_lag1)) {
     test_stream2d(&r);     /* while tuning that variant */
     test_sync(&r);
+    test_devctl(&r);
+    odb_ctx_destroy(ctx);
+    return tap_done();
+  }
+  only_cluster = getenv("ODB_GPU_TEST_ONLY") &&
+                 strcmp(getenv("ODB_GPU_TEST_ONLY"), "cluster") == 0;
+  if (only_cluster) {    /* stream2d in clusters, and the controller */
+    test_stream2d(&r);
     test_devctl(&r);
     odb_ctx_destroy(ctx);
     return tap_done();

@@ -31,6 +31,8 @@ describe("gpu_multiblock tiling options", function()
       { { stride = "AB" }, "field 'tiling.stride'" },
       { { persistent = 1 }, "field 'tiling.persistent': must be a boolean" },
       { { early = 0 }, "field 'tiling.early': must be a boolean" },
+      { { cluster = 3 }, "field 'tiling.cluster': must be 1, 2, 4 or 8" },
+      { { cluster = 16 }, "field 'tiling.cluster': must be in 1..8, got 16" },
       { { watchdog = -1 }, "field 'tiling.watchdog': must be positive" },
       { { band = 5 }, "field 'tiling.band': must be in 1..4, got 5" },
       { { skew = 3 }, "field 'tiling.skew': must be in 1..2, got 3" },
@@ -50,7 +52,8 @@ describe("gpu_multiblock tiling options", function()
     local s = solver { threads = 128, comps = 2, blocks = 4, stride = "C",
                        barrier = "B", tiles = 3, wg_per_tile = 5,
                        wg_per_sm = 2, persistent = false, watchdog = 0.5,
-                       skew = 2, rows = 64, carry = 0, early = false }
+                       skew = 2, rows = 64, carry = 0, early = false,
+                       cluster = 1 }
     s:integrate { t0 = 0, t1 = 0.02 }
     s:close()
   end)

@@ -615,6 +615,77 @@ static void check_early(void) {
 }
 #endif
 
+#if ODB_HAVE_CUDA
+/*
+** Clusters (gpu_stream2d at lag 1): the strips across a row (BRUSS2D N =
+** 2896 with 128 threads and Verner's 8 stages: 26 alone, 24 in clusters of
+** 2, 4 or 8; a grid no wider than the cluster: one cluster); the plan and
+** source of clusters of 2 and 8 on a grid 100 columns wide in blocks of 32
+** threads, with and without the controller (edge columns sent by st.async
+** to the neighbour, waited for on an mbarrier, a cluster barrier at the
+** start and end, the first cluster from column 0); NVRTC compiles them for
+** sm_90; then the refusals: 3 blocks, lag 2, whole rows.
+*/
+static void check_cluster(void) {
+  static const long want[4] = { 26, 24, 24, 24 };
+  odb_problem *p = bruss(37, 100), *narrow = bruss(37, 23);
+  const odb_method *m = odb_method_find("verner65");
+  char *src[4] = { NULL };
+  int nsrc = 0, strips_ok = 0;
+  for (int i = 0; i < 4; ++i)
+    strips_ok += odb_gen_s2d_strips(2896, 128, 8, 1L << i) == want[i];
+  tap_ok(strips_ok == 4 && odb_gen_s2d_strips(200, 32, 8, 8) == 8 &&
+         odb_gen_s2d_strips(100, 16, 8, 1) == -1,
+         "stream2d strips across 2896 columns, 128 threads, 8 stages: 26 "
+         "alone, 24 in clusters of 2, 4, 8 (%d of 4)", strips_ok);
+  for (int i = 0; p && m && i < 4; ++i) {
+    odb_gen_opts o = s2d_small(1, i % 2);
+    odb_gen_plan pl;
+    int c = i < 2 ? 2 : 8;
+    long strips = odb_gen_s2d_strips(100, 32, 8, c);
+    o.threads = 32;
+    o.cluster = c;
+    if (odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[nsrc], &pl) != ODB_OK) {
+      tap_ok(0, "stream2d in clusters of %d: %s", c, odb_last_error());
+      continue;
+    }
+    tap_ok(pl.cluster == c && pl.strips == strips && strips % c == 0 &&
+           pl.ntiles == strips * pl.chunks &&
+           strstr(src[nsrc], "#define ODB_CL ") &&
+           strstr(src[nsrc], "st.async.shared::cluster.mbarrier::"
+                             "complete_tx::bytes") &&
+           strstr(src[nsrc], "odb_xwait(odb_mine, ip - it0 - 3)") &&
+           strstr(src[nsrc], "barrier.cluster.arrive.release") &&
+           strstr(src[nsrc], "const odb_idx col = c0 + rank * ODB_T + t;"),
+           "stream2d in clusters of %d%s: %ld strips (want %ld), %ld "
+           "blocks, the edge columns sent and waited for", c,
+           i % 2 ? " with the controller" : "", pl.strips, strips,
+           pl.ntiles);
+    nsrc++;
+  }
+  check_compiles(src, 4, nsrc, "the stream2d kernels in clusters");
+  for (int k = 0; p && narrow && m && k < 3; ++k) {
+    static const char *const bad[3] = { "must be 1, 2, 4 or 8",
+                                        "needs skew 2 and lag 1",
+                                        "a grid wider than the block" };
+    odb_gen_opts o = s2d_small(k == 1 ? 2 : 1, 0);
+    odb_gen_plan pl;
+    char *x = NULL;
+    o.cluster = k == 0 ? 3 : 2;
+    tap_ok(odb_gen_rk(k == 2 ? narrow : p, m, ODB_GEN_STREAM2D, &o, &x,
+                      &pl) == ODB_ERR_ARG &&
+           strstr(odb_last_error(), bad[k]),
+           "stream2d: %s refused: %s", k == 0 ? "a cluster of 3"
+           : k == 1 ? "a cluster at lag 2" : "a cluster on whole rows",
+           odb_last_error());
+    free(x);
+  }
+  for (int i = 0; i < 4; ++i) free(src[i]);
+  odb_problem_destroy(p);
+  odb_problem_destroy(narrow);
+}
+#endif
+
 int main(void) {
 #if ODB_HAVE_CUDA
   check_stream2d();
@@ -624,6 +695,7 @@ int main(void) {
   check_devctl();
   check_layouts();
   check_early();
+  check_cluster();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
 #endif
