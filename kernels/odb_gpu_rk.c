@@ -458,22 +458,25 @@ static long s2d_chunks(long NR, long strips, long subs, long cap, long S,
 ** The default threads of a skew-2 block on a grid NC cells wide: 128 up to
 ** 4 stages (their registers let three blocks of 128 share an SM, against
 ** one of 256: bs3 keeping 3 centre rows, H100, N = 2896, 144 against
-** 153 us), 256 for 5 to 7 stages (above, Verner's registers allow only
-** 128), or 128 when its
-** strips, each 2 s columns narrower than the block, cover a row with fewer
-** threads in all (at NC = 1024, bs3: 9 x 128 threads against 5 x 256; the
-** tuner's pick there, 214 us against 254 us on an H100). Up to 256 columns
-** 256, which stream2d_init halves while half still cover the columns plus
-** 2 s: whole rows without halo columns (H100, d = 512, NC = 256: Verner
-** 471 us with strips of 128 threads, 340 us in whole rows of 256).
+** 153 us), 256 for 5 to 8 stages unless strips of 128 cover a row with
+** fewer threads in all (odb_gen_s2d_strips: the first and last strips
+** carry halo columns on one side only; at NC = 1024, bs3: 9 x 128 threads
+** against 5 x 256, the tuner's pick there, 214 us against 254 us on an
+** H100), 128 above 8 stages (registers). Up to 256 columns 256, which
+** stream2d_init halves while half still cover the columns plus 2 s: whole
+** rows without halo columns (H100, d = 512, NC = 256: Verner 471 us with
+** strips of 128 threads, 340 us in whole rows of 256). Verner at N = 2896
+** takes 12 strips of 256 (3072 threads a row) against 26 of 128 (3328):
+** one block of 256 an SM, 202.8 us a step against 218.9-219.8 with one
+** sync a run, 213.3-214.1 against 229.8-231.1 an attempt with the device's
+** controller (H100, three rounds, eighteenth session).
 */
 static int s2d_threads(long NC, long S) {
-  long w256 = 2 * S2D_THREADS - 2 * S, w128 = S2D_THREADS - 2 * S;
+  long n128 = odb_gen_s2d_strips(NC, S2D_THREADS, S, 1);
+  long n256 = odb_gen_s2d_strips(NC, 2 * S2D_THREADS, S, 1);
   if (NC <= 2 * S2D_THREADS) return 2 * S2D_THREADS;   /* whole rows */
-  if (S > 7 || S <= 4 || w128 < 1) return S2D_THREADS;
-  if ((NC + w128 - 1) / w128 * S2D_THREADS <
-      (NC + w256 - 1) / w256 * 2 * S2D_THREADS)
-    return S2D_THREADS;
+  if (S > 8 || S <= 4 || n128 < 1) return S2D_THREADS;
+  if (n128 * S2D_THREADS < n256 * 2 * S2D_THREADS) return S2D_THREADS;
   return 2 * S2D_THREADS;
 }
 
