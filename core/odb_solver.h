@@ -39,7 +39,7 @@ typedef struct odb_tiling_opts {
   int height;            /* gpu_hexagonal (even, 2..2s) / gpu_trapezoid
                             (1..s): tile height in stages */
   int cluster;           /* gpu_stream2d (skew 2, lag 1): blocks of a
-                            cluster, 1, 2, 4 or 8 (0: the fewest strips) */
+                            cluster, 1, 2, 4 or 8 (0: 1) */
   int early;             /* gpu_stream2d: 0 (default) or 1 launches each
                             step early where the device can (compute
                             capability 9.0 on); -1: after the step before */

@@ -1629,7 +1629,7 @@ static void put_ctl_prologue(gen *g) {
 }
 
 /*
-** A kernel launched early (odb_gpu_launch_early: its blocks may start while
+** A kernel launched early (odb_gpu_launch_ex: its blocks may start while
 ** the step before ends) waits for that step before it reads anything, then
 ** lets the next step's launch start early too; without such a launch both
 ** are no-ops.
@@ -2087,6 +2087,11 @@ static void put_s2w_cluster_wait(gen *g) {
              "- 3);\n");
 }
 
+/* The stage rings' slot of the row of Y_{l+1} that pass u stores. */
+static int s2w_store_slot(const gen *g, int u, int l) {
+  return s2_slot(u, 1, -1 - g->lag * l, 4);
+}
+
 /* The end of pass u in a cluster: the rows just stored in the stage rings
    sent to the neighbour's pad cells of the same rows. */
 static void put_s2w_cluster_send(gen *g, int u) {
@@ -2095,7 +2100,7 @@ static void put_s2w_cluster_send(gen *g, int u) {
              "        const unsigned mb = odb_xmb + 8u * (unsigned)((ip - it0 - 2)"
              " & 1);\n");
   for (int l = 0; l < g->S - 1; ++l) {
-    int sl = s2_slot(u, 1, -1 - g->lag * l, 4);
+    int sl = s2w_store_slot(g, u, l);
     put(&g->b, "        {\n          const double v[ODB_K] = {");
     for (int c = 0; c < g->p->grid_comps; ++c)
       put(&g->b, "%sodb_w%d_%d", c ? ", " : "", l, c);
@@ -2261,7 +2266,7 @@ static void put_s2w_defer(gen *g, const s2w_state *st, int K) {
 static void put_s2w_stores(gen *g, int u, int K) {
   sbuf *b = &g->b;
   for (int l = 0; l < g->S - 1; ++l) {
-    int sl = s2_slot(u, 1, -1 - g->lag * l, 4);
+    int sl = s2w_store_slot(g, u, l);
     put(b, "      {\n        double *w = odb_ring + ((%d * 4 + %d) * ODB_TP "
            "+ t + 1) * ODB_K;\n", l, sl);
     for (int c = 0; c < K; ++c)

@@ -523,7 +523,7 @@ static int s2d_early_store(long S) {
 }
 
 /*
-** Whether gpu_stream2d launches each step early (odb_gpu_launch_early: its
+** Whether gpu_stream2d launches each step early (odb_gpu_launch_ex: its
 ** blocks start as the step before leaves the multiprocessors, and wait in
 ** the kernel for it to end): on compute capability 9.0 and later, unless
 ** tiling.early is false or ODB_PDL=0 (for comparisons). H100, N = 2896,
@@ -544,7 +544,7 @@ static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
 ** their ends (BRUSS2D N = 2896, Verner, 128 threads: 24 strips in clusters
 ** of 2 against 26 alone, 8% fewer cells computed), but the edge columns
 ** they hand each other every pass cost more than that saves: on an H100,
-** 218.9 -> 355-441 us a step (README, gpu_stream2d: clusters), so none is
+** 218.9 -> 289-355 us a step (README, gpu_stream2d: clusters), so none is
 ** the default. Refused on a device without clusters.
 */
 static odb_status s2d_cluster(const odb_device_info *dev,

@@ -512,11 +512,6 @@ odb_status odb_gpu_launch_ex(const odb_gpu_kernel *k, unsigned grid,
   return ODB_OK;
 }
 
-odb_status odb_gpu_launch_early(const odb_gpu_kernel *k, unsigned grid,
-                                unsigned block, size_t smem, void *arg) {
-  return odb_gpu_launch_ex(k, grid, block, smem, arg, 1, 1);
-}
-
 odb_status odb_gpu_max_clusters(const odb_gpu_kernel *k, unsigned block,
                                 size_t smem, int cluster, int *clusters) {
   CUlaunchAttribute at[2];

@@ -68,16 +68,11 @@ odb_status odb_gpu_kernel_smem(odb_gpu_kernel *k, size_t bytes);
 odb_status odb_gpu_launch(const odb_gpu_kernel *k, unsigned grid,
                           unsigned block, size_t smem, void *arg);
 /*
-** The same, as a programmatic dependent launch: k's blocks may start while
-** the kernel before it in the stream ends (the driver places them as that
-** kernel's blocks leave); k must wait for it with `griddepcontrol.wait`
-** before it reads what that kernel wrote.
-*/
-odb_status odb_gpu_launch_early(const odb_gpu_kernel *k, unsigned grid,
-                                unsigned block, size_t smem, void *arg);
-/*
-** The same with the choice: early as odb_gpu_launch_early, and cluster > 1
-** launches clusters of that many blocks along x (grid a multiple of it).
+** The same through cuLaunchKernelEx. early: a programmatic dependent
+** launch, whose blocks may start while the kernel before it in the stream
+** ends (the driver places them as that kernel's blocks leave); k must wait
+** for it with `griddepcontrol.wait` before it reads what that kernel wrote.
+** cluster > 1: clusters of that many blocks along x (grid a multiple of it).
 */
 odb_status odb_gpu_launch_ex(const odb_gpu_kernel *k, unsigned grid,
                              unsigned block, size_t smem, void *arg,

@@ -569,7 +569,7 @@ static void check_layouts(void) {
 
 #if ODB_HAVE_CUDA
 /*
-** Each step launched early (odb_gpu_launch_early): the stream2d kernel,
+** Each step launched early (odb_gpu_launch_ex): the stream2d kernel,
 ** with and without the controller, first waits for the step before
 ** (griddepcontrol.wait, before the controller's words are read), inside
 ** a guard for compute capability 9.0, so that NVRTC still compiles it for
