@@ -291,16 +291,14 @@ describe("the dashboard (--ui tui) in tmux", function()
 end)
 
 describe("a live tuning run in the dashboard", function()
-  -- The fixture's objective (tune_live.lua): the best configuration among
-  -- those the tuner measured, whichever one the s key happened to drop.
-  local base = { [1] = 4.0e-3, [2] = 2.6e-3, [4] = 1.7e-3, [8] = 1.2e-3,
-                 [16] = 1.9e-3 }
-  local mult = { A = 1.3, B = 1.0, C = 1.6 }
+  -- The best configuration among those the tuner measured (status ok),
+  -- whichever one the s key happened to drop, by the fixture's objective.
+  local objective = dofile(FIX .. "/tune_live_objective.lua")
   local function best_measured(list)
     local best, at = math.huge, nil
     for _, r in ipairs(list) do
       local t = tonumber(r["cfg.tile"])
-      local v = t and base[t] * mult[r["cfg.stride"]] or math.huge
+      local v = t and objective(t, r["cfg.stride"]) or math.huge
       if r.status == "ok" and v < best then best, at = v, r.config end
     end
     return at
