@@ -3,6 +3,7 @@
 #define ODEBENCH_H
 
 #include "odb_status.h"
+#include "odb_size.h"
 #include "odb_rng.h"
 #include "odb_event.h"
 #include "odb_topo.h"

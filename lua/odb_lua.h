@@ -177,6 +177,39 @@ const char *odbL_opt_string(lua_State *L, int arg, const char *field,
 /* Raises "field 'f': <what> expected, got <type of value at vidx>". */
 int odbL_field_error(lua_State *L, int arg, const char *field,
                      const char *what, int vidx);
+/*
+** The value at vidx as an exact integer in [lo, hi]: floats with an
+** integer value are taken, anything else (2.5, NaN, 2^63, a string, out of
+** range) raises an argument error on arg naming `shown`, the range and the
+** value in full. Use it for every index and size a user gives.
+*/
+lua_Integer odbL_int_in_range(lua_State *L, int arg, int vidx,
+                              const char *shown, lua_Integer lo,
+                              lua_Integer hi);
+/* The same for the positional argument arg. */
+lua_Integer odbL_check_int_range(lua_State *L, int arg, const char *shown,
+                                 lua_Integer lo, lua_Integer hi);
+
+/* }====== */
+
+/* {====== odb_lua_callback.c: calls from the engine back into Lua. */
+
+/*
+** The engine calls Lua back (a problem's f, a tuner objective, a plot
+** callback) with a lock held and a solve, a tuning run or a plot half
+** done. While such a callback runs on a thread, that thread must not
+** enter the engine again: the lock would deadlock and the half-done call
+** would be changed under itself. odbL_callback_enter/leave bracket every
+** such callback (they nest; the depth is per thread); every Lua entry
+** point that runs engine work, or frees an object a running call may use,
+** calls odbL_check_not_in_callback first, which raises
+** "<what> cannot be called from inside <callback> ..." there.
+*/
+void odbL_callback_enter(const char *what);
+void odbL_callback_leave(void);
+/* The callback now running on this thread ("f of problem 'x'"), or NULL. */
+const char *odbL_in_callback(void);
+void odbL_check_not_in_callback(lua_State *L, const char *what);
 
 /* }====== */
 

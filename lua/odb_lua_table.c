@@ -137,3 +137,35 @@ const char *odbL_opt_string(lua_State *L, int arg, const char *field,
   lua_pop(L, 1);
   return s;
 }
+
+/*
+** Assumes vidx holds the value to read. A Lua integer, or a float with an
+** exact integer value, within [lo, hi]; anything else (a string, 2.5, NaN,
+** 2^63, a value out of range) raises an argument error on arg that names
+** `shown`, the range and the value as given (never truncated).
+*/
+lua_Integer odbL_int_in_range(lua_State *L, int arg, int vidx,
+                              const char *shown, lua_Integer lo,
+                              lua_Integer hi) {
+  int isint = 0;
+  lua_Integer v;
+  vidx = lua_absindex(L, vidx);
+  if (lua_type(L, vidx) != LUA_TNUMBER)
+    return luaL_argerror(L, arg, lua_pushfstring(L, "%s: integer expected, "
+                         "got %s", shown, type_name(L, vidx)));
+  v = lua_tointegerx(L, vidx, &isint);
+  if (!isint)
+    return luaL_argerror(L, arg, lua_pushfstring(L, "%s: must be an integer "
+                         "in %I..%I, got %s", shown, lo, hi,
+                         luaL_tolstring(L, vidx, NULL)));
+  if (v < lo || v > hi)
+    return luaL_argerror(L, arg, lua_pushfstring(L, "%s: must be in %I..%I, "
+                         "got %I", shown, lo, hi, v));
+  return v;
+}
+
+/* The positional argument arg as an integer in [lo, hi]. */
+lua_Integer odbL_check_int_range(lua_State *L, int arg, const char *shown,
+                                 lua_Integer lo, lua_Integer hi) {
+  return odbL_int_in_range(L, arg, arg, shown, lo, hi);
+}
