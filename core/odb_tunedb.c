@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -23,6 +24,9 @@ struct odb_tunedb {
   int readonly;
   char path[1024];
   sqlite3_stmt *put, *touch;
+  odb_ctx *log;            /* warnings go to its log; NULL: stderr */
+  long long *warned;       /* evals rowids already reported as ignored */
+  int nwarned, capwarned;
 };
 
 static const char schema_sql[] =
@@ -269,10 +273,13 @@ void odb_tunedb_close(odb_tunedb *db) {
   sqlite3_finalize(db->put);
   sqlite3_finalize(db->touch);
   sqlite3_close(db->h);
+  free(db->warned);
   free(db);
 }
 
 const char *odb_tunedb_path(const odb_tunedb *db) { return db->path; }
+
+void odb_tunedb_set_log(odb_tunedb *db, odb_ctx *ctx) { db->log = ctx; }
 
 /* }====== */
 
@@ -412,25 +419,185 @@ odb_status odb_tunedb_put(odb_tunedb *db, long long target,
   return ODB_OK;
 }
 
-/* Reads one evaluation row (columns as in EVAL_COLS from index i0). */
+/* {====== reading evaluations back: what the tuner trusts is checked */
+
+/*
+** Text from the file as it may be shown on a terminal: control characters
+** (C0, DEL, and C1 in UTF-8), bytes that are not UTF-8 and backslashes are
+** written \xNN (\\ for the backslash), so a planted escape sequence cannot
+** drive the terminal. Truncated to cap - 1 bytes, never within an escape.
+*/
+static const char *shown(const char *s, char *out, size_t cap) {
+  size_t len = 0;
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    int n = 1, ok = 1;
+    if (*p >= 0x80) {        /* the length of a well-formed UTF-8 sequence */
+      n = *p >= 0xc2 && *p <= 0xdf ? 2 : *p >= 0xe0 && *p <= 0xef ? 3
+        : *p >= 0xf0 && *p <= 0xf4 ? 4 : 0;
+      for (int k = 1; k < n && ok; ++k) ok = (p[k] & 0xc0) == 0x80;
+      ok = ok && n > 0 && !(*p == 0xc2 && p[1] < 0xa0);    /* C1 */
+    } else {
+      ok = *p >= 0x20 && *p != 0x7f && *p != '\\';
+    }
+    if (!ok) n = 1;
+    if (len + (ok ? (size_t)n : 4) >= cap) break;
+    if (ok) {
+      memcpy(out + len, p, (size_t)n);
+      len += (size_t)n;
+    } else if (*p == '\\') {
+      memcpy(out + len, "\\\\", 2);
+      len += 2;
+    } else {
+      snprintf(out + len, cap - len, "\\x%02x", *p);
+      len += 4;
+    }
+    p += n;
+  }
+  if (cap) out[len] = '\0';
+  return out;
+}
+
+/* Columns of an evaluation as read back (EVAL_COLS from index i0). */
 #define EVAL_COLS "config, status, median, spread, p25, p75, min, max, " \
-                  "reps, err, tol, seconds, message, at"
+                  "reps, err, tol, seconds, message, at, rowid"
+enum { C_CONFIG, C_STATUS, C_MEDIAN, C_SPREAD, C_P25, C_P75, C_MIN, C_MAX,
+       C_REPS, C_ERR, C_TOL, C_SECONDS, C_MESSAGE, C_AT, C_ROWID };
+static const char *const eval_names[] = {
+  "config", "status", "median", "spread", "p25", "p75", "min", "max",
+  "reps", "err", "tol", "seconds", "message", "at"
+};
+
+/* What a numeric column may hold (flags of check_num). */
+enum { N_NULL = 1,         /* NULL (not measured, not verified) */
+       N_POS = 2,          /* > 0, else >= 0 */
+       N_INF = 4,          /* +inf (an error that overflowed) */
+       N_INT = 8 };        /* an integer that fits an int */
+
+/* 1 when column i holds what flags allow; else 0 and why says what not. */
+static int check_num(sqlite3_stmt *st, int i, const char *name, int flags,
+                     char *why, size_t cap) {
+  char txt[48];
+  int type = sqlite3_column_type(st, i);
+  double v;
+  if (type == SQLITE_NULL) {
+    if (flags & N_NULL) return 1;
+    snprintf(why, cap, "%s is NULL", name);
+    return 0;
+  }
+  if (type == SQLITE_BLOB) {
+    snprintf(why, cap, "%s is a blob", name);
+    return 0;
+  }
+  if (type == SQLITE_TEXT || ((flags & N_INT) && type != SQLITE_INTEGER)) {
+    snprintf(why, cap, "%s is %s '%s'", name, type == SQLITE_TEXT ? "text"
+             : "a real", shown(col_text(st, i), txt, sizeof txt));
+    return 0;
+  }
+  if (flags & N_INT) {
+    long long k = sqlite3_column_int64(st, i);
+    if (k >= ((flags & N_POS) ? 1 : 0) && k <= INT_MAX) return 1;
+    snprintf(why, cap, "%s is %lld", name, k);
+    return 0;
+  }
+  v = sqlite3_column_double(st, i);
+  if ((isfinite(v) || (isinf(v) && v > 0 && (flags & N_INF))) &&
+      ((flags & N_POS) ? v > 0 : v >= 0))
+    return 1;
+  snprintf(why, cap, "%s is %g", name, v);
+  return 0;
+}
+
+/*
+** 1 when an evaluation row holds what odb_tunedb_put writes: a stored
+** status; for an ok one finite timings (median > 0, the others >= 0) and
+** at least one repetition; NULL or non-negative numbers elsewhere (a
+** rejected one may have err = inf). Else 0 with the reason in why.
+*/
+static int eval_valid(sqlite3_stmt *st, int i0, char *why, size_t cap) {
+  int status, ok, timing;
+  if (sqlite3_column_type(st, i0 + C_CONFIG) != SQLITE_TEXT ||
+      !*col_text(st, i0 + C_CONFIG)) {
+    snprintf(why, cap, "the configuration is not text");
+    return 0;
+  }
+  status = sqlite3_column_type(st, i0 + C_STATUS) == SQLITE_TEXT
+           ? odb_tune_status_parse(col_text(st, i0 + C_STATUS)) : -1;
+  if (status < 0 || status == ODB_TUNE_SKIPPED) {
+    char txt[48];
+    snprintf(why, cap, "unknown status '%s'",
+             shown(col_text(st, i0 + C_STATUS), txt, sizeof txt));
+    return 0;
+  }
+  ok = status == ODB_TUNE_OK;
+  timing = ok ? 0 : N_NULL;
+  if (!check_num(st, i0 + C_MEDIAN, "median", timing | N_POS, why, cap))
+    return 0;
+  for (int i = C_SPREAD; i <= C_MAX; ++i)
+    if (!check_num(st, i0 + i, eval_names[i], timing, why, cap)) return 0;
+  if (!check_num(st, i0 + C_REPS, "reps", N_INT | (ok ? N_POS : 0), why,
+                 cap) ||
+      !check_num(st, i0 + C_ERR, "err", N_NULL | (ok ? 0 : N_INF), why,
+                 cap) ||
+      !check_num(st, i0 + C_TOL, "tol", N_NULL, why, cap) ||
+      !check_num(st, i0 + C_SECONDS, "seconds", N_NULL, why, cap) ||
+      !check_num(st, i0 + C_AT, "at", 0, why, cap))
+    return 0;
+  if (sqlite3_column_type(st, i0 + C_MESSAGE) != SQLITE_TEXT) {
+    snprintf(why, cap, "the message is not text");
+    return 0;
+  }
+  return 1;
+}
+
+/*
+** 1 when the row is valid; otherwise warns once per row (and database
+** handle) naming the file, the target and the configuration, and returns
+** 0: the row is then ignored by every reader.
+*/
+static int eval_trusted(odb_tunedb *db, sqlite3_stmt *st, int i0,
+                        long long target) {
+  char why[160], cfg[96];
+  long long rowid = sqlite3_column_int64(st, i0 + C_ROWID);
+  if (eval_valid(st, i0, why, sizeof why)) return 1;
+  for (int i = 0; i < db->nwarned; ++i)
+    if (db->warned[i] == rowid) return 0;
+  if (db->nwarned == db->capwarned) {
+    int cap = db->capwarned ? 2 * db->capwarned : 16;
+    long long *w = realloc(db->warned, (size_t)cap * sizeof *w);
+    if (!w) return 0;      /* warned again next time: harmless */
+    db->warned = w;
+    db->capwarned = cap;
+  }
+  db->warned[db->nwarned++] = rowid;
+  shown(col_text(st, i0 + C_CONFIG), cfg, sizeof cfg);
+  if (db->log)
+    odb_ctx_log(db->log, ODB_LOG_WARN, "tuning database %s: evaluation "
+                "'%s' of target %lld ignored: %s", db->path, cfg, target,
+                why);
+  else
+    fprintf(stderr, "odebench: warning: tuning database %s: evaluation "
+            "'%s' of target %lld ignored: %s\n", db->path, cfg, target, why);
+  return 0;
+}
+
+/* Reads one evaluation row (checked by eval_trusted) from index i0. */
 static void read_eval(sqlite3_stmt *st, int i0, odb_tune_eval *ev) {
   memset(ev, 0, sizeof *ev);
-  ev->status = odb_tune_status_parse(col_text(st, i0 + 1));
+  ev->status = odb_tune_status_parse(col_text(st, i0 + C_STATUS));
   if (ev->status < 0) ev->status = ODB_TUNE_FAILED;
-  ev->m.median = col_num(st, i0 + 2);
-  ev->m.spread = col_num(st, i0 + 3);
-  ev->m.p25 = col_num(st, i0 + 4);
-  ev->m.p75 = col_num(st, i0 + 5);
-  ev->m.min = col_num(st, i0 + 6);
-  ev->m.max = col_num(st, i0 + 7);
-  ev->m.reps = sqlite3_column_int(st, i0 + 8);
-  ev->err = col_num(st, i0 + 9);
-  ev->tol = col_num(st, i0 + 10);
-  ev->seconds = col_num(st, i0 + 11);
-  snprintf(ev->msg, sizeof ev->msg, "%s", col_text(st, i0 + 12));
-  ev->at = col_num(st, i0 + 13);
+  ev->m.median = col_num(st, i0 + C_MEDIAN);
+  ev->m.spread = col_num(st, i0 + C_SPREAD);
+  ev->m.p25 = col_num(st, i0 + C_P25);
+  ev->m.p75 = col_num(st, i0 + C_P75);
+  ev->m.min = col_num(st, i0 + C_MIN);
+  ev->m.max = col_num(st, i0 + C_MAX);
+  ev->m.reps = sqlite3_column_int(st, i0 + C_REPS);
+  ev->err = col_num(st, i0 + C_ERR);
+  ev->tol = col_num(st, i0 + C_TOL);
+  ev->seconds = col_num(st, i0 + C_SECONDS);
+  shown(col_text(st, i0 + C_MESSAGE), ev->msg, sizeof ev->msg);
+  ev->at = col_num(st, i0 + C_AT);
 }
 
 odb_status odb_tunedb_each(odb_tunedb *db, long long target,
@@ -442,8 +609,9 @@ odb_status odb_tunedb_each(odb_tunedb *db, long long target,
   if (rc != SQLITE_OK) return db_fail(db, "reading evaluations");
   sqlite3_bind_int64(st, 1, target);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (!eval_trusted(db, st, 0, target)) continue;
     read_eval(st, 0, &ev);
-    if (fn(ud, col_text(st, 0), &ev)) {
+    if (fn(ud, col_text(st, C_CONFIG), &ev)) {
       rc = SQLITE_DONE;
       break;
     }
@@ -489,40 +657,64 @@ static const char *fmt_time(double t, char buf[32]) {
   return buf;
 }
 
+/* Column i's text, shown escaped (see shown). */
+static void put_shown(FILE *out, sqlite3_stmt *st, int i) {
+  char buf[1024];
+  fputs(shown(col_text(st, i), buf, sizeof buf), out);
+}
+
 /* "problem | size | method | family | params" of columns i0..i0+4. */
 static void print_key(FILE *out, sqlite3_stmt *st, int i0) {
-  fprintf(out, "%s | %s | %s | %s | %s", col_text(st, i0),
-          col_text(st, i0 + 1), col_text(st, i0 + 2), col_text(st, i0 + 3),
-          col_text(st, i0 + 4));
+  for (int i = 0; i < 5; ++i) {
+    if (i) fputs(" | ", out);
+    put_shown(out, st, i0 + i);
+  }
+}
+
+/* The fastest ok evaluation of a target among the rows that are trusted. */
+typedef struct best_eval { char config[256]; double median; } best_eval;
+
+static int take_best(void *ud, const char *config, const odb_tune_eval *ev) {
+  best_eval *b = ud;
+  if (ev->status == ODB_TUNE_OK &&
+      (isnan(b->median) || ev->m.median < b->median)) {
+    b->median = ev->m.median;
+    shown(config, b->config, sizeof b->config);
+  }
+  return 0;
 }
 
 odb_status odb_tunedb_list(odb_tunedb *db, const char *this_machine,
                            FILE *out) {
   sqlite3_stmt *st = NULL;
-  char v[48], m[40], secs[32];
+  char v[48], m[40], secs[32], txt[40];
   int rc, rows = 0;
   rc = sqlite3_prepare_v2(db->h, "SELECT t.id, t.version, t.machine,"
          " t.problem, t.size, t.method, t.family, t.params,"
-         " (SELECT count(*) FROM evals e WHERE e.target = t.id),"
-         " (SELECT config FROM evals e WHERE e.target = t.id AND"
-         "  e.status = 'ok' ORDER BY e.median LIMIT 1),"
-         " (SELECT min(median) FROM evals e WHERE e.target = t.id AND"
-         "  e.status = 'ok')"
+         " (SELECT count(*) FROM evals e WHERE e.target = t.id)"
          " FROM targets t ORDER BY t.id", -1, &st, NULL);
   if (rc != SQLITE_OK) return db_fail(db, "listing");
   fprintf(out, "%-4s %-16s %-23s %5s %10s  %-34s %s\n", "id", "version",
           "machine", "evals", "best", "best configuration",
           "problem | size | method | family | params");
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    long long id = sqlite3_column_int64(st, 0);
     int cur = strcmp(col_text(st, 1), odb_version()) == 0;
     int here = this_machine && strcmp(col_text(st, 2), this_machine) == 0;
-    snprintf(v, sizeof v, "%s%s", col_text(st, 1), cur ? "" : " (other)");
-    snprintf(m, sizeof m, "%s%s", col_text(st, 2), here ? " (here)" : "");
-    fprintf(out, "%-4lld %-16s %-23s %5lld %10s  %-34s ",
-            (long long)sqlite3_column_int64(st, 0), v, m,
+    best_eval best = {"", NAN};
+    odb_status bs = odb_tunedb_each(db, id, take_best, &best);
+    if (bs != ODB_OK) {
+      sqlite3_finalize(st);
+      return bs;
+    }
+    snprintf(v, sizeof v, "%s%s", shown(col_text(st, 1), txt, sizeof txt),
+             cur ? "" : " (other)");
+    snprintf(m, sizeof m, "%s%s", shown(col_text(st, 2), txt, sizeof txt),
+             here ? " (here)" : "");
+    fprintf(out, "%-4lld %-16s %-23s %5lld %10s  %-34s ", id, v, m,
             (long long)sqlite3_column_int64(st, 8),
-            fmt_secs(col_num(st, 10), secs, sizeof secs),
-            *col_text(st, 9) ? col_text(st, 9) : "-");
+            fmt_secs(best.median, secs, sizeof secs),
+            *best.config ? best.config : "-");
     print_key(out, st, 3);
     fputc('\n', out);
     rows++;
@@ -552,22 +744,33 @@ static odb_status show_target(odb_tunedb *db, long long id, FILE *out) {
   }
   fprintf(out, "target %lld: ", id);
   print_key(out, st, 0);
-  fprintf(out, "\n  machine  %s  %s\n  version  %s%s\n  code     %s\n"
-          "  created  %s, updated %s\n", col_text(st, 5), col_text(st, 6),
-          col_text(st, 7), strcmp(col_text(st, 7), odb_version()) == 0
-          ? " (current)" : " (other version: kept, not reused)",
-          col_text(st, 8), fmt_time(col_num(st, 9), c),
+  fputs("\n  machine  ", out);
+  put_shown(out, st, 5);
+  fputs("  ", out);
+  put_shown(out, st, 6);
+  fputs("\n  version  ", out);
+  put_shown(out, st, 7);
+  fprintf(out, "%s\n  code     ", strcmp(col_text(st, 7), odb_version()) == 0
+          ? " (current)" : " (other version: kept, not reused)");
+  put_shown(out, st, 8);
+  fprintf(out, "\n  created  %s, updated %s\n", fmt_time(col_num(st, 9), c),
           fmt_time(col_num(st, 10), u));
   sqlite3_finalize(st);
   return ODB_OK;
 }
 
-/* One line of the evaluation table of show. */
+/* One line of the evaluation table of show; rank 0: an ignored row. */
 static void show_eval(FILE *out, sqlite3_stmt *st, int rank,
-                      const odb_tune_eval *best) {
+                      const odb_tune_eval *best, const char *ignored) {
   odb_tune_eval ev;
-  char med[32], vs[48] = "", rk[16] = "-";
+  char med[32], vs[48] = "", rk[16] = "-", cfg[256];
   read_eval(st, 0, &ev);
+  shown(col_text(st, C_CONFIG), cfg, sizeof cfg);
+  if (ignored) {
+    fprintf(out, "%4s  %-40s %-8s %10s %8s %5s %9s %9s  ignored: %s\n", rk,
+            cfg, "-", "-", "-", "-", "-", "-", ignored);
+    return;
+  }
   if (ev.status == ODB_TUNE_OK) snprintf(rk, sizeof rk, "%d", rank);
   if (ev.status == ODB_TUNE_OK && best) {
     if (best->m.median == ev.m.median && rank == 1)
@@ -580,7 +783,7 @@ static void show_eval(FILE *out, sqlite3_stmt *st, int rank,
     snprintf(vs, sizeof vs, "%.40s", ev.msg);
   }
   fprintf(out, "%4s  %-40s %-8s %10s %7.2f%% %5d %9.2e %9.2e  %s\n",
-          rk, col_text(st, 0), odb_tune_status_name(ev.status),
+          rk, cfg, odb_tune_status_name(ev.status),
           fmt_secs(ev.m.median, med, sizeof med),
           isnan(ev.m.spread) ? 0.0 : 100 * ev.m.spread, ev.m.reps, ev.err,
           ev.tol, vs);
@@ -589,7 +792,7 @@ static void show_eval(FILE *out, sqlite3_stmt *st, int rank,
 odb_status odb_tunedb_show(odb_tunedb *db, long long target, FILE *out) {
   sqlite3_stmt *st = NULL;
   odb_tune_eval best;
-  int rc, rank = 0, have_best = 0;
+  int rc, rank = 0, rows = 0, have_best = 0;
   ODB_TRY(show_target(db, target, out));
   rc = sqlite3_prepare_v2(db->h, "SELECT " EVAL_COLS " FROM evals WHERE "
          "target = ? ORDER BY status != 'ok', median, config", -1, &st, NULL);
@@ -599,15 +802,22 @@ odb_status odb_tunedb_show(odb_tunedb *db, long long target, FILE *out) {
           "configuration", "status", "median", "spread", "reps", "err",
           "tol", "vs best");
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    char why[160];
+    rows++;
+    if (!eval_valid(st, 0, why, sizeof why)) {
+      eval_trusted(db, st, 0, target);          /* the warning */
+      show_eval(out, st, 0, NULL, why);
+      continue;
+    }
     if (!have_best) {
       read_eval(st, 0, &best);
       have_best = best.status == ODB_TUNE_OK;
     }
-    show_eval(out, st, ++rank, have_best ? &best : NULL);
+    show_eval(out, st, ++rank, have_best ? &best : NULL, NULL);
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) return db_fail(db, "reading evaluations");
-  if (rank == 0) fprintf(out, "  (no evaluations)\n");
+  if (rows == 0) fprintf(out, "  (no evaluations)\n");
   return ODB_OK;
 }
 
@@ -632,11 +842,6 @@ static const char *const target_names[] = {
   "target", "machine", "machine_desc", "version", "code_hash", "problem",
   "size", "method", "family", "params", "created", "updated"
 };
-static const char *const eval_names[] = {
-  "config", "status", "median", "spread", "p25", "p75", "min", "max",
-  "reps", "err", "tol", "seconds", "message", "at"
-};
-
 /* One row of the CSV export (12 target columns, then 14 eval columns). */
 static void csv_row(FILE *out, sqlite3_stmt *st) {
   char buf[48];

@@ -54,6 +54,11 @@ odb_status odb_tunedb_default_path(char *buf, size_t len);
 odb_status odb_tunedb_open(const char *path, int flags, odb_tunedb **out);
 void odb_tunedb_close(odb_tunedb *db);
 const char *odb_tunedb_path(const odb_tunedb *db);
+/*
+** Where warnings about rows ignored on read go: ctx's log (level warn), or
+** stderr when ctx is NULL (the default).
+*/
+void odb_tunedb_set_log(odb_tunedb *db, odb_ctx *ctx);
 
 /*
 ** Id of the target row for (machine, key, version); creates it when create
@@ -68,8 +73,14 @@ odb_status odb_tunedb_put(odb_tunedb *db, long long target,
                           const char *config, const odb_tune_eval *ev);
 /*
 ** Calls fn for every evaluation of a target, in the order they were
-** stored; ev->cfg is unset (n = 0), config holds its text. fn returns
-** nonzero to stop early.
+** stored; ev->cfg is unset (n = 0), config holds its text and ev->msg the
+** stored message with control characters escaped. fn returns nonzero to
+** stop early. A row that odb_tunedb_put could not have written (a status
+** it does not store; for an ok one a median that is not a finite number
+** > 0, timings that are not finite numbers >= 0, no repetition; a number
+** column holding text, a negative or an infinite value) is skipped and
+** reported once per row and handle (see odb_tunedb_set_log), naming the
+** file, the target and the configuration: the tuner never trusts it.
 */
 typedef int (*odb_tunedb_each_fn)(void *ud, const char *config,
                                   const odb_tune_eval *ev);
@@ -82,10 +93,14 @@ odb_status odb_tunedb_count(odb_tunedb *db, long long target, long *n);
 
 /* One line per target: id, version (marked when not current), machine
    (marked when it is this_machine, a fingerprint hash; may be NULL), key,
-   evaluations, best configuration. */
+   evaluations, best configuration (among the rows odb_tunedb_each
+   trusts). Text from the file is printed with control characters
+   escaped. */
 odb_status odb_tunedb_list(odb_tunedb *db, const char *this_machine,
                            FILE *out);
-/* The target (by id) and its evaluations, fastest first, ties marked. */
+/* The target (by id) and its evaluations, fastest first, ties marked;
+   rows that odb_tunedb_each skips are listed as ignored, with the reason.
+   Text from the file is printed with control characters escaped. */
 odb_status odb_tunedb_show(odb_tunedb *db, long long target, FILE *out);
 /* Every evaluation with its target's fields (one target when id > 0), as
    one JSON document or as CSV with a header line. */

@@ -161,6 +161,7 @@ static int load_one(void *ud, const char *config, const odb_tune_eval *ev) {
 static odb_status open_db(odb_tuner *t) {
   odb_machine_id mid;
   odb_machine_fingerprint(t->ctx, &mid);
+  odb_tunedb_set_log(t->db, t->ctx);    /* rows it ignores are warned of */
   ODB_TRY(odb_tunedb_target(t->db, &mid, &t->tg->key, odb_version(), 1,
                             &t->db_target));
   ODB_TRY(odb_tunedb_each(t->db, t->db_target, load_one, t));

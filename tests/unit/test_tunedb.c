@@ -1,7 +1,8 @@
 /* test_tunedb.c - the tuning database: store, reuse, versions, bad files,
-   and resuming a tuning run killed with SIGKILL. */
+   rows with planted values, and resuming a tuning run killed with SIGKILL. */
 #include "odebench.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -390,7 +391,7 @@ static void test_paths(void) {
 
 /* }====== */
 
-/* {====== killed with SIGKILL, then resumed */
+/* {====== sets of lines: configurations run or stored */
 
 /* Lines of a file as a set of strings (at most 64). */
 typedef struct lines { int n; char s[64][128]; } lines;
@@ -418,6 +419,201 @@ static int collect_cfg(void *ud, const char *config, const odb_tune_eval *ev) {
   if (l->n < 64) snprintf(l->s[l->n++], sizeof l->s[0], "%s", config);
   return 0;
 }
+
+/* }====== */
+
+/* {====== rows with planted values */
+
+/*
+** SQL on a database file through the SQLite library that libodebench
+** loaded (this test is not linked with it: its functions are looked up).
+** 0 on success.
+*/
+static int sql(const char *path, const char *text) {
+  int (*open_fn)(const char *, void **) =
+    (int (*)(const char *, void **))dlsym(RTLD_DEFAULT, "sqlite3_open");
+  int (*exec_fn)(void *, const char *, void *, void *, char **) =
+    (int (*)(void *, const char *, void *, void *, char **))dlsym(
+      RTLD_DEFAULT, "sqlite3_exec");
+  int (*close_fn)(void *) = (int (*)(void *))dlsym(RTLD_DEFAULT,
+                                                   "sqlite3_close");
+  void *h = NULL;
+  int rc;
+  if (!open_fn || !exec_fn || !close_fn) return -1;
+  if (open_fn(path, &h) != 0) {
+    close_fn(h);
+    return -1;
+  }
+  rc = exec_fn(h, text, NULL, NULL, NULL);
+  close_fn(h);
+  return rc;
+}
+
+/* The log lines of ctx published after *cursor that contain all of a, b
+   and c (c may be NULL); the last one into last. */
+static int count_warnings(odb_ctx *ctx, uint64_t *cursor, const char *a,
+                          const char *b, const char *c, char *last,
+                          size_t cap) {
+  odb_event ev;
+  int n = 0;
+  while (odb_event_poll(ctx->events, cursor, &ev, 1, NULL) == 1)
+    if (ev.kind == ODB_EV_LOG && ev.level == ODB_LOG_WARN &&
+        strstr(ev.text, a) && strstr(ev.text, b) &&
+        (!c || strstr(ev.text, c))) {
+      snprintf(last, cap, "%s", ev.text);
+      n++;
+    }
+  return n;
+}
+
+/* One planted row: the worst configuration made to look fastest (median
+   1e-9) where the value is not the median itself, plus the bad value. */
+typedef struct planted { const char *set, *why; } planted;
+
+static void test_planted_values(odb_ctx *ctx) {
+  static const planted cases[] = {
+    {"median = -1", "median is -1"},
+    {"median = NULL", "median is NULL"},
+    {"median = 0.0 / 0.0", "median is NULL"},     /* NaN is stored NULL */
+    {"median = 9e999", "median is inf"},
+    {"median = -9e999", "median is -inf"},
+    {"median = 'fast'", "median is text 'fast'"},
+    {"median = 0", "median is 0"},
+    {"median = x'00ff'", "median is a blob"},
+    {"spread = -1", "spread is -1"},
+    {"p25 = 9e999", "p25 is inf"},
+    {"max = 'x'", "max is text 'x'"},
+    {"reps = 0", "reps is 0"},
+    {"reps = 'many'", "reps is text 'many'"},
+    {"reps = 2.5", "reps is a real '2.5'"},
+    {"reps = 4294967297", "reps is 4294967297"},
+    {"err = 'tiny'", "err is text 'tiny'"},
+    {"err = -1e-9", "err is -1e-09"},
+    {"tol = 9e999", "tol is inf"},
+    {"seconds = -5", "seconds is -5"},
+    {"at = 'yesterday'", "at is text 'yesterday'"},
+    {"status = 'great'", "unknown status 'great'"},
+    {"status = 'skipped'", "unknown status 'skipped'"},
+  };
+  const char *path = in_dir("planted.db", 0);
+  odb_tunedb *db = NULL;
+  odb_tune_stats st;
+  odb_tuner *t = NULL;
+  odb_machine_id mid;
+  odb_tune_target tg;
+  long long id = 0;
+  uint64_t cursor;
+  char cmd[256], last[160] = "", text[64];
+  synth s;
+  synth_init(&s);
+  if (odb_tunedb_open(path, 0, &db) != ODB_OK ||
+      tune(ctx, &s, db, &st, NULL) != ODB_OK || st.measured != 40) {
+    tap_ok(0, "a database of 40 evaluations: %s", odb_last_error());
+    return;
+  }
+  odb_tunedb_close(db);
+  db = NULL;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    const planted *c = &cases[i];
+    int ok, nwarn;
+    snprintf(cmd, sizeof cmd, "UPDATE evals SET median = 1e-9, %s WHERE "
+             "config = 'a=0 k=s'", c->set);
+    if (sql(path, cmd) != 0) {
+      tap_ok(0, "planting %s", c->set);
+      continue;
+    }
+    odb_tunedb_open(path, 0, &db);
+    cursor = odb_event_last_seq(ctx->events);
+    s.runs = 0;
+    t = NULL;
+    if (!db || tune(ctx, &s, db, &st, &t) != ODB_OK || !t) {
+      tap_ok(0, "tuning over %s: %s", c->set, odb_last_error());
+      odb_tuner_destroy(t);
+      odb_tunedb_close(db);
+      db = NULL;
+      continue;
+    }
+    odb_tuner_config_text(t, &odb_tuner_best(t)->cfg, text, sizeof text);
+    nwarn = count_warnings(ctx, &cursor, path, "'a=0 k=s'", c->why, last,
+                           sizeof last);
+    ok = strcmp(text, "a=7 k=p") == 0 && st.cached == 39 &&
+         st.measured == 1 && nwarn == 1 && strstr(last, "ignored");
+    tap_ok(ok, "%s: ignored and measured again, the best is the true one "
+           "(%s; %ld cached, %ld measured; %d warning(s): %s)", c->set,
+           text, st.cached, st.measured, nwarn, last);
+    odb_tuner_destroy(t);
+    odb_tunedb_close(db);
+    db = NULL;
+  }
+  /* once per row: read twice through one handle */
+  sql(path, "UPDATE evals SET median = -1 WHERE config = 'a=0 k=s'");
+  odb_tunedb_open(path, 0, &db);
+  if (!db) return;
+  odb_tunedb_set_log(db, ctx);
+  tg = synth_target(&s);
+  odb_machine_fingerprint(ctx, &mid);
+  odb_tunedb_target(db, &mid, &tg.key, odb_version(), 0, &id);
+  {
+    lines got;
+    int nwarn;
+    cursor = odb_event_last_seq(ctx->events);
+    got.n = 0;
+    odb_tunedb_each(db, id, collect_cfg, &got);
+    got.n = 0;
+    odb_tunedb_each(db, id, collect_cfg, &got);
+    nwarn = count_warnings(ctx, &cursor, path, "'a=0 k=s'", "median is -1",
+                           last, sizeof last);
+    tap_ok(got.n == 39 && !has_line(&got, "a=0 k=s") && nwarn == 1,
+           "a bad row is skipped by every read and reported once per row "
+           "(%d rows, %d warning(s))", got.n, nwarn);
+  }
+  odb_tunedb_close(db);
+  odb_space_destroy(s.sp);
+}
+
+/* list and show: the planted row is not the best, text is escaped. */
+static void test_planted_commands(void) {
+  const char *path = in_dir("planted.db", 0);
+  odb_tunedb *db = NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f, *err;
+  sql(path, "INSERT INTO evals SELECT target, 'a=1' || char(27) || '[2J' ||"
+      " char(7) || ' k=p', status, 5e-3, spread, p25, p75, min, max, reps,"
+      " err, tol, seconds, 'x' || char(27) || ']0;title' || char(10), at"
+      " FROM evals WHERE config = 'a=7 k=p';"
+      "UPDATE targets SET params = 'p' || char(27) || '[31m';");
+  /* the warnings of the reads go to stderr: kept out of the TAP output */
+  err = freopen("/dev/null", "w", stderr);
+  (void)err;
+  odb_tunedb_open(path, ODB_TUNEDB_READONLY, &db);
+  if (!db) {
+    tap_ok(0, "read-only open: %s", odb_last_error());
+    return;
+  }
+  f = open_memstream(&buf, &len);
+  odb_tunedb_list(db, NULL, f);
+  fclose(f);
+  tap_ok(strstr(buf, "1 ms") && strstr(buf, "a=7 k=p") &&
+         !strstr(buf, "a=0 k=s") && !strchr(buf, 27) &&
+         strstr(buf, "p\\x1b[31m"), "list: the best is the true one (the "
+         "row with median -1 is ignored), the escape shown as \\x1b");
+  free(buf);
+  f = open_memstream(&buf, &len);
+  odb_tunedb_show(db, 1, f);
+  fclose(f);
+  tap_ok(strstr(buf, "a=0 k=s") && strstr(buf, "ignored: median is -1") &&
+         strstr(buf, "   1  a=7 k=p") && !strchr(buf, 27) && !strchr(buf, 7) &&
+         strstr(buf, "a=1\\x1b[2J\\x07 k=p"),
+         "show: the planted row is listed as ignored, control characters "
+         "escaped");
+  free(buf);
+  odb_tunedb_close(db);
+}
+
+/* }====== */
+
+/* {====== killed with SIGKILL, then resumed */
 
 /* The child: tunes with 30 ms per configuration until it is killed. */
 static void child_tune(odb_ctx *ctx, const char *dbpath, const char *log) {
@@ -529,6 +725,8 @@ int main(void) {
   test_commands();
   test_bad_files();
   test_sigkill_resume(ctx);
+  test_planted_values(ctx);
+  test_planted_commands();
   test_paths();
   odb_ctx_destroy(ctx);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
