@@ -291,10 +291,13 @@ static void push_gpu(lua_State *L, odb_ctx *c, int bw) {
 ** "now" measures again in this run, for floors taken in the same run).
 */
 static int l_info(lua_State *L) {
-  odbL_state *S = odbL_state_get(L);
-  const odb_topo *t = &S->ctx->topo;
+  odbL_state *S;
+  const odb_topo *t;
   const odb_bandwidth *bw = NULL;
   int want_bw = 1;
+  odbL_check_not_in_callback(L, "ob.info");   /* may measure, threaded */
+  S = odbL_state_get(L);
+  t = &S->ctx->topo;
   if (lua_type(L, 1) == LUA_TTABLE) {
     static const char *const keys[] = {"bandwidth", NULL};
     odbL_check_keys(L, 1, keys);
@@ -357,7 +360,9 @@ static int l_random(lua_State *L) {
 ** it only returns the directory.
 */
 static int l_finish(lua_State *L) {
-  odbL_state *S = odbL_state_get(L);
+  odbL_state *S;
+  odbL_check_not_in_callback(L, "ob.finish");   /* results half recorded */
+  S = odbL_state_get(L);
   if (!S->hosted) {
     if (odbL_state_write(S) != ODB_OK)
       return luaL_error(L, "cannot write results: %s", odb_last_error());

@@ -115,12 +115,23 @@ static int problem_initial(lua_State *L) {
   return 1;
 }
 
-/* __close and __gc: idempotent; p stays while a solver still uses it. */
-static int problem_close(lua_State *L) {
+/* __gc: idempotent; p stays while a solver still uses it. Never refuses
+   (see solver_gc in odb_lua_solver.c). */
+static int problem_gc(lua_State *L) {
   odbL_problem *pb = luaL_checkudata(L, 1, ODBL_PROBLEM);
   pb->closed = 1;
   problem_maybe_destroy(pb);
   return 0;
+}
+
+/*
+** p:close() and __close: as __gc, but refused inside a callback from the
+** engine (f, a tuner's verify), where p may be the problem of the running
+** call: ob.reference holds no solver reference on it.
+*/
+static int problem_close(lua_State *L) {
+  odbL_check_not_in_callback(L, "p:close");
+  return problem_gc(L);
 }
 
 /* "odebench.Problem(bruss2d(N=128), n=32768)". */
@@ -180,7 +191,7 @@ static const luaL_Reg problem_methods[] = {
 };
 
 static const luaL_Reg problem_meta[] = {
-  {"__gc", problem_close},
+  {"__gc", problem_gc},
   {"__close", problem_close},
   {"__tostring", problem_tostring},
   {NULL, NULL}

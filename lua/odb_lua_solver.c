@@ -268,7 +268,7 @@ static odb_backend *check_backend(lua_State *L, odb_ctx *ctx,
 ** happens before odb_solver_create; afterwards only the box is filled.
 */
 int odbL_solver_new(lua_State *L) {
-  odbL_state *S = odbL_state_get(L);
+  odbL_state *S;
   odbL_problem *pb;
   odbL_solver *box;
   const odb_method *m;
@@ -277,6 +277,8 @@ int odbL_solver_new(lua_State *L) {
   odb_solver_opts o;
   const char *method, *backend, *variant;
   odb_status st;
+  odbL_check_not_in_callback(L, "ob.solver");
+  S = odbL_state_get(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   odbL_check_keys(L, 1, solver_keys);
@@ -314,11 +316,14 @@ int odbL_solver_new(lua_State *L) {
 
 /* s:step([h]): one step (fixed size h, or adaptive when h is absent). */
 static int solver_step(lua_State *L) {
-  odbL_solver *box = check_solver(L, 1);
-  double h = (double)luaL_optnumber(L, 2, 0.0);
+  odbL_solver *box;
+  double h;
   odb_solve_stats info;
   odb_status st;
   char msg[512];
+  odbL_check_not_in_callback(L, "s:step");
+  box = check_solver(L, 1);
+  h = (double)luaL_optnumber(L, 2, 0.0);
   if (h < 0 || isnan(h)) luaL_argerror(L, 2, "step size must be positive");
   memset(&info, 0, sizeof info);
   st = odb_solver_step(box->s, h, &info);
@@ -444,15 +449,19 @@ static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
 ** nothing Lua-side pending; the row is recorded before any error is raised.
 */
 static int solver_integrate(lua_State *L) {
-  odbL_solver *box = check_solver(L, 1);
-  odbL_state *S = odbL_state_get(L);
-  odb_solver *s = box->s;
+  odbL_solver *box;
+  odbL_state *S;
+  odb_solver *s;
   odbL_vector *ref = NULL, *y = NULL;
   solve_figures f;
   int has_t0;
   double start;
   odb_status st;
   char msg[512];
+  odbL_check_not_in_callback(L, "s:integrate");
+  box = check_solver(L, 1);
+  S = odbL_state_get(L);
+  s = box->s;
   memset(&f, 0, sizeof f);
   if (lua_isnoneornil(L, 2)) {
     lua_settop(L, 1);
@@ -494,10 +503,14 @@ static int solver_integrate(lua_State *L) {
 
 /* s:state(): a copy of the current solution. */
 static int solver_state(lua_State *L) {
-  odbL_solver *box = check_solver(L, 1);
-  odbL_vector *v = odbL_vector_new(L, box->s->n);
-  odb_status st = odb_solver_get_state(box->s, v->v);
+  odbL_solver *box;
+  odbL_vector *v;
+  odb_status st;
   char msg[512];
+  odbL_check_not_in_callback(L, "s:state");
+  box = check_solver(L, 1);
+  v = odbL_vector_new(L, box->s->n);
+  st = odb_solver_get_state(box->s, v->v);
   if (st != ODB_OK) {
     copy_error(st, msg, sizeof msg);
     return raise_status(L, st, msg);
@@ -507,11 +520,16 @@ static int solver_state(lua_State *L) {
 
 /* s:set_state(vector_or_table [, t]). */
 static int solver_set_state(lua_State *L) {
-  odbL_solver *box = check_solver(L, 1);
-  odb_solver *s = box->s;
+  odbL_solver *box;
+  odb_solver *s;
   const double *y;
-  double t = (double)luaL_optnumber(L, 3, s->t);
-  odbL_vector *v = luaL_testudata(L, 2, ODBL_VECTOR);
+  double t;
+  odbL_vector *v;
+  odbL_check_not_in_callback(L, "s:set_state");
+  box = check_solver(L, 1);
+  s = box->s;
+  t = (double)luaL_optnumber(L, 3, s->t);
+  v = luaL_testudata(L, 2, ODBL_VECTOR);
   if (v) {
     if (v->closed) luaL_argerror(L, 2, "the vector is closed");
   } else {
@@ -532,8 +550,12 @@ static int solver_set_state(lua_State *L) {
   return 0;
 }
 
-/* __close, __gc and s:close(): idempotent. */
-static int solver_close(lua_State *L) {
+/*
+** __gc: idempotent. A solver being collected is used by no running call
+** (a running call keeps it on the stack), so this never refuses: an error
+** in a finalizer would only leak it.
+*/
+static int solver_gc(lua_State *L) {
   odbL_solver *box = luaL_checkudata(L, 1, ODBL_SOLVER);
   if (box->s) {
     odb_solver_destroy(box->s);
@@ -542,6 +564,16 @@ static int solver_close(lua_State *L) {
     box->pb = NULL;
   }
   return 0;
+}
+
+/*
+** s:close() and __close: idempotent; refused inside a callback from the
+** engine (f, a tuner's verify), where the solver may be the one running
+** the call (its step would go on with freed vectors).
+*/
+static int solver_close(lua_State *L) {
+  odbL_check_not_in_callback(L, "s:close");
+  return solver_gc(L);
 }
 
 /* "odebench.Solver(bruss2d(N=128), dopri5, fused/cpu, t=0)". */
@@ -648,11 +680,11 @@ static void push_ref_cache(lua_State *L, int pidx, const odb_problem *p) {
 ** copy so that changing it cannot spoil the cache. No results row.
 */
 int odbL_reference(lua_State *L) {
-  odbL_state *S = odbL_state_get(L);
-  odbL_problem *pb = odbL_problem_check(L, 1);
-  const odb_problem *p = pb->p;
+  odbL_state *S;
+  odbL_problem *pb;
+  const odb_problem *p;
   const char *method;
-  double t0 = p->t0, t1 = p->t1, tol = 1e-12;
+  double t0, t1, tol = 1e-12;
   const odb_method *m;
   odb_solver_opts o;
   odb_solver *s = NULL;
@@ -660,6 +692,12 @@ int odbL_reference(lua_State *L) {
   odbL_vector *out, *copy;
   odb_status st;
   char msg[512];
+  odbL_check_not_in_callback(L, "ob.reference");
+  S = odbL_state_get(L);
+  pb = odbL_problem_check(L, 1);
+  p = pb->p;
+  t0 = p->t0;
+  t1 = p->t1;
   if (lua_isnoneornil(L, 2)) {
     lua_settop(L, 1);
     lua_newtable(L);
@@ -719,7 +757,7 @@ static const luaL_Reg solver_methods[] = {
 };
 
 static const luaL_Reg solver_meta[] = {
-  {"__gc", solver_close},
+  {"__gc", solver_gc},
   {"__close", solver_close},
   {"__tostring", solver_tostring},
   {NULL, NULL}

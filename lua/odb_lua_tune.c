@@ -311,15 +311,44 @@ static int protected_call(lua_State *L) {
   return 0;
 }
 
-/* Calls a callback; on a Lua error records "<what>: <message>". */
+/*
+** Per thread, the function target's callback of a running ob.tune (or
+** NULL): ob.tune refuses to start inside it (tune_guard). Only ob.tune: a
+** function target times Lua code, which may make and run solvers of its
+** own (scenarios/gpu_access_distance.lua does), so it is not an engine
+** callback for odbL_check_not_in_callback; a tuning run nested in it
+** would share the tuning database and the run's rows with the outer one.
+*/
+static _Thread_local const char *tune_target_cb;
+
+/* The name a callback is shown by in the guards' errors. */
+static const char *callback_name(const tune_box *b, const lcall *a) {
+  if (a->ref == b->where_ref) return "the 'where' of ob.tune";
+  if (a->ref == b->verify_ref) return "the 'verify' of ob.tune";
+  return "the target of ob.tune";
+}
+
+/*
+** Calls a callback; on a Lua error records "<what>: <message>". The
+** callbacks of a solver target and every 'where' run bracketed by
+** odbL_callback_enter/leave (the solver is in the middle of an
+** evaluation, or the space of an enumeration); a function target's
+** target and verify only refuse ob.tune (tune_target_cb).
+*/
 static odb_status call_lua(tune_box *b, lcall *a, const char *what) {
   lua_State *L = b->L;
   int top = lua_gettop(L), rc;
+  int engine = b->solver != NULL || a->ref == b->where_ref;
+  const char *outer = tune_target_cb;
   if (!lua_checkstack(L, 8))
     return ODB_FAIL(ODB_ERR_NOMEM, "%s: Lua stack overflow", what);
   lua_pushcfunction(L, protected_call);
   lua_pushlightuserdata(L, a);
+  if (engine) odbL_callback_enter(callback_name(b, a));
+  else if (!outer) tune_target_cb = callback_name(b, a);
   rc = lua_pcall(L, 1, 0, 0);
+  if (engine) odbL_callback_leave();
+  else tune_target_cb = outer;
   if (rc == LUA_OK) return ODB_OK;
   {
     const char *msg = lua_tostring(L, -1);
@@ -1011,7 +1040,7 @@ static odb_status run_online(lua_State *L, tune_box *b, odb_online_opts *oo,
 ** cache =, steps =, h =, seed =, measure =, label =}: see README.
 */
 int odbL_tune(lua_State *L) {
-  odbL_state *S = odbL_state_get(L);
+  odbL_state *S;
   odb_tune_opts o;
   odb_online_opts oo;
   double t1 = 0;
@@ -1019,6 +1048,12 @@ int odbL_tune(lua_State *L) {
   long long seed;
   int verify, sidx;
   odb_status st;
+  odbL_check_not_in_callback(L, "ob.tune");
+  if (tune_target_cb)
+    luaL_error(L, "ob.tune cannot be called from inside %s: the tuning run "
+               "is in the middle of the call that runs it (tune before the "
+               "call or after it)", tune_target_cb);
+  S = odbL_state_get(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   odbL_check_keys(L, 1, tune_keys);

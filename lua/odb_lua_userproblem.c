@@ -5,24 +5,28 @@
 #include "odb_lua.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "odb_sha256.h"
+#include "odb_size.h"
 
 /*
 ** The problem's private data, one block freed by odb_problem_destroy: the
-** Lua state and a registry reference to the scenario's table (its f stays
-** alive as long as the state), a lock that serialises calls into Lua (a
-** threaded CPU variant may call f from several threads), the initial
-** value and the GPU source.
+** problem's own Lua thread, on which f runs (its stack holds f at index 1;
+** the thread is the Problem userdata's user value, so it lives as long as
+** the Problem and not as long as whichever coroutine made it), a lock that
+** serialises calls into Lua (a threaded CPU variant may call f from several
+** threads), the initial value and the GPU source.
 */
 typedef struct user_data {
-  lua_State *L;
-  int ref;
+  lua_State *L;          /* the problem's thread; f at its stack index 1 */
   int failed;            /* f raised since take_failure last looked */
   char msg[384];         /* its first message then */
+  char what[96];         /* "f of problem 'name'", for the callback guard */
   pthread_mutex_t mu;
   double *y0;            /* n values, after the struct */
   char *src;             /* NULL or the CUDA C, after y0 */
@@ -40,42 +44,82 @@ static const char *const user_keys[] = {
   "grid", "cell_source", "star", NULL
 };
 
+/* One call of f, as user_rhs hands it to rhs_protected. */
+typedef struct rhs_call {
+  const odb_problem *p;
+  double t;
+  const double *y;       /* components [lo, hi) at y[k - yoff] */
+  long yoff, lo, hi;
+  double *f;             /* receives f_j for j in [j0, j1) */
+  long j0, j1;
+} rhs_call;
+
+/*
+** Runs under lua_pcall with f and the rhs_call as arguments 1 and 2, so
+** that a failed allocation of the Vectors is f's failure like an error in
+** f itself, and never unwinds through the engine.
+*/
+static int rhs_protected(lua_State *L) {
+  const rhs_call *c = lua_touserdata(L, 2);
+  long n = c->p->n;
+  odbL_vector *fv = odbL_vector_new(L, n), *yv;            /* 3 */
+  lua_pushvalue(L, 1);
+  lua_pushnumber(L, c->t);
+  yv = odbL_vector_new(L, n);
+  memcpy(yv->v + c->lo, c->y + (c->lo - c->yoff),
+         (size_t)(c->hi - c->lo) * sizeof(double));
+  lua_pushvalue(L, 3);
+  lua_call(L, 3, 0);
+  memcpy(c->f, fv->v + c->j0, (size_t)(c->j1 - c->j0) * sizeof(double));
+  return 0;
+}
+
 /*
 ** f_j for j in [j0, j1) through the scenario's f(t, y, f): y is the window
 ** [max(0, j0 - d), min(n, j1 + d)) copied into a Vector of n (zeros
 ** elsewhere), f a Vector of n zeros that f fills; components are 1-based
-** there (y[k + 1] is component k). An error in f gives NaN and is kept
-** (the first message) for user_take_failure: the solver reports it.
+** there (y[k + 1] is component k). f runs on the problem's own thread,
+** bracketed by odbL_callback_enter/leave: from inside it, entry points that
+** run engine work raise instead of deadlocking on the lock held here. An
+** error in f gives NaN and is kept (the first message) for
+** user_take_failure: the solver reports it.
 */
 static void user_rhs(const odb_problem *p, double t, const double *y,
                      long yoff, double *f, long j0, long j1) {
   user_data *u = p->data;
   lua_State *L = u->L;
-  long lo = j0 - p->d > 0 ? j0 - p->d : 0;
-  long hi = j1 + p->d < p->n ? j1 + p->d : p->n;
-  int top;
-  odbL_vector *yv, *fv;
+  rhs_call c;
+  const char *m;
+  int top, rc;
+  c.p = p;
+  c.t = t;
+  c.y = y;
+  c.yoff = yoff;
+  c.lo = j0 - p->d > 0 ? j0 - p->d : 0;
+  c.hi = j1 + p->d < p->n ? j1 + p->d : p->n;
+  c.f = f;
+  c.j0 = j0;
+  c.j1 = j1;
   pthread_mutex_lock(&u->mu);
+  odbL_callback_enter(u->what);
   top = lua_gettop(L);
-  fv = odbL_vector_new(L, p->n);                 /* anchored below the call */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, u->ref);
-  lua_getfield(L, -1, "f");
-  lua_remove(L, -2);
-  lua_pushnumber(L, t);
-  yv = odbL_vector_new(L, p->n);
-  memcpy(yv->v + lo, y + (lo - yoff), (size_t)(hi - lo) * sizeof(double));
-  lua_pushvalue(L, top + 1);
-  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-    const char *m = lua_tostring(L, -1);
-    if (!u->failed)
-      snprintf(u->msg, sizeof u->msg, "%s", m ? m : "(error object is not "
-               "a string)");
+  if (lua_checkstack(L, 8)) {
+    lua_pushcfunction(L, rhs_protected);
+    lua_pushvalue(L, 1);
+    lua_pushlightuserdata(L, &c);
+    rc = lua_pcall(L, 2, 0, 0);
+    m = rc == LUA_OK ? NULL : lua_tostring(L, -1);
+    if (rc != LUA_OK && !m) m = "(error object is not a string)";
+  } else {
+    m = "no Lua stack left to call f";
+  }
+  if (m) {
+    if (!u->failed) snprintf(u->msg, sizeof u->msg, "%s", m);
     u->failed = 1;
     for (long j = j0; j < j1; ++j) f[j - j0] = 0.0 / 0.0;
-  } else {
-    memcpy(f, fv->v + j0, (size_t)(j1 - j0) * sizeof(double));
   }
   lua_settop(L, top);
+  odbL_callback_leave();
   pthread_mutex_unlock(&u->mu);
 }
 
@@ -125,8 +169,8 @@ static void read_y0(lua_State *L, int idx, long n, double *y0) {
       lua_call(L, 1, 1);
       if (!lua_isnumber(L, -1))
         luaL_error(L, "bad argument #1 to 'problem' (field 'y0': the "
-                   "function returned %s for component %d, number expected)",
-                   luaL_typename(L, -1), (int)(i + 1));
+                   "function returned %s for component %I, number expected)",
+                   luaL_typename(L, -1), (lua_Integer)(i + 1));
       y0[i] = lua_tonumber(L, -1);
       lua_pop(L, 1);
     }
@@ -171,6 +215,7 @@ static const char *const grid_keys[] = { "rows", "cols", "comps", NULL };
 static void read_grid(lua_State *L, odb_problem *p, const char *cell) {
   int t = lua_getfield(L, 1, "grid");
   long long r, c, k;
+  long rc, rck;
   if (t == LUA_TNIL) {
     lua_pop(L, 1);
     if (cell)
@@ -197,7 +242,8 @@ static void read_grid(lua_State *L, odb_problem *p, const char *cell) {
   lua_pop(L, 1);
   if (r < 2 || c < 2)
     luaL_argerror(L, 1, "field 'grid': rows and cols are required");
-  if (r * c > p->n || r * c * k != p->n)   /* (no product past n squared) */
+  if (odb_long_mul(&rc, (long)r, (long)c) || rc > p->n ||
+      odb_long_mul(&rck, rc, (long)k) || rck != p->n)
     luaL_argerror(L, 1, lua_pushfstring(L, "field 'grid': rows x cols x "
                   "comps = %I x %I x %I must be n (%I)", (lua_Integer)r,
                   (lua_Integer)c, (lua_Integer)k, (lua_Integer)p->n));
@@ -247,6 +293,42 @@ static void f_key(lua_State *L, odb_problem *p) {
   lua_pop(L, 1);
 }
 
+/* Bytes of the machine's memory (0 when the system does not say). */
+static double physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  return pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
+}
+
+/*
+** The bytes of the private block of a problem of n components with
+** `extra` bytes of source text: refused (an argument error on field 'n')
+** when the count does not fit a size_t or exceeds the machine's memory,
+** so that the allocation and the n calls of a y0 function are never
+** attempted for a size that cannot be had.
+*/
+static size_t check_size(lua_State *L, lua_Integer n, size_t extra) {
+  size_t vals = 0, bytes = 0;
+  double mem = physical_memory();
+  char need[32], have[32];
+  if ((unsigned long long)n > SIZE_MAX ||
+      odb_size_mul(&vals, (size_t)n, sizeof(double)) ||
+      odb_size_add(&bytes, vals, sizeof(user_data)) ||
+      odb_size_add(&bytes, bytes, extra)) {
+    snprintf(need, sizeof need, "%.3g", 8.0 * (double)n);
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 'n': n = %I would need "
+                  "%s bytes for the initial value, more than this machine "
+                  "can address", n, need));
+  }
+  if (mem > 0 && (double)bytes > mem) {
+    snprintf(need, sizeof need, "%.3g", (double)bytes);
+    snprintf(have, sizeof have, "%.3g", mem);
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 'n': n = %I would need "
+                  "%s bytes for the initial value alone, more than this "
+                  "machine's memory (%s bytes)", n, need, have));
+  }
+  return bytes;
+}
+
 /*
 ** ob.problem{name=, n=, d=, f=function(t, y, f), y0=, gpu_source=,
 ** params=, t0=, t1=, flops=, grid=, cell_source=, star=}: n >= 1, access
@@ -258,21 +340,25 @@ static void f_key(lua_State *L, odb_problem *p) {
 ** Problem.
 */
 int odbL_user_problem(lua_State *L) {
-  long long n, d;
-  size_t srclen = 0, celllen = 0;
+  lua_Integer n, d;
+  size_t srclen = 0, celllen = 0, bytes;
   const char *name, *src, *cell;
   odbL_problem *pb;
   odb_problem *p;
   user_data *u;
+  lua_State *th;
   luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
   odbL_check_keys(L, 1, user_keys);
   name = odbL_opt_string(L, 1, "name", "user");
-  if (!odbL_opt_integer(L, 1, "n", &n) || n < 1)
+  if (lua_getfield(L, 1, "n") == LUA_TNIL)
     return luaL_argerror(L, 1, "field 'n': a positive integer is required");
-  if (!odbL_opt_integer(L, 1, "d", &d)) d = n;
-  if (d < 1 || d > n)
-    return luaL_argerror(L, 1, "field 'd': the access distance must be in "
-                         "1..n");
+  n = odbL_int_in_range(L, 1, -1, "field 'n'", 1, LUA_MAXINTEGER);
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "d") == LUA_TNIL) d = n;
+  else d = odbL_int_in_range(L, 1, -1, "field 'd' (the access distance)", 1,
+                             n);
+  lua_pop(L, 1);
   if (lua_getfield(L, 1, "f") != LUA_TFUNCTION)
     return luaL_argerror(L, 1, "field 'f': function(t, y, f) expected "
                          "(fills f from y; Vectors of n, 1-based)");
@@ -281,16 +367,17 @@ int odbL_user_problem(lua_State *L) {
   if (src) srclen = strlen(src) + 1;
   cell = odbL_opt_string(L, 1, "cell_source", NULL);
   if (cell) celllen = strlen(cell) + 1;
-  odbL_gc_external(L, (double)n * sizeof(double) + (double)(srclen + celllen));
-  pb = lua_newuserdatauv(L, sizeof *pb, 0);
+  bytes = check_size(L, n, srclen + celllen);
+  odbL_gc_external(L, (double)bytes);
+  pb = lua_newuserdatauv(L, sizeof *pb, 1);                       /* 2 */
   memset(pb, 0, sizeof *pb);
   luaL_setmetatable(L, ODBL_PROBLEM);
   p = calloc(1, sizeof *p);
-  u = p ? malloc(sizeof *u + (size_t)n * sizeof(double) + srclen + celllen)
-        : NULL;
+  u = p ? malloc(bytes) : NULL;
   if (!u) {
     free(p);
-    return luaL_error(L, "ob.problem: out of memory for n = %I", (lua_Integer)n);
+    return luaL_error(L, "ob.problem: out of memory for n = %I (%f bytes)",
+                      n, (lua_Number)bytes);
   }
   memset(u, 0, sizeof *u);
   p->data = u;
@@ -302,6 +389,7 @@ int odbL_user_problem(lua_State *L) {
   u->cell = cell ? (char *)(u->y0 + n) + srclen : NULL;
   if (cell) memcpy(u->cell, cell, celllen);
   pthread_mutex_init(&u->mu, NULL);
+  snprintf(u->what, sizeof u->what, "f of problem '%s'", name);
   p->type = &user_type;
   p->n = (long)n;
   p->d = (long)d;
@@ -315,13 +403,16 @@ int odbL_user_problem(lua_State *L) {
   p->take_failure = user_take_failure;
   p->initial = user_initial;
   p->gpu_source = u->src;
-  snprintf(p->label, sizeof p->label, "%s(n=%lld,d=%lld)", name, n, d);
+  snprintf(p->label, sizeof p->label, "%s(n=%lld,d=%lld)", name,
+           (long long)n, (long long)d);
   read_params(L, 1, p->param);
   read_grid(L, p, u->cell);
   read_y0(L, 1, p->n, u->y0);
   f_key(L, p);
-  u->L = L;
-  lua_pushvalue(L, 1);
-  u->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  th = lua_newthread(L);                                          /* 3 */
+  lua_getfield(L, 1, "f");
+  lua_xmove(L, th, 1);            /* f at index 1 of the thread's stack */
+  lua_setiuservalue(L, 2, 1);
+  u->L = th;
   return 1;
 }

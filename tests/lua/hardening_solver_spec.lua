@@ -1,0 +1,303 @@
+-- hardening_solver_spec.lua: the solver, user-problem and tuner entry points
+-- under misuse: a problem outliving the coroutine that made it, sizes past
+-- memory, objects closed or the engine re-entered from inside f or a tuner
+-- callback, steps too small to advance t, solutions that blow up, integer
+-- options past their type. Cases that could crash or hang run in a child
+-- lua5.4 under `timeout`, so that a failure is reported, not fatal.
+
+local ob = require "odebench"
+local H = dofile(os.getenv("ODEBENCH_SRC") .. "/tests/lua/spec_helpers.lua")
+
+local LUA = os.getenv("ODEBENCH_LUA") or "lua5.4"
+
+teardown(H.cleanup)
+
+-- Runs code in a child lua5.4 (60 s at most) with extra environment env;
+-- returns its exit status and its output (stdout and stderr).
+local function child(code, env)
+  local dir = H.tmpdir("hardening")
+  local file = dir .. "/child.lua"
+  local f = assert(io.open(file, "w"))
+  f:write(code)
+  f:close()
+  local p = assert(io.popen(("cd %s && env ODEBENCH_OUT=%s %s timeout 60 %s %s "
+                             .. "2>&1; echo \"rc=$?\""):format(H.q(dir),
+                             H.q(dir .. "/out"), env or "", LUA, H.q(file))))
+  local out = p:read("a")
+  p:close()
+  return tonumber(out:match("rc=(%d+)%s*$")), out:gsub("rc=%d+%s*$", "")
+end
+
+-- The output must contain the plain text.
+local function has(out, text)
+  assert.is_truthy(out:find(text, 1, true),
+                   "output was:\n" .. out .. "\nexpected: " .. text)
+end
+
+-- pcall(f, ...) must fail with a message containing the plain text.
+local function fails_with(text, f, ...)
+  local ok, err = pcall(f, ...)
+  assert.is_false(ok, "expected an error containing: " .. text)
+  has(tostring(err), text)
+  return tostring(err)
+end
+
+-- y' = -y on n components from y = 1, named "decay"; extra(t) runs first
+-- in f when given.
+local DECAY = [[
+local ob = require "odebench"
+local function decay(n, extra)
+  return ob.problem { name = "decay", n = n, d = 1,
+    f = function(t, y, out)
+      if extra then extra(t) end
+      for i = 1, #y do out[i] = -y[i] end
+    end,
+    y0 = function(i) return 1 end }
+end
+]]
+
+describe("a problem made inside a coroutine", function()
+  it("integrates correctly after the coroutine is collected", function()
+    local rc, out = child(DECAY .. [[
+      local co = coroutine.create(function() return decay(10) end)
+      local _, p = coroutine.resume(co)
+      co = nil
+      for _ = 1, 5 do collectgarbage() end
+      local s = ob.solver { problem = p, method = "dopri5", tol = 1e-8 }
+      s:integrate { t0 = 0, t1 = 1 }
+      local y = s:state()
+      print(("y1=%.12f y10=%.12f"):format(y[1], y[10]))
+    ]], "GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.perturb=165")
+    assert.are.equal(0, rc, out)
+    local y1, y10 = out:match("y1=(%S+) y10=(%S+)")
+    assert.is_truthy(y1, out)
+    assert.is_true(math.abs(tonumber(y1) - math.exp(-1)) < 1e-7, out)
+    assert.is_true(math.abs(tonumber(y10) - math.exp(-1)) < 1e-7, out)
+  end)
+end)
+
+describe("ob.problem{...} sizes", function()
+  local function f() end
+  local function y0() return 1 end
+
+  it("refuses n whose bytes do not fit, naming n in full", function()
+    local rc, out = child([[
+      local ob = require "odebench"
+      for _, n in ipairs { 2^62 // 1, math.maxinteger } do
+        print(select(2, pcall(ob.problem, { n = n, d = 1, f = function() end,
+                                          y0 = function() return 1 end })))
+      end
+    ]])
+    assert.are.equal(0, rc, out)
+    has(out, "field 'n': n = 4611686018427387904 would need 3.69e+19 bytes "
+        .. "for the initial value, more than this machine can address")
+    has(out, "field 'n': n = 9223372036854775807 would need 7.38e+19 bytes "
+        .. "for the initial value, more than this machine can address")
+  end)
+
+  it("refuses n past the machine's memory before calling y0", function()
+    local calls = 0
+    fails_with("field 'n': n = 9007199254740992 would need 7.21e+16 bytes for "
+               .. "the initial value alone, more than this machine's memory (",
+               ob.problem, { n = 2^53, d = 1, f = f,
+                             y0 = function() calls = calls + 1; return 1 end })
+    assert.are.equal(0, calls)
+  end)
+
+  it("takes n and d only as exact integers in range", function()
+    fails_with("field 'n': must be an integer in 1..9223372036854775807, got 2.5",
+               ob.problem, { n = 2.5, f = f, y0 = y0 })
+    fails_with("field 'n': must be in 1..9223372036854775807, got 0",
+               ob.problem, { n = 0, f = f, y0 = y0 })
+    fails_with("field 'n': integer expected, got string",
+               ob.problem, { n = "4", f = f, y0 = y0 })
+    fails_with("field 'd' (the access distance): must be in 1..4, got 5",
+               ob.problem, { n = 4, d = 5, f = f, y0 = y0 })
+    fails_with("field 'd' (the access distance): must be an integer in 1..4, "
+               .. "got 1.5", ob.problem, { n = 4, d = 1.5, f = f, y0 = y0 })
+    local p = ob.problem { n = 4.0, d = 2.0, f = f, y0 = y0 }
+    assert.are.equal(4, p.n)
+    assert.are.equal("integer", math.type(p.n))
+    assert.are.equal(2, p.d)
+  end)
+
+  it("counts y0's components from 1 in its errors", function()
+    fails_with("the function returned nil for component 3, number expected",
+               ob.problem, { n = 4, f = f, y0 = function(i)
+                 if i < 3 then return 1 end end })
+  end)
+end)
+
+describe("closing from inside f", function()
+  it("refuses s:close() of the running solver and keeps it usable", function()
+    local rc, out = child(DECAY .. [[
+      local s, close = nil, true
+      local p = decay(10, function() if close then s:close() end end)
+      s = ob.solver { problem = p, method = "dopri5", tol = 1e-8 }
+      print(select(2, pcall(s.integrate, s, { t0 = 0, t1 = 1 })))
+      close = false
+      s:integrate { t0 = 0, t1 = 1 }
+      print(("y=%.12f"):format(s:state()[1]))
+    ]])
+    assert.are.equal(0, rc, out)
+    has(out, "f of problem decay(n=10,d=1) failed in the step at t = 0")
+    has(out, "s:close cannot be called from inside f of problem 'decay'")
+    assert.is_true(math.abs(tonumber(out:match("y=(%S+)")) - math.exp(-1))
+                   < 1e-7, out)
+  end)
+
+  it("refuses p:close() of the problem ob.reference is solving", function()
+    local rc, out = child(DECAY .. [[
+      local p
+      p = decay(4, function() p:close() end)
+      print(select(2, pcall(ob.reference, p, { t1 = 1 })))
+      print(tostring(p))
+    ]])
+    assert.are.equal(0, rc, out)
+    has(out, "reference solution failed: f of problem decay(n=4,d=1) failed")
+    has(out, "p:close cannot be called from inside f of problem 'decay'")
+    has(out, "odebench.Problem(decay(n=4,d=1), n=4)")
+  end)
+
+  it("refuses __close of the running solver through coroutine.close", function()
+    local rc, out = child(DECAY .. [[
+      local s, co
+      local p = decay(4, function()
+        if co then local c = co; co = nil; print(coroutine.close(c)) end
+      end)
+      co = coroutine.create(function()
+        local t <close> = ob.solver { problem = p, method = "dopri5" }
+        s = t
+        coroutine.yield()
+      end)
+      coroutine.resume(co)
+      s:integrate { t0 = 0, t1 = 1 }
+      print(("y=%.12f"):format(s:state()[1]))
+    ]])
+    assert.are.equal(0, rc, out)
+    has(out, "false\t")
+    has(out, "s:close cannot be called from inside f of problem 'decay'")
+    assert.is_true(math.abs(tonumber(out:match("y=(%S+)")) - math.exp(-1))
+                   < 1e-5, out)
+  end)
+end)
+
+describe("re-entering the engine from a callback", function()
+  it("ends s:step() and ob.reference() inside f with f's error", function()
+    local rc, out = child(DECAY .. [[
+      local s, p, mode
+      p = decay(4, function() if mode then mode() end end)
+      s = ob.solver { problem = p, method = "dopri5" }
+      mode = function() ob.reference(p) end
+      print(select(2, pcall(s.integrate, s, { t0 = 0, t1 = 1 })))
+      mode = function() s:step() end
+      print(select(2, pcall(s.integrate, s, { t0 = 0, t1 = 1 })))
+      mode = function() ob.solver { problem = p } end
+      print(select(2, pcall(s.step, s)))
+      mode = nil
+      print(("y=%.12f"):format(ob.reference(p)[1]))
+    ]])
+    assert.are.equal(0, rc, out)
+    has(out, "ob.reference cannot be called from inside f of problem 'decay': "
+        .. "the engine is in the middle of the call that runs it")
+    has(out, "s:step cannot be called from inside f of problem 'decay'")
+    has(out, "ob.solver cannot be called from inside f of problem 'decay'")
+    local n = 0
+    for _ in out:gmatch("f of problem decay%(n=4,d=1%) failed in the step") do
+      n = n + 1
+    end
+    assert.are.equal(3, n, out)
+    assert.is_true(math.abs(tonumber(out:match("y=(%S+)")) - math.exp(-1))
+                   < 1e-10, out)
+  end)
+
+  it("refuses the same from f on a threaded variant's workers", function()
+    local rc, out = child([[
+      local ob = require "odebench"
+      local p
+      p = ob.problem { name = "w", n = 64, d = 1,
+        f = function(t, y, out) ob.reference(p) end,
+        y0 = function() return 1 end }
+      local s = ob.solver { problem = p, method = "radau2a5",
+                            variant = "par_D", threads = 2, h = 0.1 }
+      print(select(2, pcall(s.integrate, s, { t0 = 0, t1 = 1 })))
+    ]])
+    assert.are.equal(0, rc, out)
+    has(out, "ob.reference cannot be called from inside f of problem 'w'")
+  end)
+
+  it("ends ob.tune inside a tuner's target with a clean error", function()
+    fails_with("tune: target: ", ob.tune, {
+      target = function(c)
+        ob.tune { target = function() return 1 end, space = { y = { 1 } } }
+        return 1
+      end, space = { x = { 1, 2 } } })
+    fails_with("ob.tune cannot be called from inside the target of ob.tune",
+               ob.tune, {
+      target = function(c)
+        ob.tune { target = function() return 1 end, space = { y = { 1 } } }
+        return 1
+      end, space = { x = { 1, 2 } } })
+  end)
+
+  it("lets a function target make and run solvers of its own", function()
+    local p = ob.problem("bruss2d", { N = 8 })
+    local r = ob.tune {
+      target = function(c)
+        local s = ob.solver { problem = p, method = "dopri5", variant = c.v }
+        local res = s:integrate { t0 = 0, t1 = 0.01 }
+        s:close()
+        return res.status == "ok" and 1e-3 or nil, "failed"
+      end, space = { v = { "plain", "fused" } } }
+    assert.are.equal(2, r.stats.valid)
+    assert.are.equal(2, #r.evaluations)
+    assert.are.equal("ok", r.evaluations[1].status)
+    assert.are.equal("ok", r.evaluations[2].status)
+  end)
+
+  it("refuses closing or stepping the tuned solver from its verify", function()
+    local rc, out = child([[
+      local ob = require "odebench"
+      local p = ob.problem("bruss2d", { N = 8 })
+      local s = ob.solver { problem = p, method = "dopri5", variant = "plain" }
+      for _, act in ipairs { "close", "step", "tune" } do
+        print(select(2, pcall(ob.tune, { target = s, cache = "off",
+          space = { variant = { "plain", "fused" } },
+          verify = function(c, y, ref)
+            if act == "close" then s:close()
+            elseif act == "step" then s:step()
+            else ob.tune { target = function() return 1 end,
+                           space = { x = { 1 } } } end
+            return true
+          end })))
+      end
+      print(tostring(s))
+    ]])
+    assert.are.equal(0, rc, out)
+    has(out, "tune: verify: ")
+    has(out, "s:close cannot be called from inside the 'verify' of ob.tune")
+    has(out, "s:step cannot be called from inside the 'verify' of ob.tune")
+    has(out, "ob.tune cannot be called from inside the 'verify' of ob.tune")
+    has(out, "odebench.Solver(bruss2d(N=8), dopri5, plain/cpu")
+  end)
+
+  it("ends the odebench program with status 2 and f's error", function()
+    local dir = H.tmpdir("hardening")
+    local file = dir .. "/reenter.lua"
+    local f = assert(io.open(file, "w"))
+    f:write(DECAY .. [[
+      local s
+      local p = decay(4, function() s:step() end)
+      s = ob.solver { problem = p, method = "dopri5" }
+      s:integrate { t0 = 0, t1 = 1 }
+    ]])
+    f:close()
+    local p = assert(io.popen(("timeout 60 %s --ui none --out %s %s 2>&1; "
+                               .. "echo \"rc=$?\""):format(H.q(H.BIN),
+                               H.q(dir .. "/out"), H.q(file))))
+    local out = p:read("a")
+    p:close()
+    assert.are.equal(2, tonumber(out:match("rc=(%d+)%s*$")), out)
+    has(out, "s:step cannot be called from inside f of problem 'decay'")
+  end)
+end)
