@@ -92,7 +92,9 @@ int odb_batched_default_vl(void);
 /*
 ** Checks and fills a shape: n >= 1, b in 2..32, vl in {1, 2, 4, 8, 16} or 0
 ** for odb_batched_default_vl() (vl is forced to 1 in the standard layout).
-** ODB_ERR_ARG naming the bad value otherwise.
+** ODB_ERR_ARG naming the bad value otherwise; ODB_ERR_NOMEM when the bytes
+** of the matrices (padding included) would not fit a size_t, so that the
+** lengths and offsets below never wrap around.
 */
 odb_status odb_batch_init(odb_batch *bt, odb_batched_layout layout, long n,
                           int b, int vl);
@@ -133,9 +135,19 @@ void odb_batched_random_rhs(const odb_batch *bt, int m, uint64_t seed,
 ** diagonal, U on and above). A zero, tiny (see ODB_BATCHED_PIVOT_TINY) or
 ** non-finite pivot gives ODB_ERR_ARG naming the lowest such matrix index,
 ** also stored in *bad (when not NULL; -1 on success); the other matrices are
-** factored all the same.
+** factored all the same. Where the matrices must survive a failure, call
+** odb_batched_lu_check first.
 */
 odb_status odb_batched_lu(const odb_batch *bt, double *A, long *bad);
+/*
+** The pivot checks of odb_batched_lu without touching A: factors a copy of
+** one pack at a time (no more memory than that), and stops at the first
+** bad matrix. The same result and message as odb_batched_lu would give;
+** *bad_row (when not NULL) gets the row of the refused pivot, -1 on
+** success. ODB_ERR_NOMEM when the copy of a pack cannot be had.
+*/
+odb_status odb_batched_lu_check(const odb_batch *bt, const double *A,
+                                long *bad, int *bad_row);
 
 /* Triangular solves with the factors of odb_batched_lu (T). */
 typedef enum odb_batched_trsm_kind {
@@ -178,27 +190,43 @@ typedef struct odb_blocktridiag odb_blocktridiag;
 typedef enum odb_btd_block { ODB_BTD_A = 0, ODB_BTD_D = 1, ODB_BTD_C = 2 }
   odb_btd_block;
 
-/* lines >= 1, length >= 1, block in 2..32, vl as in odb_batch_init. */
+/* lines >= 1, length >= 1, block in 2..32, vl as in odb_batch_init;
+   ODB_ERR_NOMEM, with the size, when the blocks do not fit. */
 odb_status odb_blocktridiag_new(long lines, int length, int block,
                                 odb_batched_layout layout, int vl,
                                 odb_blocktridiag **out);
+/* The bytes of the blocks odb_blocktridiag_new would allocate for that
+   shape, into *bytes; its errors (a bad shape, or ODB_ERR_NOMEM naming the
+   shape and the bytes when the count does not fit a size_t) otherwise. */
+odb_status odb_blocktridiag_size(long lines, int length, int block,
+                                 odb_batched_layout layout, int vl,
+                                 size_t *bytes);
 void odb_blocktridiag_free(odb_blocktridiag *t);
 const odb_batch *odb_blocktridiag_batch(const odb_blocktridiag *t);
 int odb_blocktridiag_length(const odb_blocktridiag *t);
 /* Whether factor() has run since the last set(). */
 int odb_blocktridiag_factored(const odb_blocktridiag *t);
 
-/* Copies a row-major B x B block in or out; ODB_ERR_ARG when out of range. */
-odb_status odb_blocktridiag_set(odb_blocktridiag *t, long line, int row,
+/* Copies a row-major B x B block in or out (line and row count from 0);
+   ODB_ERR_ARG when out of range. */
+odb_status odb_blocktridiag_set(odb_blocktridiag *t, long line, long row,
                                 odb_btd_block w, const double *blk);
-odb_status odb_blocktridiag_get(const odb_blocktridiag *t, long line, int row,
+odb_status odb_blocktridiag_get(const odb_blocktridiag *t, long line, long row,
                                 odb_btd_block w, double *blk);
 
 /* Block LU (block Thomas) of every line in place; a bad pivot gives
    ODB_ERR_ARG naming the line and block row (0-based), *bad_line set as in
-   LU, and leaves the object unfactored (set the blocks again). Refuses an
-   object already factored. */
+   LU, and leaves the object unfactored and its blocks partly factored (set
+   them again). Refuses an object already factored. Where the blocks must
+   survive a failure, call odb_blocktridiag_factor_check first. */
 odb_status odb_blocktridiag_factor(odb_blocktridiag *t, long *bad_line);
+/* The pivot checks of odb_blocktridiag_factor without writing the blocks
+   (a pack at a time on four blocks of scratch; it stops at the first pack
+   with a bad line): the same result and message. *bad_line and *bad_row
+   (either may be NULL) get the lowest bad line and its block row, -1 when
+   every pivot passes. ODB_ERR_NOMEM when the scratch cannot be had. */
+odb_status odb_blocktridiag_factor_check(const odb_blocktridiag *t,
+                                         long *bad_line, int *bad_row);
 
 /*
 ** Solves every line in place. x holds lines*length*B doubles in the

@@ -1,13 +1,17 @@
 /* odb_lua_batched.c - ob.batched{...} (many small B x B matrices: LU,
-   solve, GEMM, GEMV, TRSM, benchmarks) and ob.blocktridiag{...} (many
-   block-tridiagonal lines: factor, solve), on the CPU (odb_batched.h) or
-   on the GPU (odb_batched_gpu.h, backend = "cuda").
+   solve, GEMM, GEMV, TRSM, benchmarks) on the CPU (odb_batched.h) or on
+   the GPU (odb_batched_gpu.h, backend = "cuda"), and the helpers it shares
+   with ob.blocktridiag (odb_lua_blocktridiag.c, odb_lua_batched.h).
 
-   Indices are 1-based in Lua. Error messages of the engine count matrices
-   and lines from 0; the Lua layer adds the 1-based index where it names a
-   matrix with a bad pivot. */
+   Indices are 1-based in Lua, and so is every index in the messages here:
+   the layer checks indices itself (odbL_int_in_range, values in full) and
+   words the bad-pivot errors itself, so no 0-based engine message reaches
+   the user. lu() and factor() are all or nothing: the pivots are checked
+   before the matrices are touched (CPU) or a device copy is restored
+   (cuda), so that a failure leaves every matrix and block as it was. */
 #include "odb_lua.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,10 +19,9 @@
 #include "odb_batched.h"
 #include "odb_batched_gpu.h"
 #include "odb_kernels.h"
+#include "odb_lua_batched.h"
 
-#define ODBL_BTD "odebench.BlockTridiag"
 #define ODBL_BAT "odebench.Batched"
-#define BENCH_MAX_REPS 1000
 
 /* Raises the recorded message when st is a failure. */
 static void raise_on(lua_State *L, odb_status st) {
@@ -42,12 +45,8 @@ static void sort_doubles(double *v, int n) {
     }
 }
 
-/*
-** "cpu" (0) or "cuda" (1) from field `backend` of the table at arg; for
-** "cuda" checks that this build has CUDA and the run has the "cuda"
-** backend (a GPU), raising a clear error otherwise. who names the caller.
-*/
-static int opt_backend(lua_State *L, int arg, const char *who) {
+/* See odb_lua_batched.h. */
+int odbL_bt_backend(lua_State *L, int arg, const char *who) {
   const char *b = odbL_opt_string(L, arg, "backend", "cpu");
   if (strcmp(b, "cpu") == 0) return 0;
   if (strcmp(b, "cuda") != 0)
@@ -63,37 +62,61 @@ static int opt_backend(lua_State *L, int arg, const char *who) {
   return 1;
 }
 
-/* Reads the row-major B x B values at idx (a Vector or a table) into blk. */
-static void read_block(lua_State *L, int idx, int bs, double *blk) {
+/* NaN is refused: no factorization or product means anything then. */
+void odbL_bt_read_block(lua_State *L, int idx, int bs, double *blk) {
+  lua_Integer n = (lua_Integer)bs * bs, bad;
   if (lua_istable(L, idx)) {
-    if ((long)luaL_len(L, idx) != (long)bs * bs)
-      luaL_argerror(L, idx, "expected block*block values");
-    for (int e = 0; e < bs * bs; ++e) {
-      lua_geti(L, idx, e + 1);
-      blk[e] = luaL_checknumber(L, -1);
-      lua_pop(L, 1);
-    }
+    lua_Integer len = luaL_len(L, idx);
+    if (len != n)
+      luaL_argerror(L, idx, lua_pushfstring(L, "expected block*block = %I "
+                    "values, got %I", n, len));
+    if ((bad = odbL_read_numbers(L, idx, blk, n)) != 0)
+      luaL_argerror(L, idx, lua_pushfstring(L, "value %I: number expected, "
+                    "got %s", bad, luaL_typename(L, -1)));
   } else {
     odbL_vector *v = odbL_vector_check(L, idx);
-    if (v->n != (long)bs * bs)
-      luaL_argerror(L, idx, "expected block*block values");
-    memcpy(blk, v->v, sizeof(double) * (size_t)bs * bs);
+    if (v->n != n)
+      luaL_argerror(L, idx, lua_pushfstring(L, "expected block*block = %I "
+                    "values, got %I", n, (lua_Integer)v->n));
+    memcpy(blk, v->v, sizeof(double) * (size_t)n);
   }
+  for (lua_Integer e = 0; e < n; ++e)
+    if (isnan(blk[e]))
+      luaL_argerror(L, idx, lua_pushfstring(L, "value %I is NaN", e + 1));
 }
 
-/* Reads {seed=, dominance=} at idx (optional table). */
-static void opt_random(lua_State *L, int idx, long long *seed, double *dom) {
+/* See odb_lua_batched.h. */
+void odbL_bt_pivot_error(lua_State *L, const char *who, const char *what,
+                         long bad, int row, const char *at, const char *why,
+                         const char *kept) {
+  if (row >= 0)
+    luaL_error(L, "%s: %s %I has a zero or tiny pivot %s%d (%s); %s", who,
+               what, (lua_Integer)bad + 1, at, row + 1, why, kept);
+  luaL_error(L, "%s: %s %I has a zero or tiny pivot (%s); %s", who, what,
+             (lua_Integer)bad + 1, why, kept);
+}
+
+/* See odb_lua_batched.h. */
+int odbL_bt_reps(lua_State *L, int arg, int def) {
+  return (int)odbL_opt_int_range(L, arg, arg, "reps", "reps", 1,
+                                 BENCH_MAX_REPS, def);
+}
+
+/* See odb_lua_batched.h. */
+void odbL_bt_random_opts(lua_State *L, int idx, long long *seed,
+                         double *dom) {
   static const char *const keys[] = { "seed", "dominance", NULL };
   if (lua_isnoneornil(L, idx)) return;
   luaL_checktype(L, idx, LUA_TTABLE);
   odbL_check_keys(L, idx, keys);
   odbL_opt_integer(L, idx, "seed", seed);
-  odbL_opt_number(L, idx, "dominance", dom);
+  if (odbL_opt_number(L, idx, "dominance", dom) && isnan(*dom))
+    luaL_argerror(L, idx, "field 'dominance': a number expected, got NaN");
 }
 
-/* Pushes the table of a benchmark: times[] (reps), bytes, variant. */
-static void push_bench(lua_State *L, double *times, int reps, double bytes,
-                       const char *variant) {
+/* See odb_lua_batched.h. */
+void odbL_bt_push_bench(lua_State *L, double *times, int reps, double bytes,
+                        const char *variant) {
   sort_doubles(times, reps);
   double med = times[reps / 2];
   lua_createtable(L, 0, 7);
@@ -113,427 +136,22 @@ static void push_bench(lua_State *L, double *times, int reps, double bytes,
   lua_setfield(L, -2, "variant");
 }
 
-/* {====== ob.blocktridiag */
-
-typedef struct odbL_btd {
-  odb_blocktridiag *t;   /* NULL once closed; the host blocks and the shape */
-  int gpu;               /* backend "cuda" */
-  double *dm;            /* cuda: device blocks */
-  int host_fresh;        /* cuda: the host blocks are current */
-  int dev_fresh;         /* cuda: the device blocks are current */
-  int factored;          /* cuda: the device blocks hold factors */
-  odb_bgpu_variant variant;
-} odbL_btd;
-
-/* The open object at idx; raises when closed. */
-static odbL_btd *btd_check(lua_State *L, int idx) {
-  odbL_btd *b = luaL_checkudata(L, idx, ODBL_BTD);
-  if (!b->t) luaL_argerror(L, idx, "the block-tridiagonal system is closed");
-  return b;
+/* See odb_lua_batched.h. */
+int odbL_bt_has_fields(lua_State *L, const char *a, const char *b,
+                       const char *c) {
+  int have = 1;
+  const char *names[3] = { a, b, c };
+  for (int i = 0; i < 3; ++i)
+    if (names[i]) {
+      have &= lua_getfield(L, 1, names[i]) != LUA_TNIL;
+      lua_pop(L, 1);
+    }
+  return have;
 }
 
-/* "A", "D" or "C" at idx. */
-static odb_btd_block block_kind(lua_State *L, int idx) {
-  const char *w = luaL_checkstring(L, idx);
-  if (strcmp(w, "A") == 0) return ODB_BTD_A;
-  if (strcmp(w, "D") == 0) return ODB_BTD_D;
-  if (strcmp(w, "C") == 0) return ODB_BTD_C;
-  return (odb_btd_block)luaL_argerror(L, idx, "block must be \"A\", \"D\" "
-                                      "or \"C\"");
-}
-
-/* cuda: brings the device blocks (and their factored state) to the host. */
-static void btd_to_host(lua_State *L, odbL_btd *b) {
-  if (!b->gpu || b->host_fresh) return;
-  if (!b->dev_fresh)
-    luaL_error(L, "blocktridiag: the blocks were lost by a failed "
-               "factorization; set them again (set or random)");
-  raise_on(L, odb_bgpu_download(odb_blocktridiag_blocks(b->t), b->dm,
-                                odb_blocktridiag_blocks_len(b->t)));
-  odb_blocktridiag_mark_factored(b->t, b->factored);
-  b->host_fresh = 1;
-}
-
-/* cuda: brings the host blocks to the device when it is behind. */
-static void btd_to_device(lua_State *L, odbL_btd *b) {
-  if (b->dev_fresh) return;
-  if (!b->host_fresh)
-    luaL_error(L, "blocktridiag: the blocks were lost by a failed "
-               "factorization; set them again (set or random)");
-  raise_on(L, odb_bgpu_upload(b->dm, odb_blocktridiag_blocks(b->t),
-                              odb_blocktridiag_blocks_len(b->t)));
-  b->factored = odb_blocktridiag_factored(b->t);
-  b->dev_fresh = 1;
-}
-
-/* The blocks changed on the host: the device copy is stale. */
-static void btd_host_changed(odbL_btd *b) {
-  b->dev_fresh = 0;
-  b->factored = 0;
-}
-
-/* t:set(line, row, "A"|"D"|"C", values): 1-based line and row; values a
-   Vector or a table of B*B numbers, row-major. */
-static int btd_set(lua_State *L) {
-  odbL_btd *b = btd_check(L, 1);
-  long line = (long)luaL_checkinteger(L, 2) - 1;
-  int row = (int)luaL_checkinteger(L, 3) - 1;
-  odb_btd_block w = block_kind(L, 4);
-  int bs = odb_blocktridiag_batch(b->t)->b;
-  double blk[ODB_BATCHED_MAX_B * ODB_BATCHED_MAX_B];
-  read_block(L, 5, bs, blk);
-  btd_to_host(L, b);
-  raise_on(L, odb_blocktridiag_set(b->t, line, row, w, blk));
-  btd_host_changed(b);
-  return 0;
-}
-
-/* t:get(line, row, "A"|"D"|"C") -> Vector of B*B values (the factors once
-   factored). */
-static int btd_get(lua_State *L) {
-  odbL_btd *b = btd_check(L, 1);
-  long line = (long)luaL_checkinteger(L, 2) - 1;
-  int row = (int)luaL_checkinteger(L, 3) - 1;
-  odb_btd_block w = block_kind(L, 4);
-  int bs = odb_blocktridiag_batch(b->t)->b;
-  btd_to_host(L, b);
-  odbL_vector *v = odbL_vector_new(L, (long)bs * bs);
-  raise_on(L, odb_blocktridiag_get(b->t, line, row, w, v->v));
-  return 1;
-}
-
-/* t:random{seed=1, dominance=3}: blocks of odb_blocktridiag_random (the
-   same values on either backend); dominance > 2 makes every line block
-   diagonally dominant. */
-static int btd_random(lua_State *L) {
-  odbL_btd *b = btd_check(L, 1);
-  long long seed = 1;
-  double dom = 3.0;
-  opt_random(L, 2, &seed, &dom);
-  if (b->gpu) {
-    raise_on(L, odb_bgpu_btd_random(b->t, (uint64_t)seed, dom, b->dm));
-    raise_on(L, odb_bgpu_sync());
-    b->dev_fresh = 1;
-    b->host_fresh = 0;
-    b->factored = 0;
-    odb_blocktridiag_mark_factored(b->t, 0);
-  } else {
-    odb_blocktridiag_random(b->t, (uint64_t)seed, dom);
-  }
-  return 0;
-}
-
-/* cuda: factors the device blocks; *sec gets the kernel's seconds. */
-static void btd_factor_gpu(lua_State *L, odbL_btd *b, double *sec) {
-  long bad = -1;
-  if (b->factored || (b->host_fresh && !b->dev_fresh &&
-                      odb_blocktridiag_factored(b->t)))
-    luaL_error(L, "blocktridiag: already factored (set the blocks again "
-               "first)");
-  btd_to_device(L, b);
-  raise_on(L, odb_bgpu_mark());
-  odb_status st = odb_bgpu_btd_factor(b->t, b->variant, b->dm, &bad);
-  if (st == ODB_ERR_ARG && bad >= 0) {
-    b->dev_fresh = 0;    /* partly factored: keep only a fresh host copy */
-    b->factored = 0;
-    luaL_error(L, "%s [line %d counting from 1]", odb_last_error(),
-               (int)(bad + 1));
-  }
-  raise_on(L, st);
-  raise_on(L, odb_bgpu_elapsed(sec));
-  b->factored = 1;
-  b->host_fresh = 0;
-}
-
-/* t:factor() -> seconds (cuda: of the kernel on the device). */
-static int btd_factor(lua_State *L) {
-  odbL_btd *b = btd_check(L, 1);
-  double sec = 0;
-  if (b->gpu) {
-    btd_factor_gpu(L, b, &sec);
-  } else {
-    long bad = -1;
-    double t0 = now_s();
-    odb_status st = odb_blocktridiag_factor(b->t, &bad);
-    if (st == ODB_ERR_ARG && bad >= 0)
-      luaL_error(L, "%s [line %d counting from 1]", odb_last_error(),
-                 (int)(bad + 1));
-    raise_on(L, st);
-    sec = now_s() - t0;
-  }
-  lua_pushnumber(L, sec);
-  return 1;
-}
-
-/* cuda: solves x (standard order, len values) on the device. */
-static void btd_solve_gpu(lua_State *L, odbL_btd *b, double *x, size_t len,
-                          double *sec) {
-  const odb_batch *bt = odb_blocktridiag_batch(b->t);
-  size_t need = (size_t)bt->n * odb_blocktridiag_length(b->t) * bt->b;
-  size_t wl = odb_blocktridiag_work_len(b->t);
-  double *dx = NULL, *hx = NULL;
-  odb_status st;
-  if (len != need)
-    luaL_error(L, "blocktridiag solve: right-hand side has %d values, "
-               "expected lines*length*block = %d", (int)len, (int)need);
-  if (!b->factored)
-    luaL_error(L, "blocktridiag: solve before factor");
-  hx = malloc(sizeof(double) * wl);
-  if (!hx) luaL_error(L, "blocktridiag solve: no memory");
-  odb_blocktridiag_pack_rhs(b->t, x, hx);
-  st = odb_bgpu_alloc(wl, &dx);
-  if (st == ODB_OK) st = odb_bgpu_upload(dx, hx, wl);
-  if (st == ODB_OK) st = odb_bgpu_mark();
-  if (st == ODB_OK) st = odb_bgpu_btd_solve(b->t, b->variant, b->dm, dx);
-  if (st == ODB_OK) st = odb_bgpu_elapsed(sec);
-  if (st == ODB_OK) st = odb_bgpu_download(hx, dx, wl);
-  if (st == ODB_OK) odb_blocktridiag_unpack_rhs(b->t, hx, x);
-  odb_bgpu_free(dx);
-  free(hx);
-  raise_on(L, st);
-}
-
-/* t:solve(b) -> x (a new Vector), seconds; b: lines*length*block values in
-   the order ((line*length + row)*block + i). cuda: seconds of the kernel. */
-static int btd_solve(lua_State *L) {
-  odbL_btd *b = btd_check(L, 1);
-  odbL_vector *rhs = odbL_vector_check(L, 2);
-  odbL_vector *x = odbL_vector_new(L, rhs->n);
-  memcpy(x->v, rhs->v, sizeof(double) * (size_t)rhs->n);
-  double sec = 0;
-  if (b->gpu) {
-    btd_solve_gpu(L, b, x->v, (size_t)rhs->n, &sec);
-  } else {
-    double t0 = now_s();
-    raise_on(L, odb_blocktridiag_solve(b->t, x->v, (size_t)rhs->n, NULL));
-    sec = now_s() - t0;
-  }
-  lua_pushnumber(L, sec);
-  return 2;
-}
-
-/* Fills the packed rhs xp (work_len doubles) with reproducible values. */
-static void btd_fill_rhs(const odb_blocktridiag *t, uint64_t seed,
-                         double *xp) {
-  size_t wl = odb_blocktridiag_work_len(t);
-  for (size_t e = 0; e < wl; ++e)
-    xp[e] = odb_batched_unit(seed ^ ODB_BATCHED_RHS_SEED, e);
-}
-
-/* Benchmark state of a blocktridiag (host and device buffers). */
-typedef struct btd_bufs {
-  double *orig, *work;    /* packed rhs: host (cpu) or device (cuda) */
-  double *host;           /* cuda: host staging */
-} btd_bufs;
-
-static void btd_bench_free(odbL_btd *b, btd_bufs *w) {
-  if (b->gpu) {
-    odb_bgpu_free(w->orig);
-    odb_bgpu_free(w->work);
-  } else {
-    free(w->orig);
-    free(w->work);
-  }
-  free(w->host);
-}
-
-/* One timed factorization on fresh random blocks (seed). */
-static odb_status btd_bench_factor(odbL_btd *b, uint64_t seed, double dom,
-                                   double *sec) {
-  if (b->gpu) {
-    ODB_TRY(odb_bgpu_btd_random(b->t, seed, dom, b->dm));
-    ODB_TRY(odb_bgpu_mark());
-    ODB_TRY(odb_bgpu_btd_factor_launch(b->t, b->variant, b->dm));
-    ODB_TRY(odb_bgpu_elapsed(sec));
-    b->dev_fresh = 1;
-    b->host_fresh = 0;
-    b->factored = 1;
-    return ODB_OK;
-  }
-  odb_blocktridiag_random(b->t, seed, dom);
-  double t0 = now_s();
-  ODB_TRY(odb_blocktridiag_factor(b->t, NULL));
-  *sec = now_s() - t0;
-  return ODB_OK;
-}
-
-/* A stream solve's plan (stages, y_on_chip, threads per line); plain:
-   none given (the variant's own choice). */
-typedef struct btd_plan { long long stages, y_on_chip, threads; int plain; }
-  btd_plan;
-
-/* The solve of b's variant, with plan pl where it is not plain. */
-static odb_status btd_solve_dev(odbL_btd *b, const btd_plan *pl, double *dx) {
-  if (pl->plain) return odb_bgpu_btd_solve(b->t, b->variant, b->dm, dx);
-  return odb_bgpu_btd_solve_stream(b->t, (int)pl->stages, (int)pl->y_on_chip,
-                                   (int)pl->threads, b->dm, dx);
-}
-
-/* One timed solve of the packed rhs (reset from orig first). */
-static odb_status btd_bench_solve(odbL_btd *b, const btd_plan *pl,
-                                  btd_bufs *w, size_t wl, double *sec) {
-  if (b->gpu) {
-    ODB_TRY(odb_bgpu_copy(w->work, w->orig, wl));
-    ODB_TRY(odb_bgpu_mark());
-    ODB_TRY(btd_solve_dev(b, pl, w->work));
-    return odb_bgpu_elapsed(sec);
-  }
-  memcpy(w->work, w->orig, sizeof(double) * wl);
-  double t0 = now_s();
-  ODB_TRY(odb_blocktridiag_solve_packed(b->t, w->work));
-  *sec = now_s() - t0;
-  return ODB_OK;
-}
-
-/*
-** t:bench{op="factor"|"solve", reps=5, seed=1, dominance=3} -> {seconds
-** (median), best, bytes, gbs, gbs_best, reps, variant}. factor: each rep
-** factors fresh random blocks (seed + rep; not timed), leaving the object
-** factored. solve: factors first when needed (not timed), then solves a
-** random right-hand side already in the internal layout (the layout change
-** is not timed). cuda: device event times of the kernels; variant stream
-** takes a plan for the solve: stages (2..16), y_on_chip (0 or 1) and
-** threads (per line: 1, 2 or 4), each 0 (-1 for y_on_chip) or absent for
-** automatic (odb_bgpu_btd_solve_stream).
-*/
-static int btd_bench(lua_State *L) {
-  static const char *const keys[] = { "op", "reps", "seed", "dominance",
-                                      "stages", "y_on_chip", "threads",
-                                      NULL };
-  btd_plan pl = { 0, -1, 0, 1 };
-  odbL_btd *b = btd_check(L, 1);
-  long long reps = 5, seed = 1;
-  double dom = 3.0, times[BENCH_MAX_REPS];
-  btd_bufs w = { NULL, NULL, NULL };
-  odb_status st = ODB_OK;
-  luaL_checktype(L, 2, LUA_TTABLE);
-  odbL_check_keys(L, 2, keys);
-  const char *op = odbL_opt_string(L, 2, "op", "factor");
-  odbL_opt_integer(L, 2, "reps", &reps);
-  odbL_opt_integer(L, 2, "seed", &seed);
-  odbL_opt_number(L, 2, "dominance", &dom);
-  int given = odbL_opt_integer(L, 2, "stages", &pl.stages);
-  given |= odbL_opt_integer(L, 2, "y_on_chip", &pl.y_on_chip);
-  given |= odbL_opt_integer(L, 2, "threads", &pl.threads);
-  int solve = strcmp(op, "solve") == 0;
-  if (given) {
-    if (!b->gpu || b->variant != ODB_BGPU_STREAM || !solve)
-      return luaL_error(L, "blocktridiag bench: stages, y_on_chip and "
-                        "threads are for op \"solve\" of variant \"stream\" "
-                        "(backend \"cuda\")");
-    if (pl.stages < 0 || pl.stages > 64 || pl.y_on_chip < -1 ||
-        pl.y_on_chip > 1 || pl.threads < 0 || pl.threads > 64)
-      return luaL_error(L, "blocktridiag bench: stages %I, y_on_chip %I or "
-                        "threads %I out of range", (lua_Integer)pl.stages,
-                        (lua_Integer)pl.y_on_chip, (lua_Integer)pl.threads);
-    pl.plain = 0;
-  }
-  if (!solve && strcmp(op, "factor") != 0)
-    return luaL_error(L, "blocktridiag bench: op '%s' is unknown (allowed: "
-                      "factor, solve)", op);
-  if (reps < 1 || reps > BENCH_MAX_REPS)
-    return luaL_error(L, "blocktridiag bench: reps = %d, allowed 1..%d",
-                      (int)reps, BENCH_MAX_REPS);
-  odb_bgpu_variant var = ODB_BGPU_AUTO;
-  if (b->gpu) raise_on(L, odb_bgpu_btd_resolve(b->t, b->variant, solve, &var));
-  const char *vname = b->gpu ? odb_bgpu_variant_name(var) : "cpu";
-  if (!solve) {
-    for (int r = 0; r < reps && st == ODB_OK; ++r)
-      st = btd_bench_factor(b, (uint64_t)(seed + r), dom, &times[r]);
-    raise_on(L, st);
-    push_bench(L, times, (int)reps, odb_blocktridiag_factor_bytes(b->t),
-               vname);
-    return 1;
-  }
-  if (b->gpu ? !b->factored : !odb_blocktridiag_factored(b->t)) {
-    double s;
-    raise_on(L, btd_bench_factor(b, (uint64_t)seed, dom, &s));
-  }
-  size_t wl = odb_blocktridiag_work_len(b->t);
-  if (b->gpu) {
-    w.host = malloc(sizeof(double) * wl);
-    if (!w.host) st = ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag bench: no memory");
-    if (st == ODB_OK) st = odb_bgpu_alloc(wl, &w.orig);
-    if (st == ODB_OK) st = odb_bgpu_alloc(wl, &w.work);
-    if (st == ODB_OK) btd_fill_rhs(b->t, (uint64_t)seed, w.host);
-    if (st == ODB_OK) st = odb_bgpu_upload(w.orig, w.host, wl);
-  } else {
-    w.orig = malloc(sizeof(double) * wl);
-    w.work = malloc(sizeof(double) * wl);
-    if (!w.orig || !w.work)
-      st = ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag bench: no memory");
-    else
-      btd_fill_rhs(b->t, (uint64_t)seed, w.orig);
-  }
-  for (int r = 0; r < reps && st == ODB_OK; ++r)
-    st = btd_bench_solve(b, &pl, &w, wl, &times[r]);
-  btd_bench_free(b, &w);
-  raise_on(L, st);
-  push_bench(L, times, (int)reps, odb_blocktridiag_solve_bytes(b->t), vname);
-  return 1;
-}
-
-/* t:info() -> {lines, length, block, layout, vl, backend, variant,
-   factor_bytes, solve_bytes, size}. */
-static int btd_info(lua_State *L) {
-  odbL_btd *b = btd_check(L, 1);
-  const odb_batch *bt = odb_blocktridiag_batch(b->t);
-  int K = odb_blocktridiag_length(b->t);
-  lua_createtable(L, 0, 10);
-  lua_pushinteger(L, bt->n);
-  lua_setfield(L, -2, "lines");
-  lua_pushinteger(L, K);
-  lua_setfield(L, -2, "length");
-  lua_pushinteger(L, bt->b);
-  lua_setfield(L, -2, "block");
-  lua_pushstring(L, odb_batched_layout_name(bt->layout));
-  lua_setfield(L, -2, "layout");
-  lua_pushinteger(L, bt->vl);
-  lua_setfield(L, -2, "vl");
-  lua_pushstring(L, b->gpu ? "cuda" : "cpu");
-  lua_setfield(L, -2, "backend");
-  lua_pushstring(L, b->gpu ? odb_bgpu_variant_name(b->variant) : "cpu");
-  lua_setfield(L, -2, "variant");
-  lua_pushinteger(L, (lua_Integer)bt->n * K * bt->b);
-  lua_setfield(L, -2, "size");
-  lua_pushnumber(L, odb_blocktridiag_factor_bytes(b->t));
-  lua_setfield(L, -2, "factor_bytes");
-  lua_pushnumber(L, odb_blocktridiag_solve_bytes(b->t));
-  lua_setfield(L, -2, "solve_bytes");
-  return 1;
-}
-
-/* t:close(), __gc and __close. */
-static int btd_close(lua_State *L) {
-  odbL_btd *b = luaL_checkudata(L, 1, ODBL_BTD);
-  odb_bgpu_free(b->dm);
-  b->dm = NULL;
-  odb_blocktridiag_free(b->t);
-  b->t = NULL;
-  return 0;
-}
-
-/* Creates the metatable once. */
-static void btd_meta(lua_State *L) {
-  static const luaL_Reg methods[] = {
-    {"set", btd_set}, {"get", btd_get}, {"random", btd_random},
-    {"factor", btd_factor}, {"solve", btd_solve}, {"bench", btd_bench},
-    {"info", btd_info}, {"close", btd_close}, {NULL, NULL}
-  };
-  if (luaL_newmetatable(L, ODBL_BTD)) {
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, btd_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, btd_close);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_pop(L, 1);
-}
-
-/* The variant field (cuda only; "auto" on the CPU). */
-static odb_bgpu_variant opt_variant(lua_State *L, int arg, int gpu,
-                                    const char *who) {
+/* See odb_lua_batched.h. */
+odb_bgpu_variant odbL_bt_variant(lua_State *L, int arg, int gpu,
+                                 const char *who) {
   const char *v = odbL_opt_string(L, arg, "variant", "auto");
   odb_bgpu_variant out = ODB_BGPU_AUTO;
   if (!gpu) {
@@ -545,60 +163,6 @@ static odb_bgpu_variant opt_variant(lua_State *L, int arg, int gpu,
   raise_on(L, odb_bgpu_variant_parse(v, &out));
   return out;
 }
-
-/*
-** ob.blocktridiag{lines=, length=, block=, layout="compact"|"standard",
-** vl=0, backend="cpu"|"cuda", variant="auto"}: lines independent lines of
-** length block rows of block x block blocks (A = C = 0, D = I until set or
-** random). backend "cuda" keeps a copy of the blocks on the GPU and runs
-** factor and solve there (variant: serial, serial2, team, stream (the
-** solve; its factor as auto) or auto).
-*/
-int odbL_blocktridiag(lua_State *L) {
-  static const char *const keys[] = { "lines", "length", "block", "layout",
-                                      "vl", "backend", "variant", NULL };
-  long long lines = 0, length = 0, block = 0, vl = 0;
-  odb_batched_layout layout;
-  luaL_checktype(L, 1, LUA_TTABLE);
-  odbL_check_keys(L, 1, keys);
-  if (!odbL_opt_integer(L, 1, "lines", &lines) ||
-      !odbL_opt_integer(L, 1, "length", &length) ||
-      !odbL_opt_integer(L, 1, "block", &block))
-    return luaL_error(L, "ob.blocktridiag: lines, length and block are "
-                      "required");
-  odbL_opt_integer(L, 1, "vl", &vl);
-  raise_on(L, odb_batched_layout_parse(
-                odbL_opt_string(L, 1, "layout", "compact"), &layout));
-  if (length < 1 || length > (1 << 30) || block < 0 || block > 1000 ||
-      vl < 0 || vl > 1000 || lines > ((long long)1 << 40))
-    return luaL_error(L, "ob.blocktridiag: lines %I, length %I, block %I "
-                      "or vl %I out of range", (lua_Integer)lines,
-                      (lua_Integer)length, (lua_Integer)block,
-                      (lua_Integer)vl);
-  int gpu = opt_backend(L, 1, "ob.blocktridiag");
-  odb_bgpu_variant var = opt_variant(L, 1, gpu, "ob.blocktridiag");
-  btd_meta(L);
-  /* the blocks of the three diagonals, about 3 lines x length x block^2 */
-  odbL_gc_external(L, 3.0 * sizeof(double) * (double)lines *
-                      (double)length * (double)block * (double)block);
-  odbL_btd *b = lua_newuserdatauv(L, sizeof *b, 0);
-  memset(b, 0, sizeof *b);
-  luaL_setmetatable(L, ODBL_BTD);
-  raise_on(L, odb_blocktridiag_new((long)lines, (int)length, (int)block,
-                                   layout, (int)vl, &b->t));
-  b->gpu = gpu;
-  b->variant = var;
-  b->host_fresh = 1;
-  if (gpu) {
-    odb_bgpu_variant r;   /* the variant must run both factor and solve */
-    raise_on(L, odb_bgpu_btd_resolve(b->t, var, 0, &r));
-    raise_on(L, odb_bgpu_btd_resolve(b->t, var, 1, &r));
-    raise_on(L, odb_bgpu_alloc(odb_blocktridiag_blocks_len(b->t), &b->dm));
-  }
-  return 1;
-}
-
-/* }====== */
 
 /* {====== ob.batched */
 
@@ -635,11 +199,7 @@ static void bat_free(const odbL_bat *m, double *p) {
 
 /* 1-based matrix index at idx, as 0-based; raises when out of range. */
 static long bat_index(lua_State *L, const odbL_bat *m, int idx) {
-  lua_Integer p = luaL_checkinteger(L, idx);
-  if (p < 1 || p > m->bt.n)
-    luaL_error(L, "ob.batched: matrix %d is outside 1..%d", (int)p,
-               (int)m->bt.n);
-  return (long)(p - 1);
+  return (long)odbL_check_int_range(L, idx, "matrix", 1, m->bt.n) - 1;
 }
 
 /* m:random{seed=1, dominance=1}: matrices of odb_batched_random (the same
@@ -648,7 +208,7 @@ static int bat_random(lua_State *L) {
   odbL_bat *m = bat_check(L, 1);
   long long seed = 1;
   double dom = 1.0;
-  opt_random(L, 2, &seed, &dom);
+  odbL_bt_random_opts(L, 2, &seed, &dom);
   if (m->gpu) {
     raise_on(L, odb_bgpu_random(&m->bt, (uint64_t)seed, dom, m->a));
     raise_on(L, odb_bgpu_sync());
@@ -665,7 +225,7 @@ static int bat_set(lua_State *L) {
   long p = bat_index(L, m, 2);
   int b = m->bt.b;
   double blk[ODB_BATCHED_MAX_B * ODB_BATCHED_MAX_B];
-  read_block(L, 3, b, blk);
+  odbL_bt_read_block(L, 3, b, blk);
   if (m->gpu) {
     raise_on(L, odb_bgpu_set_matrix(&m->bt, m->a, p, blk));
   } else {
@@ -693,35 +253,61 @@ static int bat_get(lua_State *L) {
   return 1;
 }
 
-/* Raises the bad-pivot error of an LU with the 1-based index added. */
-static void lu_raise(lua_State *L, odb_status st, long bad) {
+/* Raises the bad-pivot error of an LU (bad, row 0-based; row -1 when not
+   known) counting from 1. */
+static void lu_raise(lua_State *L, odb_status st, long bad, int row) {
   if (st == ODB_ERR_ARG && bad >= 0)
-    luaL_error(L, "%s [matrix %d counting from 1]", odb_last_error(),
-               (int)(bad + 1));
+    odbL_bt_pivot_error(L, "ob.batched lu", "matrix", bad, row, "at row ",
+                "LU without pivoting needs diagonally dominant matrices",
+                "every matrix is left as it was");
   raise_on(L, st);
 }
 
+/* cuda: LU of the device matrices, a device copy of them kept until the
+   pivots passed (restored when not); *sec the device time. */
+static odb_status bat_lu_gpu(odbL_bat *m, long *bad, double *sec) {
+  size_t ml = odb_batch_mat_len(&m->bt);
+  double *keep = NULL;
+  ODB_TRY(odb_bgpu_alloc(ml, &keep));
+  odb_status st = odb_bgpu_copy(keep, m->a, ml);
+  if (st == ODB_OK) st = odb_bgpu_mark();
+  if (st == ODB_OK) st = odb_bgpu_lu(&m->bt, m->variant, m->a, bad);
+  if (st == ODB_OK) {
+    st = odb_bgpu_elapsed(sec);
+  } else if (st == ODB_ERR_ARG && *bad >= 0) {
+    char msg[512];   /* the copy back must not replace the pivot's error */
+    snprintf(msg, sizeof msg, "%s", odb_last_error());
+    if (odb_bgpu_copy(m->a, keep, ml) != ODB_OK) st = ODB_ERR_INTERNAL;
+    else ODB_FAIL(st, "%s", msg);
+  }
+  odb_bgpu_free(keep);
+  return st;
+}
+
 /* m:lu() -> seconds: LU without pivoting in place (cuda: device time,
-   the pivot check included). A zero or tiny pivot raises naming the
-   matrix; the object then counts as unfactored. */
+   the pivot check included). All or nothing: a zero or tiny pivot raises
+   naming the matrix (from 1) and leaves every matrix as it was. The CPU
+   checks the pivots first (odb_batched_lu_check, not timed). */
 static int bat_lu(lua_State *L) {
   odbL_bat *m = bat_check(L, 1);
   long bad = -1;
+  int row = -1;
   double sec = 0;
   odb_status st;
   if (m->factored)
     return luaL_error(L, "ob.batched lu: already factored (random or set "
                       "first)");
   if (m->gpu) {
-    raise_on(L, odb_bgpu_mark());
-    st = odb_bgpu_lu(&m->bt, m->variant, m->a, &bad);
-    if (st == ODB_OK) st = odb_bgpu_elapsed(&sec);
+    st = bat_lu_gpu(m, &bad, &sec);
   } else {
-    double t0 = now_s();
-    st = odb_batched_lu(&m->bt, m->a, &bad);
-    sec = now_s() - t0;
+    st = odb_batched_lu_check(&m->bt, m->a, &bad, &row);
+    if (st == ODB_OK) {
+      double t0 = now_s();
+      st = odb_batched_lu(&m->bt, m->a, &bad);
+      sec = now_s() - t0;
+    }
   }
-  lu_raise(L, st, bad);
+  lu_raise(L, st, bad, row);
   m->factored = 1;
   lua_pushnumber(L, sec);
   return 1;
@@ -733,8 +319,8 @@ static odbL_vector *bat_vec(lua_State *L, const odbL_bat *m, int idx,
   odbL_vector *v = odbL_vector_check(L, idx);
   long need = m->bt.n * m->bt.b * cols;
   if (v->n != need)
-    luaL_error(L, "ob.batched %s: vector has %d values, expected n*block = "
-               "%d", who, (int)v->n, (int)need);
+    luaL_error(L, "ob.batched %s: vector has %I values, expected n*block = "
+               "%I", who, (lua_Integer)v->n, (lua_Integer)need);
   return v;
 }
 
@@ -853,9 +439,9 @@ static void bat_same(lua_State *L, const odbL_bat *m, const odbL_bat *o,
                      const char *who) {
   if (o->bt.n != m->bt.n || o->bt.b != m->bt.b || o->bt.vl != m->bt.vl ||
       o->bt.layout != m->bt.layout || o->gpu != m->gpu)
-    luaL_error(L, "ob.batched %s: the batches differ (n %d/%d, block %d/%d, "
-               "layout %s/%s, VL %d/%d, backend %s/%s)", who, (int)m->bt.n,
-               (int)o->bt.n, m->bt.b, o->bt.b,
+    luaL_error(L, "ob.batched %s: the batches differ (n %I/%I, block %d/%d, "
+               "layout %s/%s, VL %d/%d, backend %s/%s)", who,
+               (lua_Integer)m->bt.n, (lua_Integer)o->bt.n, m->bt.b, o->bt.b,
                odb_batched_layout_name(m->bt.layout),
                odb_batched_layout_name(o->bt.layout), m->bt.vl, o->bt.vl,
                m->gpu ? "cuda" : "cpu", o->gpu ? "cuda" : "cpu");
@@ -1090,7 +676,7 @@ static odb_status bench_blas(odbL_bat *m, odb_bgpu_op op, bat_bufs *w,
 static int bat_bench(lua_State *L) {
   static const char *const keys[] = { "op", "reps", "variant", NULL };
   odbL_bat *m = bat_check(L, 1);
-  long long reps = 5;
+  int reps;
   double times[BENCH_MAX_REPS];
   bat_bufs w;
   odb_bgpu_op op;
@@ -1101,11 +687,8 @@ static int bat_bench(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   raise_on(L, odb_bgpu_op_parse(odbL_opt_string(L, 2, "op", "lu"), &op));
-  odbL_opt_integer(L, 2, "reps", &reps);
+  reps = odbL_bt_reps(L, 2, 5);
   const char *vn = odbL_opt_string(L, 2, "variant", NULL);
-  if (reps < 1 || reps > BENCH_MAX_REPS)
-    return luaL_error(L, "ob.batched bench: reps = %d, allowed 1..%d",
-                      (int)reps, BENCH_MAX_REPS);
   if (m->factored)
     return luaL_error(L, "ob.batched bench: the matrices hold LU factors "
                       "(random or set first)");
@@ -1140,7 +723,7 @@ static int bat_bench(lua_State *L) {
               : bench_ours(m, op, v, &w, &times[r]);
   bat_bench_free(m, &w);
   raise_on(L, st);
-  push_bench(L, times, (int)reps, odb_bgpu_op_bytes(&m->bt, op), name);
+  odbL_bt_push_bench(L, times, reps, odb_bgpu_op_bytes(&m->bt, op), name);
   return 1;
 }
 
@@ -1207,34 +790,25 @@ static void bat_meta(lua_State *L) {
 int odbL_batched(lua_State *L) {
   static const char *const keys[] = { "n", "block", "layout", "vl",
                                       "backend", "variant", NULL };
-  long long n = 0, block = 0, vl = 0;
   odb_batched_layout layout;
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
-  if (!odbL_opt_integer(L, 1, "n", &n) ||
-      !odbL_opt_integer(L, 1, "block", &block))
+  if (!odbL_bt_has_fields(L, "n", "block", NULL))
     return luaL_error(L, "ob.batched: n and block are required");
-  odbL_opt_integer(L, 1, "vl", &vl);
+  long n = (long)odbL_opt_int_range(L, 1, 1, "n", "n", 1,
+                                    (lua_Integer)1 << 40, 1);
+  int block = (int)odbL_opt_int_range(L, 1, 1, "block", "block",
+                                      ODB_BATCHED_MIN_B, ODB_BATCHED_MAX_B,
+                                      ODB_BATCHED_MIN_B);
+  int vl = (int)odbL_opt_int_range(L, 1, 1, "vl", "vl", 0, 64, 0);
   raise_on(L, odb_batched_layout_parse(
                 odbL_opt_string(L, 1, "layout", "compact"), &layout));
-  if (n < 1 || n > ((long long)1 << 40))
-    return luaL_error(L, "ob.batched: n = %I, allowed 1..2^40",
-                      (lua_Integer)n);
-  if (block < ODB_BATCHED_MIN_B || block > ODB_BATCHED_MAX_B)
-    return luaL_error(L, "ob.batched: block = %I, allowed %d..%d",
-                      (lua_Integer)block,
-                      ODB_BATCHED_MIN_B, ODB_BATCHED_MAX_B);
-  if (vl < 0 || vl > 64)
-    return luaL_error(L, "ob.batched: vl = %I, allowed 0 (default), 1, 2, "
-                      "4, 8, 16 (and 32 on cuda)", (lua_Integer)vl);
-  int gpu = opt_backend(L, 1, "ob.batched");
-  odb_bgpu_variant var = opt_variant(L, 1, gpu, "ob.batched");
+  int gpu = odbL_bt_backend(L, 1, "ob.batched");
+  odb_bgpu_variant var = odbL_bt_variant(L, 1, gpu, "ob.batched");
   odb_batch bt;
-  if (gpu)
-    raise_on(L, odb_bgpu_batch_init(&bt, layout, (long)n, (int)block,
-                                    (int)vl));
-  else
-    raise_on(L, odb_batch_init(&bt, layout, (long)n, (int)block, (int)vl));
+  if ((gpu ? odb_bgpu_batch_init(&bt, layout, n, block, vl)
+           : odb_batch_init(&bt, layout, n, block, vl)) != ODB_OK)
+    return luaL_error(L, "ob.batched: %s", odb_last_error());
   if (gpu && var != ODB_BGPU_AUTO) {
     odb_bgpu_variant r;
     raise_on(L, odb_bgpu_resolve(&bt, ODB_BGPU_OP_LU, var, &r));
@@ -1248,7 +822,15 @@ int odbL_batched(lua_State *L) {
   m->variant = var;
   luaL_setmetatable(L, ODBL_BAT);
   size_t ml = odb_batch_mat_len(&bt);
-  raise_on(L, bat_alloc(m, ml, &m->a));
+  if (bat_alloc(m, ml, &m->a) != ODB_OK) {
+    char size[32];
+    return luaL_error(L, "ob.batched: out of %s memory: n = %I matrices of "
+                      "%d x %d need %s (%I bytes)%s%s", gpu ? "device" :
+                      "host", (lua_Integer)n, block, block,
+                      odbL_format_bytes(8.0 * (double)ml, size, sizeof size),
+                      (lua_Integer)(ml * sizeof(double)), gpu ? "; " : "",
+                      gpu ? odb_last_error() : "");
+  }
   m->open = 1;
   /* identity matrices (padding included) */
   if (gpu) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "odb_batched.h"
+#include "odb_size.h"
 
 static const char *const layout_names[] = { "standard", "compact" };
 
@@ -49,11 +50,21 @@ odb_status odb_batch_init(odb_batch *bt, odb_batched_layout layout, long n,
                     "16 (or 0 for the default)", vl);
   if (layout == ODB_LAYOUT_STANDARD)
     vl = 1;
+  /* packs * vl * b * b doubles, padding included, must have a byte count
+     that fits a size_t: odb_batch_mat_len and odb_batch_rhs_len (m <= b)
+     and every offset below it then need no further check */
+  long packs = n / vl + (n % vl != 0);
+  size_t len, bytes;
+  if (odb_size_mul3(&len, (size_t)packs * (size_t)vl, (size_t)b, (size_t)b) ||
+      odb_size_mul(&bytes, len, sizeof(double)))
+    return ODB_FAIL(ODB_ERR_NOMEM, "a batch of n = %ld matrices of %d x %d "
+                    "would need %.3g bytes, more than this machine can "
+                    "address", n, b, b, 8.0 * (double)packs * vl * b * b);
   bt->layout = layout;
   bt->n = n;
   bt->b = b;
   bt->vl = vl;
-  bt->packs = (n + vl - 1) / vl;
+  bt->packs = packs;
   return ODB_OK;
 }
 

@@ -1,5 +1,8 @@
 /* batched_ops.c - batched LU, TRSM, TRSV, GEMM, GEMV and solves over every
    pack of a batch (either layout: the standard one is packs of one lane). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "batched_kernels.h"
 
 /* Runs the LU kernel over every pack; records the lowest bad matrix. */
@@ -24,6 +27,47 @@ odb_status odb_batched_lu(const odb_batch *bt, double *A, long *bad) {
   BATCHED_DISPATCH(bt->vl, LU_PACKS, bt, A, &first);
   if (bad)
     *bad = first;
+  if (first >= 0)
+    return ODB_FAIL(ODB_ERR_ARG, "matrix %ld has a zero or tiny pivot at row "
+                    "%d (LU without pivoting needs diagonally dominant "
+                    "blocks)", first, first_row);
+  return ODB_OK;
+}
+
+/* Runs the LU kernel on a copy of each pack in turn; stops at the first
+   pack with a bad real matrix (it holds the lowest one). */
+#define LU_CHECK_PACKS(VL, bt, A, s, first, first_row)                  \
+  for (long pk = 0; pk < (bt)->packs && *(first) < 0; ++pk) {           \
+    int badrow[ODB_BATCHED_MAX_VL];                                     \
+    memcpy((s), (A) + (size_t)pk * bb * VL, sizeof(double) * bb * VL);  \
+    bk_lu(VL, (bt)->b, (s), badrow);                                    \
+    for (int l = 0; l < VL && *(first) < 0; ++l)                        \
+      if (badrow[l] >= 0 && pk * VL + l < (bt)->n) {                    \
+        *(first) = pk * VL + l;                                         \
+        *(first_row) = badrow[l];                                       \
+      }                                                                 \
+  }
+
+/* bt from odb_batch_init; A is only read. The kernel is the one of
+   odb_batched_lu on the same values, so both refuse the same pivots. */
+odb_status odb_batched_lu_check(const odb_batch *bt, const double *A,
+                                long *bad, int *bad_row) {
+  size_t bb = (size_t)bt->b * (size_t)bt->b;
+  long first = -1;
+  int first_row = -1;
+  double *s = malloc(sizeof(double) * bb * (size_t)bt->vl);
+  if (bad)
+    *bad = -1;
+  if (bad_row)
+    *bad_row = -1;
+  if (!s)
+    return ODB_FAIL(ODB_ERR_NOMEM, "batched LU check: no memory");
+  BATCHED_DISPATCH(bt->vl, LU_CHECK_PACKS, bt, A, s, &first, &first_row);
+  free(s);
+  if (bad)
+    *bad = first;
+  if (bad_row)
+    *bad_row = first_row;
   if (first >= 0)
     return ODB_FAIL(ODB_ERR_ARG, "matrix %ld has a zero or tiny pivot at row "
                     "%d (LU without pivoting needs diagonally dominant "

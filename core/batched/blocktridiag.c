@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "batched_kernels.h"
+#include "odb_size.h"
 #include "odb_team.h"
 
 struct odb_blocktridiag {
@@ -23,15 +24,34 @@ static size_t blk_at(const odb_blocktridiag *t, long line, int r, int w,
          + ((size_t)i * b + (size_t)j) * vl + (size_t)line % vl;
 }
 
+/* See the header. */
+odb_status odb_blocktridiag_size(long lines, int length, int block,
+                                 odb_batched_layout layout, int vl,
+                                 size_t *bytes) {
+  odb_batch bt;
+  size_t len;
+  *bytes = 0;
+  if (length < 1)
+    return ODB_FAIL(ODB_ERR_ARG, "line length %d must be at least 1", length);
+  ODB_TRY(odb_batch_init(&bt, layout, lines, block, vl));
+  if (odb_size_mul3(&len, odb_batch_mat_len(&bt), 3, (size_t)length) ||
+      odb_size_mul(bytes, len, sizeof(double)))
+    return ODB_FAIL(ODB_ERR_NOMEM, "lines = %ld, length = %d, block = %d: "
+                    "the blocks would need %.3g bytes, more than this "
+                    "machine can address", lines, length, block,
+                    24.0 * (double)odb_batch_mat_len(&bt) * length);
+  return ODB_OK;
+}
+
 /* See the header; blocks start as A = C = 0, D = I (padding lines too). */
 odb_status odb_blocktridiag_new(long lines, int length, int block,
                                 odb_batched_layout layout, int vl,
                                 odb_blocktridiag **out) {
   odb_blocktridiag *t = NULL;
   odb_status st;
+  size_t bytes;
   *out = NULL;
-  if (length < 1)
-    return ODB_FAIL(ODB_ERR_ARG, "line length %d must be at least 1", length);
+  ODB_TRY(odb_blocktridiag_size(lines, length, block, layout, vl, &bytes));
   t = calloc(1, sizeof *t);
   if (!t)
     return ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag: no memory");
@@ -39,11 +59,11 @@ odb_status odb_blocktridiag_new(long lines, int length, int block,
   if (st != ODB_OK)
     goto fail;
   t->K = length;
-  size_t len = odb_batch_mat_len(&t->bt) * 3 * (size_t)length;
-  t->m = calloc(len, sizeof(double));
+  t->m = calloc(bytes / sizeof(double), sizeof(double));
   if (!t->m) {
-    st = ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag: no memory for %zu doubles",
-                  len);
+    st = ODB_FAIL(ODB_ERR_NOMEM, "lines = %ld, length = %d, block = %d: "
+                  "out of memory for the blocks (%zu bytes)", lines, length,
+                  block, bytes);
     goto fail;
   }
   for (long p = 0; p < t->bt.packs * t->bt.vl; ++p)
@@ -76,13 +96,13 @@ int odb_blocktridiag_factored(const odb_blocktridiag *t) {
 }
 
 /* Refuses a block outside the object. */
-static odb_status check_block(const odb_blocktridiag *t, long line, int row,
+static odb_status check_block(const odb_blocktridiag *t, long line, long row,
                               odb_btd_block w) {
   if (line < 0 || line >= t->bt.n)
     return ODB_FAIL(ODB_ERR_ARG, "line %ld is outside 0..%ld", line,
                     t->bt.n - 1);
   if (row < 0 || row >= t->K)
-    return ODB_FAIL(ODB_ERR_ARG, "block row %d is outside 0..%d", row,
+    return ODB_FAIL(ODB_ERR_ARG, "block row %ld is outside 0..%d", row,
                     t->K - 1);
   if (w != ODB_BTD_A && w != ODB_BTD_D && w != ODB_BTD_C)
     return ODB_FAIL(ODB_ERR_ARG, "block kind %d is not A, D or C", (int)w);
@@ -90,41 +110,48 @@ static odb_status check_block(const odb_blocktridiag *t, long line, int row,
 }
 
 /* blk is row-major B x B. */
-odb_status odb_blocktridiag_set(odb_blocktridiag *t, long line, int row,
+odb_status odb_blocktridiag_set(odb_blocktridiag *t, long line, long row,
                                 odb_btd_block w, const double *blk) {
   int b = t->bt.b;
   ODB_TRY(check_block(t, line, row, w));
   for (int i = 0; i < b; ++i)
     for (int j = 0; j < b; ++j)
-      t->m[blk_at(t, line, row, (int)w, i, j)] = blk[i * b + j];
+      t->m[blk_at(t, line, (int)row, (int)w, i, j)] = blk[i * b + j];
   t->factored = 0;
   return ODB_OK;
 }
 
 /* blk receives row-major B x B (the factors once factored). */
-odb_status odb_blocktridiag_get(const odb_blocktridiag *t, long line, int row,
+odb_status odb_blocktridiag_get(const odb_blocktridiag *t, long line, long row,
                                 odb_btd_block w, double *blk) {
   int b = t->bt.b;
   ODB_TRY(check_block(t, line, row, w));
   for (int i = 0; i < b; ++i)
     for (int j = 0; j < b; ++j)
-      blk[i * b + j] = t->m[blk_at(t, line, row, (int)w, i, j)];
+      blk[i * b + j] = t->m[blk_at(t, line, (int)row, (int)w, i, j)];
   return ODB_OK;
 }
 
 /*
 ** Factors one pack: for each row r, LU(D_r); then C_r := L_r^{-1} C_r,
 ** A_{r+1} := A_{r+1} U_r^{-1} and D_{r+1} -= A_{r+1} C_r. badrow[l] gets
-** the first block row with a refused pivot in lane l (or -1).
+** the first block row with a refused pivot in lane l (or -1). With s (room
+** for 4 blocks) the pack is only read: D_r is carried in s, and C_r,
+** A_{r+1} and D_{r+1} are copied into s as they are needed; the same
+** kernels on the same values, so the same pivots are refused.
 */
-BK_INLINE void factor_pack(const int VL, int B, int K, double *p,
+BK_INLINE void factor_pack(const int VL, int B, int K, double *p, double *s,
                            int *badrow) {
-  size_t blk = (size_t)B * B * VL;
+  size_t blk = (size_t)B * B * VL, bytes = sizeof(double) * blk;
   int br[ODB_BATCHED_MAX_VL];
+  double *D = p + blk;
   for (int l = 0; l < VL; ++l)
     badrow[l] = -1;
+  if (s) {
+    memcpy(s, D, bytes);
+    D = s;
+  }
   for (int r = 0; r < K; ++r) {
-    double *D = p + ((size_t)r * 3 + 1) * blk;
     bk_lu(VL, B, D, br);
     for (int l = 0; l < VL; ++l)
       if (br[l] >= 0 && badrow[l] < 0)
@@ -134,17 +161,26 @@ BK_INLINE void factor_pack(const int VL, int B, int K, double *p,
     double *C = p + ((size_t)r * 3 + 2) * blk;
     double *An = p + ((size_t)(r + 1) * 3 + 0) * blk;
     double *Dn = p + ((size_t)(r + 1) * 3 + 1) * blk;
+    if (s) {   /* D_{r+1} goes to the block D_r does not use */
+      double *spare = D == s ? s + 3 * blk : s;
+      C = memcpy(s + blk, C, bytes);
+      An = memcpy(s + 2 * blk, An, bytes);
+      Dn = memcpy(spare, Dn, bytes);
+    }
     bk_trsm_llu(VL, B, B, D, C);
     bk_trsm_ru(VL, B, D, An);
     bk_gemm(VL, B, B, -1.0, An, C, 1.0, Dn);
+    D = Dn;
   }
 }
 
-#define FACTOR_PACKS(VL, t, p0, p1, first, first_row)                 \
-  for (long pk = (p0); pk < (p1); ++pk) {                               \
+/* s NULL: every pack of [p0, p1) in place; else their checks (see
+   factor_pack), up to the first pack with a bad line. */
+#define FACTOR_PACKS(VL, t, p0, p1, s, first, first_row)               \
+  for (long pk = (p0); pk < (p1) && !((s) && *(first) >= 0); ++pk) {  \
     int badrow[ODB_BATCHED_MAX_VL];                                     \
     factor_pack(VL, (t)->bt.b, (t)->K,                                  \
-                (t)->m + (size_t)pk * 3 * (t)->K * bb * VL, badrow);    \
+                (t)->m + (size_t)pk * 3 * (t)->K * bb * VL, (s), badrow); \
     for (int l = 0; l < VL; ++l) {                                      \
       long line = pk * VL + l;                                          \
       if (badrow[l] >= 0 && line < (t)->bt.n && *(first) < 0) {         \
@@ -154,11 +190,12 @@ BK_INLINE void factor_pack(const int VL, int B, int K, double *p,
     }                                                                   \
   }
 
-/* Factors packs [p0, p1); *first (-1 on entry) gets the lowest bad line. */
-static void factor_range(odb_blocktridiag *t, long p0, long p1, long *first,
-                         int *first_row) {
+/* Factors packs [p0, p1) (s NULL), or checks them (s: 4 blocks of scratch;
+   t->m is then only read); *first (-1 on entry) gets the lowest bad line. */
+static void factor_range(odb_blocktridiag *t, long p0, long p1, double *s,
+                         long *first, int *first_row) {
   size_t bb = (size_t)t->bt.b * (size_t)t->bt.b;
-  BATCHED_DISPATCH(t->bt.vl, FACTOR_PACKS, t, p0, p1, first, first_row);
+  BATCHED_DISPATCH(t->bt.vl, FACTOR_PACKS, t, p0, p1, s, first, first_row);
 }
 
 /* Per-member results of a team factorization. */
@@ -174,7 +211,8 @@ static void factor_member(odb_team *team, int tid, void *arg) {
   long p0, p1;
   odb_team_range(job->t->bt.packs, odb_team_size(team), tid, &p0, &p1);
   job->first[tid] = -1;
-  factor_range(job->t, p0, p1, &job->first[tid], &job->first_row[tid]);
+  factor_range(job->t, p0, p1, NULL, &job->first[tid],
+               &job->first_row[tid]);
 }
 
 /* Records the outcome of a factorization (first < 0: success). */
@@ -198,8 +236,40 @@ odb_status odb_blocktridiag_factor(odb_blocktridiag *t, long *bad_line) {
   if (t->factored)
     return ODB_FAIL(ODB_ERR_ARG, "blocktridiag: already factored (set the "
                     "blocks again first)");
-  factor_range(t, 0, t->bt.packs, &first, &first_row);
+  factor_range(t, 0, t->bt.packs, NULL, &first, &first_row);
   return factor_done(t, first, first_row, bad_line);
+}
+
+/* t from odb_blocktridiag_new; its blocks are only read (factor_range with
+   scratch), whatever the const of the pointer passed down. */
+odb_status odb_blocktridiag_factor_check(const odb_blocktridiag *t,
+                                         long *bad_line, int *bad_row) {
+  size_t blk = (size_t)t->bt.b * (size_t)t->bt.b * (size_t)t->bt.vl;
+  long first = -1;
+  int first_row = -1;
+  double *s;
+  if (bad_line)
+    *bad_line = -1;
+  if (bad_row)
+    *bad_row = -1;
+  if (t->factored)
+    return ODB_FAIL(ODB_ERR_ARG, "blocktridiag: already factored (set the "
+                    "blocks again first)");
+  s = malloc(sizeof(double) * 4 * blk);
+  if (!s)
+    return ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag factor check: no memory");
+  factor_range((odb_blocktridiag *)t, 0, t->bt.packs, s, &first, &first_row);
+  free(s);
+  if (bad_line)
+    *bad_line = first;
+  if (bad_row)
+    *bad_row = first_row;
+  if (first >= 0)
+    return ODB_FAIL(ODB_ERR_ARG, "line %ld has a zero or tiny pivot in the "
+                    "diagonal block of row %d (block LU without pivoting "
+                    "needs block diagonally dominant lines)", first,
+                    first_row);
+  return ODB_OK;
 }
 
 /* team from odb_team_create, not running. */

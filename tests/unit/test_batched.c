@@ -1,6 +1,7 @@
 /* test_batched.c - batched small matrices (standard and compact layouts)
    and the block-tridiagonal line solver: residuals, layout agreement,
    padding, zero pivots and bad input. Seed: ODB_SEED or the clock. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +387,129 @@ static void check_btd_team(void) {
   odb_team_destroy(team);
 }
 
+/* Shapes whose bytes do not fit a size_t are refused before anything is
+   allocated, and a block row past 2^32 is not taken for a small one. */
+static void check_sizes_and_indices(void) {
+  odb_batch bt;
+  odb_blocktridiag *t = NULL;
+  odb_clear_error();
+  tap_ok(odb_batch_init(&bt, ODB_LAYOUT_COMPACT, LONG_MAX, 32, 16) ==
+         ODB_ERR_NOMEM && strstr(odb_last_error(), "more than this machine"),
+         "a batch of LONG_MAX matrices is refused: %s", odb_last_error());
+  tap_ok(odb_batch_init(&bt, ODB_LAYOUT_COMPACT, LONG_MAX - 1, 2, 16) ==
+         ODB_ERR_NOMEM, "n near LONG_MAX: the pack count does not wrap");
+  tap_ok(odb_blocktridiag_new(1L << 33, 1 << 22, 32, ODB_LAYOUT_COMPACT, 0,
+                              &t) == ODB_ERR_NOMEM && t == NULL &&
+         strstr(odb_last_error(), "lines = 8589934592, length = 4194304, "
+                "block = 32: the blocks would need"),
+         "blocktridiag 2^33 x 2^22 x 32 refused: %s", odb_last_error());
+  size_t bytes = 0;
+  tap_ok(odb_blocktridiag_size(5, 3, 4, ODB_LAYOUT_COMPACT, 4, &bytes) ==
+         ODB_OK && bytes == (size_t)8 * 4 * 3 * 3 * 16 * 2,
+         "blocktridiag size of 5 lines (2 packs of 4): %zu bytes", bytes);
+  odb_blocktridiag_new(3, 4, 2, ODB_LAYOUT_COMPACT, 4, &t);
+  double blk[4] = { 5, 6, 7, 8 }, got[4];
+  odb_status st = odb_blocktridiag_set(t, 0, (1L << 32) + 1, ODB_BTD_D, blk);
+  odb_blocktridiag_get(t, 0, 1, ODB_BTD_D, got);
+  tap_ok(st == ODB_ERR_ARG && got[0] == 1 && got[1] == 0 && got[3] == 1 &&
+         strstr(odb_last_error(), "4294967297"),
+         "block row 2^32 + 1 refused, row 1 untouched: %s", odb_last_error());
+  tap_ok(odb_blocktridiag_get(t, 0, (1L << 32) + 1, ODB_BTD_D, got) ==
+         ODB_ERR_ARG, "block row 2^32 + 1 not read");
+  odb_blocktridiag_free(t);
+}
+
+/* odb_batched_lu_check refuses what odb_batched_lu refuses (matrix 5, row
+   1) without writing A; on good matrices it passes and A is unchanged. */
+static void check_lu_check(int b) {
+  long n = 11;
+  for (int lay = 0; lay < 2; ++lay) {
+    odb_batch bt;
+    odb_batch_init(&bt, (odb_batched_layout)lay, n, b, 4);
+    size_t ml = odb_batch_mat_len(&bt);
+    double *a = malloc(sizeof(double) * (size_t)n * b * b);
+    double *p = malloc(sizeof(double) * ml), *q = malloc(sizeof(double) * ml);
+    rand_mats(a, n, b, 1.0);
+    odb_batched_pack(&bt, a, p);
+    memcpy(q, p, sizeof(double) * ml);
+    long bad = 7;
+    int row = 7;
+    int ok = odb_batched_lu_check(&bt, p, &bad, &row) == ODB_OK &&
+             bad == -1 && row == -1 && !memcmp(p, q, sizeof(double) * ml);
+    double *m5 = a + (size_t)5 * b * b;   /* second pivot of matrix 5: 0 */
+    m5[b + 1] = m5[b] * m5[1] / m5[0];
+    odb_batched_pack(&bt, a, p);
+    memcpy(q, p, sizeof(double) * ml);
+    odb_status st = odb_batched_lu_check(&bt, p, &bad, &row);
+    ok &= st == ODB_ERR_ARG && bad == 5 && row == 1 &&
+          strstr(odb_last_error(), "matrix 5 has a zero or tiny pivot at "
+                 "row 1") && !memcmp(p, q, sizeof(double) * ml);
+    long bad2 = -7;
+    ok &= odb_batched_lu(&bt, q, &bad2) == ODB_ERR_ARG && bad2 == bad;
+    tap_ok(ok, "%s B=%d: LU check finds matrix %ld row %d, A untouched",
+           odb_batched_layout_name(bt.layout), b, bad, row);
+    free(a);
+    free(p);
+    free(q);
+  }
+}
+
+/* odb_blocktridiag_factor_check names the lowest bad line (line 1 failing
+   at row 3 before line 2 failing at row 1, in one pack) and its row
+   without writing a block; the raw factorization agrees; once the blocks
+   are fixed the check passes and factor + solve is exact. */
+static void check_btd_factor_check(void) {
+  for (int lay = 0; lay < 2; ++lay) {
+    long lines = 7;
+    int K = 4, b = 3;
+    odb_blocktridiag *t = NULL;
+    double z[9] = { 0 }, keep[3][9];
+    odb_blocktridiag_new(lines, K, b, (odb_batched_layout)lay, 4, &t);
+    odb_blocktridiag_random(t, 5, 3.0);
+    size_t len = odb_blocktridiag_blocks_len(t);
+    double *orig = malloc(sizeof(double) * len);
+    odb_blocktridiag_get(t, 1, 2, ODB_BTD_A, keep[0]);
+    odb_blocktridiag_get(t, 1, 2, ODB_BTD_D, keep[1]);
+    odb_blocktridiag_get(t, 2, 0, ODB_BTD_D, keep[2]);
+    odb_blocktridiag_set(t, 1, 2, ODB_BTD_A, z);   /* line 1, row 2: 0 */
+    odb_blocktridiag_set(t, 1, 2, ODB_BTD_D, z);
+    odb_blocktridiag_set(t, 2, 0, ODB_BTD_D, z);   /* line 2, row 0: 0 */
+    memcpy(orig, odb_blocktridiag_blocks(t), sizeof(double) * len);
+    long bad = 9;
+    int row = 9;
+    odb_status st = odb_blocktridiag_factor_check(t, &bad, &row);
+    int ok = st == ODB_ERR_ARG && bad == 1 && row == 2 &&
+             strstr(odb_last_error(), "line 1 has a zero or tiny pivot in "
+                    "the diagonal block of row 2") &&
+             !memcmp(orig, odb_blocktridiag_blocks(t), sizeof(double) * len) &&
+             !odb_blocktridiag_factored(t);
+    long raw = -7, bad1 = bad;
+    int row1 = row;
+    ok &= odb_blocktridiag_factor(t, &raw) == ODB_ERR_ARG && raw == 1;
+    memcpy(odb_blocktridiag_blocks(t), orig, sizeof(double) * len);
+    odb_blocktridiag_mark_factored(t, 0);
+    odb_blocktridiag_set(t, 1, 2, ODB_BTD_A, keep[0]);
+    odb_blocktridiag_set(t, 1, 2, ODB_BTD_D, keep[1]);
+    odb_blocktridiag_set(t, 2, 0, ODB_BTD_D, keep[2]);
+    ok &= odb_blocktridiag_factor_check(t, &bad, &row) == ODB_OK &&
+          bad == -1 && row == -1;
+    /* a fresh object with the same random blocks factors to the same
+       values: the check wrote nothing */
+    odb_blocktridiag *u = NULL;
+    odb_blocktridiag_new(lines, K, b, (odb_batched_layout)lay, 4, &u);
+    odb_blocktridiag_random(u, 5, 3.0);
+    ok &= odb_blocktridiag_factor(t, NULL) == ODB_OK &&
+          odb_blocktridiag_factor(u, NULL) == ODB_OK &&
+          !memcmp(odb_blocktridiag_blocks(t), odb_blocktridiag_blocks(u),
+                  sizeof(double) * len);
+    tap_ok(ok, "%s: factor check names line %ld row %d, blocks untouched",
+           odb_batched_layout_name((odb_batched_layout)lay), bad1, row1);
+    odb_blocktridiag_free(t);
+    odb_blocktridiag_free(u);
+    free(orig);
+  }
+}
+
 int main(void) {
   const char *env = getenv("ODB_SEED");
   uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
@@ -400,6 +524,7 @@ int main(void) {
     check_ops(11, b, 0);
     check_ops(5, b, vls[(bi + 1) % 4]);
     check_zero_pivot(b);
+    check_lu_check(b);
     check_btd(11, 5, b, 0);
     check_btd(3, 1, b, vls[(bi + 2) % 4]);
     check_btd(1, 8, b, vls[bi % 4]);
@@ -407,5 +532,7 @@ int main(void) {
   check_bad_input();
   check_btd_zero_pivot();
   check_btd_team();
+  check_sizes_and_indices();
+  check_btd_factor_check();
   return tap_done();
 }

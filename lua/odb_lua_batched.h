@@ -1,0 +1,50 @@
+/* odb_lua_batched.h - what ob.batched (odb_lua_batched.c) and
+   ob.blocktridiag (odb_lua_blocktridiag.c) share: option reading, block
+   values, the bad-pivot error and the benchmark table. Private to those
+   two files. */
+#ifndef ODB_LUA_BATCHED_H
+#define ODB_LUA_BATCHED_H
+
+#include "odb_lua.h"
+#include "odb_batched_gpu.h"
+
+/* Most repetitions a bench may ask for. */
+#define BENCH_MAX_REPS 1000
+
+/*
+** "cpu" (0) or "cuda" (1) from field `backend` of the table at arg; for
+** "cuda" checks that this build has CUDA and the run has the "cuda"
+** backend (a GPU), raising a clear error otherwise. who names the caller.
+*/
+int odbL_bt_backend(lua_State *L, int arg, const char *who);
+/* The variant field of the table at arg (cuda only; "auto" on the CPU). */
+odb_bgpu_variant odbL_bt_variant(lua_State *L, int arg, int gpu,
+                                 const char *who);
+/* Whether the table at 1 has the fields a, b and c (c may be NULL). */
+int odbL_bt_has_fields(lua_State *L, const char *a, const char *b,
+                       const char *c);
+/*
+** Reads the row-major B x B values at idx (a Vector or a table of bs*bs
+** numbers) into blk. A wrong count, a value that is not a number, or NaN
+** raises an argument error naming the 1-based place.
+*/
+void odbL_bt_read_block(lua_State *L, int idx, int bs, double *blk);
+/*
+** Raises "<who>: <what> N has a zero or tiny pivot <at>R (<why>); <kept>"
+** for matrix or line `bad` and row `row` (both 0-based, shown from 1;
+** row -1 when not known: then no row is named). Never returns.
+*/
+void odbL_bt_pivot_error(lua_State *L, const char *who, const char *what,
+                         long bad, int row, const char *at, const char *why,
+                         const char *kept);
+/* The optional field reps of the table at arg, 1..BENCH_MAX_REPS. */
+int odbL_bt_reps(lua_State *L, int arg, int def);
+/* Reads {seed=, dominance=} at idx (an optional table; NaN refused). */
+void odbL_bt_random_opts(lua_State *L, int idx, long long *seed,
+                         double *dom);
+/* Pushes the table of a benchmark of reps times (sorted here): seconds
+   (median), best, bytes, gbs, gbs_best, reps, variant. */
+void odbL_bt_push_bench(lua_State *L, double *times, int reps, double bytes,
+                        const char *variant);
+
+#endif
