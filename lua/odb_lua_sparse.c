@@ -14,6 +14,7 @@
 #include "odb_sparse_gpu.h"
 #include "odb_krylov_gpu.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,20 +46,30 @@ static odb_sparse *mat_check(lua_State *L, int idx)
   return m->A;
 }
 
-/* Vector or table of n numbers at idx into a fresh malloc'd array. */
-static double *vec_arg(lua_State *L, int idx, long n, const char *what)
+/*
+** The Vector or table of n numbers at idx (argument arg in messages, named
+** what) copied into a new Vector pushed on the stack (Lua frees it, also
+** after an error); returns its values. A wrong count, an entry that is not
+** a number, or (nan_ok 0: a right-hand side, a start) NaN raises naming
+** the 1-based entry.
+*/
+static double *vec_arg(lua_State *L, int idx, int arg, long n,
+                       const char *what, int nan_ok)
 {
-  double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-  if (!v) luaL_error(L, "out of memory for %s", what);
-  if (lua_type(L, idx) == LUA_TTABLE) {
-    if ((long)luaL_len(L, idx) != n) { free(v); luaL_error(L, "%s has %I entries, the matrix order is %I", what, (lua_Integer)luaL_len(L, idx), (lua_Integer)n); }
-    for (long i = 0; i < n; i++) { lua_geti(L, idx, i + 1); v[i] = lua_tonumber(L, -1); lua_pop(L, 1); }
-    return v;
-  }
-  odbL_vector *x = luaL_testudata(L, idx, ODBL_VECTOR);
-  if (!x || x->closed) { free(v); luaL_error(L, "%s: Vector or table expected", what); }
-  if (x->n != n) { free(v); luaL_error(L, "%s has %I entries, the matrix order is %I", what, (lua_Integer)x->n, (lua_Integer)n); }
-  memcpy(v, x->v, (size_t)n * sizeof *v);
+  odbL_vector *x = NULL;
+  lua_Integer len = 0, bad;
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TTABLE) len = luaL_len(L, idx);
+  else if ((x = luaL_testudata(L, idx, ODBL_VECTOR)) && !x->closed) len = x->n;
+  else luaL_argerror(L, arg, lua_pushfstring(L, "%s: Vector or table expected, got %s", what, luaL_typename(L, idx)));
+  if (len != n)
+    luaL_argerror(L, arg, lua_pushfstring(L, "%s has %I entries, the matrix order is %I", what, len, (lua_Integer)n));
+  double *v = odbL_vector_new(L, n)->v;
+  if (x) memcpy(v, x->v, (size_t)n * sizeof *v);
+  else if ((bad = odbL_read_numbers(L, idx, v, n)) != 0)
+    luaL_argerror(L, arg, lua_pushfstring(L, "%s: entry %I: number expected, got %s", what, bad, luaL_typename(L, -1)));
+  for (long i = 0; i < n && !nan_ok; i++)
+    if (isnan(v[i])) luaL_argerror(L, arg, lua_pushfstring(L, "%s: entry %I is NaN", what, (lua_Integer)i + 1));
   return v;
 }
 
@@ -69,16 +80,19 @@ int odbL_reservoir(lua_State *L)
   odbL_sparse_register(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
-  long long J = 0, H = 0, I = 0, k = 1, nw = 0, seed = 1;
-  odbL_opt_integer(L, 1, "J", &J); odbL_opt_integer(L, 1, "H", &H); odbL_opt_integer(L, 1, "I", &I);
-  odbL_opt_integer(L, 1, "k", &k); odbL_opt_integer(L, 1, "wells", &nw); odbL_opt_integer(L, 1, "seed", &seed);
+  /* absent sizes are 0: the engine names them (must be positive) */
+  long long J = odbL_opt_int_range(L, 1, 1, "J", "J", 1, 1 << 30, 0);
+  long long H = odbL_opt_int_range(L, 1, 1, "H", "H", 1, 1 << 30, 0);
+  long long I = odbL_opt_int_range(L, 1, 1, "I", "I", 1, 1 << 30, 0);
+  long long k = odbL_opt_int_range(L, 1, 1, "k", "k", 1, 16, 1);
+  long long nw = odbL_opt_int_range(L, 1, 1, "wells", "wells", 0, 1 << 30, 0);
+  long long seed = 1;
+  odbL_opt_integer(L, 1, "seed", &seed);
   const char *pat = odbL_opt_string(L, 1, "pattern", "b");
   odb_gh_pattern p;
   if (!strcmp(pat, "b") || !strcmp(pat, "GH-b")) p = ODB_GH_BLOCK;
   else if (!strcmp(pat, "h") || !strcmp(pat, "GH-h")) p = ODB_GH_HALF;
   else return luaL_error(L, "ob.reservoir: pattern must be \"b\" or \"h\", got \"%s\"", pat);
-  if (J > 1 << 30 || H > 1 << 30 || I > 1 << 30 || k > 1 << 30 || nw > 1 << 30 || J < -1 || H < -1 || I < -1 || k < -1 || nw < -1)
-    return luaL_error(L, "ob.reservoir: sizes out of range");
   odbL_res *r = lua_newuserdatauv(L, sizeof *r, 0);
   r->g = NULL;
   luaL_setmetatable(L, ODBL_RESERVOIR);
@@ -172,10 +186,9 @@ static int res_close(lua_State *L)
 static int mat_spmv(lua_State *L)
 {
   odb_sparse *A = mat_check(L, 1);
-  double *x = vec_arg(L, 2, A->n, "x");
+  double *x = vec_arg(L, 2, 2, A->n, "x", 1);
   odbL_vector *y = odbL_vector_new(L, A->n);
   odb_sparse_spmv(A, x, y->v);
-  free(x);
   return 1;
 }
 
@@ -273,10 +286,9 @@ static int gmat_spmv(lua_State *L)
 {
   odb_sparse_gpu *g = gmat_check(L, 1);
   odb_spmv_impl impl = impl_arg(L, luaL_optstring(L, 3, "ours"));
-  double *x = vec_arg(L, 2, g->n, "x");
+  double *x = vec_arg(L, 2, 2, g->n, "x", 1);
   odbL_vector *y = odbL_vector_new(L, g->n);
   odb_status st = odb_sparse_gpu_spmv_host(g, impl, x, y->v, g->n);
-  free(x);
   if (st != ODB_OK) return luaL_error(L, "%s", odb_last_error());
   return 1;
 }
@@ -333,12 +345,12 @@ static int gmat_set(lua_State *L)
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   odb_sparse_gpu_opts o = odb_sparse_gpu_get_opts(g);
-  long long v;
-  if (odbL_opt_integer(L, 2, "block", &v)) o.block = v > 0 && v < 1 << 20 ? (int)v : -1;
-  if (odbL_opt_integer(L, 2, "grain", &v)) o.grain = v > 0 && v < 1 << 20 ? (int)v : -1;
-  if (odbL_opt_integer(L, 2, "shared_x", &v)) o.shared_x = v >= 0 && v < 2 ? (int)v : -1;
-  if (odbL_opt_integer(L, 2, "pair", &v)) o.pair = v >= 0 && v < 2 ? (int)v : -1;
-  if (odbL_opt_integer(L, 2, "stream", &v)) o.stream = v >= 0 && v < 2 ? (int)v : -1;
+  /* the engine checks what each format allows within these */
+  o.block = (int)odbL_opt_int_range(L, 2, 2, "block", "block", 1, 1 << 20, o.block);
+  o.grain = (int)odbL_opt_int_range(L, 2, 2, "grain", "grain", 1, 1 << 20, o.grain);
+  o.shared_x = (int)odbL_opt_int_range(L, 2, 2, "shared_x", "shared_x", 0, 1, o.shared_x);
+  o.pair = (int)odbL_opt_int_range(L, 2, 2, "pair", "pair", 0, 1, o.pair);
+  o.stream = (int)odbL_opt_int_range(L, 2, 2, "stream", "stream", 0, 1, o.stream);
   if (odb_sparse_gpu_set_opts(g, &o) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
   return 0;
 }
@@ -387,10 +399,11 @@ static void krylov_opts(lua_State *L, odb_krylov_gpu_opts *o)
       odb_krylov_sync_parse(odbL_opt_string(L, 1, "sync", "lock"), &o->sync) != ODB_OK)
     luaL_error(L, "ob.krylov: %s", odb_last_error());
   odbL_opt_number(L, 1, "tol", &o->kry.tol);
-  if (odbL_opt_integer(L, 1, "maxit", &v)) o->kry.maxit = v > 0 && v < 1 << 30 ? (int)v : 0;
-  if (odbL_opt_integer(L, 1, "stagnation", &v)) o->kry.stag_window = v > 0 && v < 1 << 30 ? (int)v : 0;
-  if (!(o->kry.tol > 0) || o->kry.maxit <= 0 || o->kry.stag_window <= 0)
-    luaL_error(L, "ob.krylov: tol, maxit and stagnation must be positive");
+  o->kry.maxit = (int)odbL_opt_int_range(L, 1, 1, "maxit", "maxit", 1, (1 << 30) - 1, o->kry.maxit);
+  o->kry.stag_window = (int)odbL_opt_int_range(L, 1, 1, "stagnation", "stagnation", 1, (1 << 30) - 1,
+                                               o->kry.stag_window);
+  if (!(o->kry.tol > 0))
+    luaL_error(L, "ob.krylov: tol must be positive, got %f", (lua_Number)o->kry.tol);
   if (odbL_opt_integer(L, 1, "delay", &v)) {
     if (v < 0 || v > 1000000) luaL_error(L, "ob.krylov: delay must be in 0..1000000 ns, got %I", (lua_Integer)v);
     o->delay_ns = (int)v;
@@ -499,21 +512,18 @@ int odbL_krylov(lua_State *L)
   int want_spmv = lua_toboolean(L, -1);
   lua_pop(L, 1);
   lua_getfield(L, 1, "b");
-  double *b = vec_arg(L, lua_gettop(L), A->n, "b");
-  lua_pop(L, 1);
+  double *b = vec_arg(L, -1, 1, A->n, "b", 0);   /* its copy stays on the stack */
   odbL_vector *x = odbL_vector_new(L, A->n);
   int xi = lua_gettop(L);
   lua_getfield(L, 1, "x0");
   if (!lua_isnil(L, -1)) {
-    double *x0 = vec_arg(L, lua_gettop(L), A->n, "x0");
+    double *x0 = vec_arg(L, -1, 1, A->n, "x0", 0);
     memcpy(x->v, x0, (size_t)A->n * sizeof *x0);
-    free(x0);
   }
-  lua_pop(L, 1);
+  lua_settop(L, xi);
   odb_krylov_result res;
   odb_krylov_gpu_info info;
   odb_status st = odb_krylov_gpu_solve(A, km, b, x->v, &o, &res, &info);
-  free(b);
   if (st != ODB_OK && st != ODB_ERR_MAX_STEPS) return luaL_error(L, "ob.krylov: %s", odb_last_error());
   krylov_push(L, xi, st, &res, &o, &info);
   odb_krylov_result_free(&res);

@@ -12,6 +12,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include "odb_size.h"
 #include "odb_sparse.h"
 #include "odb_team.h"
 #include "par.h"
@@ -54,25 +55,42 @@ void odb_sparse_free(odb_sparse *A)
   free(A);
 }
 
-/* A valid. */
+/* a * b * c + d, or SIZE_MAX when that does not fit a size_t. */
+static size_t sat(size_t a, size_t b, size_t c, size_t d)
+{
+  size_t p;
+  return odb_size_mul3(&p, a, b, c) || odb_size_add(&p, p, d) ? SIZE_MAX : p;
+}
+
+/* A valid. A count that does not fit a size_t gives SIZE_MAX (more than
+** any limit), so that a limit check never passes a wrapped size. */
 size_t odb_sparse_bytes(const odb_sparse *A)
 {
   size_t n = (size_t)A->n;
   switch (A->fmt) {
   case ODB_FMT_CSR: return 12 * (size_t)A->nnz + 8 * (n + 1);
   case ODB_FMT_BSR:
-    return 8 * (size_t)A->bs * A->bs * A->nblocks + 4 * (size_t)A->nblocks + 8 * ((size_t)A->nbr + 1);
-  case ODB_FMT_ELL: return 12 * n * A->width;
-  case ODB_FMT_HYB: return 12 * n * A->width + 16 * (size_t)A->ncoo;
-  case ODB_FMT_DIA: return 8 * n * A->ndiag + 8 * (size_t)A->ndiag;
+    return sat(8 * (size_t)A->bs * A->bs, (size_t)A->nblocks, 1,
+               4 * (size_t)A->nblocks + 8 * ((size_t)A->nbr + 1));
+  case ODB_FMT_ELL: return sat(12, n, (size_t)A->width, 0);
+  case ODB_FMT_HYB: return sat(12, n, (size_t)A->width, 16 * (size_t)A->ncoo);
+  case ODB_FMT_DIA: return sat(8, n, (size_t)A->ndiag, 8 * (size_t)A->ndiag);
   case ODB_FMT_BDIA: {
     const odb_bdia *b = A->bd;
     size_t nw = b->nw;
-    return 8 * (size_t)7 * b->k * b->k * b->M + 16 * nw * b->J + 12 * nw
-           + 4 * (size_t)b->pu * b->pv + 8 * nw + 8 * nw;
+    return sat(8 * (size_t)7 * b->k * b->k, (size_t)b->M, 1,
+               16 * nw * b->J + 12 * nw + 4 * (size_t)b->pu * b->pv + 8 * nw + 8 * nw);
   }
   default: return 0;
   }
+}
+
+/* malloc of a * b * c bytes (at least 1); NULL, as when memory is short,
+** when the product does not fit a size_t. */
+static void *malloc3(size_t a, size_t b, size_t c)
+{
+  size_t n;
+  return odb_size_mul3(&n, a, b, c) ? NULL : malloc(n ? n : 1);
 }
 
 /* Arrays valid for n rows. */
@@ -189,7 +207,7 @@ static odb_status to_bsr(const odb_sparse *s, int bs, size_t max_bytes, odb_spar
     goto done;
   }
   A->bcol = malloc((nb ? nb : 1) * sizeof *A->bcol);
-  A->bval = malloc((size_t)(nb ? nb : 1) * bs * bs * sizeof *A->bval);
+  A->bval = malloc3((size_t)(nb ? nb : 1), (size_t)bs * bs, sizeof *A->bval);
   if (!A->bcol || !A->bval) { st = ODB_FAIL(ODB_ERR_NOMEM, "BSR needs %zu bytes", need); goto done; }
   odb_sparse_par_for(nbr, parts, bsr_fill_part, &job);
 done:
@@ -251,8 +269,8 @@ static odb_status to_ell(const odb_sparse *s, int w, int hyb, size_t max_bytes, 
     free(job);
     return ODB_FAIL(ODB_ERR_NOMEM, "%s needs %zu bytes, limit %zu", hyb ? "HYB" : "ELL", need, max_bytes);
   }
-  A->ecol = malloc((size_t)n * (w ? w : 1) * sizeof *A->ecol);
-  A->eval = malloc((size_t)n * (w ? w : 1) * sizeof *A->eval);
+  A->ecol = malloc3((size_t)n, (size_t)(w ? w : 1), sizeof *A->ecol);
+  A->eval = malloc3((size_t)n, (size_t)(w ? w : 1), sizeof *A->eval);
   if (hyb) {
     A->crow = malloc((nc ? nc : 1) * sizeof *A->crow);
     A->ccol = malloc((nc ? nc : 1) * sizeof *A->ccol);
@@ -346,7 +364,7 @@ static odb_status to_dia(const odb_sparse *s, size_t max_bytes, odb_sparse *A)
     goto done;
   }
   A->doff = malloc((nd ? nd : 1) * sizeof *A->doff);
-  A->dval = malloc((size_t)n * (nd ? nd : 1) * sizeof *A->dval);
+  A->dval = malloc3((size_t)n, (size_t)(nd ? nd : 1), sizeof *A->dval);
   j->slot = malloc(2 * n * sizeof *j->slot);
   if (!A->doff || !A->dval || !j->slot) {
     st = ODB_FAIL(ODB_ERR_NOMEM, "DIA needs %zu bytes (%ld diagonals)", need, nd);

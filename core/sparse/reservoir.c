@@ -5,6 +5,7 @@
 #include <math.h>
 #include "odb_sparse.h"
 #include "odb_rng.h"
+#include "odb_size.h"
 #include "par.h"
 
 /* Picks pu x pv >= nw partitions (pu <= H, pv <= I) with the least waste,
@@ -37,10 +38,13 @@ odb_status odb_reservoir_create(odb_reservoir **out, int J, int H, int I, int k,
   if (nw < 0 || (long)nw > (long)H * I)
     return ODB_FAIL(ODB_ERR_ARG, "%d wells do not fit: at most %ld partitions of the %d x %d top plane",
                     nw, (long)H * I, H, I);
-  double order = (double)J * H * I * k + nw;
-  if (order > INT32_MAX)
-    return ODB_FAIL(ODB_ERR_ARG, "reservoir of order %.0f exceeds 32-bit indices", order);
-  long M = (long)J * H * I;
+  /* the order M k + nw must fit the int32 columns of every format */
+  long M, Mk;
+  if (odb_long_mul(&M, J, H) || odb_long_mul(&M, M, I) || odb_long_mul(&Mk, M, k) ||
+      Mk > (long)INT32_MAX - nw)
+    return ODB_FAIL(ODB_ERR_ARG, "reservoir of %d x %d x %d cells, k = %d and %d wells has order %.4g, "
+                    "more than the 32-bit indices allow (%ld)", J, H, I, k, nw,
+                    (double)J * H * I * k + nw, (long)INT32_MAX);
   odb_reservoir *g = calloc(1, sizeof *g);
   if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "reservoir");
   g->J = J; g->H = H; g->I = I; g->k = k; g->nw = nw; g->pattern = pattern;
@@ -313,7 +317,8 @@ odb_status odb_reservoir_bdia(const odb_reservoir *g, odb_sparse **out)
   b->J = J; b->H = g->H; b->I = g->I; b->k = k; b->nw = nw; b->pu = g->pu; b->pv = g->pv;
   b->pattern = g->pattern; b->M = M;
   int nw1 = nw ? nw : 1;
-  b->val = malloc((size_t)7 * k * k * M * sizeof *b->val);
+  size_t nval;
+  if (!odb_size_mul3(&nval, (size_t)7 * k * k, (size_t)M, sizeof *b->val)) b->val = malloc(nval);
   b->Wa = calloc((size_t)nw1 * J, sizeof *b->Wa); b->WTa = calloc((size_t)nw1 * J, sizeof *b->WTa);
   b->a = calloc(nw1, sizeof(int)); b->b = calloc(nw1, sizeof(int)); b->c = calloc(nw1, sizeof(int));
   b->d = calloc((size_t)g->pu * g->pv, sizeof(int));
@@ -354,7 +359,9 @@ odb_status odb_reservoir_matrix(const odb_reservoir *g, odb_sparse_format f,
   *out = NULL;
   odb_status st;
   if (f == ODB_FMT_BDIA) {
-    size_t need = (size_t)7 * g->k * g->k * g->M * sizeof(double);
+    size_t need;
+    if (odb_size_mul3(&need, (size_t)7 * g->k * g->k, (size_t)g->M, sizeof(double)))
+      return ODB_FAIL(ODB_ERR_NOMEM, "Bdia of order %ld needs more bytes than a size_t holds", g->n);
     if (max_bytes && need > max_bytes)
       return ODB_FAIL(ODB_ERR_NOMEM, "Bdia needs %zu bytes, limit %zu", need, max_bytes);
     return odb_reservoir_bdia(g, out);

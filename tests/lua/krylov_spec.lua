@@ -63,7 +63,7 @@ describe("ob.krylov", function()
       { { rv = "texture" }, "rv must be \"auto\", \"shared\" or \"global\"" },
       { { watchdog = 0 }, "watchdog must be in (0, 3600]" },
       { { tol = -1 }, "must be positive" },
-      { { maxit = 0 }, "must be positive" },
+      { { maxit = 0 }, "field 'maxit': must be in 1..1073741823, got 0" },
       { { colour = 1 }, "unknown field 'colour'" },
     }
     for _, c in ipairs(cases) do

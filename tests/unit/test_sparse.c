@@ -325,6 +325,14 @@ static void test_bad_input(void)
   tap_ok(odb_reservoir_create(&g, 0, 3, 3, 2, 0, ODB_GH_BLOCK, 1) == ODB_ERR_ARG, "J = 0 refused: %s", odb_last_error());
   tap_ok(odb_reservoir_create(&g, 3, 3, 3, 17, 0, ODB_GH_BLOCK, 1) == ODB_ERR_ARG, "k = 17 refused: %s", odb_last_error());
   tap_ok(odb_reservoir_create(&g, 3, 2, 2, 2, 5, ODB_GH_BLOCK, 1) == ODB_ERR_ARG, "5 wells on 2x2 refused: %s", odb_last_error());
+  tap_ok(odb_reservoir_create(&g, 1 << 30, 1 << 30, 1 << 30, 1, 0, ODB_GH_BLOCK, 1) == ODB_ERR_ARG
+         && g == NULL && strstr(odb_last_error(), "1073741824 x 1073741824 x 1073741824 cells"),
+         "2^90 cells refused (the product does not wrap): %s", odb_last_error());
+  tap_ok(odb_reservoir_create(&g, 1 << 16, 1 << 15, 1, 1, 1, ODB_GH_BLOCK, 1) == ODB_ERR_ARG
+         && strstr(odb_last_error(), "order 2.147e+09"),
+         "order 2^31 + 1 refused: %s", odb_last_error());
+  tap_ok(odb_reservoir_create(&g, 1 << 16, 1 << 15, 1, 1, 0, ODB_GH_BLOCK, 1) == ODB_ERR_ARG,
+         "order 2^31 refused");
   odb_reservoir_create(&g, 3, 3, 3, 2, 1, ODB_GH_BLOCK, 1);
   tap_ok(odb_reservoir_matrix(g, ODB_FMT_DIA, 1000, &A) == ODB_ERR_NOMEM && strstr(odb_last_error(), "bytes"),
          "DIA over a memory limit refused with its size: %s", odb_last_error());
