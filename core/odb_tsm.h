@@ -37,9 +37,11 @@ odb_status odb_tsm_check_shape(long M, long N, long K, int max_width);
 
 /* Doubles of A (K x M), of the second input X (B: K x N for tsmttsm, C:
    M x N for tsmm) and of the output (C: M x N, or B: K x N); complex
-   entries are two doubles. */
-void odb_tsm_sizes(odb_tsm_op op, odb_tsm_dtype t, long M, long N, long K,
-                   size_t *na, size_t *nx, size_t *nout);
+   entries are two doubles. ODB_ERR_NOMEM, naming the shape and the bytes
+   it would need, when the bytes of the three together do not fit a size_t
+   (the counts are then 0); every offset into them fits a long then. */
+odb_status odb_tsm_sizes(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                         long K, size_t *na, size_t *nx, size_t *nout);
 
 /* Flops (2MNK real, 8MNK complex) and the fewest bytes moved (each of the
    three matrices once) of one product. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "odb_size.h"
 #include "odb_tsm.h"
 
 enum { MIN_ROWS_PER_THREAD = 4096, MAX_THREADS = 256 };
@@ -61,13 +62,24 @@ odb_status odb_tsm_check_shape(long M, long N, long K, int max_width) {
   return ODB_OK;
 }
 
-/* See the header. */
-void odb_tsm_sizes(odb_tsm_op op, odb_tsm_dtype t, long M, long N, long K,
-                   size_t *na, size_t *nx, size_t *nout) {
-  size_t e = t == ODB_TSM_Z ? 2 : 1;
-  *na = e * (size_t)K * (size_t)M;
-  *nx = e * (size_t)N * (size_t)(op == ODB_TSM_TSMTTSM ? K : M);
-  *nout = e * (size_t)N * (size_t)(op == ODB_TSM_TSMTTSM ? M : K);
+/* Shapes checked (positive sides); see the header. */
+odb_status odb_tsm_sizes(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
+                         long K, size_t *na, size_t *nx, size_t *nout) {
+  size_t e = t == ODB_TSM_Z ? 2 : 1, sum;
+  long wx = op == ODB_TSM_TSMTTSM ? K : M, wo = op == ODB_TSM_TSMTTSM ? M : K;
+  *na = *nx = *nout = 0;
+  if (odb_size_mul3(na, e, (size_t)K, (size_t)M) ||
+      odb_size_mul3(nx, e, (size_t)N, (size_t)wx) ||
+      odb_size_mul3(nout, e, (size_t)N, (size_t)wo) ||
+      odb_size_add(&sum, *na, *nx) || odb_size_add(&sum, sum, *nout) ||
+      odb_size_mul(&sum, sum, sizeof(double))) {
+    *na = *nx = *nout = 0;
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s %s M = %ld, N = %ld, K = %ld: its "
+                    "matrices would need %.3g bytes, more than this machine "
+                    "can address", odb_tsm_op_name(op), odb_tsm_dtype_name(t),
+                    M, N, K, odb_tsm_bytes(t, M, N, K));
+  }
+  return ODB_OK;
 }
 
 /* Counts as in the seed's roofline model (eq. 1). */
@@ -809,23 +821,31 @@ odb_status odb_tsm_cpu(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
   pthread_t th[MAX_THREADS];
   double *tiles = NULL;
   int p, started = 0, z = t == ODB_TSM_Z;
-  size_t tile = (size_t)(M * N) * (z ? 4 : 1);   /* the real view's sums */
+  size_t tile, all, na, nx, nout;   /* tile: the real view's sums */
   odb_status st = ODB_OK;
 
   ODB_TRY(odb_tsm_check_shape(M, N, K, 0));
+  ODB_TRY(odb_tsm_sizes(op, t, M, N, K, &na, &nx, &nout));
   if (!A || !X || !out)
     return ODB_FAIL(ODB_ERR_ARG, "%s: a matrix pointer is NULL",
                     odb_tsm_op_name(op));
   if ((unsigned)op > 1 || (unsigned)t > 1)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: bad operation or dtype");
   p = odb_tsm_cpu_threads(K, nthreads);
+  if (odb_size_mul3(&tile, (size_t)M, (size_t)N, z ? 4 : 1) ||
+      odb_size_mul3(&all, tile, (size_t)p, sizeof(double)))
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s: %d tiles of %ld x %ld do not fit a "
+                    "size_t", odb_tsm_op_name(op), p, M, N);
   if (op == ODB_TSM_TSMTTSM) {
-    tiles = malloc(sizeof(double) * tile * (size_t)p);
+    tiles = malloc(all);
     if (!tiles) return ODB_FAIL(ODB_ERR_NOMEM, "tsmttsm: %d tiles of %zu "
                                 "doubles", p, tile);
   }
+  /* rows K * i / p onwards for thread i, computed as K / p * i + K % p *
+     i / p so that K * i cannot overflow */
   for (int i = 0; i < p; ++i) {
-    jobs[i] = (tsm_job){ op, t, M, N, K * i / p, K * (i + 1) / p, A, X,
+    jobs[i] = (tsm_job){ op, t, M, N, K / p * i + K % p * i / p,
+                         K / p * (i + 1) + K % p * (i + 1) / p, A, X,
                          tiles ? tiles + tile * (size_t)i : out, ODB_OK };
   }
   for (int i = 1; i < p; ++i) {

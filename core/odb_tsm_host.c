@@ -29,7 +29,7 @@ odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
                                odb_tsm_host **out) {
   odb_tsm_host *h;
   odb_rng r;
-  size_t na, nx;
+  size_t na, nx, nout;
   *out = NULL;
   ODB_TRY(odb_tsm_check_shape(M, N, K, 1));
   if ((unsigned)op > 1 || (unsigned)t > 1)
@@ -37,6 +37,7 @@ odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
   if (threads < 0 || threads > 256)
     return ODB_FAIL(ODB_ERR_ARG, "tsm: threads = %d, expected 0 (one per "
                     "core) to 256", threads);
+  ODB_TRY(odb_tsm_sizes(op, t, M, N, K, &na, &nx, &nout));
   h = calloc(1, sizeof *h);
   if (!h) return ODB_FAIL(ODB_ERR_NOMEM, "tsm: out of memory");
   h->op = op;
@@ -45,7 +46,7 @@ odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
   h->N = N;
   h->K = K;
   h->threads = threads;
-  odb_tsm_sizes(op, t, M, N, K, &na, &nx, &h->nout);
+  h->nout = nout;
   h->A = malloc(na * sizeof(double));
   h->X = malloc(nx * sizeof(double));
   h->out = malloc(h->nout * sizeof(double));
@@ -169,7 +170,7 @@ odb_status odb_tsm_host_check(odb_tsm_host *h, double *err) {
   size_t na, nx, n;               /* n: the output of K rows */
   double *ref, *mine, *loop;
   odb_status st = ODB_OK;
-  odb_tsm_sizes(h->op, h->t, h->M, h->N, K, &na, &nx, &n);
+  ODB_TRY(odb_tsm_sizes(h->op, h->t, h->M, h->N, K, &na, &nx, &n));
   ref = malloc(n * sizeof(double));
   mine = malloc(n * sizeof(double));
   loop = malloc(n * sizeof(double));

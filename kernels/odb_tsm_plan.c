@@ -238,10 +238,11 @@ static int compute_bound(odb_tsm_plan *p) {
 /* Allocates and fills the matrices, and the verification set. */
 static odb_status plan_data(odb_tsm_plan *p) {
   odb_backend *b = p->b;
-  odb_tsm_sizes(p->op, p->t, p->M, p->N, p->K, &p->na, &p->nx, &p->no);
+  ODB_TRY(odb_tsm_sizes(p->op, p->t, p->M, p->N, p->K, &p->na, &p->nx,
+                        &p->no));
   p->Kc = p->K < CHECK_ROWS ? p->K : CHECK_ROWS;
-  odb_tsm_sizes(p->op, p->t, p->M, p->N, p->Kc, &p->nac, &p->nxc,
-                &p->noc);
+  ODB_TRY(odb_tsm_sizes(p->op, p->t, p->M, p->N, p->Kc, &p->nac, &p->nxc,
+                        &p->noc));
   ODB_TRY(b->ops->alloc(b, 8 * p->na, (void **)&p->A));
   ODB_TRY(b->ops->alloc(b, 8 * p->nx, (void **)&p->X));
   ODB_TRY(b->ops->alloc(b, 8 * p->no, (void **)&p->out));

@@ -33,9 +33,8 @@ static odbL_tsmk *kernel_check(lua_State *L, int idx) {
 
 /* The optional repetition count at idx (default 9). */
 static int opt_reps(lua_State *L, int idx) {
-  lua_Integer r = luaL_optinteger(L, idx, 9);
-  if (r < 1 || r > 1000) luaL_argerror(L, idx, "reps must be in 1..1000");
-  return (int)r;
+  if (lua_isnoneornil(L, idx)) return 9;
+  return (int)odbL_check_int_range(L, idx, "reps", 1, 1000);
 }
 
 /* Pushes seconds and GFLOP/s of a timed run. */
@@ -178,6 +177,13 @@ static void kernel_meta(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* Whether the option table (argument 2) has field k. */
+static int has_int(lua_State *L, const char *k) {
+  int have = lua_getfield(L, 2, k) != LUA_TNIL;
+  lua_pop(L, 1);
+  return have;
+}
+
 /* backend = "auto" | "cuda" | "cpu": 1 for cuda (auto: when present). */
 static int read_backend(lua_State *L, odb_ctx *ctx) {
   const char *b = odbL_opt_string(L, 2, "backend", "auto");
@@ -206,7 +212,8 @@ int odbL_kernel(lua_State *L) {
                                       "backend", "threads", NULL };
   odbL_state *S = odbL_state_get(L);
   const char *name = luaL_checkstring(L, 1);
-  long long M = 0, N = 0, K = 0, threads = 0;
+  long M, N, K, threads;
+  size_t na, nx, nout;
   const char *dt, *space;
   odb_tsm_plan_opts o;
   odbL_tsmk *k;
@@ -215,9 +222,13 @@ int odbL_kernel(lua_State *L) {
   int cuda;
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
-  if (!odbL_opt_integer(L, 2, "M", &M) || !odbL_opt_integer(L, 2, "N", &N)
-      || !odbL_opt_integer(L, 2, "K", &K))
+  if (!has_int(L, "M") || !has_int(L, "N") || !has_int(L, "K"))
     return luaL_error(L, "ob.kernel: M, N and K are required");
+  /* K any positive count: whether its matrices fit is odb_tsm_sizes's
+     to say (with the bytes they would need) */
+  M = (long)odbL_opt_int_range(L, 2, 2, "M", "M", 1, ODB_TSM_MAX_WIDTH, 1);
+  N = (long)odbL_opt_int_range(L, 2, 2, "N", "N", 1, ODB_TSM_MAX_WIDTH, 1);
+  K = (long)odbL_opt_int_range(L, 2, 2, "K", "K", 1, LUA_MAXINTEGER, 1);
   dt = odbL_opt_string(L, 2, "dtype", "d");
   space = odbL_opt_string(L, 2, "space", "quick");
   if (strcmp(space, "quick") != 0 && strcmp(space, "full") != 0)
@@ -225,33 +236,33 @@ int odbL_kernel(lua_State *L) {
                       space);
   raise_on(L, odb_tsm_op_parse(name, &op));
   raise_on(L, odb_tsm_dtype_parse(dt, &t));
-  raise_on(L, odb_tsm_check_shape((long)M, (long)N, (long)K, 1));
+  raise_on(L, odb_tsm_check_shape(M, N, K, 1));
+  if (odb_tsm_sizes(op, t, M, N, K, &na, &nx, &nout) != ODB_OK)
+    return luaL_error(L, "ob.kernel: %s", odb_last_error());
   cuda = read_backend(L, S->ctx);
-  if (odbL_opt_integer(L, 2, "threads", &threads) &&
-      (cuda || threads < 0 || threads > 256))
-    return luaL_error(L, cuda ? "ob.kernel: threads is an option of the CPU "
-                      "version (backend 'cpu')" : "ob.kernel: threads = %I, "
-                      "expected 0 (one per core) to 256", (lua_Integer)threads);
+  if (has_int(L, "threads") && cuda)
+    return luaL_error(L, "ob.kernel: threads is an option of the CPU "
+                      "version (backend 'cpu')");
+  threads = (long)odbL_opt_int_range(L, 2, 2, "threads", "threads", 0, 256,
+                                     0);   /* 0: one per core */
   memset(&o, 0, sizeof o);
   o.full = strcmp(space, "full") == 0;
   kernel_meta(L);
   /* A, B and C (K x M, K x N, M x N entries; tsmm: A, C and B), and on
      the GPU their host copies */
-  odbL_gc_external(L, (cuda ? 2.0 : 1.0) * (t == ODB_TSM_Z ? 16.0 : 8.0) *
-                      ((double)K * (double)(M + N) + (double)M * (double)N));
+  odbL_gc_external(L, (cuda ? 2.0 : 1.0) * 8.0 * (double)(na + nx + nout));
   k = lua_newuserdatauv(L, sizeof *k, 0);
   memset(k, 0, sizeof *k);
   luaL_setmetatable(L, ODBL_KERNEL);
   k->op = op;
   k->t = t;
-  k->M = (long)M;
-  k->N = (long)N;
-  k->K = (long)K;
+  k->M = M;
+  k->N = N;
+  k->K = K;
   if (cuda)
-    raise_on(L, odb_tsm_plan_create(S->ctx, op, t, (long)M, (long)N,
-                                    (long)K, &o, &k->plan));
+    raise_on(L, odb_tsm_plan_create(S->ctx, op, t, M, N, K, &o, &k->plan));
   else
-    raise_on(L, odb_tsm_host_create(op, t, (long)M, (long)N, (long)K,
-                                    (int)threads, S->ctx->seed, &k->host));
+    raise_on(L, odb_tsm_host_create(op, t, M, N, K, (int)threads,
+                                    S->ctx->seed, &k->host));
   return 1;
 }

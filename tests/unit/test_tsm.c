@@ -477,6 +477,29 @@ int main(void) {
          "the range: %s", odb_last_error());
   odb_tsm_dtype dt;
   tap_ok(odb_tsm_dtype_parse("s", &dt) == ODB_ERR_NAME, "dtype 's' refused");
+  /* shapes whose matrices cannot be addressed: refused with the bytes,
+     before anything is allocated or run */
+  size_t na = 1, nx = 1, no = 1;
+  tap_ok(odb_tsm_sizes(ODB_TSM_TSMM, ODB_TSM_D, 64, 64, 1L << 55, &na, &nx,
+                       &no) == ODB_ERR_NOMEM && na == 0 && nx == 0 &&
+         no == 0 && strstr(odb_last_error(), "K = 36028797018963968: its "
+                           "matrices would need"),
+         "tsmm 64 x 64 x 2^55 refused: %s", odb_last_error());
+  tap_ok(odb_tsm_sizes(ODB_TSM_TSMTTSM, ODB_TSM_Z, 3, 5, 7, &na, &nx, &no)
+         == ODB_OK && na == 42 && nx == 70 && no == 30,
+         "complex tsmttsm 3 x 5 x 7: %zu, %zu, %zu doubles", na, nx, no);
+  odb_tsm_host *h = NULL;
+  tap_ok(odb_tsm_host_create(ODB_TSM_TSMM, ODB_TSM_D, 64, 64, 1L << 55, 1,
+                             1, &h) == ODB_ERR_NOMEM && h == NULL,
+         "a host product of K = 2^55 is refused: %s", odb_last_error());
+  tap_ok(odb_tsm_cpu(ODB_TSM_TSMM, ODB_TSM_D, 64, 64, 1L << 55, &x, &x, &x,
+                     1) == ODB_ERR_NOMEM, "odb_tsm_cpu refuses K = 2^55 "
+         "before reading a row");
+  /* the matrices' bytes fit (2^63 + 2^44), two threads' tiles do not */
+  tap_ok(odb_tsm_cpu(ODB_TSM_TSMTTSM, ODB_TSM_D, 1L << 30, 1L << 30, 8192,
+                     &x, &x, &x, 2) == ODB_ERR_NOMEM &&
+         strstr(odb_last_error(), "2 tiles of 1073741824 x 1073741824"),
+         "two 2^30 x 2^30 tiles are refused: %s", odb_last_error());
 #if ODB_HAVE_CUDA
   check_generator();
   if (getenv("ODEBENCH_KERNEL_CACHE") &&
