@@ -1,6 +1,7 @@
 /* odb_solver.c - the step driver: step-size control, integration, stats. */
 #include "odebench.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,28 @@ static void opts_defaults(odb_solver_opts *o) {
   if (o->max_steps <= 0) o->max_steps = 100000000L;
 }
 
+/* See the header. */
+int odb_solver_max_threads(int *hw) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN), lim;
+  if (n < 1) n = 1;
+  if (n > INT_MAX / 4) n = INT_MAX / 4;
+  lim = 4 * n;
+  if (hw) *hw = (int)n;
+  return lim < ODB_MIN_THREAD_LIMIT ? ODB_MIN_THREAD_LIMIT : (int)lim;
+}
+
+/* ODB_OK when a parallel variant may make threads of them. */
+static odb_status threads_check(int threads) {
+  int hw, lim = odb_solver_max_threads(&hw);
+  if (threads < 0)
+    return ODB_FAIL(ODB_ERR_ARG, "threads must be positive, got %d", threads);
+  if (threads > lim)
+    return ODB_FAIL(ODB_ERR_ARG, "threads = %d is more than %d, the most "
+                    "this machine takes (4 x its %d hardware threads, at "
+                    "least %d)", threads, lim, hw, ODB_MIN_THREAD_LIMIT);
+  return ODB_OK;
+}
+
 /* Checks option values a user may get wrong. */
 static odb_status opts_check(const odb_solver_opts *o) {
   if (!(o->safety > 0 && o->safety <= 1))
@@ -40,9 +63,7 @@ static odb_status opts_check(const odb_solver_opts *o) {
   if (o->m < 0)
     return ODB_FAIL(ODB_ERR_ARG, "m (corrector steps) must be at least 1, got "
                     "%d", o->m);
-  if (o->threads < 0)
-    return ODB_FAIL(ODB_ERR_ARG, "threads must be positive, got %d",
-                    o->threads);
+  ODB_TRY(threads_check(o->threads));
   if (o->sync != 0 && o->sync != ODB_SYNC_STEP && o->sync != ODB_SYNC_CALL)
     return ODB_FAIL(ODB_ERR_ARG, "sync must be %d (every step) or %d (once "
                     "an integrate call), got %d", ODB_SYNC_STEP, ODB_SYNC_CALL,
@@ -259,6 +280,7 @@ odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
   if (!v || block < 0 || threads < 0)
     return ODB_FAIL(ODB_ERR_ARG, "set_variant: a variant, block >= 0 and "
                     "threads >= 0 are needed");
+  ODB_TRY(threads_check(threads));
   if (strcmp(v->backend, s->backend->ops->name) != 0)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "variant '%s' runs on backend '%s', "
                     "not '%s'", v->name, v->backend, s->backend->ops->name);
@@ -571,7 +593,9 @@ static odb_status adaptive_step(odb_solver *s, double hmax_left,
 ** ODB_OK when the candidate solution of a fixed step of h is finite. An
 ** error norm (methods with bhat) sums over every component, so a finite
 ** norm says ynew is finite; otherwise the first and last components are
-** read (from the device for device backends: 16 bytes).
+** read (from the device for device backends: 16 bytes). A component in
+** between that alone goes non-finite is found by integrate's check of the
+** whole state at the end of the call (final_check).
 */
 static odb_status check_finite(odb_solver *s, double err, double h) {
   odb_backend *b = s->backend;
@@ -603,6 +627,9 @@ static odb_status check_finite(odb_solver *s, double err, double h) {
 static odb_status fixed_step(odb_solver *s, double h, int defer) {
   double err;
   odb_status st;
+  if (!(s->t + h > s->t))
+    return ODB_FAIL(ODB_ERR_STEP_SIZE, "step size %g does not advance t = "
+                    "%.17g (t + h rounds to t)", h, s->t);
   s->defer_norm = defer;
   st = attempt(s, h, &err);
   s->defer_norm = 0;
@@ -613,6 +640,24 @@ static odb_status fixed_step(odb_solver *s, double h, int defer) {
     ODB_TRY(check_finite(s, err, h));
   }
   accept(s, h);
+  return ODB_OK;
+}
+
+/*
+** The end of an integrate call on a host-memory backend: every component
+** of the state must be finite (one read of y a call; the steps check less,
+** see check_finite). A device's state is not read back for it.
+*/
+static odb_status final_check(const odb_solver *s) {
+  double sum = 0.0;
+  if (!s->backend->host_memory) return ODB_OK;
+  for (long i = 0; i < s->n; ++i) sum += s->y[i] * 0.0;  /* NaN if any is */
+  if (isfinite(sum)) return ODB_OK;
+  for (long i = 0; i < s->n; ++i)
+    if (!isfinite(s->y[i]))
+      return ODB_FAIL(ODB_ERR_NONFINITE, "solution became non-finite: "
+                      "component %ld is %g at t = %.17g", i + 1, s->y[i],
+                      s->t);
   return ODB_OK;
 }
 
@@ -813,6 +858,7 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
     }
   }
   s->stats.seconds += now() - t0;
+  if (st == ODB_OK) st = final_check(s);
   s->stats.t = s->t;
   s->stats.status = st;
   odb_solve_stats_delta(&start, &s->stats, stats);

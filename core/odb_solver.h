@@ -228,6 +228,15 @@ void odb_solver_set_state(odb_solver *s, double t, const double *y);
 /* Copies the current state (n doubles) into the host array y, waiting for
    the backend first when the state lives in device memory. */
 odb_status odb_solver_get_state(odb_solver *s, double *y);
+/*
+** The most threads a solver (and a team, odb_team_create) takes: 4 per
+** hardware thread the OS reports online, and at least
+** ODB_MIN_THREAD_LIMIT (so that oversubscribed runs can be tested on small
+** machines); *hw receives the hardware threads when hw is not NULL.
+** opts.threads and odb_solver_set_variant's threads above it are refused.
+*/
+#define ODB_MIN_THREAD_LIMIT 64
+int odb_solver_max_threads(int *hw);
 /* Threads a parallel variant uses: opts.threads, else every core hwloc
    reports, else the OS's count of online CPUs. */
 int odb_solver_threads(const odb_solver *s);

@@ -1,5 +1,6 @@
 /* odb_team.c - a persistent team of pinned threads, barriers, spinlocks. */
 #include "odb_team.h"
+#include "odb_solver.h"   /* odb_solver_max_threads */
 
 #include <errno.h>
 #include <hwloc.h>
@@ -400,6 +401,14 @@ odb_status odb_team_create(odb_ctx *ctx, const odb_topo *topo, int p,
   *out = NULL;
   if (p < 1)
     return ODB_FAIL(ODB_ERR_ARG, "a team needs at least 1 thread, got %d", p);
+  {   /* refused before any thread is made, not at the first that fails */
+    int hw, lim = odb_solver_max_threads(&hw);
+    if (p > lim)
+      return ODB_FAIL(ODB_ERR_ARG, "a team of %d threads is more than %d, "
+                      "the most this machine takes (4 x its %d hardware "
+                      "threads, at least %d)", p, lim, hw,
+                      ODB_MIN_THREAD_LIMIT);
+  }
   t = line_alloc(sizeof *t);
   if (!t) return ODB_FAIL(ODB_ERR_NOMEM, "team");
   t->p = p;

@@ -44,9 +44,17 @@ static odb_status check_param(const odb_space *sp, int i,
   }
   if ((strcmp(name, "block") == 0 || strcmp(name, "threads") == 0) &&
       !is_enum) {
+    int hw, lim = odb_solver_max_threads(&hw);
     if (odb_space_int(sp, i, 0) < 1)
       return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must be at least 1, got "
                       "%ld", name, odb_space_int(sp, i, 0));
+    for (int k = 0; name[0] == 't' && k < odb_space_nvalues(sp, i); ++k)
+      if (odb_space_int(sp, i, k) > lim)
+        return ODB_FAIL(ODB_ERR_ARG, "parameter 'threads': %ld is more than "
+                        "%d, the most this machine takes (4 x its %d "
+                        "hardware threads, at least %d)",
+                        odb_space_int(sp, i, k), lim, hw,
+                        ODB_MIN_THREAD_LIMIT);
     *(name[0] == 'b' ? &w->iblock : &w->ithreads) = i;
     return ODB_OK;
   }

@@ -1,6 +1,7 @@
 /* odb_lua_solver.c - odebench.Solver (step, integrate) and ob.reference. */
 #include "odb_lua.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +74,30 @@ static int order_error(lua_State *L, int arg, double t1, const char *what,
   return luaL_argerror(L, arg, lua_pushfstring(L, "t1 (%s) must be greater "
                        "than %s (%s)", fmt_num(t1, a, sizeof a), what,
                        fmt_num(t0, b, sizeof b)));
+}
+
+/*
+** A fixed step h must move t all the way from start to t1: t + h must
+** differ from t where t is largest in magnitude (t + h rounds to t where h
+** is below half the spacing of doubles there, and t would stand still),
+** and the steps it takes must not pass max_steps. Raises on argument 2.
+*/
+static void fixed_step_check(lua_State *L, const odb_solver *s, double start,
+                             double t1) {
+  double h = s->opts.h_fixed, w = fabs(start) > fabs(t1) ? start : t1;
+  double steps = ceil((t1 - start) / h * (1 - 1e-12));  /* as step_toward */
+  char a[32], b[32], c[32], d[32];
+  if (!(w + h != w))
+    luaL_argerror(L, 2, lua_pushfstring(L, "the solver's fixed step h = %s "
+                  "does not advance t at t = %s (t + h rounds to t); give a "
+                  "larger h", fmt_num(h, a, sizeof a), fmt_num(w, b,
+                  sizeof b)));
+  if (steps > (double)s->opts.max_steps)
+    luaL_argerror(L, 2, lua_pushfstring(L, "the solver's fixed step h = %s "
+                  "needs %s steps from %s to t1 = %s, more than max_steps = "
+                  "%I", fmt_num(h, a, sizeof a), fmt_num(steps, c, sizeof c),
+                  fmt_num(start, b, sizeof b), fmt_num(t1, d, sizeof d),
+                  (lua_Integer)s->opts.max_steps));
 }
 
 /* Copies the detail of the last failure (or the status text) into msg. */
@@ -206,20 +231,18 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
     luaL_argerror(L, 1, "field 'fac_min': must be in (0, 1)");
   if (odbL_opt_number(L, 1, "fac_max", &o->fac_max) && !(o->fac_max > 1))
     luaL_argerror(L, 1, "field 'fac_max': must be greater than 1");
-  if (odbL_opt_integer(L, 1, "max_steps", &iv)) {
-    if (iv <= 0) luaL_argerror(L, 1, "field 'max_steps': must be positive");
-    o->max_steps = (long)iv;
-  }
-  if (odbL_opt_integer(L, 1, "block", &iv)) {
-    if (iv < 0) luaL_argerror(L, 1, "field 'block': must not be negative");
-    o->block = (long)iv;
-  }
-  if (odbL_opt_integer(L, 1, "m", &iv)) {
-    if (iv < 1) luaL_argerror(L, 1, "field 'm': corrector steps must be at least 1");
-    o->m = (int)iv;
-  }
+  o->max_steps = (long)odbL_opt_int_range(L, 1, 1, "max_steps", "max_steps",
+                                          1, LONG_MAX, 0);
+  o->block = (long)odbL_opt_int_range(L, 1, 1, "block", "block", 0,
+                                      LONG_MAX, 0);
+  o->m = (int)odbL_opt_int_range(L, 1, 1, "m", "m", 1, INT_MAX, 0);
   if (odbL_opt_integer(L, 1, "threads", &iv)) {
-    if (iv < 1) luaL_argerror(L, 1, "field 'threads': must be at least 1");
+    int hw, lim = odb_solver_max_threads(&hw);
+    if (iv < 1 || iv > lim)
+      luaL_argerror(L, 1, lua_pushfstring(L, "field 'threads': must be in "
+                    "1..%d on this machine (4 x its %d hardware threads, at "
+                    "least %d), got %I", lim, hw, ODB_MIN_THREAD_LIMIT,
+                    (lua_Integer)iv));
     o->threads = (int)iv;
   }
   {
@@ -486,6 +509,7 @@ static int solver_integrate(lua_State *L) {
   start = has_t0 ? f.t0 : s->t;
   if (!(f.t1 > start))
     order_error(L, 2, f.t1, has_t0 ? "t0" : "the current time", start);
+  if (s->opts.h_fixed > 0) fixed_step_check(L, s, start, f.t1);
   if (has_t0) odb_solver_reset(s, f.t0);
   f.t0 = s->t;
   st = odb_solver_integrate(s, f.t1, &f.st);

@@ -1,6 +1,7 @@
 /* odb_lua_tune.c - ob.tune: tuning a solver or a Lua function from Lua. */
 #include "odb_lua.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,8 +103,13 @@ static void add_list(lua_State *L, tune_box *b, const char *name, int idx) {
   lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
   int ints = 0, strs = 0;
   odb_status st = ODB_OK;
-  long *iv = lua_newuserdatauv(L, (size_t)n * sizeof(long), 0);
-  const char **sv = lua_newuserdatauv(L, (size_t)n * sizeof(char *), 0);
+  long *iv;
+  const char **sv;
+  if (n > INT_MAX)   /* the space counts values in an int */
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 'space': parameter '%s' "
+                  "has %I values", name, n));
+  iv = lua_newuserdatauv(L, (size_t)n * sizeof(long), 0);
+  sv = lua_newuserdatauv(L, (size_t)n * sizeof(char *), 0);
   for (lua_Integer k = 1; k <= n; ++k) {
     int isint = 0, t = lua_rawgeti(L, idx, k);
     if (t == LUA_TNUMBER) {
@@ -556,6 +562,19 @@ static void read_budget(lua_State *L, odb_tune_budget *bu) {
   lua_pop(L, 1);
 }
 
+/* An integer field of the measure table at idx in lo..INT_MAX (the
+   measurement counts in an int); def when absent. */
+static int measure_int(lua_State *L, int idx, const char *k, int lo,
+                       int def) {
+  long long v;
+  if (!odbL_opt_integer(L, idx, k, &v)) return def;
+  if (v < lo || v > INT_MAX)
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 'measure': %s must be >= "
+                  "%d and at most %d, got %I", k, lo, INT_MAX,
+                  (lua_Integer)v));
+  return (int)v;
+}
+
 /* measure = {warmup =, min_reps =, max_reps =, max_seconds =, spread =}. */
 static void read_measure(lua_State *L, odb_measure_opts *m) {
   static const char *const keys[] = {"warmup", "min_reps", "max_reps",
@@ -570,18 +589,10 @@ static void read_measure(lua_State *L, odb_measure_opts *m) {
   if (!lua_istable(L, -1)) odbL_field_error(L, 1, "measure", "table", -1);
   idx = lua_gettop(L);
   odbL_check_keys(L, idx, keys);
-  if (odbL_opt_integer(L, idx, "warmup", &v)) {
-    if (v < 0) luaL_argerror(L, 1, "field 'measure': warmup must be >= 0");
-    m->warmup = v == 0 ? -1 : (int)v;
-  }
-  if (odbL_opt_integer(L, idx, "min_reps", &v)) {
-    if (v < 1) luaL_argerror(L, 1, "field 'measure': min_reps must be >= 1");
-    m->min_reps = (int)v;
-  }
-  if (odbL_opt_integer(L, idx, "max_reps", &v)) {
-    if (v < 1) luaL_argerror(L, 1, "field 'measure': max_reps must be >= 1");
-    m->max_reps = (int)v;
-  }
+  v = measure_int(L, idx, "warmup", 0, -1);
+  if (v >= 0) m->warmup = v == 0 ? -1 : (int)v;
+  m->min_reps = measure_int(L, idx, "min_reps", 1, 0);
+  m->max_reps = measure_int(L, idx, "max_reps", 1, 0);
   if (odbL_opt_number(L, idx, "max_seconds", &m->max_seconds) &&
       !(m->max_seconds > 0))
     luaL_argerror(L, 1, "field 'measure': max_seconds must be positive");
@@ -659,8 +670,10 @@ static void make_solver_target(lua_State *L, tune_box *b, int verify) {
   odb_tune_solver_opts so;
   long long steps = 3;
   memset(&so, 0, sizeof so);
-  if (odbL_opt_integer(L, 1, "steps", &steps) && steps < 1)
-    luaL_argerror(L, 1, "field 'steps': must be at least 1");
+  if (odbL_opt_integer(L, 1, "steps", &steps) && (steps < 1 ||
+                                                  steps > INT_MAX))
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 'steps': must be at least "
+                  "1 and at most %d, got %I", INT_MAX, (lua_Integer)steps));
   so.steps = (int)steps;
   if (odbL_opt_number(L, 1, "h", &so.h) && !(so.h > 0))
     luaL_argerror(L, 1, "field 'h': must be positive");
@@ -758,7 +771,8 @@ static void read_online(lua_State *L, tune_box *b, const odb_tune_opts *o,
                   "steps)");
   lua_pop(L, 1);
   if (odbL_opt_integer(L, 1, "steps", &steps) && (steps < 1 || steps > 64))
-    luaL_argerror(L, 1, "field 'steps': timed steps per candidate, 1 to 64");
+    luaL_argerror(L, 1, lua_pushfstring(L, "field 'steps': timed steps per "
+                  "candidate, 1 to 64, got %I", (lua_Integer)steps));
   if (m->min_reps || m->max_reps || m->max_seconds > 0 ||
       m->target_spread > 0)
     luaL_argerror(L, 1, "field 'measure': only warmup (untimed steps per "

@@ -38,13 +38,20 @@ double odbL_max_rel_err(const double *a, const double *b, long n) {
   return den > 0.0 ? num / den : num;
 }
 
-/* 1-based index at idx converted to 0-based; raises when out of range. */
+/*
+** 1-based index at idx converted to 0-based; raises when it is not an
+** exact integer (2.0 is taken) or out of range, with the value in full.
+*/
 static long check_index(lua_State *L, const odbL_vector *v, int idx) {
   int isint = 0;
-  lua_Integer i = lua_tointegerx(L, idx, &isint);
-  if (!isint)
+  lua_Integer i = 0;
+  if (lua_type(L, idx) != LUA_TNUMBER)
     luaL_error(L, "Vector index must be an integer, got %s",
                luaL_typename(L, idx));
+  i = lua_tointegerx(L, idx, &isint);
+  if (!isint)
+    luaL_error(L, "Vector index must be an integer in [1, %I], got %s",
+               (lua_Integer)v->n, luaL_tolstring(L, idx, NULL));
   if (i < 1 || i > v->n)
     luaL_error(L, "Vector index %I out of range [1, %I]", i,
                (lua_Integer)v->n);
@@ -175,15 +182,9 @@ int odbL_vector_ctor(lua_State *L) {
                            luaL_typename(L, -1)));
     return 1;
   }
-  {
-    lua_Integer n = luaL_checkinteger(L, 1);
-    if (n < 0 || n > VECTOR_MAX_N)
-      return luaL_argerror(L, 1, lua_pushfstring(L,
-                           "length must be in [0, %I], got %I",
-                           (lua_Integer)VECTOR_MAX_N, n));
-    odbL_vector_new(L, (long)n);
-    return 1;
-  }
+  odbL_vector_new(L, (long)odbL_check_int_range(L, 1, "length", 0,
+                                                VECTOR_MAX_N));
+  return 1;
 }
 
 static const luaL_Reg vector_methods[] = {

@@ -301,3 +301,111 @@ describe("re-entering the engine from a callback", function()
     has(out, "s:step cannot be called from inside f of problem 'decay'")
   end)
 end)
+
+describe("fixed steps too small to advance t", function()
+  it("are refused up front when t0, t1 and h are known", function()
+    local rc, out = child(DECAY .. [[
+      local p = decay(2)
+      local s = ob.solver { problem = p, method = "rk4", h = 1e-17 }
+      print(select(2, pcall(s.integrate, s, { t0 = 1, t1 = 2 })))
+      print(select(2, pcall(s.integrate, s, { t0 = 0, t1 = 2 })))
+      s = ob.solver { problem = p, method = "rk4", h = 1e-10 }
+      print(select(2, pcall(s.integrate, s, { t0 = 0, t1 = 1 })))
+      s = ob.solver { problem = p, method = "rk4", h = 0.01, max_steps = 10 }
+      print(select(2, pcall(s.integrate, s, { t0 = 0, t1 = 1 })))
+      s = ob.solver { problem = p, method = "rk4", h = 0.1, max_steps = 10 }
+      print(s:integrate { t0 = 0, t1 = 1 }.steps)
+    ]])
+    assert.are.equal(0, rc, out)
+    has(out, "the solver's fixed step h = 1e-17 does not advance t at t = 2 "
+        .. "(t + h rounds to t); give a larger h")
+    has(out, "the solver's fixed step h = 1e-10 needs 10000000000 steps from "
+        .. "0 to t1 = 1, more than max_steps = 100000000")
+    has(out, "the solver's fixed step h = 0.01 needs 100 steps from 0 to t1 = "
+        .. "1, more than max_steps = 10")
+    assert.are.equal("10", out:match("\n(%d+)\n$"), out)
+  end)
+
+  it("ends s:step(h) with a step-size error, t unchanged", function()
+    local p = ob.problem { n = 2, f = function(t, y, f) end,
+                           y0 = function() return 1 end }
+    local s = ob.solver { problem = p, method = "rk4" }
+    s:set_state({ 1, 1 }, 1)
+    fails_with("step size 1e-17 does not advance t = 1 (t + h rounds to t)",
+               s.step, s, 1e-17)
+    assert.are.equal(1, s.t)
+  end)
+end)
+
+describe("solutions that leave every finite bound", function()
+  local function square(n, k)
+    return ob.problem { name = "square", n = n, d = 1,
+      f = function(t, y, f)
+        for i = 1, n do f[i] = 0 end
+        f[k] = y[k] * y[k]
+      end, y0 = function() return 1 end }
+  end
+
+  it("end adaptive steps through a blow-up with a step-size error", function()
+    local s = ob.solver { problem = square(1, 1), method = "dopri5" }
+    local err = fails_with("below hmin", s.integrate, s, { t0 = 0, t1 = 2 })
+    local t = tonumber(err:match("at t = (%S+)"))
+    assert.is_true(t > 0.999 and t < 1.001, err)
+  end)
+
+  it("end fixed steps with a non-finite component anywhere", function()
+    for _, v in ipairs { "plain", "fused" } do
+      local s = ob.solver { problem = square(3, 2), method = "rk4", h = 0.1,
+                            variant = v }
+      fails_with("solution became non-finite: component 2 is inf at t = 2",
+                 s.integrate, s, { t0 = 0, t1 = 2 })
+    end
+  end)
+end)
+
+describe("integer options", function()
+  local p = ob.problem("bruss2d", { N = 8 })
+
+  it("are refused past their type's range, never truncated", function()
+    fails_with("field 'm': must be in 1..2147483647, got 4294967297",
+               ob.solver, { problem = p, method = "radau2a5", m = 2^32 + 1 })
+    fails_with("field 'max_steps': must be in 1..9223372036854775807, got 0",
+               ob.solver, { problem = p, max_steps = 0 })
+    fails_with("field 'block': must be in 0..9223372036854775807, got -1",
+               ob.solver, { problem = p, block = -1 })
+    local s = ob.solver { problem = p, method = "dopri5", variant = "plain" }
+    fails_with("field 'steps': must be at least 1 and at most 2147483647, got "
+               .. "2147483648",
+               ob.tune, { target = s, space = { variant = { "plain" } },
+                          steps = 2^31, cache = "off" })
+    fails_with("field 'steps': integer expected, got 2.5",
+               ob.tune, { target = s, space = { variant = { "plain" } },
+                          steps = 2.5, cache = "off" })
+    fails_with("field 'measure': min_reps must be >= 1 and at most "
+               .. "2147483647, got 4294967297", ob.tune, { target = s, cache = "off",
+               space = { variant = { "plain" } },
+               measure = { min_reps = 2^32 + 1 } })
+    fails_with("field 'measure': warmup must be >= 0 and at most 2147483647, "
+               .. "got -1",
+               ob.tune, { target = s, cache = "off",
+               space = { variant = { "plain" } }, measure = { warmup = -1 } })
+    local r = ob.tune { target = s, space = { variant = { "plain" } },
+                        steps = 5, cache = "off",
+                        measure = { warmup = 0, min_reps = 1, max_reps = 1 } }
+    assert.are.equal(5, r.steps)
+  end)
+
+  it("refuse threads past a small multiple of the hardware threads", function()
+    local err = fails_with("field 'threads': must be in 1..", ob.solver,
+                           { problem = p, threads = 100000 })
+    local lim, hw = err:match("1%.%.(%d+) on this machine %(4 x its (%d+) "
+                              .. "hardware threads, at least 64%), got 100000")
+    assert.is_truthy(lim, err)
+    assert.are.equal(math.max(64, 4 * tonumber(hw)), tonumber(lim))
+    fails_with("got 4294967298", ob.solver, { problem = p, threads = 2^32 + 2 })
+    local s = ob.solver { problem = p, method = "radau2a5", variant = "par_D" }
+    fails_with("parameter 'threads': 100000 is more than " .. lim, ob.tune,
+               { target = s, space = { threads = { 1, 100000 } },
+                 cache = "off" })
+  end)
+end)

@@ -98,6 +98,22 @@ static void test_team_errors(odb_ctx *ctx) {
   tap_ok(odb_team_create(ctx, &ctx->topo, 0, ODB_BARRIER_FLAGS, &t) ==
          ODB_ERR_ARG && !t, "team of 0 threads: ODB_ERR_ARG (%s)",
          odb_last_error());
+  {   /* past the limit: refused before any thread is made */
+    int hw, lim = odb_solver_max_threads(&hw);
+    char want[96];
+    snprintf(want, sizeof want, "more than %d, the most this machine takes "
+             "(4 x its %d hardware threads", lim, hw);
+    tap_ok(lim >= ODB_MIN_THREAD_LIMIT && lim >= 4 * hw,
+           "thread limit %d: 4 x %d hardware threads, at least %d", lim, hw,
+           ODB_MIN_THREAD_LIMIT);
+    tap_ok(odb_team_create(ctx, &ctx->topo, lim + 1, ODB_BARRIER_FLAGS, &t)
+               == ODB_ERR_ARG && !t && strstr(odb_last_error(), want),
+           "team of limit + 1 threads: ODB_ERR_ARG (%s)", odb_last_error());
+    tap_ok(odb_team_create(ctx, &ctx->topo, 100000, ODB_BARRIER_FLAGS, &t)
+               == ODB_ERR_ARG && !t &&
+               strstr(odb_last_error(), "a team of 100000 threads"),
+           "team of 100000 threads: ODB_ERR_ARG (%s)", odb_last_error());
+  }
   if (odb_team_create(ctx, &ctx->topo, 2, ODB_BARRIER_FLAGS, &t) != ODB_OK)
     return;
   odb_team_run(t, reenter_fn, &st);

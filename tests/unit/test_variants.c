@@ -119,6 +119,64 @@ static void check_sync(odb_ctx *ctx, odb_rng *rng) {
   odb_problem_destroy(p);
 }
 
+/*
+** Steps that cannot make progress end with an error: a fixed step below
+** half the spacing of doubles at t (t + h rounds to t), and threads past
+** the machine's limit; a non-finite component in the middle of the state
+** (which the per-step check of the ends does not see) fails integrate at
+** the end of the call.
+*/
+static void check_refusals(odb_ctx *ctx) {
+  odb_problem *p = make_bruss(24);   /* d = 2N: the NaN stays off the ends */
+  int ok;
+  odb_solver_opts o;
+  odb_solver *s;
+  odb_solve_stats info;
+  double *y;
+  odb_status st;
+  int hw, lim = odb_solver_max_threads(&hw);
+  if (!p) return;
+  memset(&o, 0, sizeof o);
+  s = make_solver(ctx, p, "rk4", "plain", &o);
+  y = malloc((size_t)p->n * sizeof *y);
+  if (!s || !y) goto done;
+  odb_solver_get_state(s, y);
+  odb_solver_set_state(s, 1.0, y);
+  st = odb_solver_step(s, 1e-17, &info);
+  tap_ok(st == ODB_ERR_STEP_SIZE && s->t == 1.0 && info.steps == 0 &&
+             strstr(odb_last_error(), "step size 1e-17 does not advance t = "
+                    "1 (t + h rounds to t)"),
+         "a fixed step that does not advance t: ODB_ERR_STEP_SIZE before f "
+         "runs (%s)", odb_last_error());
+  tap_ok(odb_solver_step(s, 1e-3, &info) == ODB_OK && s->t == 1.0 + 1e-3,
+         "a step that advances t still runs");
+  y[p->n / 2] = NAN;
+  odb_solver_set_state(s, 0.0, y);
+  s->opts.h_fixed = 1e-3;
+  st = odb_solver_integrate(s, 1e-3, &info);
+  {   /* the first non-finite component: within the NaN's reach, not an end */
+    const char *e = strstr(odb_last_error(), "non-finite: component ");
+    long k = e ? strtol(e + 22, NULL, 10) : 0;
+    ok = k > 1 && k < p->n && k <= p->n / 2 + 1;
+  }
+  tap_ok(st == ODB_ERR_NONFINITE && ok && info.status == st,
+         "a NaN in the middle of the state fails integrate (%s)",
+         odb_last_error());
+  odb_solver_destroy(s);
+  o.threads = lim + 1;
+  s = NULL;
+  tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
+                           odb_ctx_backend(ctx, "cpu"), "plain", &o, &s)
+             == ODB_ERR_ARG && !s &&
+         strstr(odb_last_error(), "the most this machine takes"),
+         "threads past %d (4 x %d hardware threads) refused: %s", lim, hw,
+         odb_last_error());
+done:
+  free(y);
+  odb_solver_destroy(s);
+  odb_problem_destroy(p);
+}
+
 int main(void) {
   odb_ctx_opts co = { .seed = (uint64_t)time(NULL) };
   odb_ctx *ctx;
@@ -132,6 +190,7 @@ int main(void) {
     if (odb_method_at(i)->kind == ODB_METHOD_ERK)
       one_method(ctx, odb_method_at(i)->name, &rng);
   check_sync(ctx, &rng);
+  check_refusals(ctx);
   p = make_bruss(8);
   tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
                            odb_ctx_backend(ctx, "cpu"), "fancy", NULL, &s)
