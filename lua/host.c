@@ -105,8 +105,10 @@ static void usage(FILE *f) {
 "  --help, -h       this text\n"
 "\n"
 "exit status: 0 ok, 1 failure, 2 bad input or scenario error, 130 interrupted\n"
-"(Ctrl-C or q in the dashboard: the results finished so far are written; a\n"
-"second Ctrl-C kills)\n");
+"(Ctrl-C or q in the dashboard), 143 SIGTERM, 129 SIGHUP: the results\n"
+"finished so far are written (a second signal kills); a scenario's\n"
+"os.exit(status) writes them too and exits with that status.\n"
+"'" PROG " tunedb --help' has its own commands (exit 2 on bad arguments).\n");
 }
 
 /* Prints "odebench: <message>" to stderr (lua.c's l_message). */
@@ -423,69 +425,123 @@ static int load_scenario(lua_State *L, const host_run *r) {
 
 /* }====== */
 
-/* {====== interruption (lua.c's lstop/laction) */
+/* {====== stopping a run: signals, the dashboard's q, os.exit */
+
+/*
+** A run stops for one reason, the first that comes: SIGINT, SIGTERM or
+** SIGHUP (g_stop holds the signal number), q in the dashboard (STOP_QUIT)
+** or os.exit of the scenario (STOP_EXIT, its status in g_exit_status).
+** The engine is asked to stop after its current step, and Lua raises at
+** its next call, return, line or instruction; from then on the hook
+** raises at every instruction, so a pcall in the scenario cannot swallow
+** the stop: the error reaches run_chunk, which writes the rows finished
+** so far as for any stop.
+*/
+enum { STOP_QUIT = -1, STOP_EXIT = -2 };
 
 static lua_State *volatile g_L;
 static odb_ctx *volatile g_ctx;
-static volatile sig_atomic_t g_interrupted;
+static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_exit_status;
 
-/* Hook set by the signal handler: stops a scenario busy in pure Lua. */
+/* The signals that stop a run (and a replay). */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NSTOP_SIGNALS ((int)(sizeof stop_signals / sizeof stop_signals[0]))
+
+/* The hook of a stopped run: raises, and stays set to raise again at the
+   very next instruction (only Lua code counts instructions, so the message
+   handler and the __close and __gc methods written in C still run). */
 static void lstop(lua_State *L, lua_Debug *ar) {
   (void)ar;
-  lua_sethook(L, NULL, 0, 0);
+  lua_sethook(L, lstop, LUA_MASKCOUNT, 1);
   lua_pushliteral(L, "interrupted");
   lua_error(L);
 }
 
-/* Asks the engine to stop after its current step and Lua to stop at its
-   next instruction (from the signal handler or the dashboard's q). */
-static void interrupt_run(void) {
+/* Records why the run stops (the first reason wins) and sets the hook;
+   async-signal-safe. */
+static void stop_lua(int why) {
   int flags = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
-  g_interrupted = 1;
-  if (g_ctx) odb_ctx_request_stop(g_ctx);
+  if (!g_stop) g_stop = why;
   if (g_L) lua_sethook(g_L, lstop, flags, 1);
 }
 
-/* The second Ctrl-C: the terminal back to normal, then the default action
-   (it kills, once this handler returns and unblocks SIGINT). */
-static void on_second_sigint(int sig) {
+/* Asks the engine to stop after its current step and Lua to stop at its
+   next instruction (from a signal handler or the dashboard's q). */
+static void interrupt_run(int why) {
+  if (g_ctx) odb_ctx_request_stop(g_ctx);
+  stop_lua(why);
+}
+
+/* A second stop signal: the terminal back to normal, then the default
+   action (it kills, once this handler returns and unblocks the signal). */
+static void on_second_signal(int sig) {
   struct sigaction sa;
   odb_ui_emergency_restore();
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = SIG_DFL;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
+  sigaction(sig, &sa, NULL);
   raise(sig);
 }
 
 /*
-** SIGINT: stop the run (and a replay). A second Ctrl-C restores the
-** terminal if a dashboard runs and kills the process.
+** SIGINT, SIGTERM, SIGHUP: stop the run (and a replay). A second one of
+** them restores the terminal if a dashboard runs and kills the process.
 */
-static void on_sigint(int sig) {
+static void on_stop_signal(int sig) {
   struct sigaction sa;
-  (void)sig;
-  interrupt_run();
+  interrupt_run(sig);
   odb_ui_interrupt();
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_second_sigint;
+  sa.sa_handler = on_second_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
+  for (int i = 0; i < NSTOP_SIGNALS; ++i)
+    sigaction(stop_signals[i], &sa, NULL);
 }
 
 /* The dashboard's q stops the run the way Ctrl-C does. */
 static void quit_from_ui(void *arg) {
   (void)arg;
-  interrupt_run();
+  interrupt_run(STOP_QUIT);
 }
 
-/* on: install on_sigint; off: back to the default action. */
-static void catch_sigint(int on) {
+/* on: install on_stop_signal for the stop signals (each blocking the
+   others while it runs); off: back to the default actions. */
+static void catch_signals(int on) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sigemptyset(&sa.sa_mask);
-  sa.sa_handler = on ? on_sigint : SIG_DFL;
-  sigaction(SIGINT, &sa, NULL);
+  for (int i = 0; i < NSTOP_SIGNALS; ++i) sigaddset(&sa.sa_mask, stop_signals[i]);
+  sa.sa_handler = on ? on_stop_signal : SIG_DFL;
+  for (int i = 0; i < NSTOP_SIGNALS; ++i)
+    sigaction(stop_signals[i], &sa, NULL);
+}
+
+/*
+** os.exit of a hosted scenario: the run stops like an interrupted one (a
+** pcall cannot catch it), its rows are written, and the program exits
+** with the status asked for (true 0, false 1, an integer as exit(3) takes
+** it; the second argument, close, changes nothing: the state is always
+** closed).
+*/
+static int host_os_exit(lua_State *L) {
+  lua_Integer status;
+  if (lua_isboolean(L, 1)) status = lua_toboolean(L, 1) ? EXIT_OK : EXIT_FAIL;
+  else status = luaL_optinteger(L, 1, EXIT_OK);
+  if (!g_stop) g_exit_status = (int)(status & 0xff);
+  stop_lua(STOP_EXIT);
+  lua_pushliteral(L, "interrupted");
+  return lua_error(L);
+}
+
+/* Replaces os.exit with host_os_exit. */
+static void override_os_exit(lua_State *L) {
+  if (lua_getglobal(L, "os") == LUA_TTABLE) {
+    lua_pushcfunction(L, host_os_exit);
+    lua_setfield(L, -2, "exit");
+  }
+  lua_pop(L, 1);
 }
 
 /* }====== */
@@ -501,7 +557,7 @@ static int msghandler(lua_State *L) {
     msg = lua_pushfstring(L, "(error object is a %s value)",
                           luaL_typename(L, 1));
   }
-  if (strcmp(msg, "interrupted") == 0 || g_interrupted) return 1;
+  if (strcmp(msg, "interrupted") == 0 || g_stop) return 1;
   luaL_traceback(L, L, msg, 1);
   return 1;
 }
@@ -558,6 +614,7 @@ static int psetup(lua_State *L) {
   const host_opts *o = r->o;
   odbL_config cfg;
   luaL_openlibs(L);
+  override_os_exit(L);
   memset(&cfg, 0, sizeof cfg);
   cfg.seed = o->seed;
   cfg.outdir = r->outdir;
@@ -618,9 +675,9 @@ static void start_recorder(host_run *r, const odb_ui_info *info) {
 
 /*
 ** Runs the scenario with the recorder and the reporter threads going and
-** Ctrl-C caught; the reporter and the handler are gone again when it
-** returns (the recorder stays until the results are written). Returns the
-** Lua status.
+** the stop signals caught; the reporter is gone again when it returns, the
+** recorder and the signal handlers stay until the results are written (a
+** signal then only marks the run stopped). Returns the Lua status.
 */
 static int run_watched(lua_State *L, host_run *r) {
   odb_ui *ui = NULL;
@@ -638,28 +695,49 @@ static int run_watched(lua_State *L, host_run *r) {
                      odb_ui_name(odb_ui_kind_of(ui)));
   g_ctx = r->S->ctx;
   g_L = L;
-  catch_sigint(1);
+  catch_signals(1);
   st = run_chunk(L, r);
-  catch_sigint(0);
   g_L = NULL;
   g_ctx = NULL;
+  lua_sethook(L, NULL, 0, 0);     /* lua_close may still run Lua code */
   odb_ui_stop(ui);
   return st;
 }
 
-/* Writes the results; returns the exit status to use. */
-static int write_results(host_run *r, int interrupted) {
-  if (odbL_state_write(r->S) != ODB_OK) {
+/* The name of a stop signal, for the final line. */
+static const char *signal_name(int sig) {
+  switch (sig) {
+  case SIGINT: return "SIGINT";
+  case SIGTERM: return "SIGTERM";
+  case SIGHUP: return "SIGHUP";
+  default: return "a signal";
+  }
+}
+
+/*
+** Writes the results of a run that ended (stop 0), was stopped (a signal
+** number or STOP_QUIT) or called os.exit (STOP_EXIT); returns the exit
+** status: os.exit's status, 128 + the signal number, 130 for q. Sets
+** *written when the files are in place.
+*/
+static int write_results(host_run *r, int stop, int *written) {
+  *written = odbL_state_write(r->S) == ODB_OK;
+  if (!*written) {
     message("cannot write results: %s", odb_last_error());
     return EXIT_FAIL;
   }
-  if (interrupted) {
+  if (stop == STOP_QUIT || stop == SIGINT) {
     message("interrupted; results so far in %s", r->outdir);
     return EXIT_INTERRUPT;
   }
+  if (stop > 0) {
+    message("stopped by %s; results so far in %s", signal_name(stop),
+            r->outdir);
+    return 128 + stop;
+  }
   odbL_warn_unused_sets(r->S, stderr, PROG);
   if (!r->o->quiet) message("results in %s", r->outdir);
-  return EXIT_OK;
+  return stop == STOP_EXIT ? (int)g_exit_status : EXIT_OK;
 }
 
 /* Reads, checks and runs the scenario; returns the exit status. */
@@ -667,7 +745,7 @@ static int run(const host_opts *o, int argc, char **argv) {
   host_run r;
   char outdir[PATH_MAX];
   char *created[64];
-  int ncreated, st, code;
+  int ncreated, st, code, stop, written = 0;
   lua_State *L;
   memset(&r, 0, sizeof r);
   r.o = o;
@@ -706,21 +784,22 @@ static int run(const host_opts *o, int argc, char **argv) {
     goto done;
   }
   st = run_watched(L, &r);
-  if (g_interrupted) {
+  stop = g_stop;           /* a signal from here on changes nothing */
+  if (stop) {
     lua_settop(L, 0);
-    code = write_results(&r, 1);
+    code = write_results(&r, stop, &written);
   } else if (st != LUA_OK) {
     report(L);
     code = EXIT_USAGE;
   } else {
-    code = write_results(&r, 0);
+    code = write_results(&r, 0, &written);
   }
-  if (odb_ui_record_finish(r.rec, code == EXIT_OK || code == EXIT_INTERRUPT)
-      != ODB_OK)
+  if (odb_ui_record_finish(r.rec, written) != ODB_OK)
     message("warning: %s", odb_last_error());
   r.rec = NULL;
+  catch_signals(0);
 done:
-  if (code == EXIT_OK || code == EXIT_INTERRUPT) {
+  if (written) {
     for (int i = 0; i < ncreated; ++i) free(created[i]);
   } else {
     remove_created(created, ncreated);
@@ -792,11 +871,12 @@ static int cmd_replay(const host_opts *o) {
     message("cannot replay '%s': %s", o->rundir, odb_last_error());
     return EXIT_USAGE;
   }
-  catch_sigint(1);
+  catch_signals(1);
   odb_ui_replay(evs, n, &info, o->ui, o->speed, stderr);
-  catch_sigint(0);
+  catch_signals(0);
   free(evs);
-  return g_interrupted ? EXIT_INTERRUPT : EXIT_OK;
+  if (g_stop == SIGINT) return EXIT_INTERRUPT;
+  return g_stop > 0 ? 128 + g_stop : EXIT_OK;
 }
 
 /* odebench plot RUN_DIR: gnuplot's PNG and SVG files. */
