@@ -354,7 +354,8 @@ typedef struct line_rec {
   double count;
 } line_rec;
 
-/* Numbers and strings of an event line or of the header. */
+/* Numbers and strings of an event line or of the header; the strings
+   through odb_ui_clean (they are shown on terminals). */
 static void on_member(const char *key, const jvalue *v, void *arg) {
   line_rec *r = arg;
   odb_event *e = &r->ev;
@@ -373,18 +374,18 @@ static void on_member(const char *key, const jvalue *v, void *arg) {
   else if (strcmp(key, "value2") == 0) e->value2 = v->is_str ? 0 : v->num;
   else if (strcmp(key, "count") == 0) r->count = x;
   else if (strcmp(key, "name") == 0 && v->is_str)
-    snprintf(e->name, sizeof e->name, "%.47s", v->str);
+    odb_ui_clean(e->name, sizeof e->name, v->str);
   else if (strcmp(key, "text") == 0 && v->is_str)
-    snprintf(e->text, sizeof e->text, "%.127s", v->str);
+    odb_ui_clean(e->text, sizeof e->text, v->str);
   else if (strcmp(key, "level") == 0 && v->is_str) {
     for (int k = 0; k < 4; ++k)
       if (strcmp(v->str, level_names[k]) == 0) e->level = k;
   } else if (r->info && v->is_str && strcmp(key, "scenario") == 0)
-    snprintf(r->info->scenario, sizeof r->info->scenario, "%s", v->str);
+    odb_ui_clean(r->info->scenario, sizeof r->info->scenario, v->str);
   else if (r->info && v->is_str && strcmp(key, "machine") == 0)
-    snprintf(r->info->machine, sizeof r->info->machine, "%.159s", v->str);
+    odb_ui_clean(r->info->machine, sizeof r->info->machine, v->str);
   else if (r->info && v->is_str && strcmp(key, "gpu") == 0)
-    snprintf(r->info->gpu, sizeof r->info->gpu, "%.159s", v->str);
+    odb_ui_clean(r->info->gpu, sizeof r->info->gpu, v->str);
   else if (r->info && strcmp(key, "floor_read") == 0) r->info->floor_read = x;
   else if (r->info && strcmp(key, "floor_copy") == 0) r->info->floor_copy = x;
 }

@@ -35,7 +35,8 @@ odb_status odb_ui_record_finish(odb_ui_recorder *r, int keep);
 
 /*
 ** Reads an events.jsonl: the header into info, the events into *evs
-** (malloc'd, *n of them, wall and seq as recorded). ODB_ERR_IO when the
+** (malloc'd, *n of them, wall and seq as recorded; the strings made safe
+** for a terminal by odb_ui_clean). ODB_ERR_IO when the
 ** file cannot be read, ODB_ERR_ARG when it is not a valid events file (the
 ** message names the line).
 */

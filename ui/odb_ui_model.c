@@ -425,6 +425,83 @@ double odb_ui_sweep_eta(const odb_ui_sweep *s) {
 
 /* {====== formatting */
 
+/* Appends the len bytes of s to dst when they fit with the terminator;
+   returns 0 (nothing appended) otherwise. */
+static int put_bytes(char *dst, size_t cap, size_t *n, const char *s,
+                     size_t len) {
+  if (*n + len + 1 > cap) return 0;
+  memcpy(dst + *n, s, len);
+  *n += len;
+  return 1;
+}
+
+/* The length of the valid UTF-8 sequence at s (2 to 4; no overlong forms,
+   no surrogates, nothing above U+10FFFF), 0 when there is none; *cp gets
+   its code point. */
+static int utf8_len(const unsigned char *s, unsigned *cp) {
+  unsigned c = s[0], lo = 0x80, hi = 0xBF;
+  int len;
+  if (c >= 0xC2 && c <= 0xDF) len = 2, *cp = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, *cp = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, *cp = c & 0x07;
+  else return 0;
+  if (c == 0xE0) lo = 0xA0;
+  else if (c == 0xED) hi = 0x9F;
+  else if (c == 0xF0) lo = 0x90;
+  else if (c == 0xF4) hi = 0x8F;
+  for (int k = 1; k < len; ++k) {
+    if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xBF)) return 0;
+    *cp = (*cp << 6) | (s[k] & 0x3F);
+  }
+  return len;
+}
+
+size_t odb_ui_clean(char *dst, size_t cap, const char *src) {
+  const unsigned char *s = (const unsigned char *)(src ? src : "");
+  size_t n = 0;
+  char esc[8];
+  while (*s) {
+    unsigned cp;
+    int len, ok;
+    if (*s < 0x20 || *s == 0x7F) {
+      snprintf(esc, sizeof esc, "\\x%02x", *s);
+      ok = put_bytes(dst, cap, &n, esc, 4);
+      len = 1;
+    } else if (*s < 0x80) {
+      ok = put_bytes(dst, cap, &n, (const char *)s, 1);
+      len = 1;
+    } else if ((len = utf8_len(s, &cp)) == 0) {
+      snprintf(esc, sizeof esc, "\\x%02x", *s);
+      ok = put_bytes(dst, cap, &n, esc, 4);
+      len = 1;
+    } else if (cp <= 0x9F) {
+      snprintf(esc, sizeof esc, "\\u%04x", cp);
+      ok = put_bytes(dst, cap, &n, esc, 6);
+    } else {
+      ok = put_bytes(dst, cap, &n, (const char *)s, (size_t)len);
+    }
+    if (!ok) break;
+    s += len;
+  }
+  if (cap > 0) dst[n] = '\0';
+  return n;
+}
+
+void odb_ui_replay_times(const odb_event *evs, int n, double max_gap,
+                         double *at) {
+  double last = 0, clock = 0;   /* the newest usable wall; the clock */
+  for (int i = 0; i < n; ++i) {
+    double w = evs[i].wall, gap = w - last;
+    if (isfinite(w)) {
+      if (!(gap > 0)) gap = 0;
+      else if (gap > max_gap) gap = max_gap;
+      clock += gap;
+      last = w;
+    }
+    at[i] = clock;
+  }
+}
+
 void odb_ui_fmt_seconds(char *buf, int cap, double s) {
   if (!isfinite(s)) snprintf(buf, (size_t)cap, "-");
   else if (s < 1e-6) snprintf(buf, (size_t)cap, "%.3g ns", s * 1e9);
@@ -435,7 +512,8 @@ void odb_ui_fmt_seconds(char *buf, int cap, double s) {
 }
 
 void odb_ui_fmt_duration(char *buf, int cap, double s) {
-  long t = s > 0 && isfinite(s) ? (long)(s + 0.5) : 0;
+  /* under 1e12 s: the cast to long stays defined */
+  long t = s > 0 && s < 1e12 ? (long)(s + 0.5) : s >= 1e12 ? 999999999999L : 0;
   if (t >= 3600)
     snprintf(buf, (size_t)cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
   else if (t >= 60)

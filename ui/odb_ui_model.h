@@ -168,6 +168,29 @@ int odb_ui_model_heat(const odb_ui_model *m, int px, int py, double *cells);
 /* 1 when the two evaluations' medians differ by less than their spread. */
 int odb_ui_tied(const odb_ui_eval *a, const odb_ui_eval *b);
 
+/*
+** src made safe for a terminal, into dst (cap bytes, terminated; cap >= 1):
+** the only way text read from a file (events.jsonl, results.csv) reaches
+** the screen. Control characters C0 and DEL become "\x1b" style escapes,
+** C1 ones (U+0080 to U+009F, ESC's 8-bit forms) "\u009b", a byte that is
+** not part of valid UTF-8 "\xff"; everything else is kept. An escape or
+** a character that does not fit whole is left out with the rest. Returns
+** the length written.
+*/
+size_t odb_ui_clean(char *dst, size_t cap, const char *src);
+
+/*
+** When a replay shows each of the n events: at[i] on the recorded clock,
+** the recorded walls with every gap between events clamped to 0..max_gap
+** (a wall that goes back, is not finite or jumps ahead, as an edited or
+** damaged events.jsonl may hold, does not stall the replay). Equals the
+** walls for a normal recording (increasing from >= 0, gaps up to max_gap).
+*/
+void odb_ui_replay_times(const odb_event *evs, int n, double max_gap,
+                         double *at);
+/* The longest a replay waits between two events, in real seconds. */
+#define ODB_UI_REPLAY_MAX_WAIT 3.0
+
 /* Compact time: "812 ns", "3.41 us", "1.20 ms", "4.56 s", "12.3 min". */
 void odb_ui_fmt_seconds(char *buf, int cap, double s);
 /* "1:02:03", "12:34" or "45s" for an elapsed time or an estimate. */

@@ -71,9 +71,11 @@ static int take_token(odb_ui_plain *p) {
   return 1;
 }
 
-/* "[   12.3s] " from an event's wall time. */
+/* "[   12.3s] " from an event's wall time ("[      ?s] " for one that a
+   damaged recording holds: not finite, or beyond a hundred days). */
 static void stamp(odb_ui_plain *p, double wall) {
-  fprintf(p->out, "[%7.1fs] ", wall);
+  if (wall > -1e7 && wall < 1e7) fprintf(p->out, "[%7.1fs] ", wall);
+  else fputs("[      ?s] ", p->out);
 }
 
 /* "<name>: done, ..." for a SOLVE_END record (no newline). */
@@ -354,24 +356,34 @@ static void pace(double t0, double wall, double speed) {
 }
 
 /* The live reporter's drain, fed from memory: the clock advances with the
-   recorded walls and the pending lines go out every POLL_SECONDS of it. */
+   recorded walls (odb_ui_replay_times: at most ODB_UI_REPLAY_MAX_WAIT
+   seconds of waiting between two events) and the pending lines go out
+   every POLL_SECONDS of it. */
 void odb_ui_plain_replay(const odb_event *evs, int n, double speed,
                          FILE *out, volatile sig_atomic_t *interrupt) {
   odb_ui_plain *p = calloc(1, sizeof *p);
+  double *at = malloc((size_t)(n + 1) * sizeof *at);
   double t0 = now_seconds(), next_poll = POLL_SECONDS;
-  if (!p) return;
+  if (!p || !at) {
+    free(p);
+    free(at);
+    fprintf(out, "odebench: replay: out of memory\n");
+    return;
+  }
+  odb_ui_replay_times(evs, n, ODB_UI_REPLAY_MAX_WAIT * (speed > 0 ? speed : 1),
+                      at);
   p->out = out;
   p->offline = 1;
   p->tokens = BURST;
   for (int i = 0; i < n && !(interrupt && *interrupt); ++i) {
-    while (speed > 0 && now_seconds() < t0 + evs[i].wall / speed &&
+    while (speed > 0 && now_seconds() < t0 + at[i] / speed &&
            !(interrupt && *interrupt))
-      pace(t0, evs[i].wall, speed);
-    p->offline_now = evs[i].wall;
+      pace(t0, at[i], speed);
+    p->offline_now = at[i];
     handle(p, &evs[i]);
-    if (evs[i].wall >= next_poll) {
+    if (at[i] >= next_poll) {
       flush_pending(p);
-      next_poll = evs[i].wall + POLL_SECONDS;
+      next_poll = at[i] + POLL_SECONDS;
     }
   }
   if (p->skipped_ends > 0) print_skipped(p);
@@ -380,5 +392,6 @@ void odb_ui_plain_replay(const odb_event *evs, int n, double speed,
   if (p->in_solve && p->have_step && p->step.seq != p->shown_step)
     print_progress(p);
   fflush(out);
+  free(at);
   free(p);
 }

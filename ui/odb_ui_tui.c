@@ -77,6 +77,7 @@ struct odb_ui_tui {
   /* replay */
   int rp_next;
   double rp_clock, rp_last;
+  double *rp_at;          /* when each event is shown (odb_ui_replay_times) */
   int rp_done;
 };
 
@@ -282,8 +283,7 @@ static void feed_replay(odb_ui_tui *t) {
   double now = now_seconds();
   if (!t->paused && !t->rp_done) t->rp_clock += (now - t->rp_last) * t->o.speed;
   t->rp_last = now;
-  while (t->rp_next < t->o.nreplay &&
-         t->o.replay[t->rp_next].wall <= t->rp_clock)
+  while (t->rp_next < t->o.nreplay && t->rp_at[t->rp_next] <= t->rp_clock)
     odb_ui_model_apply(t->m, &t->o.replay[t->rp_next++]);
   if (t->rp_next == t->o.nreplay && !t->rp_done) {
     t->rp_done = 1;
@@ -302,8 +302,8 @@ static void replay_skip(odb_ui_tui *t) {
   while (k < t->o.nreplay && t->o.replay[k].kind != ODB_EV_SOLVE_BEGIN &&
          t->o.replay[k].kind != ODB_EV_TUNE_EVAL)
     ++k;
-  if (k < t->o.nreplay) t->rp_clock = t->o.replay[k].wall;
-  else if (t->o.nreplay > 0) t->rp_clock = t->o.replay[t->o.nreplay - 1].wall;
+  if (k < t->o.nreplay) t->rp_clock = t->rp_at[k];
+  else if (t->o.nreplay > 0) t->rp_clock = t->rp_at[t->o.nreplay - 1];
 }
 
 /* }====== */
@@ -1152,6 +1152,7 @@ static void release(odb_ui_tui *t) {
   pthread_mutex_destroy(&t->lock);
   if (t->m) odb_ui_model_free(t->m);
   free(t->m);
+  free(t->rp_at);
   free(t);
 }
 
@@ -1210,8 +1211,12 @@ odb_status odb_ui_tui_start(const odb_ui_tui_opts *o, odb_ui_tui **out) {
   pthread_cond_init(&t->cond, &ca);
   pthread_condattr_destroy(&ca);
   t->m = malloc(sizeof *t->m);
+  t->rp_at = malloc((size_t)(o->ctx ? 1 : o->nreplay + 1) * sizeof *t->rp_at);
+  if (t->rp_at && !o->ctx)
+    odb_ui_replay_times(o->replay, o->nreplay,
+                        ODB_UI_REPLAY_MAX_WAIT * t->o.speed, t->rp_at);
   t->term_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (!t->m || t->term_fd < 0 || !make_pipe(t->wake) ||
+  if (!t->m || !t->rp_at || t->term_fd < 0 || !make_pipe(t->wake) ||
       !make_pipe(t->cap_fd[0]) || !make_pipe(t->cap_fd[1]) ||
       !(t->term_out = fdopen(t->term_fd, "w"))) {
     release(t);

@@ -54,12 +54,13 @@ local function tmux(args)
 end
 
 -- Starts args (a list) in a detached W x H pane, in FIX. When odebench
--- ends, its exit status goes to <dir>/exit and `stty -a` to <dir>/stty.
+-- ends, `stty -a` goes to <dir>/stty and then its exit status to
+-- <dir>/exit (in that order: who sees the status finds the modes too).
 local function start(args, w, h, env)
   local dir = tmpdir()
   local quoted = {}
   for i, a in ipairs(args) do quoted[i] = q(a) end
-  local inner = ("cd %s && env %s %s %s; echo $? >%s/exit; stty -a >%s/stty; "
+  local inner = ("cd %s && env %s %s %s; rc=$?; stty -a >%s/stty; echo $rc >%s/exit; "
                  .. "sleep 120"):format(q(FIX), env or "", q(BIN),
                  table.concat(quoted, " "), q(dir), q(dir))
   T.n = (T.n or 0) + 1

@@ -216,8 +216,9 @@ static void test_record_read(void) {
     tap_ok(strcmp(back.scenario, info.scenario) == 0 &&
            back.floor_read == 1.5e10, "header round trip");
     tap_ok(evs[0].kind == ODB_EV_LOG && evs[0].level == ODB_LOG_WARN &&
-           strcmp(evs[0].text, "tab\there \xc3\xa9 \"quoted\"\n") == 0,
-           "log text with escapes round trip");
+           strcmp(evs[0].text, "tab\\x09here \xc3\xa9 \"quoted\"\\x0a") == 0,
+           "log text with escapes reads back, its control characters "
+           "escaped for a terminal");
     tap_ok(evs[1].kind == ODB_EV_TUNE_EVAL && evs[1].step == 3 &&
            evs[1].accepted == 9 && evs[1].value == 1.25e-3 &&
            evs[1].value2 == 0.02 && strcmp(evs[1].name, "tile=4 stride=A") == 0
@@ -269,9 +270,63 @@ static void test_format(void) {
   tap_ok(strcmp(b, "1:02:05") == 0, "fmt_duration h:mm:ss (%s)", b);
   odb_ui_fmt_duration(b, sizeof b, 75);
   tap_ok(strcmp(b, "1:15") == 0, "fmt_duration m:ss (%s)", b);
+  odb_ui_fmt_duration(b, sizeof b, 1e308);
+  tap_ok(strcmp(b, "277777777:46:39") == 0,
+         "fmt_duration caps a huge time (%s)", b);
+}
+
+/* Text from a file, made safe for a terminal. */
+static void test_clean(void) {
+  char b[64];
+  size_t n;
+  n = odb_ui_clean(b, sizeof b, "a\x1b]0;pwn\x07" "b");
+  tap_ok(strcmp(b, "a\\x1b]0;pwn\\x07b") == 0 && n == strlen(b),
+         "clean escapes C0 controls (%s)", b);
+  odb_ui_clean(b, sizeof b, "del\x7f nl\n tab\t");
+  tap_ok(strcmp(b, "del\\x7f nl\\x0a tab\\x09") == 0,
+         "clean escapes DEL, newline and tab (%s)", b);
+  odb_ui_clean(b, sizeof b, "c1 \xc2\x9b" "31m \xc2\x85 e\xcc\x81 \xc3\xa9 "
+               "\xe2\x82\xac \xf0\x9f\x98\x80");
+  tap_ok(strcmp(b, "c1 \\u009b31m \\u0085 e\xcc\x81 \xc3\xa9 \xe2\x82\xac "
+                "\xf0\x9f\x98\x80") == 0,
+         "clean escapes C1 controls and keeps other UTF-8 (%s)", b);
+  odb_ui_clean(b, sizeof b, "raw \x9b \xff \xc3 \xe2\x82 \xc0\x80 \xed\xa0\x80");
+  tap_ok(strcmp(b, "raw \\x9b \\xff \\xc3 \\xe2\\x82 \\xc0\\x80 "
+                "\\xed\\xa0\\x80") == 0,
+         "clean escapes bytes outside valid UTF-8 (%s)", b);
+  n = odb_ui_clean(b, 8, "abcd\x1b");
+  tap_ok(strcmp(b, "abcd") == 0 && n == 4,
+         "clean leaves out an escape that does not fit whole (%s)", b);
+  n = odb_ui_clean(b, 6, "abcd\xc3\xa9");
+  tap_ok(strcmp(b, "abcd") == 0 && n == 4,
+         "clean leaves out a character that does not fit whole (%s)", b);
+  n = odb_ui_clean(b, 1, "abc");
+  tap_ok(b[0] == '\0' && n == 0, "clean into one byte gives \"\"");
+}
+
+/* The clock of a replay: walls as recorded, gaps clamped. */
+static void test_replay_times(void) {
+  double walls[] = { 0.5, 1.0, 1e308, -5, NAN, INFINITY, 2.0, 2.5 };
+  double want[] = { 0.5, 1.0, 4.0, 4.0, 4.0, 4.0, 7.0, 7.5 };
+  double normal[] = { 0.1, 0.2, 2.7, 2.7, 3.0 }, at[8];
+  odb_event evs[8];
+  int ok = 1;
+  for (int i = 0; i < 8; ++i) evs[i] = ev(ODB_EV_METRIC, walls[i]);
+  odb_ui_replay_times(evs, 8, 3.0, at);
+  for (int i = 0; i < 8; ++i) ok &= fabs(at[i] - want[i]) < 1e-12;
+  tap_ok(ok, "replay_times clamps gaps to 0..3 s and skips non-finite walls "
+         "(%g %g %g %g %g %g %g %g)", at[0], at[1], at[2], at[3], at[4],
+         at[5], at[6], at[7]);
+  for (int i = 0; i < 5; ++i) evs[i] = ev(ODB_EV_METRIC, normal[i]);
+  odb_ui_replay_times(evs, 5, 3.0, at);
+  ok = 1;
+  for (int i = 0; i < 5; ++i) ok &= at[i] == normal[i];
+  tap_ok(ok, "replay_times keeps the walls of a normal recording");
 }
 
 int main(void) {
+  test_clean();
+  test_replay_times();
   test_parse_config();
   test_solve_rates();
   test_tuning();
