@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,15 +54,17 @@ static int solve_row(const odb_csv *c, int r, int xcol, int tcol) {
   return isfinite(odb_csv_num(c, r, xcol)) && odb_csv_num(c, r, tcol) > 0;
 }
 
-/* Number of distinct values of column k among the plotted solve rows. */
+/* Number of distinct values of column k among the plotted solve rows,
+   counted up to 3 (callers only ask whether it is more than one): one
+   pass, each row compared with at most the two values seen before. */
 static int distinct(const plot_data *d, int k) {
+  const char *seen[3];
   int n = 0;
   for (int i = 0; i < d->nrows && n < 3; ++i) {
-    int seen = 0;
-    for (int j = 0; j < i && !seen; ++j)
-      seen = strcmp(odb_csv_cell(&d->res, d->rows[i], k),
-                    odb_csv_cell(&d->res, d->rows[j], k)) == 0;
-    if (!seen) ++n;
+    const char *v = odb_csv_cell(&d->res, d->rows[i], k);
+    int j = 0;
+    while (j < n && strcmp(v, seen[j]) != 0) ++j;
+    if (j == n) seen[n++] = v;
   }
   return n;
 }
@@ -128,8 +131,7 @@ static void make_groups(plot_data *d) {
       snprintf(name + len, sizeof name - len, "%s%s", len ? "/" : "",
                odb_csv_cell(&d->res, d->rows[i], cols[k]));
     }
-    for (char *s = name; *s; ++s)
-      if (*s == ' ' || *s == '"' || *s == '\'') *s = '_';
+    odb_plot_token(name);
     if (!name[0]) snprintf(name, sizeof name, "solves");
     for (g = 0; g < d->ngroups; ++g)
       if (strcmp(d->groups[g], name) == 0) break;
@@ -192,8 +194,8 @@ static void tune_from_events(plot_data *d, const char *path, FILE *log) {
   int n = 0;
   if (access(path, R_OK) != 0) return;
   if (odb_ui_events_read(path, &info, &evs, &n) != ODB_OK) {
-    if (log) fprintf(log, "odebench: warning: %s; its tuning evaluations "
-                     "are not plotted\n", odb_last_error());
+    odb_plot_warn(log, "%s; its tuning evaluations are not plotted",
+                  odb_last_error());
     return;
   }
   apply_largest(d, evs, n);
@@ -258,40 +260,57 @@ static void rows_range(const plot_data *d, int col, int per, double *lo,
   }
 }
 
-/* solves.dat: one gnuplot index block per group, sorted by x. */
+/* A solve row's place in solves.dat: its group, its x, its row. */
+typedef struct solve_key {
+  int group;
+  double x;
+  int row;
+} solve_key;
+
+/* Group, then x, then the order of results.csv. */
+static int cmp_solve_key(const void *pa, const void *pb) {
+  const solve_key *a = pa, *b = pb;
+  if (a->group != b->group) return a->group < b->group ? -1 : 1;
+  if (a->x != b->x) return a->x < b->x ? -1 : 1;
+  return (a->row > b->row) - (a->row < b->row);
+}
+
+/* solves.dat: one gnuplot index block per group, sorted by x (one sort of
+   all the rows; x is finite for every plotted row). */
 static int write_solves(const plot_data *d, const char *dir) {
   char path[PATHBUF];
   int tps = odb_csv_col(&d->res, "time_per_step"),
       gbs = odb_csv_col(&d->res, "gbs"), gfl = odb_csv_col(&d->res, "gflops");
+  solve_key *keys = malloc((size_t)(d->nrows + 1) * sizeof *keys);
   FILE *f;
+  int i = 0;
+  if (!keys) return 0;
+  for (int k = 0; k < d->nrows; ++k) {
+    keys[k].group = d->group[k];
+    keys[k].x = odb_csv_num(&d->res, d->rows[k], d->xcol);
+    keys[k].row = d->rows[k];
+  }
+  qsort(keys, (size_t)d->nrows, sizeof *keys, cmp_solve_key);
   join(path, sizeof path, dir, "solves.dat");
-  if (!(f = fopen(path, "w"))) return 0;
-  fprintf(f, "# %s time_per_step gbs gflops flop_per_byte, one block per "
-          "group\n", d->xname);
+  if (!(f = fopen(path, "w"))) {
+    free(keys);
+    return 0;
+  }
+  fputs("# ", f);
+  odb_plot_put_token(f, d->xname);
+  fputs(" time_per_step gbs gflops flop_per_byte, one block per group\n", f);
   for (int g = 0; g < d->ngroups; ++g) {
-    int order[4096], n = 0;
     fprintf(f, "# %s\n", d->groups[g]);
-    for (int i = 0; i < d->nrows && n < 4096; ++i)
-      if (d->group[i] == g) order[n++] = d->rows[i];
-    for (int i = 1; i < n; ++i) {          /* insertion sort by x */
-      int r = order[i], j = i;
-      while (j > 0 && odb_csv_num(&d->res, order[j - 1], d->xcol) >
-                      odb_csv_num(&d->res, r, d->xcol)) {
-        order[j] = order[j - 1];
-        --j;
-      }
-      order[j] = r;
-    }
-    for (int i = 0; i < n; ++i) {
-      double b = odb_csv_num(&d->res, order[i], gbs),
-             fl = odb_csv_num(&d->res, order[i], gfl);
-      fprintf(f, "%.17g %.17g %.17g %.17g %.17g\n",
-              odb_csv_num(&d->res, order[i], d->xcol),
-              odb_csv_num(&d->res, order[i], tps), b, fl,
+    for (; i < d->nrows && keys[i].group == g; ++i) {
+      int r = keys[i].row;
+      double b = odb_csv_num(&d->res, r, gbs), fl = odb_csv_num(&d->res, r, gfl);
+      fprintf(f, "%.17g %.17g %.17g %.17g %.17g\n", keys[i].x,
+              odb_csv_num(&d->res, r, tps), b, fl,
               b > 0 && fl > 0 ? fl / b : NAN);
     }
     fputs("\n\n", f);
   }
+  free(keys);
   return fclose(f) == 0;
 }
 
@@ -328,12 +347,14 @@ static int write_tuning(const plot_data *d, const char *dir, double *scale,
   odb_ui_model_heat(m, 0, py, cells);
   join(path, sizeof path, dir, "heat.dat");
   if (!(f = fopen(path, "w"))) return 0;
-  fprintf(f, "%s", m->nparams > 1 ? Y->name : "-");
-  for (int c = 0; c < X->nvalues; ++c)
-    fprintf(f, " %s", X->values[X->order[c]]);
+  odb_plot_put_token(f, m->nparams > 1 ? Y->name : "-");
+  for (int c = 0; c < X->nvalues; ++c) {
+    fputc(' ', f);
+    odb_plot_put_token(f, X->values[X->order[c]]);
+  }
   fputc('\n', f);
   for (int r = 0; r < ny; ++r) {
-    fprintf(f, "%s", m->nparams > 1 ? Y->values[Y->order[r]] : "median");
+    odb_plot_put_token(f, m->nparams > 1 ? Y->values[Y->order[r]] : "median");
     for (int c = 0; c < X->nvalues; ++c) {
       double v = cells[r * X->nvalues + c];
       if (isnan(v)) fprintf(f, " NaN");
@@ -344,13 +365,18 @@ static int write_tuning(const plot_data *d, const char *dir, double *scale,
   return fclose(f) == 0;
 }
 
-/* Both formats from one block: PNG (pngcairo when gnuplot has it). */
+/* Both formats from one block: PNG (pngcairo when gnuplot has it). Text
+   is drawn as it is (noenhanced: no ^, _, @ or braces markup). */
 void odb_plot_chart_begin(FILE *f, const char *name) {
-  fprintf(f, "do for [fmt in \"png svg\"] {\n"
-          "  if (fmt eq \"png\") { set terminal @pngterm size 960,640 } "
-          "else { set terminal svg size 960,640 dynamic }\n"
-          "  set termoption noenhanced\n"
-          "  set output \"%s.\".fmt\n", name);
+  char file[128];
+  snprintf(file, sizeof file, "%s.", name);
+  fputs("do for [fmt in \"png svg\"] {\n"
+        "  if (fmt eq \"png\") { set terminal @pngterm size 960,640 } "
+        "else { set terminal svg size 960,640 dynamic }\n"
+        "  set termoption noenhanced\n"
+        "  set output ", f);
+  odb_plot_put_quoted(f, file);
+  fputs(".fmt\n", f);
 }
 
 void odb_plot_chart_end(FILE *f) {
@@ -416,15 +442,64 @@ void odb_plot_memory_roof(FILE *f, double bw, double peak) {
     fprintf(f, "%.6g * x", bw);
 }
 
-/* Single quotes: gnuplot takes the text literally, '' is one quote. */
+/*
+** The one way text gets into plot.gp. Single quotes: gnuplot takes the
+** text literally (no backslash escapes, no `command` substitution and no
+** @macro expansion, which double quotes would do), '' is one quote. A
+** newline or another control character (C0, DEL) would end the command or
+** hide the rest of it: each is a space.
+*/
 void odb_plot_put_quoted(FILE *f, const char *s) {
   fputc('\'', f);
   for (; s && *s; ++s) {
-    if (*s == '\'') fputs("''", f);
-    else if ((unsigned char)*s < 0x20) fputc(' ', f);
-    else fputc(*s, f);
+    unsigned char c = (unsigned char)*s;
+    if (c == '\'') fputs("''", f);
+    else if (c < 0x20 || c == 0x7f) fputc(' ', f);
+    else fputc(c, f);
   }
   fputc('\'', f);
+}
+
+/* 1 when c cannot stand in a word of a data file or of the group list:
+   blanks, control characters, quotes (gnuplot's word() and its data
+   columns honour both kinds). */
+static int not_token(unsigned char c) {
+  return c <= 0x20 || c == 0x7f || c == '"' || c == '\'';
+}
+
+void odb_plot_token(char *s) {
+  for (; s && *s; ++s)
+    if (not_token((unsigned char)*s)) *s = '_';
+}
+
+void odb_plot_put_token(FILE *f, const char *s) {
+  for (; s && *s; ++s) fputc(not_token((unsigned char)*s) ? '_' : *s, f);
+}
+
+void odb_plot_warn(FILE *f, const char *fmt, ...) {
+  char raw[1024], safe[1024];
+  va_list ap;
+  if (!f) return;
+  va_start(ap, fmt);
+  vsnprintf(raw, sizeof raw, fmt, ap);
+  va_end(ap);
+  odb_ui_clean(safe, sizeof safe, raw);
+  fprintf(f, "odebench: warning: %s\n", safe);
+}
+
+/* "  set <what> '<text>'", the text formatted, through
+   odb_plot_put_quoted. */
+static void set_text(FILE *f, const char *what, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+static void set_text(FILE *f, const char *what, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(f, "  set %s ", what);
+  odb_plot_put_quoted(f, buf);
+  fputc('\n', f);
 }
 
 /* 1 when the automatic chart name is drawn: the scenario did not ask for
@@ -461,7 +536,9 @@ static int write_script(const plot_data *d, const char *dir, double scale,
           "pngterm = strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0 ? "
           "\"pngcairo\" : \"png\"\n"
           "set datafile missing \"NaN\"\nset grid\nset key below\n"
-          "groups = \"%s\"\nngroups = %d\n\n", groups, d->ngroups);
+          "groups = ");
+  odb_plot_put_quoted(f, groups);
+  fprintf(f, "\nngroups = %d\n\n", d->ngroups);
   if (d->named && !odb_plot_named_write(d->named, dir, f, d->floor_gbs,
                                            d->peak_gflops, sc)) {
     int e = errno;
@@ -471,10 +548,12 @@ static int write_script(const plot_data *d, const char *dir, double scale,
   }
   if (d->nrows > 0 && automatic(d, "time_per_step")) {
     odb_plot_chart_begin(f, "time_per_step");
-    fprintf(f, "  set title \"%s: time per step\"\n  set logscale xy\n"
-            "  set xlabel \"%s\"\n  set ylabel \"seconds per step\"\n"
-            "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 1:2 "
-            "with linespoints pt 7 title word(groups, i+1)\n", sc, d->xname);
+    set_text(f, "title", "%s: time per step", sc);
+    fputs("  set logscale xy\n", f);
+    set_text(f, "xlabel", "%s", d->xname);
+    fputs("  set ylabel 'seconds per step'\n"
+          "  plot for [i=0:ngroups-1] 'solves.dat' index i using 1:2 "
+          "with linespoints pt 7 title word(groups, i+1)\n", f);
     odb_plot_chart_end(f);
   }
   if (d->nrows > 0 && d->have_gbs && automatic(d, "gbs")) {
@@ -484,13 +563,15 @@ static int write_script(const plot_data *d, const char *dir, double scale,
       rows_range(d, d->xcol, -1, &lo, &hi);
       odb_plot_x_span(f, lo, hi, 10);
     }
-    fprintf(f, "  set title \"%s: memory throughput\"\n  set logscale x\n"
-            "  set xlabel \"%s\"\n  set ylabel \"GB/s\"\n  set yrange [0:*]\n"
-            "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 1:3 "
-            "with linespoints pt 7 title word(groups, i+1)", sc, d->xname);
+    set_text(f, "title", "%s: memory throughput", sc);
+    fputs("  set logscale x\n", f);
+    set_text(f, "xlabel", "%s", d->xname);
+    fputs("  set ylabel 'GB/s'\n  set yrange [0:*]\n"
+          "  plot for [i=0:ngroups-1] 'solves.dat' index i using 1:3 "
+          "with linespoints pt 7 title word(groups, i+1)", f);
     if (d->floor_gbs > 0)
-      fprintf(f, ", %.6g with lines dt 2 lc rgb \"black\" title \"read "
-              "bandwidth, 1 thread (%.1f GB/s)\"", d->floor_gbs, d->floor_gbs);
+      fprintf(f, ", %.6g with lines dt 2 lc rgb 'black' title 'read "
+              "bandwidth, 1 thread (%.1f GB/s)'", d->floor_gbs, d->floor_gbs);
     fputc('\n', f);
     odb_plot_chart_end(f);
   }
@@ -500,37 +581,40 @@ static int write_script(const plot_data *d, const char *dir, double scale,
     rows_range(d, odb_csv_col(&d->res, "gflops"),
                odb_csv_col(&d->res, "gbs"), &lo, &hi);
     odb_plot_roof_xrange(f, lo, hi, d->floor_gbs, d->peak_gflops);
-    fprintf(f, "  set title \"%s: roofline\"\n  set logscale xy\n"
-            "  set xlabel \"arithmetic intensity (flop/byte)\"\n"
-            "  set ylabel \"GFLOP/s\"\n"
-            "  plot for [i=0:ngroups-1] \"solves.dat\" index i using 5:4 "
-            "with points pt 7 ps 1.3 title word(groups, i+1)", sc);
+    set_text(f, "title", "%s: roofline", sc);
+    fputs("  set logscale xy\n"
+          "  set xlabel 'arithmetic intensity (flop/byte)'\n"
+          "  set ylabel 'GFLOP/s'\n"
+          "  plot for [i=0:ngroups-1] 'solves.dat' index i using 5:4 "
+          "with points pt 7 ps 1.3 title word(groups, i+1)", f);
     if (d->floor_gbs > 0) {
       fputs(", ", f);
       odb_plot_memory_roof(f, d->floor_gbs, d->peak_gflops);
-      fprintf(f, " with lines lw 2 lc rgb \"black\" title \"memory "
-              "roof (%.1f GB/s)\"", d->floor_gbs);
+      fprintf(f, " with lines lw 2 lc rgb 'black' title 'memory "
+              "roof (%.1f GB/s)'", d->floor_gbs);
     }
     if (d->peak_gflops > 0)
-      fprintf(f, ", %.6g with lines lw 2 dt 2 lc rgb \"black\" title "
-              "\"compute roof, 1 core (%.1f GFLOP/s)\"", d->peak_gflops,
+      fprintf(f, ", %.6g with lines lw 2 dt 2 lc rgb 'black' title "
+              "'compute roof, 1 core (%.1f GFLOP/s)'", d->peak_gflops,
               d->peak_gflops);
     fputc('\n', f);
     odb_plot_chart_end(f);
   }
   if (d->tune->nevals > 0 && automatic(d, "tuning")) {
     odb_plot_chart_begin(f, "tuning");
-    fprintf(f, "  set title \"%s: tuning%s %d configurations timed\"\n"
-            "  set logscale y\n  set xlabel \"evaluation\"\n"
-            "  set ylabel \"median (%s)\"\n"
-            "  plot \"tuning.dat\" using 1:2 with points pt 7 title "
-            "\"configuration\", \"\" using 1:3 with steps lw 2 title "
-            "\"best so far\"\n", sc, which, d->tune->nevals, unit);
+    set_text(f, "title", "%s: tuning%s %d configurations timed", sc, which,
+             d->tune->nevals);
+    fputs("  set logscale y\n  set xlabel 'evaluation'\n", f);
+    set_text(f, "ylabel", "median (%s)", unit);
+    fputs("  plot 'tuning.dat' using 1:2 with points pt 7 title "
+          "'configuration', '' using 1:3 with steps lw 2 title "
+          "'best so far'\n", f);
     odb_plot_chart_end(f);
   }
   if (d->tune->nevals > 0 && d->tune->nparams > 0 &&
       automatic(d, "heatmap")) {
     const odb_ui_model *m = d->tune;
+    const char *yname = m->nparams > 1 ? m->params[1].name : "-";
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < m->nevals; ++i)
       if (m->evals[i].median > 0) {
@@ -541,16 +625,17 @@ static int write_script(const plot_data *d, const char *dir, double scale,
     odb_plot_log_tics(f, "cb", lo, hi);
     if (label_chars(&m->params[0]) > 60)   /* they would run together */
       fprintf(f, "  set xtics rotate by 30 right\n");
-    fprintf(f, "  set title \"%s: tuning%s median time (%s), %s x %s\"\n"
-            "  set xlabel \"%s\"\n  set ylabel \"%s\"\n  set logscale cb\n"
-            "  set cblabel \"%s\"\n  set palette defined (0 \"#1a9850\", 0.5 "
-            "\"#fee08b\", 1 \"#d73027\")\n  unset key\n  unset grid\n"
-            "  plot \"heat.dat\" matrix rowheaders columnheaders using 1:2:3 "
-            "with image, \"\" matrix rowheaders columnheaders using 1:2:"
-            "($3 == $3 ? sprintf(\"%%.3g\", $3) : \"\") with labels\n",
-            sc, which, unit, m->params[0].name,
-            m->nparams > 1 ? m->params[1].name : "-", m->params[0].name,
-            m->nparams > 1 ? m->params[1].name : "", unit);
+    set_text(f, "title", "%s: tuning%s median time (%s), %s x %s", sc, which,
+             unit, m->params[0].name, yname);
+    set_text(f, "xlabel", "%s", m->params[0].name);
+    set_text(f, "ylabel", "%s", m->nparams > 1 ? m->params[1].name : "");
+    fputs("  set logscale cb\n", f);
+    set_text(f, "cblabel", "%s", unit);
+    fputs("  set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')\n"
+          "  unset key\n  unset grid\n"
+          "  plot 'heat.dat' matrix rowheaders columnheaders using 1:2:3 "
+          "with image, '' matrix rowheaders columnheaders using 1:2:"
+          "($3 == $3 ? sprintf('%.3g', $3) : '') with labels\n", f);
     odb_plot_chart_end(f);
   }
   return fclose(f) == 0;

@@ -44,23 +44,38 @@ static char *slurp(const char *path) {
   return buf;
 }
 
+/* The length of the field at s: up to a ',' or the end of the line
+   outside quotes (a quoted part may hold both), or the end of the text. */
+static size_t field_span(const char *s) {
+  const char *e = s;
+  if (*e == '"') {
+    for (++e; *e; ++e)
+      if (*e == '"') {
+        if (e[1] != '"') { ++e; break; }
+        ++e;
+      }
+  }
+  return (size_t)(e - s) + strcspn(e, ",\n\r");
+}
+
 /* One field at *p (quoted with doubled quotes, or plain up to ',' or the
-   end of the line); *p is left on the separator. */
+   end of the line); *p is left on the separator. Allocates only the
+   field's own bytes (the rest of the file may be large). */
 static char *read_field(const char **p) {
-  const char *s = *p;
-  char *out = malloc(strlen(s) + 1);
+  const char *s = *p, *end = s + field_span(s);
+  char *out = malloc((size_t)(end - s) + 1);
   size_t n = 0;
   if (!out) return NULL;
   if (*s == '"') {
-    for (++s; *s; ++s) {
+    for (++s; s < end; ++s) {
       if (*s == '"' && s[1] == '"') out[n++] = *++s;
       else if (*s == '"') { ++s; break; }
       else out[n++] = *s;
     }
   }
-  while (*s && *s != ',' && *s != '\n' && *s != '\r') out[n++] = *s++;
+  while (s < end) out[n++] = *s++;
   out[n] = '\0';
-  *p = s;
+  *p = end;
   return out;
 }
 

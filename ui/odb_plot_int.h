@@ -41,8 +41,17 @@ void odb_plot_chart_end(FILE *f);
 /* The unit that shows seconds up to hi readably: factor and name. */
 void odb_plot_time_unit(double hi, double *scale, const char **unit);
 /* s as a gnuplot single-quoted string (quotes doubled, control characters
-   as spaces). */
+   as spaces): the only way text from a file or a scenario name gets into
+   plot.gp. */
 void odb_plot_put_quoted(FILE *f, const char *s);
+/* s as one word of a data file or of the group list: blanks, control
+   characters and quotes become '_' (in place, or as it is written). */
+void odb_plot_token(char *s);
+void odb_plot_put_token(FILE *f, const char *s);
+/* "odebench: warning: <message>" on f (NULL: nothing), the message made
+   safe for a terminal (odb_ui_clean): it may quote results.csv. */
+void odb_plot_warn(FILE *f, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
 /*
 ** "set xrange" of a roofline whose points lie at intensities lo..hi
 ** (flop/byte, 0 < lo <= hi; nothing written otherwise): a decade around

@@ -266,60 +266,129 @@ static series *series_of(const odb_csv *res, chart *c, int r) {
   return &c->s[c->ns++];
 }
 
-/* Orders a series by x (insertion sort: a handful of points). */
-static void sort_series(series *s) {
-  for (int i = 1; i < s->n; ++i) {
-    double x = s->x[i], y = s->y[i];
-    int r = s->row[i], j = i;
-    while (j > 0 && s->x[j - 1] > x) {
-      s->x[j] = s->x[j - 1];
-      s->y[j] = s->y[j - 1];
-      s->row[j] = s->row[j - 1];
-      --j;
-    }
-    s->x[j] = x;
-    s->y[j] = y;
-    s->row[j] = r;
-  }
+/* A point while its series is sorted. */
+typedef struct point {
+  double x, y;
+  int row;
+} point;
+
+/* By x, then in the order of results.csv (x is finite). */
+static int cmp_point(const void *pa, const void *pb) {
+  const point *a = pa, *b = pb;
+  if (a->x != b->x) return a->x < b->x ? -1 : 1;
+  return (a->row > b->row) - (a->row < b->row);
 }
 
-/* The fastest time per step among the solve rows without a threads value
-   (the sequential runs) of row r's problem, method and n; 0 when none. */
-static double sequential_best(const odb_csv *res, int r) {
-  static const char *const same[] = { "problem", "method", "n" };
+/* Orders a series by x; 0 when out of memory. */
+static int sort_series(series *s) {
+  point *p = malloc((size_t)(s->n + 1) * sizeof *p);
+  if (!p) return 0;
+  for (int i = 0; i < s->n; ++i) {
+    p[i].x = s->x[i];
+    p[i].y = s->y[i];
+    p[i].row = s->row[i];
+  }
+  qsort(p, (size_t)s->n, sizeof *p, cmp_point);
+  for (int i = 0; i < s->n; ++i) {
+    s->x[i] = p[i].x;
+    s->y[i] = p[i].y;
+    s->row[i] = p[i].row;
+  }
+  free(p);
+  return 1;
+}
+
+/* A sequential run's time per step under its problem, method and n. */
+typedef struct seq_time {
+  const char *key[3];
+  double t;
+} seq_time;
+
+/* The columns that make two runs comparable for a speed-up. */
+static const char *const same_run[3] = { "problem", "method", "n" };
+
+/* By the three key cells, then the faster first. */
+static int cmp_seq(const void *pa, const void *pb) {
+  const seq_time *a = pa, *b = pb;
+  for (int k = 0; k < 3; ++k) {
+    int c = strcmp(a->key[k], b->key[k]);
+    if (c) return c;
+  }
+  return (a->t > b->t) - (a->t < b->t);
+}
+
+/* Only the key cells: a lookup matches every time of the key. */
+static int cmp_seq_key(const void *pa, const void *pb) {
+  const seq_time *a = pa, *b = pb;
+  for (int k = 0; k < 3; ++k) {
+    int c = strcmp(a->key[k], b->key[k]);
+    if (c) return c;
+  }
+  return 0;
+}
+
+/*
+** The solve rows without a threads value (the sequential runs) with a
+** time per step, sorted by problem, method, n and time: the fastest of a
+** key is the first of its equals. *n is their number; NULL when out of
+** memory.
+*/
+static seq_time *sequential_runs(const odb_csv *res, int *n) {
   int kind = odb_csv_col(res, "kind"), status = odb_csv_col(res, "status");
   int th = odb_csv_col(res, "threads"), tps = odb_csv_col(res, "time_per_step");
-  double best = 0;
+  int cols[3];
+  seq_time *v = malloc((size_t)(res->nrows + 1) * sizeof *v);
+  *n = 0;
+  if (!v) return NULL;
+  for (int k = 0; k < 3; ++k) cols[k] = odb_csv_col(res, same_run[k]);
   for (int o = 0; o < res->nrows; ++o) {
-    int match = 1;
     double t = odb_csv_num(res, o, tps);
     if (kind >= 0 && strcmp(odb_csv_cell(res, o, kind), "solve") != 0) continue;
     if (*odb_csv_cell(res, o, status) &&
         strcmp(odb_csv_cell(res, o, status), "ok") != 0)
       continue;
     if (*odb_csv_cell(res, o, th) || !(t > 0)) continue;
-    for (int k = 0; k < 3 && match; ++k) {
-      int col = odb_csv_col(res, same[k]);
-      match = strcmp(odb_csv_cell(res, o, col), odb_csv_cell(res, r, col)) == 0;
-    }
-    if (match && (best == 0 || t < best)) best = t;
+    for (int k = 0; k < 3; ++k) v[*n].key[k] = odb_csv_cell(res, o, cols[k]);
+    v[(*n)++].t = t;
   }
-  return best;
+  qsort(v, (size_t)*n, sizeof *v, cmp_seq);
+  return v;
+}
+
+/* The fastest time per step among the sequential runs (sorted by
+   sequential_runs) of row r's problem, method and n; 0 when none. */
+static double sequential_best(const odb_csv *res, const seq_time *v, int n,
+                              int r) {
+  seq_time want;
+  int lo = 0, hi = n;
+  for (int k = 0; k < 3; ++k)
+    want.key[k] = odb_csv_cell(res, r, odb_csv_col(res, same_run[k]));
+  while (lo < hi) {             /* the first element not below want */
+    int mid = lo + (hi - lo) / 2;
+    if (cmp_seq_key(&v[mid], &want) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && cmp_seq_key(&v[lo], &want) == 0 ? v[lo].t : 0;
 }
 
 /* Turns the times per step of a speedup chart into speed-ups: over the
    sequential best of the same problem, method and n, else over the
-   series' own first point (its smallest x). */
-static void to_speedup(const odb_csv *res, chart *c) {
+   series' own first point (its smallest x). 0 when out of memory. */
+static int to_speedup(const odb_csv *res, chart *c) {
+  int nseq;
+  seq_time *seq = sequential_runs(res, &nseq);
+  if (!seq) return 0;
   for (int i = 0; i < c->ns; ++i) {
     series *s = &c->s[i];
     double first = s->n > 0 ? s->y[0] : 0;
     for (int k = 0; k < s->n; ++k) {
-      double base = sequential_best(res, s->row[k]);
+      double base = sequential_best(res, seq, nseq, s->row[k]);
       if (!(base > 0)) base = first;
       s->y[k] = base / s->y[k];
     }
   }
+  free(seq);
+  return 1;
 }
 
 /* 1 when col holds seconds (shown in a readable unit). */
@@ -349,11 +418,13 @@ static int gather_points(const odb_csv *res, chart *c, FILE *warn) {
     }
     if (!add_point(s, x, y, r)) return 0;
   }
-  if (full && warn)
-    fprintf(warn, "odebench: warning: plot '%s': more than %d groups; the "
-            "rest are left out\n", c->q.name, MAX_SERIES);
-  for (int i = 0; i < c->ns; ++i) sort_series(&c->s[i]);
-  if (!roof && strcmp(c->q.y, "speedup") == 0) to_speedup(res, c);
+  if (full)
+    odb_plot_warn(warn, "plot '%s': more than %d groups; the rest are left "
+                  "out", c->q.name, MAX_SERIES);
+  for (int i = 0; i < c->ns; ++i)
+    if (!sort_series(&c->s[i])) return 0;
+  if (!roof && strcmp(c->q.y, "speedup") == 0 && !to_speedup(res, c))
+    return 0;
   c->scale = 1;
   c->unit = "";
   if (!roof && is_time(c->q.y)) {
@@ -373,8 +444,7 @@ static int gather_points(const odb_csv *res, chart *c, FILE *warn) {
 static int category(char (*vals)[CAT_LEN], int *n, const char *v) {
   char t[CAT_LEN];
   snprintf(t, sizeof t, "%s", v);
-  for (char *p = t; *p; ++p)               /* one token in the data file */
-    if (*p == ' ' || *p == '\t' || *p == '"' || *p == '\'') *p = '_';
+  odb_plot_token(t);                       /* one word in the data file */
   for (int i = 0; i < *n; ++i)
     if (strcmp(vals[i], t) == 0) return i;
   if (*n == MAX_CAT) return -1;
@@ -476,6 +546,14 @@ static int has_data(const chart *c) {
   return 0;
 }
 
+/* 1 when name is what ob.plot allows (it names files and goes into the
+   script): 1 to 40 letters, digits, '_' and '-'. */
+static int plot_name(const char *name) {
+  size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789_-");
+  return n >= 1 && n <= 40 && name[n] == '\0';
+}
+
 /* Gathers the data of request q into c; 0 with why set when it cannot be
    drawn, -1 when out of memory. */
 static int load_chart(const odb_csv *res, const request *q, chart *c,
@@ -483,6 +561,11 @@ static int load_chart(const odb_csv *res, const request *q, chart *c,
   int heat = strcmp(q->kind, "heatmap") == 0;
   memset(c, 0, sizeof *c);
   c->q = *q;
+  if (!plot_name(q->name)) {
+    snprintf(why, cap, "not a plot name (1 to 40 letters, digits, '_' and "
+             "'-')");
+    return 0;
+  }
   if (!heat && strcmp(q->kind, "lines") != 0 &&
       strcmp(q->kind, "roofline") != 0) {
     snprintf(why, cap, "unknown kind '%s' (allowed: lines, roofline, "
@@ -524,9 +607,8 @@ odb_status odb_plot_named_load(const odb_csv *res, FILE *warn,
       continue;
     }
     chart_free(&n->c[n->n]);
-    if (warn)
-      fprintf(warn, "odebench: warning: plot '%s' of the scenario is left "
-              "out: %s\n", reqs[i].name, why);
+    odb_plot_warn(warn, "plot '%s' of the scenario is left out: %s",
+                  reqs[i].name, why);
   }
   free(reqs);
   *out = n;
@@ -578,7 +660,9 @@ static void axis_label(char *buf, size_t cap, const char *col,
 static int write_points(const chart *c, FILE *f) {
   fprintf(f, "# %s: x y, one block per series\n", c->q.name);
   for (int i = 0; i < c->ns; ++i) {
-    fprintf(f, "# %s\n", c->s[i].title);
+    fputs("# ", f);
+    odb_plot_put_token(f, c->s[i].title);
+    fputc('\n', f);
     for (int k = 0; k < c->s[i].n; ++k)
       fprintf(f, "%.17g %.17g\n", c->s[i].x[k], c->s[i].y[k] * c->scale);
     fputs("\n\n", f);
@@ -588,7 +672,7 @@ static int write_points(const chart *c, FILE *f) {
 
 /* named_<name>.dat of a heatmap: a matrix with row and column headers. */
 static int write_matrix(const chart *c, FILE *f) {
-  fprintf(f, "%s", c->q.y);
+  odb_plot_put_token(f, c->q.y);
   for (int k = 0; k < c->nx; ++k) fprintf(f, " %s", c->xv[k]);
   fputc('\n', f);
   for (int r = 0; r < c->ny; ++r) {
@@ -665,8 +749,9 @@ static void script_lines(FILE *f, const chart *c, const char *dat,
   if (!c->q.logy && nonneg) fputs("  set yrange [0:*]\n", f);
   fputs("  plot ", f);
   for (int i = 0; i < c->ns; ++i) {
-    fprintf(f, "%s'%s' index %d using 1:2 with linespoints pt 7 title ",
-            i ? ", \\\n       " : "", dat, i);
+    fputs(i ? ", \\\n       " : "", f);
+    odb_plot_put_quoted(f, dat);
+    fprintf(f, " index %d using 1:2 with linespoints pt 7 title ", i);
     odb_plot_put_quoted(f, c->s[i].title);
   }
   if (strcmp(c->q.y, "gbs") == 0 && floor_gbs > 0)
@@ -695,8 +780,9 @@ static void script_roofline(FILE *f, const chart *c, const char *dat,
   put_label(f, "y", "GFLOP/s");
   fputs("  plot ", f);
   for (int i = 0; i < c->ns; ++i) {
-    fprintf(f, "%s'%s' index %d using 1:2 with points pt 7 ps 1.3 title ",
-            i ? ", \\\n       " : "", dat, i);
+    fputs(i ? ", \\\n       " : "", f);
+    odb_plot_put_quoted(f, dat);
+    fprintf(f, " index %d using 1:2 with points pt 7 ps 1.3 title ", i);
     odb_plot_put_quoted(f, c->s[i].title);
   }
   if (floor_gbs > 0) {
@@ -736,11 +822,12 @@ static void script_heatmap(FILE *f, const chart *c, const char *dat,
     fputs("  set logscale cb\n", f);
     odb_plot_log_tics(f, "cb", lo, hi);
   }
-  fprintf(f, "  set palette defined (0 \"#1a9850\", 0.5 \"#fee08b\", "
-          "1 \"#d73027\")\n  unset key\n  unset grid\n"
-          "  plot '%s' matrix rowheaders columnheaders using 1:2:3 with "
-          "image, \\\n       '' matrix rowheaders columnheaders using 1:2:"
-          "($3 == $3 ? sprintf(\"%%.3g\", $3) : \"\") with labels\n", dat);
+  fputs("  set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')\n"
+        "  unset key\n  unset grid\n  plot ", f);
+  odb_plot_put_quoted(f, dat);
+  fputs(" matrix rowheaders columnheaders using 1:2:3 with image, \\\n"
+        "       '' matrix rowheaders columnheaders using 1:2:"
+        "($3 == $3 ? sprintf('%.3g', $3) : '') with labels\n", f);
 }
 
 int odb_plot_named_write(const odb_plot_named *n, const char *dir, FILE *f,

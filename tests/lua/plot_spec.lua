@@ -328,7 +328,7 @@ describe("ob.plot", function()
     assert.is_true(png(out .. "/plots/gbs.png"))
     assert.are.equal(1, count(stdout, "/gbs.png"))
     local gp = slurp(out .. "/plots/plot.gp")
-    assert.are.equal(1, count(gp, 'set output "gbs.".fmt'))
+    assert.are.equal(1, count(gp, "set output 'gbs.'.fmt"))
     has(gp, "set title 'mine'")
   end)
 
