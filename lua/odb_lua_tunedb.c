@@ -2,6 +2,7 @@
 #include "odb_lua.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,12 @@ static const char usage_text[] =
   "  export    all evaluations (or target ID's) as JSON or CSV on stdout\n"
   "  prune     removes targets last updated more than DAYS days ago and/or\n"
   "            those of another odebench version (a target matching any\n"
-  "            given criterion goes, with its evaluations)\n";
+  "            given criterion goes, with its evaluations)\n"
+  "\n"
+  "exit status: 0 ok; 2 bad input: a bad command line, a target ID the\n"
+  "database does not hold, or a database path that cannot be used (no such\n"
+  "file, not a regular file, not a tuning database, not writable for prune);\n"
+  "1 a failure while the database or the output is read or written.\n";
 
 /* The parsed command line after "tunedb". */
 typedef struct cli {
@@ -71,7 +77,7 @@ static int parse_opt(cli *c, int argc, char **argv, int *i) {
       c->db = argv[++*i];
     } else {
       c->older = strtod(argv[++*i], &end);
-      if (*end || !(c->older >= 0))
+      if (*end || !(c->older >= 0) || !isfinite(c->older))
         return complain(USAGE, "--older-than needs a number of days >= 0, "
                         "got '%s'", argv[*i]);
     }
@@ -144,7 +150,8 @@ static void this_machine(char hash[17]) {
   odb_ctx_destroy(ctx);
 }
 
-/* Runs the command on the open database. */
+/* Runs the command on the open database; ODB_ERR_ARG for a target ID it
+   does not hold. */
 static odb_status run(const cli *c, odb_tunedb *db) {
   char here[17];
   long t = 0, e = 0;
@@ -154,8 +161,14 @@ static odb_status run(const cli *c, odb_tunedb *db) {
     return odb_tunedb_list(db, here, stdout);
   }
   if (strcmp(c->cmd, "show") == 0) return odb_tunedb_show(db, c->id, stdout);
-  if (strcmp(c->cmd, "export") == 0)
+  if (strcmp(c->cmd, "export") == 0) {
+    if (c->id && (st = odb_tunedb_count(db, c->id, &e)) != ODB_OK) return st;
+    if (c->id && e == 0)
+      return ODB_FAIL(ODB_ERR_ARG, "no evaluations of target %lld in %s "
+                      "(see 'odebench tunedb list')", c->id,
+                      odb_tunedb_path(db));
     return odb_tunedb_export(db, c->id, c->csv, stdout);
+  }
   st = odb_tunedb_prune(db, c->older, c->version_mismatch, &t, &e);
   if (st == ODB_OK)
     printf("removed %ld target(s) and %ld evaluation(s) from %s\n", t, e,
@@ -175,14 +188,16 @@ int odbL_tunedb_main(int argc, char **argv) {
       return complain(FAIL, "%s", odb_last_error());
     c.db = path;
   }
-  if (stat(c.db, &sb) != 0 && errno == ENOENT &&
-      strcmp(c.cmd, "list") == 0) {
+  if (stat(c.db, &sb) != 0 && errno == ENOENT) {   /* prune creates none */
+    if (strcmp(c.cmd, "list") != 0)
+      return complain(USAGE, "no tuning database at %s", c.db);
     printf("0 target(s): no tuning database at %s yet\n", c.db);
     return OK;
   }
+  /* the path given (or the default) is not a usable database: bad input */
   st = odb_tunedb_open(c.db, strcmp(c.cmd, "prune") == 0
                        ? 0 : ODB_TUNEDB_READONLY, &db);
-  if (st != ODB_OK) return complain(FAIL, "%s", odb_last_error());
+  if (st != ODB_OK) return complain(USAGE, "%s", odb_last_error());
   st = run(&c, db);
   odb_tunedb_close(db);
   if (fflush(stdout) != 0) return complain(FAIL, "cannot write the output");
