@@ -409,3 +409,20 @@ describe("integer options", function()
                  cache = "off" })
   end)
 end)
+
+describe("Vector indices and lengths", function()
+  it("are exact integers in range, shown in full", function()
+    local v = ob.vector(3)
+    fails_with("Vector index must be an integer in [1, 3], got 2.5",
+               function() return v[2.5] end)
+    fails_with("Vector index must be an integer, got string",
+               function() v["2"] = 1 end)
+    fails_with("Vector index 4611686018427387904 out of range [1, 3]",
+               function() return v[2^62 // 1] end)
+    fails_with("length: must be an integer in 0..137438953472, got 2.5",
+               ob.vector, 2.5)
+    fails_with("length: must be in 0..137438953472, got -1", ob.vector, -1)
+    v[2.0] = 7
+    assert.are.equal(7, v[2])
+  end)
+end)
