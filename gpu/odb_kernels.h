@@ -11,11 +11,8 @@
 ** odb_ctx_note_backend, and still returns ODB_OK.
 */
 odb_status odb_kernels_register(odb_ctx *ctx);
-/*
-** The blocks a cluster of a gpu_stream2d solver's step kernel (1: no
-** clusters); 0 for any other solver.
-*/
-int odb_gpu_rk_cluster(const odb_solver *s);
+/* odb_gpu_rk_cluster: the blocks a cluster of a gpu_stream2d solver. */
+#include "odb_gpu_rk.h"
 /* 1 when this build has the CUDA backend compiled in. */
 int odb_kernels_have_cuda(void);
 

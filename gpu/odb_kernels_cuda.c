@@ -6,12 +6,16 @@
 #include "cuda_backend.h"
 
 /*
-** Uses device 0. No device, no driver or a device that cannot be opened
-** is not an error for the run: the reason goes to the context's notes.
+** Registers the GPU variants (listed whether or not a device is there,
+** so --list and error messages name them) and uses device 0. No device,
+** no driver or a device that cannot be opened is not an error for the
+** run: the reason goes to the context's notes.
 */
 odb_status odb_kernels_register(odb_ctx *ctx) {
   char why[128], note[160];
   odb_backend *b = NULL;
+  odb_status st = odb_gpu_rk_register();
+  if (st != ODB_OK) return st;
   if (odb_cuda_device_count(why, sizeof why) == 0) {
     snprintf(note, sizeof note, "cuda: no device (%s)", why);
     odb_ctx_note_backend(ctx, note);

@@ -8,12 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Problems declared weak, so a build may leave one out; absent ones are
-   skipped by the registry. */
-extern const odb_problem_type odb_problem_string __attribute__((weak));
-extern const odb_problem_type odb_problem_medakzo __attribute__((weak));
-extern const odb_problem_type odb_problem_cusp __attribute__((weak));
-extern const odb_problem_type odb_problem_stars __attribute__((weak));
+/* The built-in problems, one file each under problems/. */
+extern const odb_problem_type odb_problem_string;
+extern const odb_problem_type odb_problem_medakzo;
+extern const odb_problem_type odb_problem_cusp;
+extern const odb_problem_type odb_problem_stars;
 
 /* Every built-in problem kind; a new problem adds one line here. */
 static const odb_problem_type *const all_types[] = {

@@ -204,7 +204,13 @@ struct odb_solver {
   odb_solve_stats stats; /* running totals since create */
 };
 
-/* Variant registry. */
+/*
+** Variant registry (core/ode/odb_variant.c): the CPU variants are built
+** in; a family with more (the GPU one, the ARKODE peer) registers each at
+** start. Registering the same variant again is a no-op; another variant
+** of a registered name is refused (ODB_ERR_ARG).
+*/
+odb_status odb_variant_register(const odb_variant *v);
 int odb_variant_count(void);
 const odb_variant *odb_variant_at(int i);
 const odb_variant *odb_variant_find(const char *name);

@@ -4,58 +4,54 @@
 #include "odb_solver.h"
 #include "erk_common.h"
 
+#include <pthread.h>
 #include <string.h>
 
-/*
-** Variants defined outside this file: the thesis's PIRK variants
-** (variants/pirk_*.c), the parallel ones (variants/par_*.c), the ARKODE peer
-** (variants/arkode.c, only with -Dpeers) and the GPU variants (kernels/,
-** only with CUDA). They are declared weak so that a build without the
-** optional ones still links; the registry lists those present.
-*/
-#define ODB_PLANNED(name) extern const odb_variant name __attribute__((weak));
-ODB_PLANNED(odb_variant_pirk_A)
-ODB_PLANNED(odb_variant_pirk_E)
-ODB_PLANNED(odb_variant_pirk_D)
-ODB_PLANNED(odb_variant_pirk_Dblock)
-ODB_PLANNED(odb_variant_pirk_PipeDe2m)
-ODB_PLANNED(odb_variant_pirk_PipeDb2m)
-ODB_PLANNED(odb_variant_pirk_PipeDb2mt)
-ODB_PLANNED(odb_variant_pirk_PipeDb1m)
-ODB_PLANNED(odb_variant_pirk_PipeDb1mt)
-ODB_PLANNED(odb_variant_pirk_ppDb1m)
-ODB_PLANNED(odb_variant_pirk_ppDb1mt)
-ODB_PLANNED(odb_variant_par_A)
-ODB_PLANNED(odb_variant_par_E)
-ODB_PLANNED(odb_variant_par_EAblock)
-ODB_PLANNED(odb_variant_par_D)
-ODB_PLANNED(odb_variant_par_Dblock)
-ODB_PLANNED(odb_variant_par_PipeDe2m)
-ODB_PLANNED(odb_variant_par_PipeDb2m)
-ODB_PLANNED(odb_variant_par_PipeDb2mt)
-ODB_PLANNED(odb_variant_par_PipeDb1m)
-ODB_PLANNED(odb_variant_par_PipeDb1mt)
-ODB_PLANNED(odb_variant_par_ppDb1m)
-ODB_PLANNED(odb_variant_par_ppDb1mt)
-ODB_PLANNED(odb_variant_par_PipeDb1myl)
-ODB_PLANNED(odb_variant_par_PipeDb1mtyl)
-ODB_PLANNED(odb_variant_par_ppDb1myl)
-ODB_PLANNED(odb_variant_par_ppDb1mtyl)
-ODB_PLANNED(odb_variant_arkode)
-/* The GPU variants (kernels/odb_gpu_rk.c), in builds with CUDA. */
-ODB_PLANNED(odb_variant_gpu_reference)
-ODB_PLANNED(odb_variant_gpu_unfused)
-ODB_PLANNED(odb_variant_gpu_trapezoid)
-ODB_PLANNED(odb_variant_gpu_multiblock)
-ODB_PLANNED(odb_variant_gpu_stream2d)
-ODB_PLANNED(odb_variant_gpu_hexagonal)
-#undef ODB_PLANNED
+#include "odb_config.h"
 
 /*
-** Every variant, in the order "auto" tries them (the first that runs on the
-** backend and applies wins). NULL entries are variants this build lacks.
+** The variant registry. The CPU variants of core/ode/variants/ are always
+** built and are listed here, in the order "auto" tries them (the first
+** that runs on the backend and applies wins). Other families register
+** theirs with odb_variant_register when they start: the GPU variants
+** (gpu/ode/odb_gpu_rk.c, from odb_kernels_register in builds with CUDA).
+** The ARKODE peer (variants/arkode.c) is built in with -Dpeers. A build
+** without them simply lists fewer. Registration happens while a program starts,
+** before variants are looked up from several threads; the table itself is
+** guarded by a mutex so that a late registration is still safe.
 */
-static const odb_variant *const all_variants[] = {
+extern const odb_variant odb_variant_pirk_A;
+extern const odb_variant odb_variant_pirk_E;
+extern const odb_variant odb_variant_pirk_D;
+extern const odb_variant odb_variant_pirk_Dblock;
+extern const odb_variant odb_variant_pirk_PipeDe2m;
+extern const odb_variant odb_variant_pirk_PipeDb2m;
+extern const odb_variant odb_variant_pirk_PipeDb2mt;
+extern const odb_variant odb_variant_pirk_PipeDb1m;
+extern const odb_variant odb_variant_pirk_PipeDb1mt;
+extern const odb_variant odb_variant_pirk_ppDb1m;
+extern const odb_variant odb_variant_pirk_ppDb1mt;
+extern const odb_variant odb_variant_par_A;
+extern const odb_variant odb_variant_par_E;
+extern const odb_variant odb_variant_par_EAblock;
+extern const odb_variant odb_variant_par_D;
+extern const odb_variant odb_variant_par_Dblock;
+extern const odb_variant odb_variant_par_PipeDe2m;
+extern const odb_variant odb_variant_par_PipeDb2m;
+extern const odb_variant odb_variant_par_PipeDb2mt;
+extern const odb_variant odb_variant_par_PipeDb1m;
+extern const odb_variant odb_variant_par_PipeDb1mt;
+extern const odb_variant odb_variant_par_ppDb1m;
+extern const odb_variant odb_variant_par_ppDb1mt;
+extern const odb_variant odb_variant_par_PipeDb1myl;
+extern const odb_variant odb_variant_par_PipeDb1mtyl;
+extern const odb_variant odb_variant_par_ppDb1myl;
+extern const odb_variant odb_variant_par_ppDb1mtyl;
+#if ODB_HAVE_PEERS
+extern const odb_variant odb_variant_arkode;
+#endif
+
+static const odb_variant *const builtin[] = {
   &odb_variant_fused,
   &odb_variant_plain,
   &odb_variant_pirk_A,
@@ -85,42 +81,75 @@ static const odb_variant *const all_variants[] = {
   &odb_variant_par_PipeDb1mtyl,
   &odb_variant_par_ppDb1myl,
   &odb_variant_par_ppDb1mtyl,
-  &odb_variant_arkode,
-  &odb_variant_gpu_reference,
-  &odb_variant_gpu_unfused,
-  &odb_variant_gpu_trapezoid,
-  &odb_variant_gpu_multiblock,
-  &odb_variant_gpu_stream2d,
-  &odb_variant_gpu_hexagonal,
 };
-#define NALL ((int)(sizeof all_variants / sizeof all_variants[0]))
+#define NBUILTIN ((int)(sizeof builtin / sizeof builtin[0]))
+/* Room for the built-in variants and every family that registers more. */
+#define MAX_VARIANTS 96
 
-static const odb_variant *variants[NALL];
-static int nvariants = -1;
+static const odb_variant *variants[MAX_VARIANTS];
+static int nvariants;
+static pthread_mutex_t variants_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t variants_once = PTHREAD_ONCE_INIT;
 
-/* Compacts the present variants once (idempotent, single-threaded init). */
-static void variants_init(void) {
-  if (nvariants >= 0) return;
-  nvariants = 0;
-  for (int i = 0; i < NALL; ++i)
-    if (all_variants[i]) variants[nvariants++] = all_variants[i];
+/* Assumes the name is unique and there is room: the built-in list is. */
+static void builtin_init(void) {
+  for (int i = 0; i < NBUILTIN; ++i) variants[nvariants++] = builtin[i];
+#if ODB_HAVE_PEERS
+  variants[nvariants++] = &odb_variant_arkode;
+#endif
+}
+
+odb_status odb_variant_register(const odb_variant *v) {
+  odb_status st = ODB_OK;
+  if (!v || !v->name || !v->name[0])
+    return ODB_FAIL(ODB_ERR_ARG, "odb_variant_register: a variant needs a "
+                    "name");
+  pthread_once(&variants_once, builtin_init);
+  pthread_mutex_lock(&variants_mu);
+  for (int i = 0; i < nvariants; ++i)
+    if (strcmp(variants[i]->name, v->name) == 0) {
+      if (variants[i] != v)
+        st = ODB_FAIL(ODB_ERR_ARG, "odb_variant_register: a variant named "
+                      "'%s' is registered already", v->name);
+      goto out;   /* the same variant again: nothing to do */
+    }
+  if (nvariants == MAX_VARIANTS)
+    st = ODB_FAIL(ODB_ERR_NOMEM, "odb_variant_register: no room for '%s' "
+                  "(%d variants)", v->name, MAX_VARIANTS);
+  else
+    variants[nvariants++] = v;
+out:
+  pthread_mutex_unlock(&variants_mu);
+  return st;
 }
 
 int odb_variant_count(void) {
-  variants_init();
-  return nvariants;
+  int n;
+  pthread_once(&variants_once, builtin_init);
+  pthread_mutex_lock(&variants_mu);
+  n = nvariants;
+  pthread_mutex_unlock(&variants_mu);
+  return n;
 }
 
+/* Entries are never removed, so a pointer read under the lock stays valid. */
 const odb_variant *odb_variant_at(int i) {
-  variants_init();
-  return i >= 0 && i < nvariants ? variants[i] : NULL;
+  const odb_variant *v;
+  pthread_once(&variants_once, builtin_init);
+  pthread_mutex_lock(&variants_mu);
+  v = i >= 0 && i < nvariants ? variants[i] : NULL;
+  pthread_mutex_unlock(&variants_mu);
+  return v;
 }
 
 const odb_variant *odb_variant_find(const char *name) {
-  variants_init();
-  for (int i = 0; name && i < nvariants; ++i)
-    if (strcmp(variants[i]->name, name) == 0) return variants[i];
-  return NULL;
+  const odb_variant *v = NULL;
+  pthread_once(&variants_once, builtin_init);
+  pthread_mutex_lock(&variants_mu);
+  for (int i = 0; name && i < nvariants && !v; ++i)
+    if (strcmp(variants[i]->name, name) == 0) v = variants[i];
+  pthread_mutex_unlock(&variants_mu);
+  return v;
 }
 
 /* Collects the nonzero coefficients of row[0..len) in index order. */

@@ -11,6 +11,7 @@
 #include "odb_gen_rk.h"
 #include "odb_nvrtc.h"
 #include "odebench.h"
+#include "odb_gpu_rk.h"
 
 /*
 ** The solver's vectors y, ynew and F_0..F_{s-1} live in device memory (the
@@ -1016,7 +1017,7 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
 ** device's faster, 30.3 / 45.4 and 67.7 / 75.6): each of their launches
 ** waits for the controller's words before it starts.
 */
-const odb_variant odb_variant_gpu_unfused = {
+static const odb_variant odb_variant_gpu_unfused = {
   .name = "gpu_unfused",
   .doc = "GPU: one generated kernel per basic operation (each stage's LC "
          "and RHS, the new solution, the estimate, the norm); adaptive "
@@ -1032,7 +1033,7 @@ const odb_variant odb_variant_gpu_unfused = {
   .advance_default = 0,
 };
 
-const odb_variant odb_variant_gpu_reference = {
+static const odb_variant odb_variant_gpu_reference = {
   .name = "gpu_reference",
   .doc = "GPU, seeds/000's reference: one kernel per stage fusing all but "
          "the LC->RHS dependencies; the last one also forms ynew and the "
@@ -1048,7 +1049,7 @@ const odb_variant odb_variant_gpu_reference = {
   .advance_default = 0,
 };
 
-const odb_variant odb_variant_gpu_trapezoid = {
+static const odb_variant odb_variant_gpu_trapezoid = {
   .name = "gpu_trapezoid",
   .doc = "GPU, single-block trapezoidal tiles across all stages (block = "
          "tile width): each tile's F in shared memory, an inverted "
@@ -1066,7 +1067,7 @@ const odb_variant odb_variant_gpu_trapezoid = {
   .advance_default = 1,
 };
 
-const odb_variant odb_variant_gpu_hexagonal = {
+static const odb_variant odb_variant_gpu_hexagonal = {
   .name = "gpu_hexagonal",
   .doc = "GPU, single-block hexagonal tiles across the stages (seeds/000 "
          "4.1, 4.6): hexagons of a height (tiling.height, even) alternate "
@@ -1086,7 +1087,7 @@ const odb_variant odb_variant_gpu_hexagonal = {
   .advance_default = 1,
 };
 
-const odb_variant odb_variant_gpu_multiblock = {
+static const odb_variant odb_variant_gpu_multiblock = {
   .name = "gpu_multiblock",
   .doc = "GPU, multi-block tiles across all stages (seeds/000 4): groups of "
          "blocks share a tile, F in registers, arguments through an "
@@ -1100,7 +1101,7 @@ const odb_variant odb_variant_gpu_multiblock = {
   .traffic = gpu_traffic,
 };
 
-const odb_variant odb_variant_gpu_stream2d = {
+static const odb_variant odb_variant_gpu_stream2d = {
   .name = "gpu_stream2d",
   .doc = "GPU, 2-D grid problems (a cell source: BRUSS2D, or "
          "ob.problem{grid=, cell_source=, star=}): each block streams a "
@@ -1136,4 +1137,17 @@ int odb_gpu_rk_cluster(const odb_solver *s) {
   if (!s || s->variant != &odb_variant_gpu_stream2d || !s->vdata) return 0;
   g = s->vdata;
   return g->plan.cluster > 0 ? g->plan.cluster : 1;
+}
+
+odb_status odb_gpu_rk_register(void) {
+  static const odb_variant *const all[] = {
+    &odb_variant_gpu_reference, &odb_variant_gpu_unfused,
+    &odb_variant_gpu_trapezoid, &odb_variant_gpu_multiblock,
+    &odb_variant_gpu_stream2d, &odb_variant_gpu_hexagonal,
+  };
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
+    odb_status st = odb_variant_register(all[i]);
+    if (st != ODB_OK) return st;
+  }
+  return ODB_OK;
 }
