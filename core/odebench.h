@@ -4,6 +4,7 @@
 
 #include "odb_status.h"
 #include "odb_version.h"
+#include "odb_clock.h"
 #include "odb_size.h"
 #include "odb_rng.h"
 #include "odb_event.h"

@@ -1,5 +1,6 @@
 /* odb_bandwidth.c - read and copy bandwidth of main memory, and its cache. */
 #include "odb_bandwidth.h"
+#include "odb_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,13 +157,6 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-/* Monotonic clock in seconds (only differences mean anything). */
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The share of wall seconds a thread that ran cpu seconds was on a core
    (at most 1; 0 for no wall time). */
 static double cpu_share(double cpu, double wall) {
@@ -178,9 +172,9 @@ static double team_run(team *tm, int op, double *share) {
   double t0, t1, s = 0, least = 1;
   tm->op = op;
   pthread_barrier_wait(&tm->start);
-  t0 = now_seconds();
+  t0 = odb_clock_now();
   pthread_barrier_wait(&tm->end);
-  t1 = now_seconds();
+  t1 = odb_clock_now();
   if (op == OP_READ) {
     for (int i = 0; i < tm->nthreads; ++i) s += tm->sums[i];
     bw_sink = s;
@@ -350,12 +344,12 @@ static double measure_flops(double *share) {
         c = { 1e-7, 1e-7, 1e-7, 1e-7 }, sum = { 0, 0, 0, 0 };
     double t0, c0, sec, cpu;
     for (int k = 0; k < 16; ++k) a[k] = (v4d){ k, k + 1, k + 2, k + 3 };
-    t0 = now_seconds();
+    t0 = odb_clock_now();
     c0 = thread_cpu_seconds();
     for (long i = 0; i < iters; ++i)
       for (int k = 0; k < 16; ++k) a[k] = a[k] * b + c;
     cpu = thread_cpu_seconds() - c0;
-    sec = now_seconds() - t0;
+    sec = odb_clock_now() - t0;
     for (int k = 0; k < 16; ++k) sum += a[k];
     bw_sink = sum[0] + sum[1] + sum[2] + sum[3];
     if (sec > 0 && 2.0 * 4 * 16 * (double)iters / sec > best) {

@@ -1,5 +1,6 @@
 /* odb_solver.c - the step driver: step-size control, integration, stats. */
 #include "odb_status.h"
+#include "odb_clock.h"
 #include "odb_event.h"
 #include "odb_backend.h"
 #include "odb_ctx.h"
@@ -13,13 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Seconds on the monotonic clock. */
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Fills the defaults of every zero option. */
 static void opts_defaults(odb_solver_opts *o) {
@@ -723,14 +717,14 @@ static void finish_stats(odb_solver *s, odb_status st,
 odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info) {
   odb_solve_stats before = s->stats;
   odb_status st;
-  double t0 = now();
+  double t0 = odb_clock_now();
   if (h < 0 || !isfinite(h))
     return ODB_FAIL(ODB_ERR_ARG, "step size must be positive, got %g", h);
   if (h > 0)
     st = fixed_step(s, h, 0);
   else
     st = adaptive_step(s, 1e300, s->opts.hmin > 0 ? s->opts.hmin : 1e-300);
-  s->stats.seconds += now() - t0;
+  s->stats.seconds += odb_clock_now() - t0;
   finish_stats(s, st, &before, info);
   return st;
 }
@@ -759,14 +753,14 @@ static odb_status step_toward(odb_solver *s, double t1, double span,
 odb_status odb_solver_step_to(odb_solver *s, double t1,
                               odb_solve_stats *info) {
   odb_solve_stats before = s->stats;
-  double span = t1 - s->t, t0 = now(), hmin;
+  double span = t1 - s->t, t0 = odb_clock_now(), hmin;
   odb_status st;
   if (!(span > 0) || !isfinite(t1))
     return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
                     "time (%g)", t1, s->t);
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
   st = step_toward(s, t1, span, hmin);
-  s->stats.seconds += now() - t0;
+  s->stats.seconds += odb_clock_now() - t0;
   finish_stats(s, st, &before, info);
   return st;
 }
@@ -788,7 +782,7 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
                                 odb_solve_stats *stats) {
   odb_solve_stats start = s->stats, cur;
   odb_status st = ODB_OK;
-  double span = t1 - s->t, hmin, t0 = now(), last_pub = t0;
+  double span = t1 - s->t, hmin, t0 = odb_clock_now(), last_pub = t0;
   int dev = device_control(s), launches = 16, capped = 0;
   if (!(span > 0) || !isfinite(t1))
     return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
@@ -812,17 +806,17 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
       break;
     }
     t0 += odb_ctx_wait_if_paused(s->ctx);   /* a pause is not run time */
-    if (s->ctx && now() - last_pub > 0.05) {
-      last_pub = now();
+    if (s->ctx && odb_clock_now() - last_pub > 0.05) {
+      last_pub = odb_clock_now();
       odb_solve_stats_delta(&start, &s->stats, &cur);
       publish(s, ODB_EV_STEP, &cur, 0, 0);
     }
   }
-  s->stats.seconds += now() - t0;
+  s->stats.seconds += odb_clock_now() - t0;
   s->stats.t = s->t;
   s->stats.status = st;
   odb_solve_stats_delta(&start, &s->stats, stats);
-  stats->seconds = now() - t0;
+  stats->seconds = odb_clock_now() - t0;
   publish(s, ODB_EV_STEP, stats, 0, 0);   /* the final totals */
   publish(s, ODB_EV_SOLVE_END, stats, stats->seconds,
           stats->seconds > 0 ? (stats->rbytes + stats->wbytes) /

@@ -1,5 +1,6 @@
 /* odb_ctx.c - the run context: backend registry, topology, RNG, events. */
 #include "odb_status.h"
+#include "odb_clock.h"
 #include "odb_rng.h"
 #include "odb_event.h"
 #include "odb_topo.h"
@@ -125,21 +126,14 @@ void odb_ctx_log(odb_ctx *c, int level, const char *fmt, ...) {
 void odb_ctx_request_stop(odb_ctx *c) { c->stop = 1; }
 int odb_ctx_stop_requested(const odb_ctx *c) { return c && c->stop; }
 
-/* Seconds on the monotonic clock. */
-static double mono_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Cheap when not paused: one read of a volatile int. */
 double odb_ctx_wait_if_paused(odb_ctx *c) {
   struct timespec nap = { 0, 20 * 1000 * 1000 };
   double t0;
   if (!c || !c->pause || c->stop) return 0;
-  t0 = mono_seconds();
+  t0 = odb_clock_now();
   while (c->pause && !c->stop) nanosleep(&nap, NULL);
-  return mono_seconds() - t0;
+  return odb_clock_now() - t0;
 }
 
 /* An atomic exchange, so a request made while it is read is not lost. */

@@ -1,5 +1,6 @@
 /* odb_event.c - a mutex-protected ring of progress records. */
 #include "odb_event.h"
+#include "odb_clock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ struct odb_event_ring {
   odb_event *slots;
   uint64_t mask;       /* capacity - 1, capacity a power of two */
   uint64_t last;       /* seq of the newest record, 0 when empty */
-  struct timespec t0;  /* creation time (CLOCK_MONOTONIC) */
+  double t0;           /* creation time (odb_clock_now) */
 };
 
 /* Assumes n >= 1 and n <= 2^31; the smallest power of two >= n. */
@@ -23,14 +24,6 @@ static uint64_t round_pow2(unsigned n) {
   uint64_t p = 1;
   while (p < n) p <<= 1;
   return p;
-}
-
-/* Seconds elapsed since t0 on the monotonic clock. */
-static double seconds_since(const struct timespec *t0) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)(now.tv_sec - t0->tv_sec) +
-         1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
 }
 
 /* capacity 0 is taken as 1; more than 2^31 records is refused. */
@@ -53,7 +46,7 @@ odb_status odb_event_ring_create(unsigned capacity, odb_event_ring **out) {
     return ODB_FAIL(ODB_ERR_INTERNAL, "event ring: cannot create mutex");
   }
   r->mask = cap - 1;
-  clock_gettime(CLOCK_MONOTONIC, &r->t0);
+  r->t0 = odb_clock_now();
   *out = r;
   return ODB_OK;
 nomem:
@@ -80,7 +73,7 @@ void odb_event_push(odb_event_ring *r, const odb_event *ev) {
   slot = &r->slots[r->last & r->mask];
   *slot = *ev;
   slot->seq = ++r->last;
-  slot->wall = seconds_since(&r->t0);
+  slot->wall = odb_clock_since(r->t0);
   slot->name[sizeof slot->name - 1] = '\0';
   slot->text[sizeof slot->text - 1] = '\0';
   pthread_mutex_unlock(&r->lock);

@@ -1,16 +1,11 @@
 /* odb_measure.c - repetitions until the spread is small, median and IQR. */
 #include "odb_measure.h"
+#include "odb_clock.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-double odb_measure_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void odb_measure_defaults(odb_measure_opts *o) {
   if (o->warmup == 0) o->warmup = 1;

@@ -65,7 +65,5 @@ double odb_quantile(const double *sorted, int n, double q);
 */
 int odb_measure_tied(double m1, double s1, double m2, double s2);
 
-/* Seconds on the monotonic clock (for run functions that time themselves). */
-double odb_measure_now(void);
 
 #endif

@@ -1,5 +1,6 @@
 /* odb_team.c - a persistent team of pinned threads, barriers, spinlocks. */
 #include "odb_team.h"
+#include "odb_clock.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -23,13 +24,6 @@ typedef struct padded_long {
 typedef struct padded_int {
   _Alignas(LINE) int v;
 } padded_int;
-
-/* Seconds on the monotonic clock. */
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* A hint to the core that this is a spin-wait loop. */
 static inline void cpu_relax(void) {
@@ -326,8 +320,8 @@ static unsigned long wait_run(odb_team *t, unsigned long seen) {
     if (g != seen) return g;
     if ((i & 255) == 255) {
       if (t0 == 0)
-        t0 = now();
-      else if (now() - t0 > IDLE_SPIN_S)
+        t0 = odb_clock_now();
+      else if (odb_clock_now() - t0 > IDLE_SPIN_S)
         break;
     }
     cpu_relax();
@@ -550,9 +544,9 @@ static void cost_fn(odb_team *t, int tid, void *a) {
   cost_arg *c = a;
   double t0;
   odb_team_barrier(t, tid);
-  t0 = now();
+  t0 = odb_clock_now();
   for (long e = 0; e < c->episodes; ++e) odb_team_barrier(t, tid);
-  if (tid == 0) c->seconds = now() - t0;
+  if (tid == 0) c->seconds = odb_clock_now() - t0;
 }
 
 /* qsort order of doubles. */

@@ -8,6 +8,7 @@
 #include "odb_solver.h"
 #include "odb_team.h"
 #include "odb_space.h"
+#include "odb_clock.h"
 #include "odb_measure.h"
 #include "odb_tuner.h"
 #include "odb_tunedb.h"
@@ -63,7 +64,7 @@ struct odb_online {
 /* {====== small helpers */
 
 /* Seconds on the monotonic clock. */
-static double now(void) { return odb_measure_now(); }
+static double now(void) { return odb_clock_now(); }
 
 /* Sleeps about sec seconds. */
 static void sleep_for(double sec) {

@@ -6,6 +6,7 @@
 #include "odb_method.h"
 #include "odb_solver.h"
 #include "odb_space.h"
+#include "odb_clock.h"
 #include "odb_measure.h"
 #include "odb_tuner.h"
 #include "odb_tunedb.h"
@@ -213,11 +214,11 @@ static odb_status ts_run(void *ud, const odb_config *c, double *seconds) {
   double t0;
   (void)c;
   odb_solver_set_state(s, ts->t0, ts->y0);
-  t0 = odb_measure_now();
+  t0 = odb_clock_now();
   for (int k = 0; k < ts->o.steps; ++k)
     ODB_TRY(odb_solver_step(s, ts->h, NULL));
   if (!s->backend->host_memory) ODB_TRY(odb_backend_sync(s->backend));
-  *seconds = odb_measure_now() - t0;
+  *seconds = odb_clock_now() - t0;
   return ODB_OK;
 }
 

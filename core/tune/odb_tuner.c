@@ -5,6 +5,7 @@
 #include "odb_backend.h"
 #include "odb_ctx.h"
 #include "odb_space.h"
+#include "odb_clock.h"
 #include "odb_measure.h"
 #include "odb_version.h"
 #include "odb_tuner.h"
@@ -206,7 +207,7 @@ odb_status odb_tuner_create(odb_ctx *ctx, const odb_tune_target *target,
   t->ctx = ctx;
   t->tg = target;
   t->best = t->pending = -1;
-  t->t_start = odb_measure_now();
+  t->t_start = odb_clock_now();
   set_opts(t, opts);
   t->strat = odb_strategy_find(t->o.strategy);
   if (!t->strat) {
@@ -258,7 +259,7 @@ static void publish_eval(odb_tuner *t, const odb_tune_eval *ev) {
   e.value = ev->status == ODB_TUNE_OK ? ev->m.median : NAN;
   e.value2 = ev->status == ODB_TUNE_OK ? ev->m.spread : NAN;
   e.err = ev->err;
-  e.t = odb_measure_now() - t->t_start;
+  e.t = odb_clock_now() - t->t_start;
   e.step = t->stats.evals;
   e.accepted = t->stats.planned;
   e.rejected = ev->status != ODB_TUNE_OK;
@@ -287,7 +288,7 @@ static void publish_best(odb_tuner *t) {
   e.value2 = b->m.spread;
   e.step = t->best + 1;
   e.accepted = t->stats.planned;
-  e.t = odb_measure_now() - t->t_start;
+  e.t = odb_clock_now() - t->t_start;
   snprintf(e.text, sizeof e.text, ntied ? "tied with %ld other(s)" : "",
            ntied);
   odb_ctx_publish(t->ctx, &e);
@@ -347,7 +348,7 @@ odb_status odb_tuner_tell(odb_tuner *t, const odb_tune_eval *ev) {
 
 /* 1 when the budget or the strategy ends the search (logs why once). */
 static int search_over(odb_tuner *t) {
-  double elapsed = odb_measure_now() - t->t_start;
+  double elapsed = odb_clock_now() - t->t_start;
   if (t->finished) return 1;
   if (t->stats.evals >= t->stats.planned) {
     if (t->stats.planned < t->nvalid)
@@ -476,7 +477,7 @@ static odb_status measure(odb_tuner *t, const odb_config *c,
 odb_status odb_tuner_evaluate(odb_tuner *t, const odb_config *c,
                               odb_tune_eval *ev) {
   const odb_tune_target *tg = t->tg;
-  double t0 = odb_measure_now();
+  double t0 = odb_clock_now();
   odb_status st = ODB_OK;
   if (!tg->run)
     return ODB_FAIL(ODB_ERR_ARG, "the tuning target has no run function "
@@ -493,13 +494,13 @@ odb_status odb_tuner_evaluate(odb_tuner *t, const odb_config *c,
   odb_clear_error();
   if (tg->setup && (st = tg->setup(tg->ud, c)) != ODB_OK) {
     st = fail_eval(ev, st, "setup");
-    ev->seconds = odb_measure_now() - t0;
+    ev->seconds = odb_clock_now() - t0;
     return st;
   }
   if (t->o.verify >= 0 && tg->check) st = verify(t, c, ev);
   if (st == ODB_OK && ev->status == ODB_TUNE_OK) st = measure(t, c, ev);
   if (tg->teardown) tg->teardown(tg->ud, c);
-  ev->seconds = odb_measure_now() - t0;
+  ev->seconds = odb_clock_now() - t0;
   ev->at = (double)time(NULL);
   return st;
 }
@@ -570,7 +571,7 @@ long odb_tuner_tied(const odb_tuner *t, long *idx, long max) {
 
 void odb_tuner_stats(const odb_tuner *t, odb_tune_stats *out) {
   *out = t->stats;
-  out->seconds = odb_measure_now() - t->t_start;
+  out->seconds = odb_clock_now() - t->t_start;
 }
 
 odb_ctx *odb_tuner_ctx(const odb_tuner *t) { return t->ctx; }
