@@ -18,6 +18,7 @@
 #include "odb_json.h"
 #include "odb_results.h"
 #include "odb_sha256.h"
+#include "odb_cachedir.h"
 #include "odb_bandwidth.h"
 #include "odb_team.h"
 #include "odb_space.h"

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "odb_cachedir.h"
 #include "odb_json.h"
 #include "odb_results.h"
 
@@ -490,25 +491,11 @@ static void machine_key(const odb_topo *t, bw_key *k) {
                                : (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-/*
-** Picks the cache directory: $XDG_CACHE_HOME/odebench, ~/.cache/odebench,
-** or /tmp/odebench-cache, the first that can be created. 0 when none.
-*/
+/* The cache directory (created), or 0 when there is none: a cache that
+   cannot be used is no error, the figures are then measured each run. */
 static int cache_dir(char *out, size_t cap) {
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  int ok = 0;
-  if (xdg && xdg[0] == '/' &&
-      snprintf(out, cap, "%s/odebench", xdg) < (int)cap &&
-      odb_mkdirs(out) == ODB_OK)
-    ok = 1;
-  if (!ok && home && home[0] == '/' &&
-      snprintf(out, cap, "%s/.cache/odebench", home) < (int)cap &&
-      odb_mkdirs(out) == ODB_OK)
-    ok = 1;
-  if (!ok && snprintf(out, cap, "/tmp/odebench-cache") < (int)cap &&
-      odb_mkdirs(out) == ODB_OK)
-    ok = 1;
-  odb_clear_error();   /* a cache that cannot be used is no error */
+  int ok = odb_cache_dir("", out, cap) == ODB_OK;
+  odb_clear_error();
   return ok;
 }
 

@@ -36,6 +36,12 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double odb_median(double *v, int n) {
+  if (n <= 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return odb_quantile(v, n, 0.5);
+}
+
 void odb_measure_summarize(double *samples, int n, odb_measurement *out) {
   double sum = 0;
   memset(out, 0, sizeof *out);

@@ -57,6 +57,9 @@ odb_status odb_measure_run(odb_measure_fn fn, void *ud,
 void odb_measure_summarize(double *samples, int n, odb_measurement *out);
 /* Quantile q in [0, 1] of n >= 1 sorted samples (type 7). */
 double odb_quantile(const double *sorted, int n, double q);
+/* Sorts v[0..n) ascending and returns its median (NAN for n <= 0). The
+   one median of the tree: timings of every family go through it. */
+double odb_median(double *v, int n);
 
 /*
 ** 1 when two medians are tied: they differ by no more than the larger of

@@ -1,5 +1,6 @@
 /* odb_team.c - a persistent team of pinned threads, barriers, spinlocks. */
 #include "odb_team.h"
+#include "odb_measure.h"
 #include "odb_clock.h"
 
 #include <errno.h>
@@ -549,12 +550,6 @@ static void cost_fn(odb_team *t, int tid, void *a) {
   if (tid == 0) c->seconds = odb_clock_now() - t0;
 }
 
-/* qsort order of doubles. */
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /*
 ** A calibration run of 200 episodes sizes the repetitions so that five of
 ** them take about 0.2 s together (at most 10^4 and at least 20 episodes
@@ -577,8 +572,7 @@ odb_status odb_barrier_cost(const odb_topo *topo, int p, odb_barrier_kind kind,
     per[r] = c.seconds / (double)c.episodes;
   }
   odb_team_destroy(t);
-  qsort(per, REPS, sizeof per[0], cmp_double);
-  *seconds = per[REPS / 2];
+  *seconds = odb_median(per, REPS);
   return ODB_OK;
 }
 

@@ -91,12 +91,6 @@ static double rel_err(const double *y, const double *yref, long n) {
   return den > 0 ? num / den : num;
 }
 
-/* qsort order of doubles. */
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Statuses that mark one candidate failed without ending the tuning. */
 static int soft_failure(odb_status st) {
   return st == ODB_ERR_UNSUPPORTED || st == ODB_ERR_NOMEM ||
@@ -710,8 +704,7 @@ static int second_look(odb_online *ol, double t1, odb_config *win,
       continue;
     }
     samples[ns++] = f[i]->m.median;
-    qsort(samples, (size_t)ns, sizeof *samples, cmp_double);
-    mm = odb_quantile(samples, ns, 0.5);
+    mm = odb_median(samples, ns);
     odb_tuner_config_text(ol->tuner, &f[i]->cfg, text, sizeof text);
     if (used < sizeof ol->rep.finalists)
       used += (size_t)snprintf(ol->rep.finalists + used,

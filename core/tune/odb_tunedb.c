@@ -3,6 +3,7 @@
 #include "odb_topo.h"
 #include "odb_backend.h"
 #include "odb_ctx.h"
+#include "odb_cachedir.h"
 #include "odb_json.h"
 #include "odb_results.h"
 #include "odb_sha256.h"
@@ -124,18 +125,7 @@ const char *odb_engine_code_hash(void) {
 /* {====== opening */
 
 odb_status odb_tunedb_default_path(char *buf, size_t len) {
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  int n;
-  if (xdg && *xdg == '/')
-    n = snprintf(buf, len, "%s/odebench/tune.db", xdg);
-  else if (home && *home)
-    n = snprintf(buf, len, "%s/.cache/odebench/tune.db", home);
-  else
-    return ODB_FAIL(ODB_ERR_IO, "no cache directory for the tuning database: "
-                    "neither XDG_CACHE_HOME nor HOME is set");
-  if (n < 0 || (size_t)n >= len)
-    return ODB_FAIL(ODB_ERR_IO, "tuning database path too long");
-  return ODB_OK;
+  return odb_cache_path("tune.db", buf, len);
 }
 
 /* Fails with the SQLite message of the handle, naming the path. */

@@ -1,6 +1,7 @@
 /* odb_nvrtc.c - CUDA C compiled at run time with NVRTC, cached on disk,
    loaded and launched through the driver API. */
 #include "odb_nvrtc.h"
+#include "odb_cachedir.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -131,17 +132,9 @@ int odb_nvrtc_version(void) {
 */
 static int cache_dir(char *out, size_t cap) {
   const char *off = getenv("ODEBENCH_KERNEL_CACHE");
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  int ok = 0;
+  int ok;
   if (off && strcmp(off, "off") == 0) return 0;
-  if (xdg && xdg[0] == '/' &&
-      snprintf(out, cap, "%s/odebench/kernels", xdg) < (int)cap &&
-      odb_mkdirs(out) == ODB_OK)
-    ok = 1;
-  if (!ok && home && home[0] == '/' &&
-      snprintf(out, cap, "%s/.cache/odebench/kernels", home) < (int)cap &&
-      odb_mkdirs(out) == ODB_OK)
-    ok = 1;
+  ok = odb_cache_dir("kernels", out, cap) == ODB_OK;
   odb_clear_error();
   return ok;
 }

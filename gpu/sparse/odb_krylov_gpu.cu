@@ -2017,12 +2017,8 @@ extern "C" odb_status odb_krylov_gpu_solve(const odb_sparse *A, odb_krylov_metho
 
 /* {====== reference SpMV time and copy bandwidth */
 
-/* Median of v[0..n) (sorts v), through the tuner's summary. */
-static double median(double *v, int n) {
-  odb_measurement m;
-  odb_measure_summarize(v, n, &m);
-  return m.median;
-}
+/* Median of v[0..n) (sorts v). */
+static double median(double *v, int n) { return odb_median(v, n); }
 
 /* Device-to-device copy of 256 MiB, best of 5: bytes read + written per second. */
 static odb_status copy_bandwidth(double *bps) {

@@ -1056,12 +1056,8 @@ odb_status odb_sparse_gpu_cusparse(odb_sparse_gpu *g, const double *x, double *y
 
 /* {====== timing */
 
-/* Median of t[0..n) (sorts t), through the tuner's summary. */
-static double median(double *t, int n) {
-  odb_measurement m;
-  odb_measure_summarize(t, n, &m);
-  return m.median;
-}
+/* Median of t[0..n) (sorts t). */
+static double median(double *t, int n) { return odb_median(t, n); }
 
 typedef odb_status (*run_fn)(odb_sparse_gpu *g, const void *arg, const double *x, double *y);
 
