@@ -3,6 +3,8 @@
 #define ODEBENCH_H
 
 #include "odb_status.h"
+#include "odb_version.h"
+#include "odb_clock.h"
 #include "odb_size.h"
 #include "odb_rng.h"
 #include "odb_event.h"
@@ -16,10 +18,12 @@
 #include "odb_json.h"
 #include "odb_results.h"
 #include "odb_sha256.h"
+#include "odb_cachedir.h"
 #include "odb_bandwidth.h"
 #include "odb_team.h"
 #include "odb_space.h"
 #include "odb_measure.h"
+#include "odb_tune_types.h"
 #include "odb_tuner.h"
 #include "odb_tunedb.h"
 #include "odb_tune_solver.h"
@@ -28,12 +32,5 @@
 #include "odb_stepcheck.h"
 #include "odb_sparse.h"
 #include "odb_batched.h"
-
-/* Version of the library, e.g. "0.1.0". */
-const char *odb_version(void);
-/* Git revision the library was built from ("unknown" outside a checkout). */
-const char *odb_revision(void);
-/* Compiler id and version the library was built with. */
-const char *odb_compiler(void);
 
 #endif

@@ -237,7 +237,7 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
                                       LONG_MAX, 0);
   o->m = (int)odbL_opt_int_range(L, 1, 1, "m", "m", 1, INT_MAX, 0);
   if (odbL_opt_integer(L, 1, "threads", &iv)) {
-    int hw, lim = odb_solver_max_threads(&hw);
+    int hw, lim = odb_team_max_threads(&hw);
     if (iv < 1 || iv > lim)
       luaL_argerror(L, 1, lua_pushfstring(L, "field 'threads': must be in "
                     "1..%d on this machine (4 x its %d hardware threads, at "

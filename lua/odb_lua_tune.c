@@ -392,14 +392,14 @@ static int where_pred(const odb_space *sp, const odb_config *c, void *ud) {
 static odb_status fn_run(void *ud, const odb_config *c, double *seconds) {
   tune_box *b = ud;
   lcall a;
-  double t0 = odb_measure_now();
+  double t0 = odb_clock_now();
   memset(&a, 0, sizeof a);
   a.b = b;
   a.ref = b->target_ref;
   a.c = c;
   ODB_TRY(call_lua(b, &a, "target"));
   if (a.nres == 0) {
-    *seconds = odb_measure_now() - t0;
+    *seconds = odb_clock_now() - t0;
     return ODB_OK;
   }
   if (a.isnum[0]) {

@@ -3,7 +3,7 @@
    Dblock run explicit RK methods and match "plain"; refusals. */
 #include "solver_util.h"
 #include "tap.h"
-#include "variants/pirk_common.h"   /* PIRK_BLOCK_DEFAULT */
+#include "pirk_common.h"   /* PIRK_BLOCK_DEFAULT */
 
 #include <float.h>
 #include <stdlib.h>

@@ -99,7 +99,7 @@ static void test_team_errors(odb_ctx *ctx) {
          ODB_ERR_ARG && !t, "team of 0 threads: ODB_ERR_ARG (%s)",
          odb_last_error());
   {   /* past the limit: refused before any thread is made */
-    int hw, lim = odb_solver_max_threads(&hw);
+    int hw, lim = odb_team_max_threads(&hw);
     char want[96];
     snprintf(want, sizeof want, "more than %d, the most this machine takes "
              "(4 x its %d hardware threads", lim, hw);

@@ -134,7 +134,7 @@ static void check_refusals(odb_ctx *ctx) {
   odb_solve_stats info;
   double *y;
   odb_status st;
-  int hw, lim = odb_solver_max_threads(&hw);
+  int hw, lim = odb_team_max_threads(&hw);
   if (!p) return;
   memset(&o, 0, sizeof o);
   s = make_solver(ctx, p, "rk4", "plain", &o);

@@ -1,0 +1,294 @@
+/* odb_solver.h - problem + method + backend + variant: stepping and integration. */
+#ifndef ODB_SOLVER_H
+#define ODB_SOLVER_H
+
+#include "odb_backend.h"
+#include "odb_method.h"
+#include "odb_problem.h"
+
+typedef struct odb_solver odb_solver;
+typedef struct odb_variant odb_variant;
+
+/* Options of a solver. Zero means "the default" for every number. */
+/*
+** Multi-block tiling of the GPU variant gpu_multiblock (seeds/000 4.5-4.6);
+** 0 in any field: the variant's default or its choice by equation (8).
+*/
+typedef struct odb_tiling_opts {
+  int threads;           /* threads per block (default 256) */
+  int comps;             /* consecutive components per block, n_comp (1) */
+  int blocks;            /* blocks per thread, n_blocks (2) */
+  char stride;           /* 'A', 'B' (default) or 'C' */
+  char barrier;          /* 'A' (default), 'B' or 'C' */
+  int wg_per_tile;       /* thread blocks per tile */
+  int tiles;             /* concurrent tiles */
+  int wg_per_sm;         /* thread blocks per multiprocessor, n_wgcore */
+  int persistent;        /* 1 (default): a resident grid loops over the
+                            tiles; -1: one group of blocks per tile */
+  double watchdog;       /* seconds a barrier may wait (default 2) */
+  long rows;             /* gpu_stream2d: grid rows per block */
+  int band;              /* gpu_stream2d: rows a pass (1..4) */
+  int skew;              /* gpu_stream2d: rows between stages, 1 or 2 */
+  int carry;             /* gpu_stream2d (skew 2): 1 + the stencil centre
+                            rows kept in registers (1..4; 0: default) */
+  int lag;               /* gpu_stream2d (skew 2, star stencils): rows
+                            stage l runs behind stage l-1 with a barrier
+                            a pass, 1 or 2 (0: 1 on star stencils, else 2) */
+  long width, width2;    /* gpu_hexagonal / gpu_trapezoid: widest width of
+                            the odd and the even tiles (width2 0: same) */
+  int height;            /* gpu_hexagonal (even, 2..2s) / gpu_trapezoid
+                            (1..s): tile height in stages */
+  int cluster;           /* gpu_stream2d (skew 2, lag 1): blocks of a
+                            cluster, 1, 2, 4 or 8 (0: 1) */
+  int early;             /* gpu_stream2d: 0 (default) or 1 launches each
+                            step early where the device can (compute
+                            capability 9.0 on); -1: after the step before */
+} odb_tiling_opts;
+
+typedef struct odb_solver_opts {
+  double rtol, atol;     /* default 1e-6 both */
+  double safety;         /* default 0.9 */
+  double fac_min;        /* smallest step ratio, default 0.2 */
+  double fac_max;        /* largest step ratio, default 5 */
+  double h0;             /* first step; 0: chosen by Hairer's algorithm */
+  double h_fixed;        /* > 0: fixed-step integration with this h */
+  double hmin;           /* smallest step before ODB_ERR_STEP_SIZE; default
+                            1e-14 * |t1 - t0| */
+  long max_steps;        /* attempted steps per integrate; default 10^8 */
+  long block;            /* block size of blocked variants; 0: variant's own */
+  int streaming;         /* non-temporal stores: 0 auto, 1 on, -1 off */
+  int m;                 /* PIRK corrector steps; 0: the method's default */
+  int threads;           /* threads of parallel variants; 0: all cores */
+  int sync;              /* fixed steps on a device: 0 (the default) or
+                            ODB_SYNC_STEP reads the error norm back and
+                            checks the state after every step;
+                            ODB_SYNC_CALL only after the last
+                            step of each integrate call (no host round trip
+                            between steps; a non-finite state is found then).
+                            Adaptive steps: ODB_SYNC_STEP keeps the step
+                            controller on the host (the norm comes back
+                            every attempt); 0 puts it on the device where
+                            the variant has one by default (advance,
+                            advance_default), ODB_SYNC_CALL asks for it
+                            (an error where there is none) */
+  odb_tiling_opts tiling;  /* gpu_multiblock's tile configuration */
+} odb_solver_opts;
+
+#define ODB_SYNC_STEP 1
+#define ODB_SYNC_CALL 2
+
+/* Figures of one integrate call (or of the steps since the last reset). */
+typedef struct odb_solve_stats {
+  long steps;            /* attempted steps */
+  long accepted, rejected;
+  long nfev;             /* full RHS evaluations (stage sweeps) */
+  double seconds;        /* wall time of the stepping, setup excluded */
+  double rbytes, wbytes; /* bytes the variant must read / write, summed */
+  double flops;          /* flops of RHS and linear combinations, summed */
+  double t, h;           /* time reached, last step size used */
+  double err_last;       /* last weighted error norm (0 for fixed steps) */
+  odb_status status;     /* ODB_OK, ODB_INTERRUPTED, ODB_ERR_STEP_SIZE, ... */
+} odb_solve_stats;
+
+/* d = b - a for the counters (steps, evaluations, bytes, flops) of two
+   running totals of the same solver, a taken before b; the rest of d
+   (time reached, step size, status, ...) is b's. */
+void odb_solve_stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
+                           odb_solve_stats *d);
+
+/*
+** One batch of adaptive attempts with the step controller on the device
+** (odb_variant.advance). In: the integration's end t1 (a rest below t_eps
+** merges into the step that reaches it), hmin, the attempts allowed, the
+** attempts to queue (the variant may queue fewer), and capped (an attempt
+** of the current step was rejected: the next factor stays at most 1).
+** Out: the counts, the time reached, the proposed next h, the last
+** attempt's h and norm, capped, swapped (the state is now in s->ynew: the
+** caller swaps y and ynew, and under fsal_ready F[0] and F[s-1]),
+** fsal_ready (F[0] holds f(t, y) then) and first_stage0 (for the counts).
+** Why the device stopped needs no word: the caller's loop finds t1, hmin
+** and max_steps from t, h_next and the counts.
+*/
+typedef struct odb_advance {
+  double t1, t_eps, hmin;
+  long max_attempts;
+  int launches;
+  int capped;
+  long attempts, accepted, rejected;
+  double t, h_next, h_last, err;
+  int swapped;
+  int fsal_ready;
+  int first_stage0;      /* the first attempt evaluated stage 0 (the later
+                            ones do unless fsal_ready) */
+} odb_advance;
+
+/*
+** An implementation variant of a step (CPU, or GPU for backend "cuda").
+** Variants are registered by name; every variant computes the same
+** arithmetic (up to rounding order), so the driver may switch between them
+** at any step. A variant works on the solver's vectors where its backend
+** keeps them (see struct odb_solver).
+*/
+struct odb_variant {
+  const char *name;
+  const char *doc;
+  const char *backend;   /* backend name the variant runs on */
+  /* 1 when the variant applies; otherwise writes the reason into why */
+  int (*applies)(const odb_problem *p, const odb_method *m, char *why,
+                 size_t nwhy);
+  odb_status (*init)(odb_solver *s);   /* allocate workspace */
+  void (*fini)(odb_solver *s);
+  /*
+  ** One step of size h from (s->t, s->y): writes s->ynew and, for methods
+  ** with bhat, the weighted RMS error norm into *err (0 otherwise). Uses and
+  ** maintains s->F[0] under FSAL (s->fsal_ready). Never changes s->y.
+  */
+  odb_status (*attempt)(odb_solver *s, double h, double *err);
+  /*
+  ** Bytes one attempted step must read and write between memory and core,
+  ** counting each vector once per sweep that needs it. stage0 says whether
+  ** the step evaluates stage 0 (not when F[0] is reused). attempt() adds
+  ** these to s->stats itself.
+  */
+  void (*traffic)(const odb_solver *s, int stage0, double *rbytes,
+                  double *wbytes);
+  /*
+  ** Optional (NULL: the host controls every adaptive step): queues
+  ** a->launches launches, attempts from (s->t, s->y) (a rejection may cost
+  ** the launch after it) with h = min(s->h_next,
+  ** t1 - t), each deciding accept or reject and the next h on the device
+  ** by the same I controller as the host (s->opts), and reports as
+  ** odb_advance says. Changes only the contents of s->y, s->ynew and
+  ** s->F; under FSAL (s->fsal_ready) an attempt after the first takes
+  ** F_0 from the one before.
+  */
+  odb_status (*advance)(odb_solver *s, odb_advance *a);
+  /* 1: adaptive steps use advance unless sync = step asks for the host's
+     controller; 0: only when sync = call asks for it (where it measured
+     slower than the host's: each launch waits for the controller) */
+  int advance_default;
+};
+
+struct odb_solver {
+  odb_ctx *ctx;
+  const odb_problem *problem;
+  const odb_method *method;
+  odb_backend *backend;
+  const odb_variant *variant;
+  odb_solver_opts opts;
+  long n;
+  int m;                 /* PIRK corrector steps (0 for ERK) */
+  int order;             /* order of the step: ERK p, PIRK min(p, m + 1) */
+  int err_order;         /* order of the error estimate (0: none); the
+                            controller uses the exponent 1/(err_order + 1) */
+  double t;              /* time of y */
+  double h_next;         /* proposed next step (0: not yet chosen) */
+  /*
+  ** y, ynew and F[i] are in the backend's memory: host memory for "cpu",
+  ** device memory for a backend without host_memory. The driver then
+  ** copies at set_state and reset (host to device) and for the first step
+  ** guess (y to the host, F[0] back); accept only swaps pointers, and the
+  ** state reaches the host only when asked for (to_host of y).
+  */
+  double *y, *ynew;      /* current and candidate solution */
+  double **F;            /* s stage vectors */
+  double *work;          /* variant scratch (window buffers), may be NULL */
+  void *vdata;           /* variant-private data (freed by fini) */
+  size_t work_len;
+  int fsal_ready;        /* F[0] holds f(t, y) */
+  int defer_norm;        /* this attempt need not bring its error norm to
+                            the host (sync = call, not the call's last
+                            step): a device variant may skip the copy and
+                            report 0 */
+  long block;            /* effective block size for blocked variants */
+  odb_solve_stats stats; /* running totals since create */
+};
+
+/*
+** Variant registry (core/ode/odb_variant.c): the CPU variants are built
+** in; a family with more (the GPU one, the ARKODE peer) registers each at
+** start. Registering the same variant again is a no-op; another variant
+** of a registered name is refused (ODB_ERR_ARG).
+*/
+odb_status odb_variant_register(const odb_variant *v);
+int odb_variant_count(void);
+const odb_variant *odb_variant_at(int i);
+const odb_variant *odb_variant_find(const char *name);
+extern const odb_variant odb_variant_plain;
+extern const odb_variant odb_variant_fused;
+
+/*
+** Creates a solver. variant may be NULL or "auto" (the fastest applicable
+** CPU variant). Fails with ODB_ERR_NAME listing valid names, or
+** ODB_ERR_UNSUPPORTED saying why a variant does not apply. The state is the
+** problem's initial value at the problem's t0.
+*/
+odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
+                             const odb_method *m, odb_backend *b,
+                             const char *variant, const odb_solver_opts *o,
+                             odb_solver **out);
+void odb_solver_destroy(odb_solver *s);
+
+/* Sets the state (y has n components) and forgets FSAL data and h_next. */
+void odb_solver_set_state(odb_solver *s, double t, const double *y);
+/* Copies the current state (n doubles) into the host array y, waiting for
+   the backend first when the state lives in device memory. */
+odb_status odb_solver_get_state(odb_solver *s, double *y);
+/* Threads a parallel variant uses: opts.threads, else every core hwloc
+   reports, else the OS's count of online CPUs. */
+int odb_solver_threads(const odb_solver *s);
+/* Bytes of one instance of the cache of the given level, or fallback when
+   the context's topology does not know it. */
+double odb_solver_cache_bytes(const odb_solver *s, int level, double fallback);
+/* Resets to the problem's initial value at time t0. */
+void odb_solver_reset(odb_solver *s, double t0);
+
+/*
+** One step. h > 0: a step of exactly h, always accepted (fixed step).
+** h == 0: one adaptive step: retries rejected attempts with smaller h until
+** one is accepted (or hmin/max steps is hit). info receives the step's
+** figures (t after the step, h used, err). 
+*/
+odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info);
+
+/*
+** Integrates from the current state to t1 (> s->t), adaptive unless
+** opts.h_fixed > 0 (then the last step is shortened to hit t1). stats gets
+** the figures of this call only. Checks the context's stop flag after every
+** step and returns ODB_INTERRUPTED (with stats filled) when it is set.
+*/
+odb_status odb_solver_integrate(odb_solver *s, double t1,
+                                odb_solve_stats *stats);
+
+/*
+** One step toward t1 (> s->t) as odb_solver_integrate takes it: adaptive
+** unless opts.h_fixed > 0, never past t1 (a step that would end within a
+** sliver of t1 lands on it). info as for odb_solver_step. Does not check
+** the stop flag or publish events.
+*/
+odb_status odb_solver_step_to(odb_solver *s, double t1,
+                              odb_solve_stats *info);
+
+/*
+** Switches s to another variant, block size and thread count between
+** steps (online tuning): the old variant's workspace is freed and the new
+** one's allocated (variant->init); the state (t, y), the proposed next
+** step and the running statistics stay; FSAL data is dropped. variant is
+** a registered name ("auto" is refused); block and threads as in
+** odb_solver_opts (0: the variant's default, all cores). On failure (an
+** unknown name, a variant that does not apply or runs on another backend,
+** init failing) s goes back to its old variant and settings and the error
+** is returned; ODB_ERR_INTERNAL if even that fails (s then has no usable
+** variant and must be destroyed).
+*/
+odb_status odb_solver_set_variant(odb_solver *s, const char *variant,
+                                  long block, int threads);
+/* The same with a variant given directly (it need not be registered). */
+odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
+                                     long block, int threads);
+
+/* Weighted RMS norm of e with sk = atol + rtol * max(|y|, |ynew|). */
+double odb_err_norm(const double *e, const double *y, const double *ynew,
+                    long n, double atol, double rtol);
+
+#endif

@@ -1,0 +1,49 @@
+/* erk_common.h - pieces shared by the explicit RK variants (private). */
+#ifndef ODB_ERK_COMMON_H
+#define ODB_ERK_COMMON_H
+
+#include "odb_status.h"
+#include "odb_ctx.h"
+#include "odb_measure.h"
+#include "odb_problem.h"
+#include "odb_method.h"
+#include "odb_solver.h"
+
+#define ERK_MAX_STAGES 16
+#define ERK_CHUNK 1024   /* elements per pass of the linear combinations */
+
+/* The nonzero terms of one linear combination sum_i coef_i F_i. */
+typedef struct erk_terms {
+  int n;
+  int idx[ERK_MAX_STAGES];
+  double coef[ERK_MAX_STAGES];
+} erk_terms;
+
+/*
+** The data flow of a method with zero entries dropped: a[l] builds stage
+** l's argument, b the new solution, e = b - bhat the error estimate.
+*/
+typedef struct erk_plan {
+  int s;
+  erk_terms a[ERK_MAX_STAGES];
+  erk_terms b;
+  erk_terms e;     /* n == 0 when the method has no bhat */
+} erk_plan;
+
+/* Fills p from m; fails for methods with more than ERK_MAX_STAGES stages. */
+odb_status erk_plan_make(const odb_method *m, erk_plan *p);
+
+/*
+** out[k] = yp[k] + h * sum_t coef_t Fp[idx_t][k] for k < len (yp NULL: no
+** yp term). Fp[i] points at element 0 of the range in F_i. Sums the terms
+** in index order, one pass per term over out, so that every variant that
+** uses it computes bit-identical values whatever its blocking.
+*/
+void erk_lc(double *restrict out, const double *restrict yp,
+            const double *const *Fp, const erk_terms *t, double h, long len);
+
+/* Adds sum_k (e_k / sk_k)^2, sk = atol + rtol max(|y|,|ynew|), to *acc. */
+void erk_norm_acc(const double *e, const double *y, const double *ynew,
+                  long len, double atol, double rtol, double *acc);
+
+#endif

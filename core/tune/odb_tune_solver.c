@@ -1,0 +1,351 @@
+/* odb_tune_solver.c - tuning a solver's variant, block size and threads. */
+#include "odb_status.h"
+#include "odb_backend.h"
+#include "odb_ctx.h"
+#include "odb_problem.h"
+#include "odb_method.h"
+#include "odb_solver.h"
+#include "odb_space.h"
+#include "odb_team.h"
+#include "odb_clock.h"
+#include "odb_measure.h"
+#include "odb_tuner.h"
+#include "odb_tunedb.h"
+#include "odb_tune_solver.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct odb_tune_solver {
+  odb_tune_target target;
+  odb_solver *base;
+  odb_space *space;
+  odb_tune_solver_opts o;
+  int ivariant, iblock, ithreads;   /* parameter indices, -1 when absent */
+  double t0, h;
+  double *y0, *yref, *y;            /* start, reference, scratch (n) */
+  odb_solver *cur;                  /* the configuration's solver */
+  char size[160], method[64], family[64], params[192];
+};
+
+/* {====== checking the space */
+
+/* The variant called name in the registry. */
+static const odb_variant *registry_lookup(void *ud, const char *name) {
+  (void)ud;
+  return odb_variant_find(name);
+}
+
+/* Checks parameter i of sp and notes its index in w. */
+static odb_status check_param(const odb_space *sp, int i,
+                              const odb_variant *(*lookup)(void *,
+                                                           const char *),
+                              void *ud, odb_solver_space *w) {
+  const char *name = odb_space_name(sp, i);
+  int is_enum = odb_space_is_enum(sp, i);
+  if (strcmp(name, "variant") == 0 && is_enum) {
+    w->ivariant = i;
+    for (int k = 0; k < odb_space_nvalues(sp, i); ++k)
+      if (!lookup(ud, odb_space_str(sp, i, k)))
+        return ODB_FAIL(ODB_ERR_NAME, "unknown variant '%s' in the space",
+                        odb_space_str(sp, i, k));
+    return ODB_OK;
+  }
+  if ((strcmp(name, "block") == 0 || strcmp(name, "threads") == 0) &&
+      !is_enum) {
+    int hw, lim = odb_team_max_threads(&hw);
+    if (odb_space_int(sp, i, 0) < 1)
+      return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must be at least 1, got "
+                      "%ld", name, odb_space_int(sp, i, 0));
+    for (int k = 0; name[0] == 't' && k < odb_space_nvalues(sp, i); ++k)
+      if (odb_space_int(sp, i, k) > lim)
+        return ODB_FAIL(ODB_ERR_ARG, "parameter 'threads': %ld is more than "
+                        "%d, the most this machine takes (4 x its %d "
+                        "hardware threads, at least %d)",
+                        odb_space_int(sp, i, k), lim, hw,
+                        ODB_MIN_THREAD_LIMIT);
+    *(name[0] == 'b' ? &w->iblock : &w->ithreads) = i;
+    return ODB_OK;
+  }
+  if (strcmp(name, "m") == 0)
+    return ODB_FAIL(ODB_ERR_ARG, "parameter 'm' (corrector steps) changes "
+                    "the method's order and cannot be tuned (allowed for a "
+                    "solver: variant, block, threads)");
+  if (strcmp(name, "variant") == 0)
+    return ODB_FAIL(ODB_ERR_ARG, "parameter 'variant' must list variant "
+                    "names");
+  if (strcmp(name, "block") == 0 || strcmp(name, "threads") == 0)
+    return ODB_FAIL(ODB_ERR_ARG, "parameter '%s' must list integers", name);
+  return ODB_FAIL(ODB_ERR_ARG, "unknown parameter '%s' for a solver target "
+                  "(allowed: variant, block, threads)", name);
+}
+
+odb_status odb_solver_space_check(const odb_space *sp,
+                                  const odb_variant *(*lookup)(void *ud,
+                                                               const char *name),
+                                  void *ud, odb_solver_space *w) {
+  w->ivariant = w->iblock = w->ithreads = -1;
+  if (odb_space_nparams(sp) == 0)
+    return ODB_FAIL(ODB_ERR_ARG, "the space is empty (no parameters)");
+  for (int i = 0; i < odb_space_nparams(sp); ++i)
+    ODB_TRY(check_param(sp, i, lookup ? lookup : registry_lookup, ud, w));
+  return ODB_OK;
+}
+
+/* The constraint: the configuration's variant runs here and applies. */
+static int variant_applies(const odb_space *sp, const odb_config *c,
+                           void *ud) {
+  odb_tune_solver *ts = ud;
+  const odb_variant *v = odb_variant_find(odb_space_str(sp, ts->ivariant,
+                                                        c->idx[ts->ivariant]));
+  char why[160];
+  if (!v) return 0;
+  if (strcmp(v->backend, ts->base->backend->ops->name) != 0) return 0;
+  return v->applies(ts->base->problem, ts->base->method, why, sizeof why);
+}
+
+/* }====== */
+
+/* {====== states */
+
+/* Runs ts->o.steps fixed steps of h on s from (t0, y0). */
+static odb_status run_steps(odb_tune_solver *ts, odb_solver *s) {
+  odb_solver_set_state(s, ts->t0, ts->y0);
+  for (int k = 0; k < ts->o.steps; ++k)
+    ODB_TRY(odb_solver_step(s, ts->h, NULL));
+  return ODB_OK;
+}
+
+/* The reference variant's name for the method. */
+static const char *reference_name(const odb_tune_solver *ts) {
+  if (ts->o.reference) return ts->o.reference;
+  return ts->base->method->kind == ODB_METHOD_PIRK ? "A" : "plain";
+}
+
+/* The step size, then the reference state after the steps. */
+static odb_status make_reference(odb_tune_solver *ts) {
+  odb_solver *b = ts->base, *ref = NULL;
+  odb_solver_opts o = b->opts;
+  odb_backend *cpu = odb_ctx_backend(b->ctx, "cpu");
+  odb_solve_stats info;
+  odb_status st;
+  o.block = 0;
+  o.threads = 0;
+  o.h_fixed = 0;
+  st = odb_solver_create(b->ctx, b->problem, b->method, cpu ? cpu : b->backend,
+                         reference_name(ts), &o, &ref);
+  if (st != ODB_OK) return st;
+  ts->h = ts->o.h > 0 ? ts->o.h : b->opts.h_fixed > 0 ? b->opts.h_fixed
+          : b->h_next;
+  if (!(ts->h > 0)) {
+    /*
+    ** The smallest of the first few adaptive steps: the very first one can
+    ** be far above the stability limit the controller settles to on stiff
+    ** problems (80x on CUSP), and fixed steps of it would blow up.
+    */
+    odb_solver_set_state(ref, ts->t0, ts->y0);
+    for (int k = 0; k < 8; ++k) {
+      st = odb_solver_step(ref, 0, &info);
+      if (st != ODB_OK) {
+        odb_solver_destroy(ref);
+        return ODB_FAIL(st == ODB_ERR_UNSUPPORTED ? ODB_ERR_ARG : st,
+                        "no step size for tuning: %s (give the solver h=)",
+                        odb_last_error());
+      }
+      if (k == 0 || info.h < ts->h) ts->h = info.h;
+    }
+  }
+  st = run_steps(ts, ref);
+  if (st == ODB_OK) st = odb_solver_get_state(ref, ts->yref);
+  odb_solver_destroy(ref);
+  return st;
+}
+
+/* }====== */
+
+/* {====== the target's functions */
+
+/* Creates the solver of configuration c. */
+static odb_status ts_setup(void *ud, const odb_config *c) {
+  odb_tune_solver *ts = ud;
+  odb_solver *b = ts->base;
+  odb_solver_opts o = b->opts;
+  const char *variant = b->variant->name;
+  if (ts->ivariant >= 0)
+    variant = odb_space_str(ts->space, ts->ivariant, c->idx[ts->ivariant]);
+  if (ts->iblock >= 0)
+    o.block = odb_space_int(ts->space, ts->iblock, c->idx[ts->iblock]);
+  if (ts->ithreads >= 0)
+    o.threads = (int)odb_space_int(ts->space, ts->ithreads,
+                                   c->idx[ts->ithreads]);
+  o.h_fixed = 0;
+  return odb_solver_create(b->ctx, b->problem, b->method, b->backend, variant,
+                           &o, &ts->cur);
+}
+
+static void ts_teardown(void *ud, const odb_config *c) {
+  odb_tune_solver *ts = ud;
+  (void)c;
+  odb_solver_destroy(ts->cur);
+  ts->cur = NULL;
+}
+
+/* Relative max-norm error of y against yref. */
+static double rel_err(const double *y, const double *yref, long n) {
+  double num = 0, den = 0;
+  for (long i = 0; i < n; ++i) {
+    double d = fabs(y[i] - yref[i]);
+    if (d > num || isnan(d)) num = isnan(d) ? INFINITY : d;
+    if (fabs(yref[i]) > den) den = fabs(yref[i]);
+  }
+  return den > 0 ? num / den : num;
+}
+
+static odb_status ts_check(void *ud, const odb_config *c, double *err,
+                           double *tol) {
+  odb_tune_solver *ts = ud;
+  odb_solver *s = ts->cur;
+  ODB_TRY(run_steps(ts, s));
+  ODB_TRY(odb_solver_get_state(s, ts->y));
+  if (ts->o.verify)
+    return ts->o.verify(ts->o.verify_ud, c, ts->y, ts->yref, s->n, err, tol);
+  *err = rel_err(ts->y, ts->yref, s->n);
+  *tol = odb_tune_ode_tolerance(ts->o.steps, s->method->s,
+                                s->m > 0 ? s->m : 1);
+  return ODB_OK;
+}
+
+static odb_status ts_run(void *ud, const odb_config *c, double *seconds) {
+  odb_tune_solver *ts = ud;
+  odb_solver *s = ts->cur;
+  double t0;
+  (void)c;
+  odb_solver_set_state(s, ts->t0, ts->y0);
+  t0 = odb_clock_now();
+  for (int k = 0; k < ts->o.steps; ++k)
+    ODB_TRY(odb_solver_step(s, ts->h, NULL));
+  if (!s->backend->host_memory) ODB_TRY(odb_backend_sync(s->backend));
+  *seconds = odb_clock_now() - t0;
+  return ODB_OK;
+}
+
+/* }====== */
+
+/* {====== create and destroy */
+
+/* Fills the key strings: what the timings depend on (the problem's part
+   from odb_problem_key). */
+static void fill_key(odb_tune_solver *ts) {
+  odb_solver *b = ts->base;
+  size_t used;
+  odb_problem_key(b->problem, ts->size, sizeof ts->size);
+  if (b->method->kind == ODB_METHOD_PIRK)
+    snprintf(ts->method, sizeof ts->method, "%s m=%d", b->method->name, b->m);
+  else
+    snprintf(ts->method, sizeof ts->method, "%s", b->method->name);
+  snprintf(ts->family, sizeof ts->family, "solver/%s",
+           b->backend->ops->name);
+  snprintf(ts->params, sizeof ts->params, "steps=%d h=%.6g", ts->o.steps,
+           ts->h);
+  used = strlen(ts->params);
+  if (ts->ivariant < 0)
+    used += (size_t)snprintf(ts->params + used, sizeof ts->params - used,
+                             " variant=%s", b->variant->name);
+  if (ts->iblock < 0 && used < sizeof ts->params)
+    used += (size_t)snprintf(ts->params + used, sizeof ts->params - used,
+                             " block=%ld", b->opts.block);
+  if (ts->ithreads < 0 && used < sizeof ts->params)
+    snprintf(ts->params + used, sizeof ts->params - used, " threads=%d",
+             b->opts.threads);
+  ts->target.key.problem = b->problem->type->name;
+  ts->target.key.size = ts->size;
+  ts->target.key.method = ts->method;
+  ts->target.key.family = ts->family;
+  ts->target.key.params = ts->params;
+  ts->target.key.code_hash = odb_engine_code_hash();
+}
+
+/* Checks the parameters of the space and notes where they are. */
+static odb_status check_space(odb_tune_solver *ts) {
+  odb_solver_space w;
+  ODB_TRY(odb_solver_space_check(ts->space, NULL, NULL, &w));
+  ts->ivariant = w.ivariant;
+  ts->iblock = w.iblock;
+  ts->ithreads = w.ithreads;
+  return ODB_OK;
+}
+
+/* Adds the applicability constraint (last: the space then refers to ts). */
+static odb_status add_constraint(odb_tune_solver *ts) {
+  static const char *const deps[] = {"variant", NULL};
+  if (ts->ivariant < 0) return ODB_OK;
+  return odb_space_add_constraint(ts->space, variant_applies, ts, deps,
+                                  "the variant applies");
+}
+
+odb_status odb_tune_solver_create(odb_solver *base, odb_space *space,
+                                  const odb_tune_solver_opts *o,
+                                  odb_tune_solver **out) {
+  odb_tune_solver *ts;
+  size_t bytes = (size_t)base->n * sizeof(double);
+  odb_status st;
+  *out = NULL;
+  ts = calloc(1, sizeof *ts);
+  if (!ts) return ODB_FAIL(ODB_ERR_NOMEM, "solver tuning target");
+  ts->base = base;
+  ts->space = space;
+  if (o) ts->o = *o;
+  if (ts->o.steps <= 0) ts->o.steps = 3;
+  ts->ivariant = ts->iblock = ts->ithreads = -1;
+  ts->t0 = base->t;
+  st = check_space(ts);
+  if (st != ODB_OK) goto fail;
+  ts->y0 = malloc(bytes);
+  ts->yref = malloc(bytes);
+  ts->y = malloc(bytes);
+  if (!ts->y0 || !ts->yref || !ts->y) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "solver tuning target: 3 x %zu bytes",
+                  bytes);
+    goto fail;
+  }
+  st = odb_solver_get_state(base, ts->y0);
+  if (st == ODB_OK) st = make_reference(ts);
+  if (st == ODB_OK) st = add_constraint(ts);
+  if (st != ODB_OK) goto fail;
+  ts->target.space = space;
+  ts->target.ud = ts;
+  ts->target.setup = ts_setup;
+  ts->target.check = ts_check;
+  ts->target.run = ts_run;
+  ts->target.teardown = ts_teardown;
+  ts->target.solver = base;
+  fill_key(ts);
+  *out = ts;
+  return ODB_OK;
+fail:
+  odb_tune_solver_destroy(ts);
+  return st;
+}
+
+void odb_tune_solver_destroy(odb_tune_solver *ts) {
+  if (!ts) return;
+  odb_solver_destroy(ts->cur);
+  free(ts->y0);
+  free(ts->yref);
+  free(ts->y);
+  free(ts);
+}
+
+const odb_tune_target *odb_tune_solver_target(const odb_tune_solver *ts) {
+  return &ts->target;
+}
+
+double odb_tune_solver_h(const odb_tune_solver *ts) { return ts->h; }
+int odb_tune_solver_steps(const odb_tune_solver *ts) { return ts->o.steps; }
+odb_solver *odb_tune_solver_current(const odb_tune_solver *ts) {
+  return ts->cur;
+}
+
+/* }====== */

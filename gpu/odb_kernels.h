@@ -1,0 +1,19 @@
+/* odb_kernels.h - the one call through which kernels/ plugs into core/. */
+#ifndef ODB_KERNELS_H
+#define ODB_KERNELS_H
+
+#include "odebench.h"
+
+/*
+** Registers the GPU backends this build has ("cuda") in ctx when a device
+** is present. Where none can be used (built without CUDA, no driver, no
+** device) it registers nothing, records the reason with
+** odb_ctx_note_backend, and still returns ODB_OK.
+*/
+odb_status odb_kernels_register(odb_ctx *ctx);
+/* odb_gpu_rk_cluster: the blocks a cluster of a gpu_stream2d solver. */
+#include "odb_gpu_rk.h"
+/* 1 when this build has the CUDA backend compiled in. */
+int odb_kernels_have_cuda(void);
+
+#endif

@@ -1,0 +1,33 @@
+/* odb_kernels_cuda.c - registers the "cuda" backend when a device is there. */
+#include "odb_kernels.h"
+
+#include <stdio.h>
+
+#include "cuda_backend.h"
+
+/*
+** Registers the GPU variants (listed whether or not a device is there,
+** so --list and error messages name them) and uses device 0. No device,
+** no driver or a device that cannot be opened is not an error for the
+** run: the reason goes to the context's notes.
+*/
+odb_status odb_kernels_register(odb_ctx *ctx) {
+  char why[128], note[160];
+  odb_backend *b = NULL;
+  odb_status st = odb_gpu_rk_register();
+  if (st != ODB_OK) return st;
+  if (odb_cuda_device_count(why, sizeof why) == 0) {
+    snprintf(note, sizeof note, "cuda: no device (%s)", why);
+    odb_ctx_note_backend(ctx, note);
+    return ODB_OK;
+  }
+  if (odb_cuda_backend_create(ctx, 0, &b) != ODB_OK) {
+    snprintf(note, sizeof note, "cuda: device 0 unusable (%s)",
+             odb_last_error());
+    odb_ctx_note_backend(ctx, note);
+    return ODB_OK;
+  }
+  return odb_ctx_add_backend(ctx, b);
+}
+
+int odb_kernels_have_cuda(void) { return 1; }
