@@ -527,6 +527,14 @@ static void put_utf8(char *out, size_t cap, size_t *len, unsigned c) {
   }
 }
 
+/* The value of hex digit c, -1 for anything else (also '\0'). */
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 /*
 ** Reads a string literal at p (which must point at '"') into out (truncated
 ** to cap-1 bytes). Returns the position after the closing quote, or NULL.
@@ -544,8 +552,14 @@ static const char *read_string(const char *p, char *out, size_t cap) {
       case 'r': c = '\r'; break;
       case 'b': c = '\b'; break;
       case 'f': c = '\f'; break;
-      case 'u':
-        if (sscanf(p + 1, "%4x", &u) != 1) return NULL;
+      case 'u':   /* exactly four hex digits, all before the string ends */
+        u = 0;
+        for (int i = 1; i <= 4; ++i) {
+          int d = hex_digit(p[i]);
+          if (d < 0) return NULL;
+          u = u * 16 + (unsigned)d;
+        }
+        if (u == 0) return NULL;   /* no NUL inside a C string */
         put_utf8(out, cap, &len, u);
         p += 4;
         continue;
@@ -570,9 +584,13 @@ static void take_member(const char *key, const char *s, double v, int is_str,
       set_text(bw->measured_at, sizeof bw->measured_at, s);
     return;
   }
-  if (!strcmp(key, "version")) *version = (int)v;
-  else if (!strcmp(key, "cores")) k->cores = (int)v;
-  else if (!strcmp(key, "threads_all")) bw->threads_all = (int)v;
+  /* Counts outside 0..2^20 (or not integers) are kept as -1, which no
+     check below accepts; converting them to int would be undefined. */
+  int count = isfinite(v) && v >= 0 && v <= (double)(1 << 20) &&
+              v == floor(v) ? (int)v : -1;
+  if (!strcmp(key, "version")) *version = count;
+  else if (!strcmp(key, "cores")) k->cores = count;
+  else if (!strcmp(key, "threads_all")) bw->threads_all = count;
   else if (!strcmp(key, "read_1t")) bw->read_1t = v;
   else if (!strcmp(key, "copy_1t")) bw->copy_1t = v;
   else if (!strcmp(key, "read_all")) bw->read_all = v;
@@ -613,10 +631,14 @@ static int parse_cache(const char *p, odb_bandwidth *bw, bw_key *k) {
     if (*p == ',') ++p;
     else if (*p != '}') return 0;
   }
+  /* Every figure a floor or a roof is computed from must be finite and
+     positive (flops_1t may be 0: an older measurement without it). */
   return version == BW_CACHE_VERSION && bw->read_1t > 0 && bw->copy_1t > 0 &&
          bw->read_all > 0 && bw->copy_all > 0 && isfinite(bw->read_1t) &&
          isfinite(bw->copy_1t) && isfinite(bw->read_all) &&
-         isfinite(bw->copy_all);
+         isfinite(bw->copy_all) && bw->threads_all >= 1 &&
+         isfinite(bw->flops_1t) && bw->flops_1t >= 0 &&
+         isfinite(bw->array_bytes) && bw->array_bytes > 0 && k->cores >= 0;
 }
 
 /* Reads the whole (small) file at path; NULL when absent or too large. */

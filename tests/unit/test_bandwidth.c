@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "odb_bandwidth.h"
+#include "odb_results.h"   /* odb_mkdirs */
 #include "tap.h"
 #include "tmp_cache.h"
 
@@ -86,12 +87,65 @@ static void test_store_iff_cacheable(const tmp_cache *c) {
   cache_file_remove(c);
 }
 
+/* Writes text (len bytes) as the cache file. */
+static void write_cache(const tmp_cache *c, const char *text, size_t len) {
+  char dir[128], path[192];
+  FILE *f;
+  snprintf(dir, sizeof dir, "%s/odebench", c->base);
+  odb_mkdirs(dir);
+  snprintf(path, sizeof path, "%s/bandwidth.json", dir);
+  if ((f = fopen(path, "wb"))) {
+    fwrite(text, 1, len, f);
+    fclose(f);
+  }
+}
+
+/*
+** Damaged cache files are refused, never read past their end: a file as
+** long as the reader takes (16383 bytes) that ends inside a \u escape,
+** escapes with fewer than four hex digits or a NUL, and counts and figures
+** that are not finite or out of range. Under AddressSanitizer a read past
+** the buffer aborts the test.
+*/
+static void test_damaged_cache(const tmp_cache *c) {
+  static const char *const bad[] = {
+    "{\"host\": \"\\u1",
+    "{\"host\": \"\\u12\"}",
+    "{\"host\": \"\\u0000\"}",
+    "{\"version\": 1e300, \"cores\": -5, \"threads_all\": 1e300}",
+    "{\"version\": 5, \"read_1t\": 1, \"copy_1t\": 1, \"read_all\": 1, "
+    "\"copy_all\": 1, \"threads_all\": 2, \"array_bytes\": -1}",
+  };
+  size_t big = 16383;
+  char *text = malloc(big + 1);
+  odb_bandwidth bw;
+  int refused = 0;
+  if (!text) return;
+  memset(text, ' ', big);
+  memcpy(text, "{\"host\": \"", 10);
+  memcpy(text + big - 4, "\\u1", 3);
+  text[big - 1] = '1';
+  write_cache(c, text, big);
+  refused += odb_bandwidth_cached(NULL, &bw) != ODB_OK;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    write_cache(c, bad[i], strlen(bad[i]));
+    refused += odb_bandwidth_cached(NULL, &bw) != ODB_OK;
+  }
+  odb_clear_error();
+  tap_ok(refused == 1 + (int)(sizeof bad / sizeof bad[0]),
+         "damaged cache files are refused (%d of %d)", refused,
+         1 + (int)(sizeof bad / sizeof bad[0]));
+  free(text);
+  cache_file_remove(c);
+}
+
 int main(void) {
   tmp_cache c;
   tmp_cache_open(&c);
   if (!tap_ok(c.ok, "temporary cache directory")) return tap_done();
   test_busy(&c);
   test_store_iff_cacheable(&c);
+  test_damaged_cache(&c);
   tmp_cache_close(&c);
   return tap_done();
 }
