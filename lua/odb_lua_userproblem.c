@@ -293,12 +293,6 @@ static void f_key(lua_State *L, odb_problem *p) {
   lua_pop(L, 1);
 }
 
-/* Bytes of the machine's memory (0 when the system does not say). */
-static double physical_memory(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-  return pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
-}
-
 /*
 ** The bytes of the private block of a problem of n components with
 ** `extra` bytes of source text: refused (an argument error on field 'n')
@@ -308,7 +302,7 @@ static double physical_memory(void) {
 */
 static size_t check_size(lua_State *L, lua_Integer n, size_t extra) {
   size_t vals = 0, bytes = 0;
-  double mem = physical_memory();
+  double mem = odb_topo_memory_bytes();
   char need[32], have[32];
   if ((unsigned long long)n > SIZE_MAX ||
       odb_size_mul(&vals, (size_t)n, sizeof(double)) ||

@@ -9,9 +9,27 @@
 #define VECTOR_MAX_N ((long)(((size_t)1 << 40) / sizeof(double)))
 
 /* Assumes 0 <= n <= VECTOR_MAX_N (callers check). Values start at zero. */
+/*
+** Refuses (a Lua error) a length whose bytes do not fit a size_t or are
+** more than the machine's memory: such a vector could only end with the
+** process killed for memory, after the user waited for it.
+*/
 odbL_vector *odbL_vector_new(lua_State *L, long n) {
-  size_t bytes = sizeof(odbL_vector) + (size_t)n * sizeof(double);
-  odbL_vector *v = lua_newuserdatauv(L, bytes, 0);
+  size_t bytes = 0;
+  double mem = odb_topo_memory_bytes();
+  odbL_vector *v;
+  if (n < 0 || odb_size_mul(&bytes, (size_t)n, sizeof(double)) ||
+      odb_size_add(&bytes, bytes, sizeof(odbL_vector)))
+    luaL_error(L, "a vector of %I numbers cannot be addressed",
+               (lua_Integer)n);
+  if (mem > 0 && (double)bytes > mem) {
+    char need[32], have[32];
+    snprintf(need, sizeof need, "%.3g", (double)bytes);
+    snprintf(have, sizeof have, "%.3g", mem);
+    luaL_error(L, "a vector of %I numbers would need %s bytes, more than "
+               "this machine's memory (%s bytes)", (lua_Integer)n, need, have);
+  }
+  v = lua_newuserdatauv(L, bytes, 0);
   v->n = n;
   v->closed = 0;
   memset(v->v, 0, (size_t)n * sizeof(double));

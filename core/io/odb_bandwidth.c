@@ -308,12 +308,10 @@ done:
 */
 static size_t array_bytes(const odb_topo *t) {
   size_t want = 4 * odb_topo_llc_total(t);
-  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  double mem = odb_topo_memory_bytes();
   if (want < 256 * MIB) want = 256 * MIB;
-  if (pages > 0 && psize > 0) {
-    size_t cap = (size_t)pages / 8 * (size_t)psize;   /* two arrays: 1/4 */
-    if (want > cap) want = cap;
-  }
+  if (mem > 0 && (double)want > mem / 8)   /* two arrays: 1/4 */
+    want = (size_t)(mem / 8);
   if (want > 2 * GIB) want = 2 * GIB;
   if (want < BW_MIN_ARRAY) want = BW_MIN_ARRAY;
   return want;

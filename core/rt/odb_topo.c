@@ -1,6 +1,8 @@
 /* odb_topo.c - cores, caches and NUMA nodes through hwloc 2.x. */
 #include "odb_topo.h"
 
+#include <unistd.h>
+
 #include <errno.h>
 #include <hwloc.h>
 #include <stdio.h>
@@ -159,4 +161,9 @@ size_t odb_topo_llc_total(const odb_topo *t) {
   if (!t || t->ncaches <= 0) return 0;
   c = &t->caches[t->ncaches - 1];
   return c->size * (size_t)(c->count > 0 ? c->count : 1);
+}
+
+double odb_topo_memory_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  return pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
 }

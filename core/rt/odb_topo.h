@@ -33,5 +33,8 @@ void odb_topo_free(odb_topo *t);
 size_t odb_topo_llc_bytes(const odb_topo *t);
 /* Total bytes of the last level summed over instances; 0 if none. */
 size_t odb_topo_llc_total(const odb_topo *t);
+/* Bytes of the machine's physical memory (0 when the system does not say):
+   the limit above which a size a user asks for is refused up front. */
+double odb_topo_memory_bytes(void);
 
 #endif

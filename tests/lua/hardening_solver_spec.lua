@@ -425,4 +425,10 @@ describe("Vector indices and lengths", function()
     v[2.0] = 7
     assert.are.equal(7, v[2])
   end)
+
+  it("refuse a length past the machine's memory before allocating", function()
+    fails_with("a vector of 137438953472 numbers would need",
+               ob.vector, 137438953472)
+    fails_with("more than this machine's memory", ob.vector, 137438953472)
+  end)
 end)
