@@ -415,6 +415,36 @@ describe("odebench replay", function()
     has(err, "odebench: warning: bad \\x1b[2J\\x0d\\x0a\\x7f end")
   end)
 
+  local tmux_it = sh_ok("command -v tmux >/dev/null 2>&1") and it or function(name)
+    pending(name .. " (tmux is not installed)")
+  end
+
+  tmux_it("shows the escaped text in the dashboard", function()
+    local dir = events {
+      header,
+      '{"kind":"solve_begin","seq":1,"wall":0.1,"value":128,"value2":0.05,'
+        .. '"name":"a\\u001b]0;pwn\\u0007b"}',
+      '{"kind":"metric","seq":2,"wall":1e308,"value":2,"name":"m\\u001b[31m"}',
+    }
+    local sock = tmpdir() .. "/tmux.sock"
+    local tmux = ("env -u LD_PRELOAD tmux -S %s "):format(q(sock))
+    assert(sh_ok(tmux .. "new-session -d -s r -x 120 -y 40 "
+                 .. q(("%s replay %s --speed 1; sleep 60"):format(q(BIN), q(dir)))))
+    local screen = ""
+    for _ = 1, 150 do
+      local p = assert(io.popen(tmux .. "capture-pane -p -t r"))
+      screen = p:read("a")
+      p:close()
+      if screen:find("replay finished", 1, true) then break end
+      os.execute("sleep 0.1")
+    end
+    os.execute(tmux .. "kill-server 2>/dev/null")
+    has(screen, "replay finished")                  -- within 15 s
+    has(screen, "s\\x1b]0;pwn\\x07.lua")
+    has(screen, "solve a\\x1b]0;pwn\\x07b")
+    has(screen, "m\\x1b[31m")
+  end)
+
   it("waits a few seconds at most between events whatever their times", function()
     local dir = events {
       header,

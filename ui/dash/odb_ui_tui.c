@@ -918,7 +918,9 @@ static void draw_log(odb_ui_tui *t, int y, int x, int h, int w) {
     if (!l) break;
     if (l->level == ODB_LOG_ERROR) a = color(t, PAIR_BAD) | A_BOLD;
     else if (l->level == ODB_LOG_WARN) a = color(t, PAIR_WARN);
-    putf_at(y + h - 2 - r, x + 2, iw, a, "[%7.1fs] %s", l->wall, l->text);
+    if (l->wall > -1e7 && l->wall < 1e7)   /* else a damaged recording's */
+      putf_at(y + h - 2 - r, x + 2, iw, a, "[%7.1fs] %s", l->wall, l->text);
+    else putf_at(y + h - 2 - r, x + 2, iw, a, "[      ?s] %s", l->text);
   }
 }
 
