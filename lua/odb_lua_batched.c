@@ -813,6 +813,14 @@ int odbL_batched(lua_State *L) {
     odb_bgpu_variant r;
     raise_on(L, odb_bgpu_resolve(&bt, ODB_BGPU_OP_LU, var, &r));
   }
+  if (!gpu) {
+    char what[96];
+    snprintf(what, sizeof what, "n = %ld matrices of %d x %d", (long)n,
+             block, block);
+    if (odb_topo_check_memory(8.0 * (double)odb_batch_mat_len(&bt), what)
+        != ODB_OK)
+      return luaL_error(L, "ob.batched: %s", odb_last_error());
+  }
   bat_meta(L);
   odbL_gc_external(L, sizeof(double) * (double)odb_batch_mat_len(&bt));
   odbL_bat *m = lua_newuserdatauv(L, sizeof *m, 0);

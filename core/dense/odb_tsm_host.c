@@ -3,6 +3,7 @@
    rows streamed in order: what one writes without thinking of the
    machine) as the peer, in turn on the same data. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "odb_clock.h"
 #include "odb_measure.h"
 #include "odb_rng.h"
+#include "odb_topo.h"
 #include "odb_tsm.h"
 
 enum { CHECK_ROWS = 20011, MAX_REPS = 1000 };
@@ -39,6 +41,13 @@ odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
     return ODB_FAIL(ODB_ERR_ARG, "tsm: threads = %d, expected 0 (one per "
                     "core) to 256", threads);
   ODB_TRY(odb_tsm_sizes(op, t, M, N, K, &na, &nx, &nout));
+  {
+    char what[96];
+    snprintf(what, sizeof what, "%s %s M = %ld, N = %ld, K = %ld",
+             odb_tsm_op_name(op), odb_tsm_dtype_name(t), M, N, K);
+    ODB_TRY(odb_topo_check_memory(8.0 * ((double)na + (double)nx +
+                                         (double)nout), what));
+  }
   h = calloc(1, sizeof *h);
   if (!h) return ODB_FAIL(ODB_ERR_NOMEM, "tsm: out of memory");
   h->op = op;

@@ -167,3 +167,11 @@ double odb_topo_memory_bytes(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
   return pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
 }
+
+odb_status odb_topo_check_memory(double bytes, const char *what) {
+  double mem = odb_topo_memory_bytes();
+  if (mem > 0 && !(bytes <= mem))
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s would need %.3g bytes, more than this "
+                    "machine's memory (%.3g bytes)", what, bytes, mem);
+  return ODB_OK;
+}

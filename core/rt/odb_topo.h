@@ -36,5 +36,9 @@ size_t odb_topo_llc_total(const odb_topo *t);
 /* Bytes of the machine's physical memory (0 when the system does not say):
    the limit above which a size a user asks for is refused up front. */
 double odb_topo_memory_bytes(void);
+/* ODB_OK when bytes fit in the machine's memory (or it is unknown); else
+   ODB_ERR_NOMEM "<what> would need B bytes, more than this machine's
+   memory (M bytes)", before anything is allocated or computed. */
+odb_status odb_topo_check_memory(double bytes, const char *what);
 
 #endif

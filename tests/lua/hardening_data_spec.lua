@@ -300,3 +300,17 @@ describe("a failed factorization leaves everything as it was", function()
     end
   end)
 end)
+
+describe("shapes that fit the address space but not the machine", function()
+  it("are refused before anything is allocated, naming shape and bytes", function()
+    refuses("K = 9007199254740992 would need", function()
+      return ob.kernel("tsmm", { M = 4, N = 4, K = 2^53, backend = "cpu" })
+    end)
+    refuses("lines = 1048576, length = 1048576, block = 8 would need",
+            ob.blocktridiag, { lines = 2^20, length = 2^20, block = 8 })
+    refuses("n = 1099511627776 matrices of 4 x 4 would need",
+            ob.batched, { n = 2^40, block = 4 })
+    refuses("more than this machine's memory", ob.batched,
+            { n = 2^40, block = 4 })
+  end)
+end)

@@ -1,12 +1,14 @@
 /* blocktridiag.c - many independent block-tridiagonal lines (the line-
    implicit solver): block LU (block Thomas) factorization and solve, one
    pack of VL interleaved lines at a time (compact) or one line (standard). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batched_kernels.h"
 #include "odb_size.h"
 #include "odb_team.h"
+#include "odb_topo.h"
 
 struct odb_blocktridiag {
   odb_batch bt;     /* one entry per line */
@@ -40,6 +42,12 @@ odb_status odb_blocktridiag_size(long lines, int length, int block,
                     "the blocks would need %.3g bytes, more than this "
                     "machine can address", lines, length, block,
                     24.0 * (double)odb_batch_mat_len(&bt) * length);
+  {
+    char what[96];
+    snprintf(what, sizeof what, "lines = %ld, length = %d, block = %d",
+             lines, length, block);
+    ODB_TRY(odb_topo_check_memory((double)*bytes, what));
+  }
   return ODB_OK;
 }
 
