@@ -1,6 +1,7 @@
 /* odb_topo.c - cores, caches and NUMA nodes through hwloc 2.x. */
 #include "odb_topo.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <errno.h>
@@ -163,9 +164,19 @@ size_t odb_topo_llc_total(const odb_topo *t) {
   return c->size * (size_t)(c->count > 0 ? c->count : 1);
 }
 
-double odb_topo_memory_bytes(void) {
+/* Read once: sizes are checked against it on hot paths (a user problem's
+   f makes its Vectors each call). */
+static double memory_bytes;
+static pthread_once_t memory_once = PTHREAD_ONCE_INIT;
+
+static void memory_read(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-  return pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
+  memory_bytes = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
+}
+
+double odb_topo_memory_bytes(void) {
+  pthread_once(&memory_once, memory_read);
+  return memory_bytes;
 }
 
 odb_status odb_topo_check_memory(double bytes, const char *what) {
