@@ -1,11 +1,18 @@
 #!/usr/bin/env python3
 """Prints 'N passed, N failed, N skipped' from one or more meson testlog.json
-files (one JSON object per line), counting each meson test once."""
+files (one JSON object per line), counting each meson test once. A log
+that is missing (its build failed before any test ran) counts as one
+failure, so the line never hides a broken build."""
 import json
+import os
 import sys
 
 passed = failed = skipped = 0
 for path in sys.argv[1:]:
+    if not os.path.exists(path):
+        print(f"summary: {path} is missing: no test of it ran", file=sys.stderr)
+        failed += 1
+        continue
     with open(path) as f:
         for line in f:
             line = line.strip()

@@ -2,6 +2,14 @@
 #ifndef ODB_CLOCK_H
 #define ODB_CLOCK_H
 
+#ifdef __cplusplus   /* included by the CUDA sources too */
+extern "C" {
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+
 /*
 ** Seconds on CLOCK_MONOTONIC: only differences mean anything, and they
 ** are not changed by the wall clock being set. Every timing in odebench
@@ -11,5 +19,9 @@ double odb_clock_now(void);
 
 /* Seconds from t0 (a value of odb_clock_now) to now. */
 static inline double odb_clock_since(double t0) { return odb_clock_now() - t0; }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
