@@ -10,7 +10,7 @@
 int odb_sparse_par_parts(long n, long min_per)
 {
   long p = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *env = getenv("ODB_SPARSE_THREADS");
+  const char *env = getenv("ODEBENCH_SPARSE_THREADS");
   if (env && atoi(env) > 0) p = atoi(env);
   if (p > 64) p = 64;
   if (min_per < 1) min_per = 1;

@@ -7,7 +7,7 @@
 /* Work on part q of parts: items [lo, hi) (odb_team_range's split). */
 typedef void (*odb_sparse_part_fn)(void *arg, int q, int parts, long lo, long hi);
 
-/* Parts for n items: the online cores (ODB_SPARSE_THREADS overrides),
+/* Parts for n items: the online cores (ODEBENCH_SPARSE_THREADS overrides),
 ** at most 64 and at most one per min_per items, at least 1. */
 int odb_sparse_par_parts(long n, long min_per);
 /* Runs fn on parts parts of [0, n) at once (serially when a team cannot

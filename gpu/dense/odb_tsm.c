@@ -279,7 +279,7 @@ static odb_status run_once(odb_tsm_kernel *k, odb_tsm_op op, odb_tsm_dtype t,
 ** (cuBLAS's asum, its sum into the buffer's last double), so that no run
 ** starts with lines the run before it left in L2 (the next run of a race
 ** may read first what the last one read last). Reads leave clean lines, so
-** no run pays for write-backs of the flush. ODB_TSM_NOFLUSH=1: no flush.
+** no run pays for write-backs of the flush. ODEBENCH_TSM_NOFLUSH=1: no flush.
 */
 typedef struct tsm_flush {
   double *buf;   /* n doubles, then the sum; NULL: no flush */
@@ -289,9 +289,9 @@ typedef struct tsm_flush {
 static tsm_flush flush;   /* allocated on first use and kept, as blas is
                              (a tuning times thousands of runs) */
 
-/* Whether a race flushes: 0 with ODB_TSM_NOFLUSH=1 (asked once a race). */
+/* Whether a race flushes: 0 with ODEBENCH_TSM_NOFLUSH=1 (asked once a race). */
 static int flush_wanted(void) {
-  const char *no = getenv("ODB_TSM_NOFLUSH");
+  const char *no = getenv("ODEBENCH_TSM_NOFLUSH");
   return !(no && strcmp(no, "1") == 0);
 }
 

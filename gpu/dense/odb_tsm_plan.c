@@ -296,7 +296,7 @@ static int race_candidates(const odb_tuner *tu, long *idx, int max) {
 ** round, so all see the same clocks), and the one with the highest median
 ** speed-up over cuBLAS within a round wins. The tuner timed each alone,
 ** at whatever clock the card had then; the race ranks the close ones at
-** one clock. ODB_TSM_NORACE=1 keeps the tuner's pick. *pick gets the
+** one clock. ODEBENCH_TSM_NORACE=1 keeps the tuner's pick. *pick gets the
 ** winner's evaluation (the tuner's fastest when there is no race).
 */
 static odb_status plan_race(odb_tsm_plan *p, const odb_tuner *tu,
@@ -306,7 +306,7 @@ static odb_status plan_race(odb_tsm_plan *p, const odb_tuner *tu,
   double med[RACE_MAX + 1], each[RACE_REPS * (RACE_MAX + 1)], sp[RACE_REPS];
   double best = 0;
   int n = race_candidates(tu, idx, RACE_MAX), win = 0;
-  const char *off = getenv("ODB_TSM_NORACE");
+  const char *off = getenv("ODEBENCH_TSM_NORACE");
   odb_status st = ODB_OK;
   *pick = odb_tuner_best(tu);
   if (n < 2 || (off && *off && strcmp(off, "0") != 0)) return ODB_OK;

@@ -41,7 +41,7 @@ typedef struct gpu_rk {
   double *err_host;      /* pinned: the sum of squares comes back here */
   double *note;          /* pinned and mapped: the norm's note (odb_gen_args),
                             NULL where the device cannot write host memory
-                            or ODB_NORM_COPY is set */
+                            or ODEBENCH_NORM_COPY is set */
   double *note_dev;      /* note as the kernels address it */
   long long seq;         /* the number of the last note asked for */
   unsigned grid;         /* blocks of grid-stride kernels */
@@ -136,11 +136,11 @@ static void plan_traffic(gpu_rk *g, long n) {
 ** allocation is). The host then waits for the note's number instead of a
 ** cudaMemcpy after the kernels, which saves the copy's own round trip.
 ** Left NULL (the copy stays) where the device cannot map host memory, the
-** mapped allocation fails, or ODB_NORM_COPY is set (for comparisons).
+** mapped allocation fails, or ODEBENCH_NORM_COPY is set (for comparisons).
 */
 static odb_status note_alloc(gpu_rk *g) {
   int device = 0, can = 0;
-  const char *off = getenv("ODB_NORM_COPY");
+  const char *off = getenv("ODEBENCH_NORM_COPY");
   if ((off && *off && strcmp(off, "0") != 0) ||
       cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&can, cudaDevAttrCanMapHostMemory, device) !=
@@ -527,20 +527,20 @@ static int s2d_early_store(long S) {
 ** Whether gpu_stream2d launches each step early (odb_gpu_launch_ex: its
 ** blocks start as the step before leaves the multiprocessors, and wait in
 ** the kernel for it to end): on compute capability 9.0 and later, unless
-** tiling.early is false or ODB_PDL=0 (for comparisons). H100, N = 2896,
+** tiling.early is false or ODEBENCH_PDL=0 (for comparisons). H100, N = 2896,
 ** 66 steps, two rounds: Verner 221.5 / 221.5 -> 219.7 / 220.6 us with one
 ** sync a run and 229.5 / 228.8 -> 227.2 / 226.8 us an attempt with the
 ** device's controller; DOPRI5 178.3 / 178.2 -> 176.4 / 176.4 and 185.1 /
 ** 184.3 -> 182.6 / 184.7.
 */
 static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
-  const char *v = getenv("ODB_PDL");
+  const char *v = getenv("ODEBENCH_PDL");
   if (t->early < 0 || (v && *v && atoi(v) == 0)) return 0;
   return dev->cc_major >= 9;
 }
 
 /*
-** The blocks of a gpu_stream2d cluster: tiling.cluster (or ODB_S2D_CLUSTER
+** The blocks of a gpu_stream2d cluster: tiling.cluster (or ODEBENCH_S2D_CLUSTER
 ** for all, for comparisons), else 1. Clusters carry halo columns only at
 ** their ends (BRUSS2D N = 2896, Verner, 128 threads: 24 strips in clusters
 ** of 2 against 26 alone, 8% fewer cells computed), but the edge columns
@@ -550,7 +550,7 @@ static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
 */
 static odb_status s2d_cluster(const odb_device_info *dev,
                               const odb_tiling_opts *t, odb_gen_opts *o) {
-  const char *v = getenv("ODB_S2D_CLUSTER");
+  const char *v = getenv("ODEBENCH_S2D_CLUSTER");
   if (t->cluster > 1 && dev->cc_major < 9)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: tiling.cluster = %d "
                     "needs compute capability 9.0 or later (this device: "
@@ -620,7 +620,7 @@ static odb_status stream2d_init(odb_solver *s) {
     }
     chunks = s2d_chunks(NR, g->plan.strips, g->plan.subs, cap, S, o.lag);
     o.rows = (NR + chunks - 1) / chunks;
-    if (getenv("ODB_S2D_PLAN"))   /* for comparisons: the layout picked */
+    if (getenv("ODEBENCH_S2D_PLAN"))   /* for comparisons: the layout picked */
       fprintf(stderr, "gpu_stream2d: %d threads, clusters of %d, %ld strips "
               "x %ld chunks of %ld rows, %d blocks an SM, %ld at once\n",
               o.threads, o.cluster, g->plan.strips, chunks, o.rows, occ, cap);

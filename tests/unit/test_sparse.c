@@ -368,7 +368,7 @@ static int same_arrays(const odb_sparse *a, const odb_sparse *b)
 #undef SAME
 }
 
-/* The threaded assembly and conversions (ODB_SPARSE_THREADS=5, grids large
+/* The threaded assembly and conversions (ODEBENCH_SPARSE_THREADS=5, grids large
 ** enough for 5 parts) give the same arrays as one thread, every format,
 ** both patterns, with wells and an odd k. */
 static void test_parallel_assembly(void)
@@ -380,7 +380,7 @@ static void test_parallel_assembly(void)
     for (int f = 0; f < ODB_FMT_COUNT; f++) {
       odb_sparse *A[2] = {NULL, NULL};
       for (int t = 0; t < 2; t++) {
-        setenv("ODB_SPARSE_THREADS", t ? "5" : "1", 1);
+        setenv("ODEBENCH_SPARSE_THREADS", t ? "5" : "1", 1);
         if (odb_reservoir_matrix(g, (odb_sparse_format)f, 0, &A[t]) != ODB_OK) fails++;
       }
       cases++;
@@ -393,7 +393,7 @@ static void test_parallel_assembly(void)
     }
     odb_reservoir_free(g);
   }
-  unsetenv("ODB_SPARSE_THREADS");
+  unsetenv("ODEBENCH_SPARSE_THREADS");
   tap_ok(fails == 0, "assembly and conversions on 5 threads equal 1 thread bit for bit (%d cases, %d failed)",
          cases, fails);
 }
@@ -407,10 +407,10 @@ static void test_transpose(uint64_t xseed)
   int ok = odb_reservoir_create(&g, 32, 32, 24, 2, 4, ODB_GH_HALF, 9) == ODB_OK
            && odb_reservoir_csr(g, &A) == ODB_OK;
   for (int t = 0; ok && t < 2; t++) {
-    setenv("ODB_SPARSE_THREADS", t ? "3" : "1", 1);
+    setenv("ODEBENCH_SPARSE_THREADS", t ? "3" : "1", 1);
     ok = odb_sparse_transpose(A, &T[t]) == ODB_OK;
   }
-  unsetenv("ODB_SPARSE_THREADS");
+  unsetenv("ODEBENCH_SPARSE_THREADS");
   long n = ok ? A->n : 0, unsorted = 0;
   for (long r = 0; r < n; r++)
     for (int64_t e = T[1]->rowptr[r] + 1; e < T[1]->rowptr[r + 1]; e++) unsorted += T[1]->col[e] <= T[1]->col[e - 1];
