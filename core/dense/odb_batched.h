@@ -1,6 +1,9 @@
 /* odb_batched.h - batched small dense matrices (B x B, B in 2..32) in the
    standard or the compact (interleaved) layout: LU without pivoting, TRSM,
-   GEMM, GEMV, solves, and a line block-tridiagonal solver; CPU versions. */
+   GEMM, GEMV, solves, and a line block-tridiagonal solver; CPU versions.
+   The compact layout and the line solver follow the KokkosKernels batched
+   work: K. Kim et al., "Designing vector-friendly compact BLAS and LAPACK
+   kernels" (SC17), and its block-tridiagonal line-implicit solver. */
 #ifndef ODB_BATCHED_H
 #define ODB_BATCHED_H
 

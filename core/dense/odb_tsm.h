@@ -1,5 +1,9 @@
 /* odb_tsm.h - tall & skinny matrix products: C = A^T B (tsmttsm) and
-   B = A C (tsmm), real and complex double, row-major; CPU versions. */
+   B = A C (tsmm), real and complex double, row-major; CPU versions. The
+   products, their roofline and the shapes studied follow D. Ernst,
+   G. Hager, J. Thies and G. Wellein, "Performance engineering for real and
+   complex tall & skinny matrix multiplication kernels on GPUs" (IJHPCA,
+   2020). */
 #ifndef ODB_TSM_H
 #define ODB_TSM_H
 

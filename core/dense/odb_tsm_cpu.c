@@ -82,7 +82,9 @@ odb_status odb_tsm_sizes(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
   return ODB_OK;
 }
 
-/* Counts as in the seed's roofline model (eq. 1). */
+/* Counts as in the roofline model of Ernst, Hager, Thies and Wellein,
+   "Performance engineering for real and complex tall & skinny matrix
+   multiplication kernels on GPUs", section 1.3, eq. (1). */
 double odb_tsm_flops(odb_tsm_dtype t, long M, long N, long K) {
   return (t == ODB_TSM_Z ? 8.0 : 2.0) * (double)M * (double)N * (double)K;
 }
@@ -210,7 +212,8 @@ typedef struct tsm_pack {
 ** NR doubles as one vector (GCC and Clang vector extensions; any target,
 ** the compiler splits it where the registers are narrower). A scalar
 ** times a vector is a broadcast from memory, which plain arrays of sums
-** turned into shuffles (measured: B = A C 64 x 64 at 41% of the peak).
+** turned into shuffles (measured far below the peak for B = A C; see
+** BENCHMARKS.md).
 ** Unaligned, and allowed to alias the doubles it is loaded from.
 */
 typedef double vnr __attribute__((vector_size(NR * sizeof(double)),
@@ -293,20 +296,14 @@ static void tile_chunk2(const double *restrict a, long lda,
 /*
 ** Share t of parts of the prefetch of n doubles at p, cache lines into L2
 ** (to_l2: prefetcht1, A^T B's chunks) or L1 (B = A C's rows ahead: into
-** L2, real 4 x 4 lost 6%). For A^T B, L2 against L1 in seven alternating
-** rounds on the 2-core Xeon (eleventh session): real 16 x 16 51.2 ->
-** 52.2, 64 x 64 131.4 -> 139.2, complex 8 x 8 51.1 -> 55.1, 16 x 16 85.4
-** -> 87.8, 40 x 40 147.8 -> 153.6 GFLOP/s; two chunks ahead instead of
-** one was no better. A chunk is summed from L1 several times over (once
-** a tile);
-** the hardware fetches the next chunk only once the loop
-** reaches it, so without these the memory idles while a chunk is summed.
-** Only chunks of A and B up to PREFETCH_MAX bytes: larger ones evict the
-** chunk being summed. Measured on the 2-core Xeon, A^T B with two threads,
-** GFLOP/s in four alternating rounds of each: real 16 x 16 30.5 -> 44,
-** 32 x 32 48 -> 62.5, complex 8 x 8 30 -> 44, 16 x 16 47.5 -> 61; with
-** the larger chunks prefetched too, complex 48 x 48 and 64 x 64 fell from
-** 70 to 53-55 and real 64 x 64 from 72 to 69.5.
+** L2 measured slower for small B). A^T B's chunks go to L2 rather than
+** L1, which measured faster on the 2-core Xeon VM of BENCHMARKS.md;
+** prefetching two chunks ahead instead of one gained nothing. A chunk is
+** summed from L1 several times over (once a tile); the hardware fetches
+** the next chunk only once the loop reaches it, so without these the
+** memory idles while a chunk is summed. Only chunks of A and B up to
+** PREFETCH_MAX bytes are prefetched: larger ones evict the chunk being
+** summed (measured slower for the widest shapes, see BENCHMARKS.md).
 */
 static void prefetch_share(const double *p, long n, long t,
                            long parts, int to_l2) {
@@ -321,13 +318,9 @@ static void prefetch_share(const double *p, long n, long t,
 /* Columns of the tile of P at column n0 (of Nr) for a row of tiles of
    rows rows: 2 NR where P is at least 4 NR wide, 2 NR columns are left
    and the rows are whole (tile_chunk2: 6 loads for 8 multiply-adds
-   instead of 5 for 4; 2-core Xeon, four alternating rounds: real 32 x 32
-   76.5 -> 84, 64 x 64 97.5 -> 139, complex 16 x 16 77 -> 88.5, 64 x 64 96
-   -> 128.5 GFLOP/s; real 16 x 16 and complex 8 x 8 3-5% slower, so not
-   there; and since the tenth session in a P not a multiple of 2 NR wide
-   too, three rounds: real 33 x 33 82.4 -> 92.7, 47 x 47 103.0 -> 114.3,
-   63 x 63 111.7 -> 123.6, complex 31 x 31 110.4 -> 126.6); else the
-   widest of NR, 4, 2 and 1 that fits. */
+   instead of 5 for 4, which pays off from 4 NR columns on, also where
+   the width is not a multiple of 2 NR; narrower P measured slower with
+   it, see BENCHMARKS.md); else the widest of NR, 4, 2 and 1 that fits. */
 static int tile_cols(long Nr, long n0, int rows) {
   long left = Nr - n0;
   if (rows == MR && Nr >= 4 * NR && left >= 2 * NR) return 2 * NR;
@@ -347,7 +340,8 @@ static void run_tile(const double *A, const double *B, long Mr, long Nr,
   if (c == 2 * NR)
     tile_chunk2(A + m0, Mr, B + n0, Nr, kc, p, ldp);
   else if (c == NR && rows == MR)   /* the common tile, called directly
-                                       (through the table 0-2% slower) */
+                                       (through the table measured
+                                       slightly slower) */
     tile_chunk(A + m0, Mr, B + n0, Nr, kc, p, ldp);
   else
     tile_fns[rows - 1][c == NR ? 0 : c == 4 ? 1 : c == 2 ? 2 : 3](
@@ -373,11 +367,9 @@ static __attribute__((noinline)) void tile_overlap(
 ** tile of their own. Columns past the last whole NR: 4 in a tile of 4;
 ** other remainders of a P at least NR wide in an NR tile that overlaps
 ** the one before, summed into a scratch tile whose new columns are added
-** (on the 2-core Xeon, four alternating rounds, against tiles of 4, 2 and
-** 1 columns: real 15 x 15 43.1 -> 50.4, 31 x 31 64.2 -> 85.6, 63 x 63
-** 79.8 -> 95.5, complex 15 x 15 70.1 -> 84.7 GFLOP/s; the same for the
-** rows past the last MR gained nothing more); in a narrower P, tiles of
-** 4, 2 and 1 columns.
+** (one wide tile keeps the vector width, where tiles of 4, 2 and 1
+** columns measured slower; doing the same for the rows past the last MR
+** gained nothing); in a narrower P, tiles of 4, 2 and 1 columns.
 */
 static long list_tiles(long Mr, long Nr, tsm_tile *t) {
   long n = 0;
@@ -407,10 +399,8 @@ static void sum_inplace(tsm_pack *w, const double *A, const double *B,
                         long nc) {
   long Mr = w->Mr, Nr = w->Nr, parts = w->ntiles;
   /* whole tiles of one width (MR x NR below 4 NR columns, MR x 2 NR from
-     there on a multiple of 2 NR wide): without the list (on the 2-core
-     Xeon, five alternating rounds against the code before the list: real
-     64 x 64 0.968x through the list, 1.009x this way; complex 8 x 8 0.97x
-     through it) */
+     there on a multiple of 2 NR wide): without the list, whose
+     indirection measured about 3% slower for these shapes */
   if (Mr % MR == 0 && Nr % NR == 0 && (Nr < 4 * NR || Nr % (2 * NR) == 0)) {
     int c = tile_cols(Nr, 0, MR);   /* the same for every tile here */
     long t = 0;
@@ -451,24 +441,21 @@ static void sum_chunk(tsm_pack *w, const double *A, const double *B, long kc,
 ** inlined), straight from the rows: each row's outer product goes into RU
 ** sets of sums in turn (RU rows in flight, RU independent chains per
 ** entry), added up in a fixed order at the end; no packing, the rows are
-** read where they lie, and prefetched SMALL_AHEAD rows ahead (measured on
-** the 2-core Xeon against none, two rounds: real 1 x 1 2.9 -> 3.85, 4 x 4
-** 12.7 -> 16.4 GFLOP/s, complex 1 x 1 5.6 -> 7.5, 2 x 2 13.1 -> 16.4;
-** 128 rows about as good, 512 worse for 4 x 4). rows [k0, k1) into out
-** (MS x NS).
+** read where they lie, and prefetched SMALL_AHEAD rows ahead (faster
+** than no prefetch; 128 rows about as good, 512 worse for 4 x 4; see
+** BENCHMARKS.md). rows [k0, k1) into out (MS x NS).
 */
-/* always inlined: as the file grew, GCC had moved four of the copies out
-   of line, and real 1 x 1 and 2 x 2 fell from 3.5 and 6.2 to 2.5 and 5.0
-   GFLOP/s (five alternating rounds; inlined again: 3.3 and 6.0) */
+/* always inlined: each (MS, NS) copy must be specialized with constant
+   trip counts; GCC may otherwise move some copies out of line, which
+   measured markedly slower for the smallest shapes. */
 static inline __attribute__((always_inline)) void small_rows(const tsm_job *j,
                                                         int MS, int NS) {
   double acc[RU][SMALL][SMALL] = { { { 0 } } };
   const double *restrict A = j->A, *restrict B = j->X;
   long k = j->k0;
   for (; k + RU <= j->k1; k += RU) {
-    /* the rows SMALL_AHEAD on, into L2 (prefetcht1; against L1, seven
-       alternating rounds: real 1 x 1 3.7 -> 3.8, 2 x 2 7.5 -> 7.9, 4 x 4
-       15.7 -> 16.4, complex 2 x 2 15.1 -> 16.1 GFLOP/s) */
+    /* the rows SMALL_AHEAD on, into L2 (prefetcht1; measured slightly
+       faster than into L1) */
     if (k + SMALL_AHEAD + RU <= j->k1) {
       for (int o = 0; o < RU * MS; o += 8)
         __builtin_prefetch(A + (k + SMALL_AHEAD) * MS + o, 0, 2);
@@ -518,19 +505,12 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
   memset(&w, 0, sizeof w);
   w.Mr = Mr;
   w.Nr = Nr;
-  /* beyond small_rows every P reads the chunk where it lies: whole
-     tiles (complex 36 x 36 to 64 x 64 from 74-80 GFLOP/s packed to
-     125-131 in place, four alternating rounds on the 2-core Xeon), 4
-     columns past them (real 12 x 12 29.5 -> 39.5, 44 x 44 54.5 -> 92,
-     complex 10 x 10 46.5 -> 59) and, since the tenth session, every other
-     width (list_tiles; against zero-padded packed panels: real 5 x 5
-     10.1 -> 16.6, 9 x 9 21.0 -> 30.9, 15 x 15 39.5 -> 50.4, 31 x 31 68.5
-     -> 85.6, 33 x 33 44.9 -> 79.4, complex 3 x 3 12.5 -> 21.0, 7 x 7 36.7
-     -> 49.3, 31 x 31 71.4 -> 98.6 GFLOP/s), and since the tenth session
-     also a P of at most 16 entries that small_rows does not take, which
-     had gone through packed columns summed as dot products (real 1 x 16
-     3.5 -> 5.3, 2 x 8 6.3 -> 9.2, 3 x 5 7.1 -> 11.2, 16 x 1 3.5 -> 3.7,
-     complex 1 x 3 5.9 -> 8.5 GFLOP/s, three alternating rounds) */
+  /* beyond small_rows every P reads the chunk where it lies, with no
+     packing: whole tiles, the 4 columns past them, every other width
+     (list_tiles) and a P of at most 16 entries that small_rows does not
+     take. Copying chunks into zero-padded packed panels, or summing
+     packed columns as dot products, measured slower for every shape
+     (see BENCHMARKS.md, tall & skinny products on the CPU). */
   w.ntiles = list_tiles(Mr, Nr, NULL);
   w.tiles = malloc(sizeof *w.tiles * (size_t)w.ntiles);
   if (w.tiles) list_tiles(Mr, Nr, w.tiles);
@@ -539,10 +519,8 @@ static odb_status tsmttsm_real(const tsm_job *j, long Mr, long Nr) {
     st = ODB_ERR_NOMEM;
   } else {
     /* in place: chunks of at most PREFETCH_MAX bytes, so that the next
-       one can be prefetched (sum_chunk); measured on the 2-core Xeon, four
-       alternating rounds: real 48 x 48 65.5 -> 114, 64 x 64 76.5 -> 121.5
-       GFLOP/s, complex 24 x 24 65 -> 107, 32 x 32 77 -> 121 (the FP64
-       peak) */
+       one can be prefetched (sum_chunk); with it the wide shapes reach
+       the FP64 peak on the machine of BENCHMARKS.md */
     long step = KC, row = (Mr + Nr) * (long)sizeof(double);
     if (step * row > PREFETCH_MAX)
       step = PREFETCH_MAX / row / LANES * LANES;
@@ -574,10 +552,8 @@ static void tsm_combine(const double *P, long M, long N, double *out) {
 /*
 ** Real B = A C for a B of 4 columns: each row of B one vector of 4, 8 rows
 ** in flight, A's entries broadcast where they lie and prefetched 32 rows
-** ahead; rows [k0, k1). Against the rows-as-lanes form it replaced (A's
-** chunks packed, B stored transposed), 2-core Xeon, four alternating rounds:
-** real 4 x 4 8.5 -> 11.9 GFLOP/s, complex 2 x 2 (4 real columns) 10.5 ->
-** 14.5.
+** ahead; rows [k0, k1). Faster than a rows-as-lanes form (A's chunks
+** packed, B stored transposed), see BENCHMARKS.md.
 */
 static void tsmm_rows4(const tsm_job *j) {
   long M = j->M, k = j->k0;
@@ -614,12 +590,8 @@ static void tsmm_tiles(const tsm_job *j, long k, double *restrict ap) {
     for (int i = 0; i < MR; ++i) ap[m * MR + i] = A[i * M + m];
   long n0 = 0;
   /* from 32 columns on, two vectors of B a row: 6 loads for 8 multiply-adds
-     instead of 5 for 4 (2-core Xeon, four alternating rounds: real 64 x 64
-     90.5 -> 106 GFLOP/s, complex 32 x 32 87.5 -> 102, 64 x 64 75 -> 83.5;
-     since the tenth session from 32 instead of 64, three to five rounds:
-     real 32 x 32 60.6 -> 75.8, 40 x 40 64.2 -> 78.8, 48 x 48 56.9 -> 64.0,
-     complex 24 x 24 80.8 -> 88.7; narrower B no better, complex 8 x 8 35.5
-     -> 31.5) */
+     instead of 5 for 4; for narrower B it measured no better or slower
+     (see BENCHMARKS.md) */
   if (N >= 32)
   for (; n0 + 2 * NR <= N; n0 += 2 * NR) {
     vnr acc[MR][2] = { { { 0 } } };
@@ -638,11 +610,9 @@ static void tsmm_tiles(const tsm_job *j, long k, double *restrict ap) {
   }
   /* NR columns a tile; the last N % NR columns (N >= NR) in a tile that
      ends at N and overlaps the one before, whose columns it writes again
-     with the same values (the same sums in the same order). They had gone
-     one row at a time (tsmm_rows); 2-core Xeon, three alternating rounds:
-     real 12 x 12 9.3 -> 32.4 GFLOP/s, 9 x 9 7.0 -> 22.5, 36 x 36 25.4 ->
-     70.8, 63 x 63 31.4 -> 75.7, complex 5 x 5 7.8 -> 26.2, 15 x 15 21.8 ->
-     67.5 */
+     with the same values (the same sums in the same order); this keeps
+     the remainder in registers, where one row at a time (tsmm_rows)
+     measured several times slower */
   for (; n0 < N; n0 += NR) {
     long c0 = n0 + NR <= N ? n0 : N - NR;
     vnr acc[MR] = { { 0 } };
@@ -675,12 +645,10 @@ static void tsmm_rows(const tsm_job *j, long k0, long k1, long n0) {
 ** columns: 4 for N = 1, 2, a multiple of NR otherwise), give B' = A' C'
 ** with C' the block-diagonal (g M x W) of g copies of C: g times the
 ** multiply-adds, most of them by zero, on shapes that wait on memory, run
-** by tsmm_rows4 or the register tiles. Against the rows-as-lanes form it
-** replaced (A's chunks packed, B stored transposed), 2-core Xeon,
-** alternating rounds, GFLOP/s: M x N = 1 x 1 2.45 -> 2.9, 2 x 2 4.2 ->
-** 5.9, 3 x 3 6.45 -> 7.7, 16 x 1 4.65 -> 10, 64 x 2 3.2 -> 18.7, 64 x 3
-** 4.3 -> 7, 3 x 5 3.5 -> 10.5, 6 x 6 5.1 -> 14.9, complex 3 x 3 5.3 ->
-** 15. 1 when done, 0 when C' could not be had.
+** by tsmm_rows4 or the register tiles. The wasted multiply-adds cost
+** less than a rows-as-lanes form (A's chunks packed, B stored
+** transposed), which measured slower for every narrow shape (see
+** BENCHMARKS.md). 1 when done, 0 when C' could not be had.
 */
 static void tsmm_d(const tsm_job *j);
 
@@ -710,10 +678,8 @@ static int tsmm_grouped(const tsm_job *j) {
 
 /*
 ** Real B = A C for rows [k0, k1). The tiles prefetch A's rows TSMM_AHEAD
-** rows ahead: measured on the 2-core Xeon (8 rows against none, two
-** rounds): real 16 x 16 42.6 -> 54, 64 x 64 94.5 -> 105 GFLOP/s, complex
-** 8 x 8 39.5 -> 45.5, 32 x 32 93 -> 101.5; real 8 x 8 unchanged; 16 and
-** 32 rows ahead no better.
+** rows ahead: faster than none from 16 columns on, and 16 or 32 rows
+** ahead were no better (see BENCHMARKS.md).
 */
 static void tsmm_d(const tsm_job *j) {
   long M = j->M, N = j->N;

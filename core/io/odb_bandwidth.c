@@ -362,8 +362,8 @@ static double measure_flops(double *share) {
 /*
 ** 1 when this build's measuring loops are not what a user's run would
 ** time: compiled without optimization, or instrumented by AddressSanitizer
-** or ThreadSanitizer (the CI's sanitizer build measured 3.7 GB/s and
-** 0.61 GFLOP/s where the release build measures 16.9 and 63.7).
+** or ThreadSanitizer (such a build measures a fraction of the release
+** build's bandwidth and about a hundredth of its flop rate).
 */
 static int slow_build(void) {
 #if defined(__has_feature)

@@ -11,8 +11,11 @@ typedef struct odb_variant odb_variant;
 
 /* Options of a solver. Zero means "the default" for every number. */
 /*
-** Multi-block tiling of the GPU variant gpu_multiblock (seeds/000 4.5-4.6);
-** 0 in any field: the variant's default or its choice by equation (8).
+** Multi-block tiling of the GPU variant gpu_multiblock (M. Korch and
+** T. Werner, "An in-depth introduction of multi-workgroup tiling for
+** improving the locality of explicit one-step methods for ODE systems with
+** limited access distance on GPUs", sections 4.5-4.6); 0 in any field: the
+** variant's default or its choice by that paper's equation (8).
 */
 typedef struct odb_tiling_opts {
   int threads;           /* threads per block (default 256) */

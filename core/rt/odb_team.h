@@ -119,9 +119,6 @@ typedef struct odb_barrier_cost_row {
 ** offline profiling, 9.3.3). Returns the number of rows written (at most
 ** max), or -1 with a recorded message on failure. Takes at most about
 ** 0.7 s per row (0.2 s per kind plus calibration and thread start-up).
-** Measured on the 2-core development VM: p = 1 about 0.009 us for every
-** kind (no waiting); p = 2 central 0.18-0.47 us, flags 0.26-0.66 us,
-** pthread 32-64 us (futex sleeps).
 */
 int odb_barrier_cost_table(const odb_topo *topo, odb_barrier_cost_row *rows,
                            int max);

@@ -415,9 +415,10 @@ odb_status odb_sparse_convert(const odb_sparse *s, odb_sparse_format f, int bs,
   return ODB_OK;
 }
 
-/* Bdia SpMV, seed 6.1-6.2, cells [m0, m1) and wells [w0, w1): block row m
-** reads its seven blocks and x at the regenerated columns, adds the W^T
-** term found through the partition map d; the well rows use Wa, a, b, c, D. */
+/* Bdia SpMV (Al-Mouhamed and Khan, sections 6.1-6.2), cells [m0, m1) and
+** wells [w0, w1): block row m reads its seven blocks and x at the
+** regenerated columns, adds the W^T term found through the partition map
+** d; the well rows use Wa, a, b, c, D. */
 static void spmv_bdia(const odb_bdia *b, const double *x, double *y,
                       long m0, long m1, int w0, int w1)
 {

@@ -1,5 +1,9 @@
 /* odb_sparse.h - reservoir grids, the generalized hepta-diagonal matrix GH,
 ** its storage formats, SpMV and the Krylov solvers (CPU reference).
+** The matrix class and the Bdia storage follow M. A. Al-Mouhamed and
+** A. H. Khan, "SpMV and BiCG-Stab optimization for a class of
+** hepta-diagonal-sparse matrices on GPU" (J. Supercomputing, 2017);
+** section numbers below are that paper's.
 **
 ** Grid: J x H x I cells, cell m = j + J*h + J*H*i (j vertical, fastest),
 ** k components per cell, M = J*H*I cells, matrix order n = M*k + nw.
@@ -10,8 +14,8 @@
 ** partition w, row-major); row M*k+w of W couples the well to component 0
 ** of each of its cells, W^T couples those component-0 rows back to unknown
 ** M*k+w, D is diagonal.
-** Patterns (seed section 7.2): ODB_GH_BLOCK (GH-b): every block starts on a
-** block boundary.  ODB_GH_HALF (GH-h): on odd cells m the six neighbour
+** Patterns (Al-Mouhamed and Khan, section 7.2): ODB_GH_BLOCK (GH-b): every
+** block starts on a block boundary.  ODB_GH_HALF (GH-h): on odd cells m the six neighbour
 ** blocks are biased by half a block (k/2 columns) away from the centre
 ** (negative offsets to the left, positive to the right), so block rows
 ** alternate between a block and a half-block bias; columns that fall
@@ -62,9 +66,10 @@ const char *odb_sparse_format_name(odb_sparse_format f);
 /* Parses "csr", "bsr", ...; ODB_ERR_NAME otherwise. */
 odb_status odb_sparse_format_parse(const char *name, odb_sparse_format *out);
 
-/* Bdia (seed 6.1-6.2): per cell m and slot u a k x k block, stored
-** "column-major over cells": val[((u*k + r)*k + c)*M + m], so that threads
-** on consecutive cells read consecutive words.  Truncated blocks are zeros.
+/* Bdia (Al-Mouhamed and Khan, sections 6.1-6.2): per cell m and slot u a
+** k x k block, stored "column-major over cells":
+** val[((u*k + r)*k + c)*M + m], so that threads on consecutive cells read
+** consecutive words.  Truncated blocks are zeros.
 ** Block (m, u) starts at column (m + offset(u))*k + bias(m, u).
 ** Wells: Wa[a[w] + t] is W(w, (b[w]+t)*k) for t < c[w] (the J cells of the
 ** well are consecutive cells b[w]..b[w]+J-1), WTa[a[w] + t] the matching

@@ -1,5 +1,7 @@
 /* reservoir.c - structured reservoir grid, wells and the GH matrix
-** (seed sections 5.2-5.3) assembled in CSR and built directly in Bdia. */
+** (Al-Mouhamed and Khan, "SpMV and BiCG-Stab optimization for a class of
+** hepta-diagonal-sparse matrices on GPU", sections 5.2-5.3) assembled in
+** CSR and built directly in Bdia. */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>

@@ -6,10 +6,12 @@
 #include "odb_topo.h"
 
 /*
-** Kalinnik's working-set model of the tiled PIRK variants (thesis Ch.
-** 8.4.2 with Table 8.1 for the sequential variants, Ch. 9.4.2 with Tables
-** 9.3/9.4 for the parallel ones; notes: reference/seed002-autotuning.md
-** section 3). A working set is the data one loop iteration references;
+** Kalinnik's working-set model of the tiled PIRK variants (N. Kalinnik,
+** "Effizientes Lösen von Anfangswertproblemen gewöhnlicher
+** Differentialgleichungssysteme mithilfe von Autotuning-Techniken", PhD
+** thesis, University of Bayreuth: Ch. 8.4.2 with Table 8.1 for the
+** sequential variants, Ch. 9.4.2 with Tables 9.3/9.4 for the parallel
+** ones). A working set is the data one loop iteration references;
 ** those whose size depends on the block size B are listed per variant as
 ** linear functions of B, counted in doubles:
 **   ws(B, s_i) = (a B + b ceil(n/p) + c d) s_i + e d,

@@ -202,10 +202,11 @@ static double barrier_cost(void *ud, int p) {
 ** Keeps freed work arrays in the process's heap. Each switch frees the old
 ** variant's arrays and allocates the new one's; glibc maps arrays over its
 ** (adaptive) threshold afresh and returns freed heap tops to the system, so
-** the first step after a switch paid the page faults of every array again:
-** 2 ms of work took 9 ms (BRUSS2D n = 131072, PipeDb1mt). Arrays up to
-** 32 MiB (glibc's largest threshold) now reuse memory already touched.
-** Assumes glibc; elsewhere nothing changes. Process-wide and lasting.
+** without this the first step after a switch pays the page faults of every
+** array again, several times the step's own work for a large BRUSS2D. With
+** the threshold raised to 32 MiB (glibc's largest), arrays up to that size
+** reuse memory already touched. Assumes glibc; elsewhere nothing changes.
+** Process-wide and lasting.
 */
 static void keep_freed_memory(void) {
 #ifdef __GLIBC__

@@ -14,7 +14,8 @@ static const char *const par_names[] = {
 #define NPAR ((int)(sizeof par_names / sizeof par_names[0]))
 #define H 1e-2
 
-/* Fallback tableaus (thesis notes 1.4) while the registry has no PIRK. */
+/* A fallback tableau for a registry without PIRK methods: Radau IA(5) with
+   its standard coefficients (the thesis does not print its tableaus). */
 #define R6 2.449489742783178098197284
 static const double r1a5_c[3] = { 0, (6 - R6) / 10, (6 + R6) / 10 };
 static const double r1a5_A[9] = {

@@ -10,7 +10,10 @@
 ** v_t = 3.4 u - u^2 v     + alpha (v_xx + v_yy)
 ** on the unit square, homogeneous Neumann boundary, discretized on an N x N
 ** grid with spacing 1/(N-1) (or N rows of Nx points, for the access-distance
-** study of seeds/000). Component ordering (thesis, "BRUSS2D-MIX"):
+** study of M. Korch and T. Werner, "An in-depth introduction of
+** multi-workgroup tiling for improving the locality of explicit one-step
+** methods for ODE systems with limited access distance on GPUs", section
+** 5). Component ordering (thesis, "BRUSS2D-MIX"):
 ** U_00, V_00, U_01, V_01, ..., second grid index fastest, so
 ** y[2(iN+j)] = U_ij, y[2(iN+j)+1] = V_ij, n = 2N^2, access distance d = 2N.
 ** The thesis prints alpha = 2*10^3; the problem is meant to be non-stiff and
@@ -29,8 +32,8 @@ static const odb_param_decl bruss_params[] = {
   { "init", ODB_PARAM_ENUM, 0, 0, 1, "thesis|hnw",
     "initial values: thesis v=0.5+x, hnw v=1+5x" },
   { "Nx", ODB_PARAM_INT, 0, 0, 100000000, NULL,
-    "grid points along the fast index (0: N); d = 2 Nx (the access-distance "
-    "study of seeds/000 varies it)" },
+    "grid points along the fast index (0: N); d = 2 Nx (varied in the "
+    "access-distance study of Korch and Werner, multi-workgroup tiling, §5)" },
 };
 
 /* Points along the fast (second) grid index: Nx, or N when not given. */
@@ -152,11 +155,12 @@ static const char bruss_gpu_source[] =
 ** c (S' + b) + 1 + U^2 V - (4.4 + 4 c) U = fma(c, b, fma(c, S', fma(fma(U,
 ** V, -k), U, 1))), with S' the other neighbours. That is 13 FP64
 ** operations a cell instead of 15, and 1 after the row below instead of 4
-** (H100, N = 2896, README). The rounding differs from odb_rhs by a few ulp
-** of c S (about 4 c U), the size of c (S - 4 U)'s there. At lag 2 the
-** stages do not wait for each other, and the first form, with fewer
-** registers, stays (with the second, bs3 went from 128 to 142 registers
-** and from four blocks an SM to three: 136 -> 142 us).
+** (measured faster on an H100, see BENCHMARKS.md). The rounding differs
+** from odb_rhs by a few ulp of c S (about 4 c U), the size of c (S - 4 U)'s
+** there. At lag 2 the stages do not wait for each other, and the first
+** form, with fewer registers, is used: the second costs enough registers
+** to fit fewer blocks on a multiprocessor (for bs3, three instead of four),
+** which measured slower.
 */
 static const char bruss_gpu_cell_source[] =
   "__device__ __forceinline__ void odb_rhs_cell(odb_idx i, odb_idx j, double t,\n"

@@ -79,8 +79,8 @@
 **     fixed-step mode. Its error weights are set, though: in fixed-step
 **     mode ERKStep would fill them with the smallest normal double, and the WRMS norm of
 **     y it takes every step (its "too much accuracy" check) then runs on
-**     denormal numbers, which made a cache-resident step 1.5x slower than
-**     ARKODE's own adaptive loop. So the variant installs its own weight
+**     denormal numbers, which makes a cache-resident step about 1.5x
+**     slower than ARKODE's own adaptive loop. So the variant installs its own weight
 **     function (ERKStepWFtolerances) that does what ERKStep's adaptive mode
 **     does with scalar tolerances, with the same vector operations (|y|,
 **     * rtol, + atol, 1/x; a min check only when atol = 0):

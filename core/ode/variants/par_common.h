@@ -14,7 +14,7 @@
 ** core) splits the n components block-wise (the first n mod p threads get
 ** ceil(n/p)); thread q computes every vector only on its own range
 ** [lo[q], lo[q+1]) and may read any component of the shared argument
-** vectors, because f is arbitrary. Notation as in the thesis notes: l the
+** vectors, because f is arbitrary. Notation as in pirk_common.h: l the
 ** target stage, i the source stage, j the component, k the corrector step:
 **   Y_l^(0) = eta,  Y_l^(k) = eta + h sum_i a_li f(t + c_i h, Y_i^(k-1)),
 **   eta_new = eta + dEta^(m),  dEta^(k) = h sum_i b_i f(t + c_i h, Y_i^(k)),

@@ -11,7 +11,7 @@
 
 /*
 ** par_PipeDb1m(t)(yl) and par_ppDb1m(t)(yl) for a limited access distance
-** d < n. Notation as in the thesis notes: l the target stage, i the source
+** d < n. Notation as in pirk_common.h: l the target stage, i the source
 ** stage, x a component, r the row of the step's grid: rows r = 1..m are the
 ** corrector iterates Y^(r) (Y^(0) = eta), row m+1 the new solution
 **   Y_l^(r) = eta + h sum_i a_li f(t + c_i h, Y_i^(r-1)),

@@ -15,8 +15,9 @@
 ** E (k-l-j-i) builds Y in one sweep with the sum over i innermost and fuses
 ** the j-loops of the step's end. The evaluation F_l = f(Y) stays a sweep of
 ** its own in both: f_j may read any component of Y, so Y must be complete
-** before any f_j is evaluated (notes 2.4, E [?]).
-** Explicit RK methods (issue item 5): the stage loop, where stage l's
+** before any f_j is evaluated. (The thesis describes E only in its text,
+** with all j-loops fused; for a general f the evaluation cannot be.)
+** Explicit RK methods: the stage loop, where stage l's
 ** argument needs F_0..F_{l-1}; A builds it with one full sweep per nonzero
 ** a_li (the same sums as "plain", term by term), E in one j-sweep. Stage 0
 ** reuses s->F[0] under FSAL; F[l] is stage l's value, as in plain.

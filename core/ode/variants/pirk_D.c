@@ -16,9 +16,9 @@
 ** while Y^(prev) is read, so the two are separate s x n matrices (s->F and
 ** the variant's Y), swapped after every corrector step. The thesis's
 ** Fig. 7.3 starts the target loop at 1 and never sets row 0; here all s
-** targets are set (the notes' correction). Remainder tiles (B does not
+** targets are set, as the method requires. Remainder tiles (B does not
 ** divide n) are handled by a shorter last tile.
-** Explicit RK methods (issue item 5): the source stages in order; source i
+** Explicit RK methods: the source stages in order; source i
 ** scatters a_li h f(Y_i) into the later targets l > i (whose arguments are
 ** then complete when their turn comes), b_i h f into ynew (started from
 ** eta) and (b_i - bhat_i) h f into the error vector. Stage 0 reuses s->F[0]

@@ -5,14 +5,18 @@
 #include "erk_common.h"
 
 /*
-** Notation of Kalinnik's thesis (Ch. 3, (3.26)-(3.29); Ch. 7.2): one step
+** Notation of N. Kalinnik, "Effizientes Lösen von Anfangswertproblemen
+** gewöhnlicher Differentialgleichungssysteme mithilfe von
+** Autotuning-Techniken" (PhD thesis, University of Bayreuth; "the thesis"
+** in the variants' comments), Ch. 3, (3.26)-(3.29) and Ch. 7.2: one step
 ** from eta = s->y with m corrector steps of an s-stage corrector (A, b, c):
 **   Y_l^(0) = eta,  Y_l^(k) = eta + h sum_i a_li f(t + c_i h, Y_i^(k-1)),
 **   eta_new = eta + dEta^(m),  dEta^(k) = h sum_i b_i f(t + c_i h, Y_i^(k)),
 **   e = dEta^(m) - dEta^(m-1),  err = sqrt(mean((e_j / sk_j)^2)),
 **   sk_j = atol + rtol max(|eta_j|, |eta_new_j|).
-** Index names as in the notes: l the target (argument vector being built),
-** i the source stage, j the component, k the corrector step.
+** Index names used by all variants (0-based, where the thesis counts from
+** 1): l the target (argument vector being built), i the source stage, j
+** the component, k the corrector step.
 ** Every variant keeps s->y unchanged, writes eta_new into s->ynew and may
 ** use s->ynew as the dEta^(m) vector before the final update.
 */

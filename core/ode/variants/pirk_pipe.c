@@ -15,8 +15,8 @@
 **   the components of the tile one by one (scalar F) into all targets.
 ** PipeDb2mt (k-j-i-(jj)-l-jj): as PipeDb2m, but f is evaluated over the
 **   tile into a buffer of B values and each target row takes the tile
-**   (thesis Fig. 9.1 with first = 0, last = n - 1; corrected as in the
-**   notes: the targets start from eta once, at source 0).
+**   (thesis Fig. 9.1 with first = 0, last = n - 1, and one correction to
+**   the figure: the targets start from eta once, at source 0).
 ** Two s x n matrices Y^(cur), Y^(prev) (s->F and the variant's Y), swapped
 ** per corrector step: Y^(cur) is written while any f_j may still read any
 ** component of Y^(prev). The end of the step (dEta^(m), e, the update and
