@@ -1,7 +1,13 @@
-/* host.c - the odebench program: runs a Lua scenario against the engine. */
+/*
+** odebench.c - the odebench program: the command line, running a Lua
+** scenario against the engine (or listing its parameters), replay, plot,
+** info and --list. Its help texts are in odebench_help.c, tunedb in
+** tunedb.c.
+*/
 #include "odb_lua.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -19,11 +25,10 @@
 #include "odb_plot.h"
 #include "odb_ui.h"
 #include "odb_ui_events.h"
+#include "odebench_cli.h"
+#include "odebench_params.h"
 
 #define PROG "odebench"
-
-/* Exit statuses. */
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPT = 130 };
 
 typedef enum host_mode { MODE_RUN, MODE_LIST, MODE_INFO, MODE_VERSION,
                          MODE_HELP, MODE_REPLAY, MODE_PLOT } host_mode;
@@ -44,6 +49,10 @@ typedef struct host_opts {
   const char *rundir;    /* replay and plot */
   double speed;          /* replay --speed; 0: not given */
   const char *xcol;      /* plot --x */
+  int params;            /* --params: list the parameters, run nothing */
+  int strict;            /* --strict: an unused --set is an error */
+  const char *command;   /* "info", "replay", "plot", "help" or NULL */
+  const char *topic;     /* help TOPIC */
 } host_opts;
 
 /* Everything a run needs inside the protected setup call. */
@@ -60,56 +69,6 @@ typedef struct host_run {
 } host_run;
 
 /* {====== messages */
-
-static void usage(FILE *f) {
-  fprintf(f,
-"usage: " PROG " SCENARIO.lua [options] [-- args...]\n"
-"       " PROG " replay RUN_DIR [--speed X] [--ui MODE]\n"
-"       " PROG " plot RUN_DIR [--out DIR] [--x COLUMN]\n"
-"       " PROG " --list | info [--remeasure] | --version | --help\n"
-"\n"
-"Runs a Lua scenario against the odebench engine and writes results.json,\n"
-"results.csv and events.jsonl (every progress event) into the output\n"
-"directory.\n"
-"\n"
-"options:\n"
-"  --set KEY=VALUE  override ob.param(\"KEY\", default) (repeatable); the\n"
-"                   value takes the type of the default\n"
-"  --out DIR        output directory (default runs/<date>-<time>-<scenario>)\n"
-"  --ui MODE        auto, tui, plain or none (default auto); tui is the live\n"
-"                   dashboard (keys: q stop and write results, p pause,\n"
-"                   s skip a tuning configuration, tab, arrows, ? help;\n"
-"                   NO_COLOR=1 turns colours off); plain prints a few\n"
-"                   progress lines a second on stderr; none only errors and\n"
-"                   the final line; auto is tui when stdin and stdout are\n"
-"                   terminals and TERM is set and not dumb, else plain\n"
-"  --quiet, -q      no ob.report tables and no final \"results in\" line\n"
-"  --seed N         seed of ob.random and of randomized tuners (default 42)\n"
-"  --dump-kernels DIR  write the CUDA C of every generated GPU kernel there\n"
-"  --               the arguments after it go to the scenario (arg[1], ...)\n"
-"\n"
-"commands:\n"
-"  replay RUN_DIR   shows a finished run (its events.jsonl) in the dashboard,\n"
-"                   or as plain lines when not on a terminal; --speed X plays\n"
-"                   X recorded seconds per second (default: 1 in the\n"
-"                   dashboard, no waiting as lines); s jumps ahead\n"
-"  plot RUN_DIR     PNG and SVG plots of the run with gnuplot, in\n"
-"                   RUN_DIR/plots (or --out DIR): the plots the scenario\n"
-"                   named with ob.plot, then time per step, GB/s and a\n"
-"                   roofline against the swept column (--x COLUMN, default\n"
-"                   n), the tuning curve and a heatmap of tuning runs\n"
-"  --list           problems, methods, variants, kernels and backends\n"
-"  info             CPU, caches, NUMA, GPU and memory bandwidth of this\n"
-"                   machine (--remeasure measures the bandwidth again)\n"
-"  --version        version, revision and compiler\n"
-"  --help, -h       this text\n"
-"\n"
-"exit status: 0 ok, 1 failure, 2 bad input or scenario error, 130 interrupted\n"
-"(Ctrl-C or q in the dashboard), 143 SIGTERM, 129 SIGHUP: the results\n"
-"finished so far are written (a second signal kills); a scenario's\n"
-"os.exit(status) writes them too and exits with that status.\n"
-"'" PROG " tunedb --help' has its own commands (exit 2 on bad arguments).\n");
-}
 
 /* Prints "odebench: <message>" to stderr (lua.c's l_message). */
 static void message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -139,23 +98,99 @@ static void report(lua_State *L) {
 
 /* {====== command line */
 
-/* Takes the value of an option: "--opt=value" or the next argument. */
-static const char *option_value(int argc, char **argv, int *i,
-                                const char *name) {
-  const char *a = argv[*i];
-  size_t n = strlen(name);
-  if (a[n] == '=') return a + n + 1;
-  if (*i + 1 >= argc) {
-    message("option '%s' needs a value (try '" PROG " --help')", name);
-    return NULL;
+/* getopt_long's codes of the options that have no short form. */
+enum { OPT_SET = 256, OPT_OUT, OPT_UI, OPT_SPEED, OPT_X, OPT_DUMP, OPT_SEED,
+       OPT_LIST, OPT_VERSION, OPT_REMEASURE, OPT_PARAMS, OPT_STRICT };
+
+static const struct option long_opts[] = {
+  {"set", required_argument, NULL, OPT_SET},
+  {"out", required_argument, NULL, OPT_OUT},
+  {"ui", required_argument, NULL, OPT_UI},
+  {"seed", required_argument, NULL, OPT_SEED},
+  {"dump-kernels", required_argument, NULL, OPT_DUMP},
+  {"speed", required_argument, NULL, OPT_SPEED},
+  {"x", required_argument, NULL, OPT_X},
+  {"quiet", no_argument, NULL, 'q'},
+  {"params", no_argument, NULL, OPT_PARAMS},
+  {"strict", no_argument, NULL, OPT_STRICT},
+  {"remeasure", no_argument, NULL, OPT_REMEASURE},
+  {"list", no_argument, NULL, OPT_LIST},
+  {"version", no_argument, NULL, OPT_VERSION},
+  {"help", no_argument, NULL, 'h'},
+  {NULL, 0, NULL, 0}
+};
+
+#define SHORT_OPTS ":hq"
+#define OPTIONS_ALLOWED "--set, --strict, --params, --out, --ui, --quiet " \
+  "(-q), --seed, --dump-kernels, --speed, --x, --remeasure, --list, " \
+  "--version, --help (-h)"
+
+/*
+** The long option that arg ("--name" or "--name=value") names, as
+** getopt_long matches it: the exact name, else the one option the name is
+** a prefix of. NULL when none is; *nmatch is the number of options it is a
+** prefix of (2 or more: ambiguous).
+*/
+static const struct option *match_long(const char *arg, int *nmatch) {
+  const char *name = arg + 2, *eq = strchr(name, '=');
+  size_t len = eq ? (size_t)(eq - name) : strlen(name);
+  const struct option *hit = NULL;
+  *nmatch = 0;
+  if (strncmp(arg, "--", 2) != 0 || len == 0) return NULL;
+  for (const struct option *p = long_opts; p->name; ++p) {
+    if (strncmp(p->name, name, len) != 0) continue;
+    if (p->name[len] == '\0') {
+      *nmatch = 1;
+      return p;
+    }
+    hit = p;
+    ++*nmatch;
   }
-  return argv[++*i];
+  return *nmatch == 1 ? hit : NULL;
 }
 
-/* 1 when a is the option name, alone or as "name=value". */
-static int is_opt(const char *a, const char *name) {
-  size_t n = strlen(name);
-  return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
+/*
+** The index of the "--" that ends the options (argc when there is none):
+** the first one that is not the value of an option before it (--out --
+** names a directory "--").
+*/
+static int find_dashdash(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    const struct option *p;
+    int n;
+    if (strcmp(argv[i], "--") == 0) return i;
+    p = match_long(argv[i], &n);
+    if (p && p->has_arg == required_argument && !strchr(argv[i], '=')) ++i;
+  }
+  return argc;
+}
+
+/* The message for what getopt_long refused at bad (an unknown, ambiguous
+   or misused option, or one without its value). */
+static void option_error(int code, const char *bad, int optopt_char) {
+  int n;
+  const struct option *p = match_long(bad, &n);
+  if (code == ':' && p) {
+    message("option '--%s' needs a value (try '" PROG " help run')", p->name);
+  } else if (code == ':') {
+    message("option '%s' needs a value (try '" PROG " help run')", bad);
+  } else if (strncmp(bad, "--", 2) != 0) {
+    message("unknown option '-%c' (allowed: " OPTIONS_ALLOWED ")",
+            optopt_char ? optopt_char : '?');
+  } else if (n > 1) {
+    char names[256] = "";
+    size_t len = strcspn(bad + 2, "=");
+    for (const struct option *q = long_opts; q->name; ++q)
+      if (strncmp(q->name, bad + 2, len) == 0)
+        snprintf(names + strlen(names), sizeof names - strlen(names),
+                 "%s--%s", names[0] ? ", " : "", q->name);
+    message("ambiguous option '%.*s' (could be %s)", (int)len + 2, bad,
+            names);
+  } else if (p && p->has_arg == no_argument) {
+    message("option '--%s' takes no value (got '%s')", p->name, bad);
+  } else {
+    message("unknown option '%s' (allowed: " OPTIONS_ALLOWED ")", bad);
+  }
 }
 
 /* Parses a non-negative decimal integer fully. */
@@ -170,126 +205,156 @@ static int parse_u64(const char *s, uint64_t *out) {
   return 1;
 }
 
-/* Checks and stores one --set item. Returns 0 (after a message) if bad. */
-static int add_set(host_opts *o, const char *v) {
-  const char *eq = strchr(v, '=');
-  if (!eq || eq == v) {
-    message("--set expects KEY=VALUE, got '%s'", v);
-    return 0;
-  }
-  o->sets[o->nsets++] = v;
-  return 1;
-}
-
-/* One named option at argv[*i]; returns 0 after a message on bad input. */
-static int parse_option(host_opts *o, int argc, char **argv, int *i) {
-  const char *a = argv[*i], *v;
-  if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) o->mode = MODE_HELP;
-  else if (strcmp(a, "--version") == 0) o->mode = MODE_VERSION;
-  else if (strcmp(a, "--list") == 0) o->mode = MODE_LIST;
-  else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) o->quiet = 1;
-  else if (strcmp(a, "--remeasure") == 0) o->remeasure = 1;
-  else if (is_opt(a, "--set")) {
-    if (!(v = option_value(argc, argv, i, "--set")) || !add_set(o, v)) return 0;
-  } else if (is_opt(a, "--out")) {
-    if (!(v = option_value(argc, argv, i, "--out"))) return 0;
+/* One option getopt_long returned, with its value v; 0 after a message. */
+static int take_option(host_opts *o, int code, const char *v) {
+  switch (code) {
+  case 'h': o->mode = MODE_HELP; break;
+  case 'q': o->quiet = 1; break;
+  case OPT_VERSION: o->mode = MODE_VERSION; break;
+  case OPT_LIST: o->mode = MODE_LIST; break;
+  case OPT_REMEASURE: o->remeasure = 1; break;
+  case OPT_PARAMS: o->params = 1; break;
+  case OPT_STRICT: o->strict = 1; break;
+  case OPT_SET:
+    if (!strchr(v, '=') || *v == '=') {
+      message("--set expects KEY=VALUE, got '%s'", v);
+      return 0;
+    }
+    o->sets[o->nsets++] = v;
+    break;
+  case OPT_OUT:
     if (!*v) {
       message("--out needs a directory name");
       return 0;
     }
     o->outdir = v;
-  } else if (is_opt(a, "--ui")) {
-    if (!(v = option_value(argc, argv, i, "--ui"))) return 0;
+    break;
+  case OPT_UI:
     if ((o->ui = odb_ui_parse(v)) < 0) {
       message("bad --ui value '%s' (allowed: %s)", v, ODB_UI_CHOICES);
       return 0;
     }
-  } else if (is_opt(a, "--speed")) {
+    break;
+  case OPT_SPEED: {
     char *end;
-    if (!(v = option_value(argc, argv, i, "--speed"))) return 0;
     o->speed = strtod(v, &end);
-    if (*end || !(o->speed > 0) || o->speed > 1e9) {
+    if (!*v || *end || !(o->speed > 0) || o->speed > 1e9) {
       message("bad --speed value '%s' (a positive number expected)", v);
       return 0;
     }
-  } else if (is_opt(a, "--x")) {
-    if (!(v = option_value(argc, argv, i, "--x"))) return 0;
-    o->xcol = v;
-  } else if (is_opt(a, "--dump-kernels")) {   /* read by kernels/odb_nvrtc.c */
-    if (!(v = option_value(argc, argv, i, "--dump-kernels"))) return 0;
+    break;
+  }
+  case OPT_X: o->xcol = v; break;
+  case OPT_DUMP:   /* read by gpu/rt/odb_nvrtc.c */
     setenv("ODEBENCH_DUMP_KERNELS", v, 1);
-  } else if (is_opt(a, "--seed")) {
-    if (!(v = option_value(argc, argv, i, "--seed"))) return 0;
+    break;
+  case OPT_SEED:
     if (!parse_u64(v, &o->seed)) {
       message("bad --seed value '%s' (non-negative integer expected)", v);
       return 0;
     }
-  } else {
-    message("unknown option '%s' (try '" PROG " --help')", a);
-    return 0;
+    break;
   }
   return 1;
 }
 
 /*
-** Options may come before or after the scenario; the first positional
-** argument is the scenario (or the command "info"), everything after "--"
-** belongs to the scenario. Returns 0 after a message on bad input.
+** One argument that is not an option, in order: the first names the
+** command (info, replay, plot, help) or the scenario; replay and plot take
+** a run directory, help a topic. 0 after a message.
+*/
+static int take_positional(host_opts *o, const char *a) {
+  int first = !o->scenario && !o->command;
+  if (first && o->mode == MODE_RUN) {
+    static const struct { const char *name; host_mode mode; } cmds[] = {
+      {"info", MODE_INFO}, {"replay", MODE_REPLAY}, {"plot", MODE_PLOT},
+      {"help", MODE_HELP},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; ++i) {
+      if (strcmp(a, cmds[i].name) == 0) {
+        o->mode = cmds[i].mode;
+        o->command = cmds[i].name;
+        return 1;
+      }
+    }
+  }
+  if ((o->mode == MODE_REPLAY || o->mode == MODE_PLOT) && !o->rundir) {
+    o->rundir = a;
+  } else if (o->command && strcmp(o->command, "help") == 0 && !o->topic) {
+    o->topic = a;
+  } else if (first && o->mode != MODE_INFO) {
+    o->scenario = a;
+  } else {
+    message("unexpected argument '%s' (arguments for the scenario go "
+            "after '--')", a);
+    return 0;
+  }
+  return 1;
+}
+
+/* An option given to a command that does not take it; 0 after a message. */
+static int misplaced(const host_opts *o) {
+  static const struct { const char *opt; host_mode mode; const char *where; }
+  only[] = {
+    {"--remeasure", MODE_INFO, "'" PROG " info'"},
+    {"--speed", MODE_REPLAY, "'" PROG " replay'"},
+    {"--x", MODE_PLOT, "'" PROG " plot'"},
+    {"--params", MODE_RUN, "a scenario ('" PROG " SCENARIO.lua --params')"},
+    {"--strict", MODE_RUN, "a scenario"},
+  };
+  int given[] = { o->remeasure, o->speed > 0, o->xcol != NULL, o->params,
+                  o->strict };
+  for (size_t i = 0; i < sizeof only / sizeof only[0]; ++i) {
+    if (given[i] && o->mode != only[i].mode) {
+      message("%s only applies to %s", only[i].opt, only[i].where);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/*
+** getopt_long over a copy of argv (it reorders what it parses, and the
+** results record the command line as given), up to the "--" after which
+** everything belongs to the scenario. Options may come before or after
+** the scenario. Returns 0 after a message on bad input.
 */
 static int parse_args(host_opts *o, int argc, char **argv) {
+  int dd = find_dashdash(argc, argv), code, ok = 1;
+  char **args;
   memset(o, 0, sizeof *o);
   o->ui = ODB_UI_AUTO;
   o->seed = 42;
   o->sets = calloc((size_t)argc + 1, sizeof *o->sets);
-  if (!o->sets) {
+  args = calloc((size_t)dd + 1, sizeof *args);
+  if (!o->sets || !args) {
+    free(args);
     message("out of memory");
     return 0;
   }
-  for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i];
-    if (strcmp(a, "--") == 0) {
-      o->script_args = argv + i + 1;
-      o->nscript_args = argc - i - 1;
-      break;
-    }
-    if (a[0] == '-' && a[1] != '\0') {
-      if (!parse_option(o, argc, argv, &i)) return 0;
-    } else if (!o->scenario && o->mode == MODE_RUN && strcmp(a, "info") == 0) {
-      o->mode = MODE_INFO;
-    } else if (!o->scenario && o->mode == MODE_RUN &&
-               (strcmp(a, "replay") == 0 || strcmp(a, "plot") == 0)) {
-      o->mode = a[0] == 'r' ? MODE_REPLAY : MODE_PLOT;
-    } else if ((o->mode == MODE_REPLAY || o->mode == MODE_PLOT) &&
-               !o->rundir) {
-      o->rundir = a;
-    } else if (!o->scenario && o->mode != MODE_INFO &&
-               o->mode != MODE_REPLAY && o->mode != MODE_PLOT) {
-      o->scenario = a;
-    } else {
-      message("unexpected argument '%s' (arguments for the scenario go "
-              "after '--')", a);
-      return 0;
-    }
+  memcpy(args, argv, (size_t)dd * sizeof *args);
+  if (dd < argc) {
+    o->script_args = argv + dd + 1;
+    o->nscript_args = argc - dd - 1;
   }
-  if (o->remeasure && o->mode != MODE_INFO) {
-    message("--remeasure only applies to '" PROG " info'");
-    return 0;
+  opterr = 0;
+  optind = 1;
+  while (ok && (code = getopt_long(dd, args, SHORT_OPTS, long_opts, NULL)) != -1) {
+    if (code == '?' || code == ':')
+      option_error(code, optind > 1 && optind <= dd ? args[optind - 1] : "?",
+                   optopt);
+    ok = code != '?' && code != ':' && take_option(o, code, optarg);
   }
-  if (o->speed > 0 && o->mode != MODE_REPLAY) {
-    message("--speed only applies to '" PROG " replay'");
-    return 0;
-  }
-  if (o->xcol && o->mode != MODE_PLOT) {
-    message("--x only applies to '" PROG " plot'");
-    return 0;
-  }
+  for (int i = optind; ok && i < dd; ++i) ok = take_positional(o, args[i]);
+  free(args);
+  if (!ok || misplaced(o)) return 0;
   if ((o->mode == MODE_REPLAY || o->mode == MODE_PLOT) && !o->rundir) {
-    message("'%s' needs a run directory (try '" PROG " --help')",
-            o->mode == MODE_REPLAY ? "replay" : "plot");
+    message("'%s' needs a run directory (try '" PROG " help %s')",
+            o->command, o->command);
     return 0;
   }
   if (o->mode == MODE_RUN && !o->scenario) {
-    usage(stderr);
+    odb_cli_usage(stderr);
     return 0;
   }
   return 1;
@@ -626,6 +691,7 @@ static int psetup(lua_State *L) {
   r->S = odbL_state_open(L, &cfg);
   fill_host_context(L, r);
   luaL_requiref(L, "odebench", luaopen_odebench, 0);
+  if (o->params) odb_cli_params_arm(L, -1);
   lua_pop(L, 1);
   create_arg_table(L, r);
   return 0;
@@ -717,10 +783,17 @@ static const char *signal_name(int sig) {
 /*
 ** Writes the results of a run that ended (stop 0), was stopped (a signal
 ** number or STOP_QUIT) or called os.exit (STOP_EXIT); returns the exit
-** status: os.exit's status, 128 + the signal number, 130 for q. Sets
-** *written when the files are in place.
+** status: os.exit's status, 128 + the signal number, 130 for q; with
+** --strict, 2 and nothing written when a --set was never read (a stopped
+** run is not judged: it may not have reached the ob.param). Sets *written
+** when the files are in place.
 */
 static int write_results(host_run *r, int stop, int *written) {
+  *written = 0;
+  if (stop <= 0 && r->o->strict &&
+      odb_cli_params_strict(r->S, NULL, PROG) > 0)
+    return EXIT_USAGE;
+  if (stop <= 0) odbL_warn_unused_sets(r->S, stderr, PROG);
   *written = odbL_state_write(r->S) == ODB_OK;
   if (!*written) {
     message("cannot write results: %s", odb_last_error());
@@ -735,9 +808,49 @@ static int write_results(host_run *r, int stop, int *written) {
             r->outdir);
     return 128 + stop;
   }
-  odbL_warn_unused_sets(r->S, stderr, PROG);
   if (!r->o->quiet) message("results in %s", r->outdir);
   return stop == STOP_EXIT ? (int)g_exit_status : EXIT_OK;
+}
+
+/*
+** --params: the scenario runs until its first engine call (see
+** odebench_params.c) with no output directory made and nothing written;
+** prints what ob.param read. sc is the scan of its text (NULL: none).
+** Returns the exit status: 2 for an error before that call (a bad --set
+** value among them) or an unused --set under --strict.
+*/
+static int run_params(host_run *r, const odb_cli_scan *sc) {
+  static const odb_cli_scan none;
+  lua_State *L = luaL_newstate();
+  int st, code = EXIT_OK;
+  if (!sc) sc = &none;
+  if (!L) {
+    message("cannot create the Lua state: not enough memory");
+    return EXIT_FAIL;
+  }
+  lua_pushcfunction(L, psetup);
+  lua_pushlightuserdata(L, r);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    report(L);
+    lua_close(L);
+    return EXIT_FAIL;
+  }
+  g_L = L;                    /* os.exit stops it as any engine call does */
+  st = run_chunk(L, r);
+  g_L = NULL;
+  lua_sethook(L, NULL, 0, 0);
+  if (st != LUA_OK && !odb_cli_params_stopped() && !g_stop) {
+    report(L);
+    code = EXIT_USAGE;
+  } else {
+    lua_settop(L, 0);
+    odb_cli_params_print(L, r->S, sc, r->o->scenario, stdout);
+    fflush(stdout);
+    if (r->o->strict && odb_cli_params_strict(r->S, sc, PROG) > 0)
+      code = EXIT_USAGE;
+  }
+  lua_close(L);
+  return code;
 }
 
 /* Reads, checks and runs the scenario; returns the exit status. */
@@ -760,6 +873,18 @@ static int run(const host_opts *o, int argc, char **argv) {
   if (o->outdir) snprintf(outdir, sizeof outdir, "%s", o->outdir);
   else default_outdir(o->scenario, outdir, sizeof outdir);
   r.outdir = outdir;
+  if (o->params || o->strict) {
+    odb_cli_scan *sc = malloc(sizeof *sc);
+    if (sc) odb_cli_params_scan(r.chunk, r.len, sc);
+    if (o->params) code = run_params(&r, sc);
+    else code = sc && odb_cli_params_check_sets(sc, o->sets, o->nsets, PROG)
+                ? EXIT_USAGE : EXIT_OK;
+    free(sc);
+    if (o->params || code != EXIT_OK) {
+      free((char *)r.chunk);
+      return code;
+    }
+  }
   ncreated = missing_dirs(outdir, created, 64);
   if (odb_check_writable_dir(outdir) != ODB_OK) {
     message("cannot write to output directory '%s': %s", outdir,
@@ -932,7 +1057,7 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   switch (o.mode) {
-  case MODE_HELP: usage(stdout); code = EXIT_OK; break;
+  case MODE_HELP: code = odb_cli_help(o.topic); break;
   case MODE_VERSION: code = cmd_version(); break;
   case MODE_LIST: code = cmd_list(); break;
   case MODE_INFO: code = cmd_info(o.remeasure); break;

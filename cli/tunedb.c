@@ -1,4 +1,4 @@
-/* odb_lua_tunedb.c - odebench tunedb: list, show, export, prune. */
+/* tunedb.c - odebench tunedb: list, show, export, prune. */
 #include "odb_lua.h"
 
 #include <errno.h>
@@ -9,8 +9,9 @@
 #include <sys/stat.h>
 
 #include "odb_kernels.h"
+#include "odebench_cli.h"
 
-enum { OK = 0, FAIL = 1, USAGE = 2 };
+enum { OK = EXIT_OK, FAIL = EXIT_FAIL, USAGE = EXIT_USAGE };
 
 static const char usage_text[] =
   "usage: odebench tunedb list [--db PATH]\n"
@@ -34,6 +35,10 @@ static const char usage_text[] =
   "database does not hold, or a database path that cannot be used (no such\n"
   "file, not a regular file, not a tuning database, not writable for prune);\n"
   "1 a failure while the database or the output is read or written.\n";
+
+void odb_cli_tunedb_usage(FILE *f) {
+  fputs(usage_text, f);
+}
 
 /* The parsed command line after "tunedb". */
 typedef struct cli {

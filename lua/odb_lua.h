@@ -20,6 +20,9 @@
 #define ODBL_STATE_KEY    "odebench.state"
 #define ODBL_ROWS_KEY     "odebench.rows"      /* result tables, in order */
 #define ODBL_REFCACHE_KEY "odebench.refcache"  /* reference vectors by key */
+/* ob.param's record of the parameters read, in order: {name, default,
+   value, description} each (the odebench program's --params lists it). */
+#define ODBL_PARAMS_KEY   "odebench.params"
 
 /* One --set k=v (or ODEBENCH_SET item) and whether ob.param used it. */
 typedef struct odbL_set {

@@ -283,6 +283,29 @@ static void print_caches(const odb_topo *t, FILE *f) {
   if (t->ncaches == 0) fprintf(f, "%-10s none reported\n", "caches");
 }
 
+/*
+** The second line of "no GPU visible": why, from the "cuda" backend's note
+** (gpu/odb_kernels_*.c writes "cuda: no device (REASON)", "cuda: device 0
+** unusable (REASON)" or "cuda: not built (HOW)"). The note's "cuda: no
+** device (...)" wrapper is left out, so the line is the driver's reason.
+*/
+static void print_gpu_reason(const odb_ctx *c, FILE *f) {
+  static const char wrap[] = "cuda: no device (";
+  const char *note = NULL;
+  size_t n;
+  for (int i = 0; i < c->nnotes && !note; ++i)
+    if (strncmp(c->backend_notes[i], "cuda:", 5) == 0)
+      note = c->backend_notes[i];
+  if (!note) return;
+  n = strlen(note);
+  if (strncmp(note, wrap, sizeof wrap - 1) == 0 && note[n - 1] == ')')
+    fprintf(f, "%-10s %.*s\n", "", (int)(n - sizeof wrap), note + sizeof wrap - 1);
+  else if (strncmp(note, "cuda: not built", 15) == 0)
+    fprintf(f, "%-10s this build has no CUDA%s\n", "", note + 15);
+  else
+    fprintf(f, "%-10s %s\n", "", note);
+}
+
 /* The "cuda" backend's device, or why there is none. */
 static void print_gpu(odb_ctx *c, FILE *f) {
   odb_backend *b = odb_ctx_backend(c, "cuda");
@@ -296,9 +319,8 @@ static void print_gpu(odb_ctx *c, FILE *f) {
             d.cc_major, d.cc_minor);
     return;
   }
-  fprintf(f, "%-10s none", "gpu");
-  if (c->nnotes > 0) fprintf(f, " (%s)", c->backend_notes[0]);
-  fputc('\n', f);
+  fprintf(f, "%-10s no GPU visible\n", "gpu");
+  print_gpu_reason(c, f);
 }
 
 /* One line "read  2 threads   31.81 GB/s". */

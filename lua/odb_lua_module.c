@@ -1,7 +1,10 @@
 /* odb_lua_module.c - luaopen_odebench: the functions of the odebench table. */
 #include "odb_lua.h"
 
+#include <ctype.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -15,6 +18,49 @@ static odbL_set *find_set(odbL_state *S, const char *name) {
 }
 
 /*
+** A --set value written as a product of powers of plain numbers, such as
+** 2^18, 16*2^20 or 3*1e6 (what a scenario's header or a shell user writes
+** for a size): '^' binds tighter than '*' and is right-associative; no
+** spaces, signs only as strtod takes them. 1 with *out set, 0 otherwise.
+*/
+static int eval_product(const char *s, double *out) {
+  double prod = 1;
+  if (!strpbrk(s, "^*")) return 0;
+  for (;;) {
+    double stack[16], x;
+    int n = 0;
+    char *end;
+    for (;;) {                      /* number ('^' number)* */
+      x = strtod(s, &end);
+      if (end == s || n == 16 || isspace((unsigned char)*s)) return 0;
+      stack[n++] = x;
+      s = end;
+      if (*s != '^') break;
+      ++s;
+    }
+    x = stack[--n];
+    while (n > 0) x = pow(stack[--n], x);
+    prod *= x;
+    if (*s == '\0') break;
+    if (*s != '*') return 0;
+    ++s;
+  }
+  if (!isfinite(prod)) return 0;
+  *out = prod;
+  return 1;
+}
+
+/* Pushes the number that the text v stands for (a numeral as Lua reads it,
+   or eval_product's form); 0 with nothing pushed when it is neither. */
+static int push_number_text(lua_State *L, const char *v) {
+  double x;
+  if (*v != '\0' && lua_stringtonumber(L, v) != 0) return 1;
+  if (!eval_product(v, &x)) return 0;
+  lua_pushnumber(L, x);
+  return 1;
+}
+
+/*
 ** Pushes the text of a --set value converted to the type of the default at
 ** index 2; raises an argument error naming the --set item otherwise.
 */
@@ -22,7 +68,7 @@ static void push_converted(lua_State *L, odbL_state *S, const odbL_set *set) {
   const char *v = set->value;
   switch (lua_type(L, 2)) {
   case LUA_TNUMBER:
-    if (*v == '\0' || lua_stringtonumber(L, v) == 0)
+    if (!push_number_text(L, v))
       luaL_argerror(L, 1, lua_pushfstring(L, "%s %s=%s: number expected for "
                     "parameter '%s'", S->set_origin, set->key, v, set->key));
     if (lua_isinteger(L, 2) && !lua_isinteger(L, -1)) {
@@ -74,7 +120,50 @@ static void record_param(lua_State *L, odbL_state *S, const char *name) {
   odbL_check_record(L, st);
 }
 
-/* ob.param(name, default): --set value (typed like default) or default. */
+/*
+** Appends {name, default, value, description} to the registry's list of
+** parameters read (ODBL_PARAMS_KEY) the first time name is read; value is
+** at the top of the stack, default at index 2, description at 3 (or nil).
+*/
+static void note_param(lua_State *L, const char *name) {
+  lua_Integer n;
+  int list = lua_gettop(L) + 1;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, ODBL_PARAMS_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, ODBL_PARAMS_KEY);
+  }
+  n = luaL_len(L, list);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    int seen;
+    lua_rawgeti(L, list, i);
+    lua_getfield(L, -1, "name");
+    seen = strcmp(lua_tostring(L, -1), name) == 0;
+    lua_pop(L, 2);
+    if (seen) {
+      lua_pop(L, 1);
+      return;
+    }
+  }
+  lua_createtable(L, 0, 4);
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "name");
+  lua_pushvalue(L, 2);
+  lua_setfield(L, -2, "default");
+  lua_pushvalue(L, list - 1);
+  lua_setfield(L, -2, "value");
+  lua_pushvalue(L, 3);
+  lua_setfield(L, -2, "description");
+  lua_rawseti(L, list, n + 1);
+  lua_pop(L, 1);
+}
+
+/*
+** ob.param(name, default [, description]): the --set value (typed like
+** default) or default. The description, one line, is what
+** `odebench SCENARIO --params` shows beside the name.
+*/
 static int l_param(lua_State *L) {
   odbL_state *S = odbL_state_get(L);
   const char *name = luaL_checkstring(L, 1);
@@ -84,7 +173,10 @@ static int l_param(lua_State *L) {
     return luaL_argerror(L, 2, lua_pushfstring(L, "default value (number, "
                          "boolean or string) expected, got %s",
                          luaL_typename(L, 2)));
-  lua_settop(L, 2);
+  if (!lua_isnoneornil(L, 3) && lua_type(L, 3) != LUA_TSTRING)
+    return luaL_argerror(L, 3, lua_pushfstring(L, "description (string) "
+                         "expected, got %s", luaL_typename(L, 3)));
+  lua_settop(L, 3);
   set = find_set(S, name);
   if (set) {
     set->used = 1;
@@ -93,6 +185,7 @@ static int l_param(lua_State *L) {
     lua_pushvalue(L, 2);
   }
   record_param(L, S, name);
+  note_param(L, name);
   return 1;
 }
 

@@ -24,9 +24,21 @@ static void state_free(odbL_state *S) {
   S->nsets = 0;
 }
 
-/* __gc of the state userdata: runs at lua_close, after every solver's. */
+/*
+** __gc of the state userdata: runs at lua_close, after every solver's.
+** Under plain lua5.4 nothing writes the results but ob.finish(); a script
+** that recorded rows and ends without it is told so here, the last moment
+** anything sees the rows (lua5.4 closes the state at the end of a script,
+** and at os.exit(status, true); a plain os.exit skips __gc).
+*/
 static int state_gc(lua_State *L) {
-  state_free(luaL_checkudata(L, 1, ODBL_STATE));
+  odbL_state *S = luaL_checkudata(L, 1, ODBL_STATE);
+  if (!S->hosted && !S->results_written && S->results.nrows > 0 && S->ctx)
+    fprintf(stderr, "odebench: warning: %d result row%s recorded but never "
+            "written: call ob.finish() at the end of the script to write "
+            "them to %s\n", S->results.nrows,
+            S->results.nrows == 1 ? "" : "s", S->ctx->outdir);
+  state_free(S);
   return 0;
 }
 

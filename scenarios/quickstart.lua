@@ -10,13 +10,14 @@
 --   odebench scenarios/quickstart.lua                 -- N = 128
 --   odebench scenarios/quickstart.lua --set N=256     -- a larger grid
 --   odebench scenarios/quickstart.lua --set variant=plain --set tol=1e-8
+--   odebench scenarios/quickstart.lua --params       -- the parameters
 --
 -- Results go to runs/<date>-<time>-quickstart/results.{json,csv}.
 local ob = require "odebench"
 
-local N       = ob.param("N", 128)
-local variant = ob.param("variant", "fused")
-local tol     = ob.param("tol", 1e-6)
+local N       = ob.param("N", 128, "grid points per side (n = 2 N^2)")
+local variant = ob.param("variant", "fused", "CPU variant: fused or plain")
+local tol     = ob.param("tol", 1e-6, "error tolerance of the adaptive steps")
 
 local p = ob.problem("bruss2d", { N = N })
 local s = ob.solver { problem = p, method = "dopri5", variant = variant, tol = tol }
