@@ -4,10 +4,13 @@
 #include <stdio.h>
 
 #include "cuda_backend.h"
+#include "odb_batched_gpu.h"
 
 /*
-** Registers the GPU variants (listed whether or not a device is there,
-** so --list and error messages name them) and uses device 0. No device,
+** Registers the GPU variants and the "cuda" ops tables of the families
+** (listed whether or not a device is there, so --list and error messages
+** name them; each table's ready op says whether the run can use it) and
+** uses device 0. No device,
 ** no driver or a device that cannot be opened is not an error for the
 ** run: the reason goes to the context's notes.
 */
@@ -15,6 +18,7 @@ odb_status odb_kernels_register(odb_ctx *ctx) {
   char why[128], note[160];
   odb_backend *b = NULL;
   odb_status st = odb_gpu_rk_register();
+  if (st == ODB_OK) st = odb_batched_impl_register(&odb_batched_cuda_ops);
   if (st != ODB_OK) return st;
   if (odb_cuda_device_count(why, sizeof why) == 0) {
     snprintf(note, sizeof note, "cuda: no device (%s)", why);

@@ -1,24 +1,22 @@
 /* odb_lua_batched.c - ob.batched{...} (many small B x B matrices: LU,
-   solve, GEMM, GEMV, TRSM, benchmarks) on the CPU (odb_batched.h) or on
-   the GPU (odb_batched_gpu.h, backend = "cuda"), and the helpers it shares
-   with ob.blocktridiag (odb_lua_blocktridiag.c, odb_lua_batched.h).
+   solve, GEMM, GEMV, TRSM, benchmarks) through the ops table of the
+   backend asked for (odb_batched_impl.h: "cpu", or "cuda" in builds with
+   CUDA), and the helpers it shares with ob.blocktridiag
+   (odb_lua_blocktridiag.c, odb_lua_batched.h).
 
    Indices are 1-based in Lua, and so is every index in the messages here:
    the layer checks indices itself (odbL_int_in_range, values in full) and
    words the bad-pivot errors itself, so no 0-based engine message reaches
    the user. lu() and factor() are all or nothing: the pivots are checked
-   before the matrices are touched (CPU) or a device copy is restored
-   (cuda), so that a failure leaves every matrix and block as it was. */
+   first or a copy is restored (the table's lu_safe and btd_factor), so
+   that a failure leaves every matrix and block as it was. */
 #include "odb_lua.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "odb_batched.h"
-#include "odb_batched_gpu.h"
-#include "odb_kernels.h"
 #include "odb_lua_batched.h"
 
 #define ODBL_BAT "odebench.Batched"
@@ -26,13 +24,6 @@
 /* Raises the recorded message when st is a failure. */
 static void raise_on(lua_State *L, odb_status st) {
   if (st != ODB_OK) luaL_error(L, "%s", odb_last_error());
-}
-
-/* Monotonic seconds. */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Sorts v[0..n) ascending (insertion sort; n is small). */
@@ -45,21 +36,15 @@ static void sort_doubles(double *v, int n) {
     }
 }
 
-/* See odb_lua_batched.h. */
-int odbL_bt_backend(lua_State *L, int arg, const char *who) {
+/* See odb_lua_batched.h. The one place a batched backend is looked up. */
+const odb_batched_ops *odbL_bt_backend(lua_State *L, int arg,
+                                       const char *who) {
   const char *b = odbL_opt_string(L, arg, "backend", "cpu");
-  if (strcmp(b, "cpu") == 0) return 0;
-  if (strcmp(b, "cuda") != 0)
-    luaL_error(L, "%s: backend '%s' is unknown (allowed: cpu, cuda)", who, b);
-  if (!odb_kernels_have_cuda())
-    luaL_error(L, "%s: backend \"cuda\": this build has no CUDA (configure "
-               "with -Dcuda=enabled)", who);
-  if (!odb_ctx_backend(odbL_state_get(L)->ctx, "cuda"))
-    luaL_error(L, "%s: backend \"cuda\": no CUDA device is usable here (see "
-               "odebench --list)", who);
-  if (odb_bgpu_ready() != ODB_OK)
-    luaL_error(L, "%s: backend \"cuda\": %s", who, odb_last_error());
-  return 1;
+  const odb_batched_ops *ops;
+  if (odb_batched_impl_find(b, &ops) != ODB_OK ||
+      ops->ready(odbL_state_get(L)->ctx) != ODB_OK)
+    luaL_error(L, "%s: %s", who, odb_last_error());
+  return ops;
 }
 
 /* NaN is refused: no factorization or product means anything then. */
@@ -150,17 +135,12 @@ int odbL_bt_has_fields(lua_State *L, const char *a, const char *b,
 }
 
 /* See odb_lua_batched.h. */
-odb_bgpu_variant odbL_bt_variant(lua_State *L, int arg, int gpu,
-                                 const char *who) {
-  const char *v = odbL_opt_string(L, arg, "variant", "auto");
-  odb_bgpu_variant out = ODB_BGPU_AUTO;
-  if (!gpu) {
-    if (strcmp(v, "auto") != 0)
-      luaL_error(L, "%s: variant '%s' needs backend \"cuda\" (the CPU has "
-                 "one kernel per layout)", who, v);
-    return out;
-  }
-  raise_on(L, odb_bgpu_variant_parse(v, &out));
+int odbL_bt_variant(lua_State *L, int arg, const odb_batched_ops *ops,
+                    const char *who) {
+  int out = 0;
+  if (ops->variant_parse(odbL_opt_string(L, arg, "variant", "auto"), &out)
+      != ODB_OK)
+    luaL_error(L, "%s: %s", who, odb_last_error());
   return out;
 }
 
@@ -168,11 +148,11 @@ odb_bgpu_variant odbL_bt_variant(lua_State *L, int arg, int gpu,
 
 typedef struct odbL_bat {
   int open;
-  int gpu;               /* backend "cuda": a lives on the device */
+  const odb_batched_ops *ops;   /* the backend: a lives in its memory */
   odb_batch bt;
   double *a;             /* the matrices (bt's layout) */
   int factored;          /* a holds LU factors */
-  odb_bgpu_variant variant;
+  int variant;           /* the backend's variant (0: auto) */
 } odbL_bat;
 
 /* The open object at idx; raises when closed. */
@@ -180,21 +160,6 @@ static odbL_bat *bat_check(lua_State *L, int idx) {
   odbL_bat *m = luaL_checkudata(L, idx, ODBL_BAT);
   if (!m->open) luaL_argerror(L, idx, "the batch is closed");
   return m;
-}
-
-/* Allocates len doubles where the batch lives (host or device). */
-static odb_status bat_alloc(const odbL_bat *m, size_t len, double **out) {
-  if (m->gpu) return odb_bgpu_alloc(len, out);
-  *out = malloc(sizeof(double) * (len ? len : 1));
-  if (!*out)
-    return ODB_FAIL(ODB_ERR_NOMEM, "ob.batched: no memory for %zu doubles",
-                    len);
-  return ODB_OK;
-}
-
-static void bat_free(const odbL_bat *m, double *p) {
-  if (m->gpu) odb_bgpu_free(p);
-  else free(p);
 }
 
 /* 1-based matrix index at idx, as 0-based; raises when out of range. */
@@ -209,12 +174,7 @@ static int bat_random(lua_State *L) {
   long long seed = 1;
   double dom = 1.0;
   odbL_bt_random_opts(L, 2, &seed, &dom);
-  if (m->gpu) {
-    raise_on(L, odb_bgpu_random(&m->bt, (uint64_t)seed, dom, m->a));
-    raise_on(L, odb_bgpu_sync());
-  } else {
-    odb_batched_random(&m->bt, (uint64_t)seed, dom, m->a);
-  }
+  raise_on(L, m->ops->random(&m->bt, (uint64_t)seed, dom, m->a));
   m->factored = 0;
   return 0;
 }
@@ -223,16 +183,9 @@ static int bat_random(lua_State *L) {
 static int bat_set(lua_State *L) {
   odbL_bat *m = bat_check(L, 1);
   long p = bat_index(L, m, 2);
-  int b = m->bt.b;
   double blk[ODB_BATCHED_MAX_B * ODB_BATCHED_MAX_B];
-  odbL_bt_read_block(L, 3, b, blk);
-  if (m->gpu) {
-    raise_on(L, odb_bgpu_set_matrix(&m->bt, m->a, p, blk));
-  } else {
-    for (int i = 0; i < b; ++i)
-      for (int j = 0; j < b; ++j)
-        m->a[odb_batch_mat_at(&m->bt, p, i, j)] = blk[i * b + j];
-  }
+  odbL_bt_read_block(L, 3, m->bt.b, blk);
+  raise_on(L, m->ops->set_matrix(&m->bt, m->a, p, blk));
   m->factored = 0;
   return 0;
 }
@@ -241,15 +194,8 @@ static int bat_set(lua_State *L) {
 static int bat_get(lua_State *L) {
   odbL_bat *m = bat_check(L, 1);
   long p = bat_index(L, m, 2);
-  int b = m->bt.b;
-  odbL_vector *v = odbL_vector_new(L, (long)b * b);
-  if (m->gpu) {
-    raise_on(L, odb_bgpu_get_matrix(&m->bt, m->a, p, v->v));
-  } else {
-    for (int i = 0; i < b; ++i)
-      for (int j = 0; j < b; ++j)
-        v->v[i * b + j] = m->a[odb_batch_mat_at(&m->bt, p, i, j)];
-  }
+  odbL_vector *v = odbL_vector_new(L, (long)m->bt.b * m->bt.b);
+  raise_on(L, m->ops->get_matrix(&m->bt, m->a, p, v->v));
   return 1;
 }
 
@@ -263,50 +209,20 @@ static void lu_raise(lua_State *L, odb_status st, long bad, int row) {
   raise_on(L, st);
 }
 
-/* cuda: LU of the device matrices, a device copy of them kept until the
-   pivots passed (restored when not); *sec the device time. */
-static odb_status bat_lu_gpu(odbL_bat *m, long *bad, double *sec) {
-  size_t ml = odb_batch_mat_len(&m->bt);
-  double *keep = NULL;
-  ODB_TRY(odb_bgpu_alloc(ml, &keep));
-  odb_status st = odb_bgpu_copy(keep, m->a, ml);
-  if (st == ODB_OK) st = odb_bgpu_mark();
-  if (st == ODB_OK) st = odb_bgpu_lu(&m->bt, m->variant, m->a, bad);
-  if (st == ODB_OK) {
-    st = odb_bgpu_elapsed(sec);
-  } else if (st == ODB_ERR_ARG && *bad >= 0) {
-    char msg[512];   /* the copy back must not replace the pivot's error */
-    snprintf(msg, sizeof msg, "%s", odb_last_error());
-    if (odb_bgpu_copy(m->a, keep, ml) != ODB_OK) st = ODB_ERR_INTERNAL;
-    else ODB_FAIL(st, "%s", msg);
-  }
-  odb_bgpu_free(keep);
-  return st;
-}
-
 /* m:lu() -> seconds: LU without pivoting in place (cuda: device time,
    the pivot check included). All or nothing: a zero or tiny pivot raises
-   naming the matrix (from 1) and leaves every matrix as it was. The CPU
-   checks the pivots first (odb_batched_lu_check, not timed). */
+   naming the matrix (from 1) and leaves every matrix as it was (the CPU
+   checks the pivots first, not timed; cuda restores a device copy). */
 static int bat_lu(lua_State *L) {
   odbL_bat *m = bat_check(L, 1);
   long bad = -1;
   int row = -1;
   double sec = 0;
-  odb_status st;
   if (m->factored)
     return luaL_error(L, "ob.batched lu: already factored (random or set "
                       "first)");
-  if (m->gpu) {
-    st = bat_lu_gpu(m, &bad, &sec);
-  } else {
-    st = odb_batched_lu_check(&m->bt, m->a, &bad, &row);
-    if (st == ODB_OK) {
-      double t0 = now_s();
-      st = odb_batched_lu(&m->bt, m->a, &bad);
-      sec = now_s() - t0;
-    }
-  }
+  odb_status st = m->ops->lu_safe(&m->bt, m->variant, m->a, &bad, &row,
+                                  &sec);
   lu_raise(L, st, bad, row);
   m->factored = 1;
   lua_pushnumber(L, sec);
@@ -325,55 +241,34 @@ static odbL_vector *bat_vec(lua_State *L, const odbL_bat *m, int idx,
 }
 
 /* Moves the standard-order vectors `in` (n*B values each, or NULL) into
-   bt's rhs layout at d[k] (host or device), runs fn, and brings d[out]
-   back into x. A little engine for solve and gemv. */
+   bt's rhs layout at d[k] (the backend's memory), runs fn, and brings
+   d[out] back into x. A little engine for solve and gemv. */
 typedef odb_status (*bat_vec_fn)(odbL_bat *m, double **d, double *sec,
                                  void *arg);
 static odb_status bat_with_vectors(odbL_bat *m, const double *const *in,
                                    int nin, int out, double *x,
                                    bat_vec_fn fn, void *arg, double *sec) {
+  const odb_batched_ops *ops = m->ops;
   size_t rl = odb_batch_rhs_len(&m->bt, 1);
-  size_t sl = (size_t)m->bt.n * m->bt.b;
-  double *d[3] = { NULL, NULL, NULL }, *stage = NULL;
+  double *d[3] = { NULL, NULL, NULL };
   odb_status st = ODB_OK;
   for (int k = 0; k < nin && st == ODB_OK; ++k)
-    st = bat_alloc(m, rl, &d[k]);
-  if (st == ODB_OK && m->gpu) st = odb_bgpu_alloc(sl, &stage);
-  for (int k = 0; k < nin && st == ODB_OK; ++k) {
-    if (!in[k]) continue;
-    if (m->gpu) {
-      st = odb_bgpu_upload(stage, in[k], sl);
-      if (st == ODB_OK) st = odb_bgpu_pack_rhs(&m->bt, 1, stage, d[k]);
-    } else {
-      odb_batched_pack_rhs(&m->bt, 1, in[k], d[k]);
-    }
-  }
+    st = ops->alloc(rl, &d[k]);
+  for (int k = 0; k < nin && st == ODB_OK; ++k)
+    if (in[k]) st = ops->rhs_in(&m->bt, in[k], d[k]);
   if (st == ODB_OK) st = fn(m, d, sec, arg);
-  if (st == ODB_OK) {
-    if (m->gpu) {
-      st = odb_bgpu_unpack_rhs(&m->bt, 1, d[out], stage);
-      if (st == ODB_OK) st = odb_bgpu_download(x, stage, sl);
-    } else {
-      odb_batched_unpack_rhs(&m->bt, 1, d[out], x);
-    }
-  }
-  for (int k = 0; k < nin; ++k) bat_free(m, d[k]);
-  odb_bgpu_free(stage);
+  if (st == ODB_OK) st = ops->rhs_out(&m->bt, d[out], x);
+  for (int k = 0; k < nin; ++k) ops->free(d[k]);
   return st;
 }
 
 /* d[0] := (LU)^{-1} d[0]. */
 static odb_status run_solve(odbL_bat *m, double **d, double *sec, void *arg) {
+  double t0 = 0;
   (void)arg;
-  if (m->gpu) {
-    ODB_TRY(odb_bgpu_mark());
-    ODB_TRY(odb_bgpu_lu_solve(&m->bt, m->variant, m->a, d[0]));
-    return odb_bgpu_elapsed(sec);
-  }
-  double t0 = now_s();
-  ODB_TRY(odb_batched_lu_solve(&m->bt, m->a, d[0]));
-  *sec = now_s() - t0;
-  return ODB_OK;
+  ODB_TRY(m->ops->tic(&t0));
+  ODB_TRY(m->ops->lu_solve(&m->bt, m->variant, m->a, d[0]));
+  return m->ops->toc(t0, sec);
 }
 
 /* m:solve(b) -> x (a new Vector), seconds: with the factors of lu(); b
@@ -396,16 +291,11 @@ typedef struct gemv_arg { double alpha, beta; } gemv_arg;
 /* d[1] := alpha A d[0] + beta d[1]. */
 static odb_status run_gemv(odbL_bat *m, double **d, double *sec, void *arg) {
   gemv_arg *g = arg;
-  if (m->gpu) {
-    ODB_TRY(odb_bgpu_mark());
-    ODB_TRY(odb_bgpu_gemv(&m->bt, m->variant, g->alpha, m->a, d[0], g->beta,
-                          d[1]));
-    return odb_bgpu_elapsed(sec);
-  }
-  double t0 = now_s();
-  ODB_TRY(odb_batched_gemv(&m->bt, g->alpha, m->a, d[0], g->beta, d[1]));
-  *sec = now_s() - t0;
-  return ODB_OK;
+  double t0 = 0;
+  ODB_TRY(m->ops->tic(&t0));
+  ODB_TRY(m->ops->gemv(&m->bt, m->variant, g->alpha, m->a, d[0], g->beta,
+                       d[1]));
+  return m->ops->toc(t0, sec);
 }
 
 /* m:gemv(x [, {alpha=1, beta=0, y=Vector}]) -> y (a new Vector), seconds:
@@ -438,13 +328,13 @@ static int bat_gemv(lua_State *L) {
 static void bat_same(lua_State *L, const odbL_bat *m, const odbL_bat *o,
                      const char *who) {
   if (o->bt.n != m->bt.n || o->bt.b != m->bt.b || o->bt.vl != m->bt.vl ||
-      o->bt.layout != m->bt.layout || o->gpu != m->gpu)
+      o->bt.layout != m->bt.layout || o->ops != m->ops)
     luaL_error(L, "ob.batched %s: the batches differ (n %I/%I, block %d/%d, "
                "layout %s/%s, VL %d/%d, backend %s/%s)", who,
                (lua_Integer)m->bt.n, (lua_Integer)o->bt.n, m->bt.b, o->bt.b,
                odb_batched_layout_name(m->bt.layout),
                odb_batched_layout_name(o->bt.layout), m->bt.vl, o->bt.vl,
-               m->gpu ? "cuda" : "cpu", o->gpu ? "cuda" : "cpu");
+               m->ops->backend, o->ops->backend);
 }
 
 /* m:gemm(X, C [, {alpha=1, beta=0}]) -> seconds: C := alpha A X + beta C
@@ -452,7 +342,7 @@ static void bat_same(lua_State *L, const odbL_bat *m, const odbL_bat *o,
 static int bat_gemm(lua_State *L) {
   static const char *const keys[] = { "alpha", "beta", NULL };
   odbL_bat *m = bat_check(L, 1), *x = bat_check(L, 2), *c = bat_check(L, 3);
-  double alpha = 1.0, beta = 0.0, sec = 0;
+  double alpha = 1.0, beta = 0.0, sec = 0, t0 = 0;
   if (!lua_isnoneornil(L, 4)) {
     luaL_checktype(L, 4, LUA_TTABLE);
     odbL_check_keys(L, 4, keys);
@@ -463,16 +353,10 @@ static int bat_gemm(lua_State *L) {
   bat_same(L, m, c, "gemm");
   if (c == m || c == x)
     return luaL_error(L, "ob.batched gemm: C must not be A or X");
-  if (m->gpu) {
-    raise_on(L, odb_bgpu_mark());
-    raise_on(L, odb_bgpu_gemm(&m->bt, m->variant, alpha, m->a, x->a, beta,
-                              c->a));
-    raise_on(L, odb_bgpu_elapsed(&sec));
-  } else {
-    double t0 = now_s();
-    raise_on(L, odb_batched_gemm(&m->bt, alpha, m->a, x->a, beta, c->a));
-    sec = now_s() - t0;
-  }
+  raise_on(L, m->ops->tic(&t0));
+  raise_on(L, m->ops->gemm(&m->bt, m->variant, alpha, m->a, x->a, beta,
+                           c->a));
+  raise_on(L, m->ops->toc(t0, &sec));
   c->factored = 0;
   lua_pushnumber(L, sec);
   return 1;
@@ -494,172 +378,89 @@ static odb_batched_trsm_kind trsm_kind(lua_State *L, int idx) {
 static int bat_trsm(lua_State *L) {
   odbL_bat *m = bat_check(L, 1), *x = bat_check(L, 2);
   odb_batched_trsm_kind kind = trsm_kind(L, 3);
-  double sec = 0;
+  double sec = 0, t0 = 0;
   bat_same(L, m, x, "trsm");
   if (!m->factored)
     return luaL_error(L, "ob.batched trsm: call lu() first");
   if (x == m) return luaL_error(L, "ob.batched trsm: X must not be A");
-  if (m->gpu) {
-    raise_on(L, odb_bgpu_mark());
-    raise_on(L, odb_bgpu_trsm(&m->bt, m->variant, kind, m->a, x->a));
-    raise_on(L, odb_bgpu_elapsed(&sec));
-  } else {
-    double t0 = now_s();
-    raise_on(L, odb_batched_trsm(&m->bt, kind, m->a, x->a));
-    sec = now_s() - t0;
-  }
+  raise_on(L, m->ops->tic(&t0));
+  raise_on(L, m->ops->trsm(&m->bt, m->variant, kind, m->a, x->a));
+  raise_on(L, m->ops->toc(t0, &sec));
   x->factored = 0;
   lua_pushnumber(L, sec);
   return 1;
 }
 
-/* Buffers of a batched benchmark (where the batch lives). */
+/* Buffers of a batched benchmark (in the backend's memory). */
 typedef struct bat_bufs {
-  double *orig, *work, *x0, *x, *y, *col, *rhs;
-  odb_bgpu_blas *blas;
+  double *orig, *work, *x0, *x, *y;
 } bat_bufs;
 
 static void bat_bench_free(const odbL_bat *m, bat_bufs *w) {
-  odb_bgpu_blas_free(w->blas);
-  bat_free(m, w->orig);
-  bat_free(m, w->work);
-  bat_free(m, w->x0);
-  bat_free(m, w->x);
-  bat_free(m, w->y);
-  odb_bgpu_free(w->col);
-  odb_bgpu_free(w->rhs);
-}
-
-/* Timed region start / end on the batch's backend. */
-static odb_status tic(const odbL_bat *m, double *t0) {
-  if (m->gpu) return odb_bgpu_mark();
-  *t0 = now_s();
-  return ODB_OK;
-}
-static odb_status toc(const odbL_bat *m, double t0, double *sec) {
-  if (m->gpu) return odb_bgpu_elapsed(sec);
-  *sec = now_s() - t0;
-  return ODB_OK;
-}
-
-/* Copies n doubles where the batch lives. */
-static odb_status bat_copy(const odbL_bat *m, double *dst, const double *src,
-                           size_t n) {
-  if (m->gpu) return odb_bgpu_copy(dst, src, n);
-  memcpy(dst, src, sizeof(double) * n);
-  return ODB_OK;
-}
-
-/* Random vectors (rhs layout, m columns) where the batch lives. */
-static odb_status bat_rand_rhs(const odbL_bat *m, int cols, uint64_t seed,
-                               double *x) {
-  if (m->gpu) return odb_bgpu_random_rhs(&m->bt, cols, seed, x);
-  odb_batched_random_rhs(&m->bt, cols, seed, x);
-  return ODB_OK;
+  m->ops->free(w->orig);
+  m->ops->free(w->work);
+  m->ops->free(w->x0);
+  m->ops->free(w->x);
+  m->ops->free(w->y);
 }
 
 /* One rep of op on our kernels (variant v; CPU: the one kernel). */
-static odb_status bench_ours(odbL_bat *m, odb_bgpu_op op, odb_bgpu_variant v,
+static odb_status bench_ours(odbL_bat *m, odb_batched_op op, int v,
                              bat_bufs *w, double *sec) {
+  const odb_batched_ops *ops = m->ops;
   size_t ml = odb_batch_mat_len(&m->bt), rl = odb_batch_rhs_len(&m->bt, 1);
   double t0 = 0;
   switch (op) {
-  case ODB_BGPU_OP_LU:
-    ODB_TRY(bat_copy(m, w->work, w->orig, ml));
-    ODB_TRY(tic(m, &t0));
-    if (m->gpu) ODB_TRY(odb_bgpu_lu_launch(&m->bt, v, w->work));
-    else ODB_TRY(odb_batched_lu(&m->bt, w->work, NULL));
-    return toc(m, t0, sec);
-  case ODB_BGPU_OP_SOLVE:
-    ODB_TRY(bat_copy(m, w->x, w->x0, rl));
-    ODB_TRY(tic(m, &t0));
-    if (m->gpu) ODB_TRY(odb_bgpu_lu_solve(&m->bt, v, w->work, w->x));
-    else ODB_TRY(odb_batched_lu_solve(&m->bt, w->work, w->x));
-    return toc(m, t0, sec);
-  case ODB_BGPU_OP_TRSM:
-    ODB_TRY(bat_copy(m, w->x, w->x0, ml));
-    ODB_TRY(tic(m, &t0));
-    if (m->gpu)
-      ODB_TRY(odb_bgpu_trsm(&m->bt, v, ODB_TRSM_LEFT_LOWER_UNIT, w->work,
-                            w->x));
-    else
-      ODB_TRY(odb_batched_trsm(&m->bt, ODB_TRSM_LEFT_LOWER_UNIT, w->work,
-                               w->x));
-    return toc(m, t0, sec);
-  case ODB_BGPU_OP_GEMM:
-    ODB_TRY(tic(m, &t0));
-    if (m->gpu)
-      ODB_TRY(odb_bgpu_gemm(&m->bt, v, 1.0, w->orig, w->x0, 0.0, w->y));
-    else ODB_TRY(odb_batched_gemm(&m->bt, 1.0, w->orig, w->x0, 0.0, w->y));
-    return toc(m, t0, sec);
+  case ODB_BATCHED_OP_LU:
+    ODB_TRY(ops->copy(w->work, w->orig, ml));
+    ODB_TRY(ops->tic(&t0));
+    ODB_TRY(ops->lu_launch(&m->bt, v, w->work));
+    break;
+  case ODB_BATCHED_OP_SOLVE:
+    ODB_TRY(ops->copy(w->x, w->x0, rl));
+    ODB_TRY(ops->tic(&t0));
+    ODB_TRY(ops->lu_solve(&m->bt, v, w->work, w->x));
+    break;
+  case ODB_BATCHED_OP_TRSM:
+    ODB_TRY(ops->copy(w->x, w->x0, ml));
+    ODB_TRY(ops->tic(&t0));
+    ODB_TRY(ops->trsm(&m->bt, v, ODB_TRSM_LEFT_LOWER_UNIT, w->work, w->x));
+    break;
+  case ODB_BATCHED_OP_GEMM:
+    ODB_TRY(ops->tic(&t0));
+    ODB_TRY(ops->gemm(&m->bt, v, 1.0, w->orig, w->x0, 0.0, w->y));
+    break;
   default:   /* GEMV */
-    ODB_TRY(tic(m, &t0));
-    if (m->gpu)
-      ODB_TRY(odb_bgpu_gemv(&m->bt, v, 1.0, w->orig, w->x0, 0.0, w->y));
-    else ODB_TRY(odb_batched_gemv(&m->bt, 1.0, w->orig, w->x0, 0.0, w->y));
-    return toc(m, t0, sec);
+    ODB_TRY(ops->tic(&t0));
+    ODB_TRY(ops->gemv(&m->bt, v, 1.0, w->orig, w->x0, 0.0, w->y));
+    break;
   }
+  return ops->toc(t0, sec);
 }
 
 /* Prepares the buffers of op: orig = the matrices, work = their factors
    where the op needs them, x0 random operands, x and y outputs. */
-static odb_status bench_prepare(odbL_bat *m, odb_bgpu_op op, bat_bufs *w) {
+static odb_status bench_prepare(odbL_bat *m, odb_batched_op op, bat_bufs *w) {
+  const odb_batched_ops *ops = m->ops;
   size_t ml = odb_batch_mat_len(&m->bt), rl = odb_batch_rhs_len(&m->bt, 1);
-  size_t xl = op == ODB_BGPU_OP_TRSM || op == ODB_BGPU_OP_GEMM ? ml : rl;
+  size_t xl = op == ODB_BATCHED_OP_TRSM || op == ODB_BATCHED_OP_GEMM ? ml
+                                                                     : rl;
   int cols = xl == ml ? m->bt.b : 1;
-  ODB_TRY(bat_alloc(m, ml, &w->orig));
-  ODB_TRY(bat_copy(m, w->orig, m->a, ml));
-  if (op == ODB_BGPU_OP_LU || op == ODB_BGPU_OP_SOLVE ||
-      op == ODB_BGPU_OP_TRSM) {
-    ODB_TRY(bat_alloc(m, ml, &w->work));
-    ODB_TRY(bat_copy(m, w->work, w->orig, ml));
+  ODB_TRY(ops->alloc(ml, &w->orig));
+  ODB_TRY(ops->copy(w->orig, m->a, ml));
+  if (op == ODB_BATCHED_OP_LU || op == ODB_BATCHED_OP_SOLVE ||
+      op == ODB_BATCHED_OP_TRSM) {
+    ODB_TRY(ops->alloc(ml, &w->work));
+    ODB_TRY(ops->copy(w->work, w->orig, ml));
   }
-  if (op == ODB_BGPU_OP_LU) return ODB_OK;
-  ODB_TRY(bat_alloc(m, xl, &w->x0));
-  ODB_TRY(bat_rand_rhs(m, cols, 7, w->x0));
-  if (op == ODB_BGPU_OP_SOLVE || op == ODB_BGPU_OP_TRSM) {
-    ODB_TRY(bat_alloc(m, xl, &w->x));
-    if (m->gpu) return odb_bgpu_lu(&m->bt, ODB_BGPU_AUTO, w->work, NULL);
-    return odb_batched_lu(&m->bt, w->work, NULL);
+  if (op == ODB_BATCHED_OP_LU) return ODB_OK;
+  ODB_TRY(ops->alloc(xl, &w->x0));
+  ODB_TRY(ops->random_rhs(&m->bt, cols, 7, w->x0));
+  if (op == ODB_BATCHED_OP_SOLVE || op == ODB_BATCHED_OP_TRSM) {
+    ODB_TRY(ops->alloc(xl, &w->x));
+    return ops->lu(&m->bt, 0, w->work);
   }
-  return bat_alloc(m, xl, &w->y);
-}
-
-/* cuBLAS: column-major copies of the matrices (col) and of a random rhs;
-   one rep of getrf (lu) or getrs (solve). */
-static odb_status bench_blas_prepare(odbL_bat *m, odb_bgpu_op op, int pivot,
-                                     bat_bufs *w) {
-  size_t sl = (size_t)m->bt.n * m->bt.b * m->bt.b;
-  size_t vl = (size_t)m->bt.n * m->bt.b;
-  ODB_TRY(odb_bgpu_alloc(sl, &w->orig));
-  ODB_TRY(odb_bgpu_alloc(sl, &w->col));
-  ODB_TRY(odb_bgpu_alloc(vl, &w->rhs));
-  ODB_TRY(odb_bgpu_alloc(vl, &w->x0));
-  ODB_TRY(odb_bgpu_unpack(&m->bt, m->a, w->orig, 1));
-  ODB_TRY(odb_bgpu_copy(w->col, w->orig, sl));
-  odb_batch std1;
-  ODB_TRY(odb_batch_init(&std1, ODB_LAYOUT_STANDARD, m->bt.n, m->bt.b, 1));
-  ODB_TRY(odb_bgpu_random_rhs(&std1, 1, 7, w->x0));
-  ODB_TRY(odb_bgpu_blas_new(m->bt.n, m->bt.b, w->col, w->rhs, pivot,
-                            &w->blas));
-  if (op == ODB_BGPU_OP_SOLVE) ODB_TRY(odb_bgpu_blas_lu(w->blas, NULL));
-  return ODB_OK;
-}
-
-static odb_status bench_blas(odbL_bat *m, odb_bgpu_op op, bat_bufs *w,
-                             double *sec) {
-  size_t sl = (size_t)m->bt.n * m->bt.b * m->bt.b;
-  size_t vl = (size_t)m->bt.n * m->bt.b;
-  if (op == ODB_BGPU_OP_LU) {
-    ODB_TRY(odb_bgpu_copy(w->col, w->orig, sl));
-    ODB_TRY(odb_bgpu_mark());
-    ODB_TRY(odb_bgpu_blas_lu(w->blas, NULL));
-    return odb_bgpu_elapsed(sec);
-  }
-  ODB_TRY(odb_bgpu_copy(w->rhs, w->x0, vl));
-  ODB_TRY(odb_bgpu_mark());
-  ODB_TRY(odb_bgpu_blas_solve(w->blas));
-  return odb_bgpu_elapsed(sec);
+  return ops->alloc(xl, &w->y);
 }
 
 /*
@@ -669,61 +470,57 @@ static odb_status bench_blas(odbL_bat *m, odb_bgpu_op op, bat_bufs *w,
 ** copy each rep (the copy not timed); solve and trsm use the factors of a
 ** copy and a random operand reset each rep; gemm and gemv write a separate
 ** output. cuda: device event times; variant auto|serial|serial2|team, or
-** "cublas" / "cublas_nopiv" (lu and solve: cublasDgetrfBatched /
-** getrsBatched on column-major copies, with / without partial pivoting).
-** bytes: odb_bgpu_op_bytes (each operand read once, results written once).
+** "cublas" / "cublas_nopiv" (lu and solve: the backend's baseline_bench,
+** cublasDgetrfBatched / getrsBatched on column-major copies, with /
+** without partial pivoting). bytes: odb_batched_op_bytes (each operand
+** read once, results written once).
 */
 static int bat_bench(lua_State *L) {
   static const char *const keys[] = { "op", "reps", "variant", NULL };
   odbL_bat *m = bat_check(L, 1);
+  const odb_batched_ops *ops = m->ops;
   int reps;
   double times[BENCH_MAX_REPS];
   bat_bufs w;
-  odb_bgpu_op op;
-  odb_bgpu_variant v = m->variant;
-  odb_status st;
+  odb_batched_op op;
+  int v = m->variant;
+  odb_status st = ODB_OK;
   int blas = 0, pivot = 0;
   memset(&w, 0, sizeof w);
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
-  raise_on(L, odb_bgpu_op_parse(odbL_opt_string(L, 2, "op", "lu"), &op));
+  raise_on(L, odb_batched_op_parse(odbL_opt_string(L, 2, "op", "lu"), &op));
   reps = odbL_bt_reps(L, 2, 5);
   const char *vn = odbL_opt_string(L, 2, "variant", NULL);
   if (m->factored)
     return luaL_error(L, "ob.batched bench: the matrices hold LU factors "
                       "(random or set first)");
   if (vn && (strcmp(vn, "cublas") == 0 || strcmp(vn, "cublas_nopiv") == 0)) {
-    if (!m->gpu)
+    if (!ops->baseline_bench)
       return luaL_error(L, "ob.batched bench: variant %s needs backend "
                         "\"cuda\"", vn);
-    if (op != ODB_BGPU_OP_LU && op != ODB_BGPU_OP_SOLVE)
+    if (op != ODB_BATCHED_OP_LU && op != ODB_BATCHED_OP_SOLVE)
       return luaL_error(L, "ob.batched bench: cuBLAS is measured for lu and "
                         "solve only");
     blas = 1;
     pivot = strcmp(vn, "cublas") == 0;
   } else if (vn) {
-    if (!m->gpu && strcmp(vn, "auto") != 0)
-      return luaL_error(L, "ob.batched bench: variant '%s' needs backend "
-                        "\"cuda\"", vn);
-    raise_on(L, odb_bgpu_variant_parse(vn, &v));
+    v = odbL_bt_variant(L, 2, ops, "ob.batched bench");
   }
-  const char *name = "cpu";
+  const char *name;
   if (blas) {
     name = pivot ? "cublas" : "cublas_nopiv";
-    st = bench_blas_prepare(m, op, pivot, &w);
+    st = ops->baseline_bench(&m->bt, m->a, op, pivot, reps, times);
   } else {
-    if (m->gpu) {
-      raise_on(L, odb_bgpu_resolve(&m->bt, op, v, &v));
-      name = odb_bgpu_variant_name(v);
-    }
+    raise_on(L, ops->resolve(&m->bt, op, v, &v));
+    name = ops->variant_name(v);
     st = bench_prepare(m, op, &w);
+    for (int r = 0; r < reps && st == ODB_OK; ++r)
+      st = bench_ours(m, op, v, &w, &times[r]);
+    bat_bench_free(m, &w);
   }
-  for (int r = 0; r < reps && st == ODB_OK; ++r)
-    st = blas ? bench_blas(m, op, &w, &times[r])
-              : bench_ours(m, op, v, &w, &times[r]);
-  bat_bench_free(m, &w);
   raise_on(L, st);
-  odbL_bt_push_bench(L, times, reps, odb_bgpu_op_bytes(&m->bt, op), name);
+  odbL_bt_push_bench(L, times, reps, odb_batched_op_bytes(&m->bt, op), name);
   return 1;
 }
 
@@ -742,9 +539,9 @@ static int bat_info(lua_State *L) {
   lua_setfield(L, -2, "vl");
   lua_pushinteger(L, m->bt.packs);
   lua_setfield(L, -2, "packs");
-  lua_pushstring(L, m->gpu ? "cuda" : "cpu");
+  lua_pushstring(L, m->ops->backend);
   lua_setfield(L, -2, "backend");
-  lua_pushstring(L, m->gpu ? odb_bgpu_variant_name(m->variant) : "cpu");
+  lua_pushstring(L, m->ops->variant_name(m->variant));
   lua_setfield(L, -2, "variant");
   lua_pushboolean(L, m->factored);
   lua_setfield(L, -2, "factored");
@@ -756,7 +553,7 @@ static int bat_info(lua_State *L) {
 /* m:close(), __gc and __close. */
 static int bat_close(lua_State *L) {
   odbL_bat *m = luaL_checkudata(L, 1, ODBL_BAT);
-  if (m->open) bat_free(m, m->a);
+  if (m->open) m->ops->free(m->a);
   m->a = NULL;
   m->open = 0;
   return 0;
@@ -803,55 +600,42 @@ int odbL_batched(lua_State *L) {
   int vl = (int)odbL_opt_int_range(L, 1, 1, "vl", "vl", 0, 64, 0);
   raise_on(L, odb_batched_layout_parse(
                 odbL_opt_string(L, 1, "layout", "compact"), &layout));
-  int gpu = odbL_bt_backend(L, 1, "ob.batched");
-  odb_bgpu_variant var = odbL_bt_variant(L, 1, gpu, "ob.batched");
+  const odb_batched_ops *ops = odbL_bt_backend(L, 1, "ob.batched");
+  int var = odbL_bt_variant(L, 1, ops, "ob.batched");
   odb_batch bt;
-  if ((gpu ? odb_bgpu_batch_init(&bt, layout, n, block, vl)
-           : odb_batch_init(&bt, layout, n, block, vl)) != ODB_OK)
+  char what[96];
+  if (ops->batch_init(&bt, layout, n, block, vl) != ODB_OK)
     return luaL_error(L, "ob.batched: %s", odb_last_error());
-  if (gpu && var != ODB_BGPU_AUTO) {
-    odb_bgpu_variant r;
-    raise_on(L, odb_bgpu_resolve(&bt, ODB_BGPU_OP_LU, var, &r));
+  if (var != 0) {
+    int r;
+    raise_on(L, ops->resolve(&bt, ODB_BATCHED_OP_LU, var, &r));
   }
-  if (!gpu) {
-    char what[96];
-    snprintf(what, sizeof what, "n = %ld matrices of %d x %d", (long)n,
-             block, block);
-    if (odb_topo_check_memory(8.0 * (double)odb_batch_mat_len(&bt), what)
-        != ODB_OK)
-      return luaL_error(L, "ob.batched: %s", odb_last_error());
-  }
+  snprintf(what, sizeof what, "n = %ld matrices of %d x %d", (long)n, block,
+           block);
+  if (ops->check_memory(8.0 * (double)odb_batch_mat_len(&bt), what) !=
+      ODB_OK)
+    return luaL_error(L, "ob.batched: %s", odb_last_error());
   bat_meta(L);
   odbL_gc_external(L, sizeof(double) * (double)odb_batch_mat_len(&bt));
   odbL_bat *m = lua_newuserdatauv(L, sizeof *m, 0);
   memset(m, 0, sizeof *m);
   m->bt = bt;
-  m->gpu = gpu;
+  m->ops = ops;
   m->variant = var;
   luaL_setmetatable(L, ODBL_BAT);
   size_t ml = odb_batch_mat_len(&bt);
-  if (bat_alloc(m, ml, &m->a) != ODB_OK) {
+  if (ops->alloc(ml, &m->a) != ODB_OK) {
     char size[32];
     return luaL_error(L, "ob.batched: out of %s memory: n = %I matrices of "
-                      "%d x %d need %s (%I bytes)%s%s", gpu ? "device" :
-                      "host", (lua_Integer)n, block, block,
+                      "%d x %d need %s (%I bytes)%s%s", ops->memory,
+                      (lua_Integer)n, block, block,
                       odbL_format_bytes(8.0 * (double)ml, size, sizeof size),
-                      (lua_Integer)(ml * sizeof(double)), gpu ? "; " : "",
-                      gpu ? odb_last_error() : "");
+                      (lua_Integer)(ml * sizeof(double)),
+                      ops->says_why ? "; " : "",
+                      ops->says_why ? odb_last_error() : "");
   }
   m->open = 1;
-  /* identity matrices (padding included) */
-  if (gpu) {
-    odb_batch none = bt;   /* every lane counts as padding: identity */
-    none.n = 0;
-    raise_on(L, odb_bgpu_random(&none, 0, 0.0, m->a));
-    raise_on(L, odb_bgpu_sync());
-  } else {
-    memset(m->a, 0, sizeof(double) * ml);
-    for (long p = 0; p < bt.packs * bt.vl; ++p)
-      for (int i = 0; i < bt.b; ++i)
-        m->a[odb_batch_mat_at(&bt, p, i, i)] = 1.0;
-  }
+  raise_on(L, ops->identity(&bt, m->a));   /* padding included */
   return 1;
 }
 

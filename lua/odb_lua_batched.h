@@ -6,20 +6,23 @@
 #define ODB_LUA_BATCHED_H
 
 #include "odb_lua.h"
-#include "odb_batched_gpu.h"
+#include "odb_batched_impl.h"
 
 /* Most repetitions a bench may ask for. */
 #define BENCH_MAX_REPS 1000
 
 /*
-** "cpu" (0) or "cuda" (1) from field `backend` of the table at arg; for
-** "cuda" checks that this build has CUDA and the run has the "cuda"
-** backend (a GPU), raising a clear error otherwise. who names the caller.
+** The ops table (odb_batched_impl.h) named by field `backend` of the table
+** at arg ("cpu" when absent), usable in this run; raises the registry's
+** error (an unknown name, "cuda" in a build without CUDA) or the table's
+** (no device) otherwise. who names the caller.
 */
-int odbL_bt_backend(lua_State *L, int arg, const char *who);
-/* The variant field of the table at arg (cuda only; "auto" on the CPU). */
-odb_bgpu_variant odbL_bt_variant(lua_State *L, int arg, int gpu,
-                                 const char *who);
+const odb_batched_ops *odbL_bt_backend(lua_State *L, int arg,
+                                       const char *who);
+/* The variant field of the table at arg, parsed by ops ("auto", 0, when
+   absent; the CPU has no other). */
+int odbL_bt_variant(lua_State *L, int arg, const odb_batched_ops *ops,
+                    const char *who);
 /* Whether the table at 1 has the fields a, b and c (c may be NULL). */
 int odbL_bt_has_fields(lua_State *L, const char *a, const char *b,
                        const char *c);

@@ -2,9 +2,9 @@
    the compact (interleaved) and standard layouts of odb_batched.h in device
    memory, LU without pivoting, TRSM/TRSV, GEMM/GEMV and solves in a
    serial-per-lane and a team variant, the line block-tridiagonal factor and
-   solve, and the cuBLAS batched LU baseline. Builds without CUDA have
-   odb_batched_gpu_none.c: every call fails with ODB_ERR_NO_DEVICE ("this
-   build has no CUDA").
+   solve, and the cuBLAS batched LU baseline. Only builds with CUDA have
+   them; callers outside gpu/ reach them through the "cuda" table of
+   odb_batched_impl.h (odb_batched_cuda.c).
 
    All matrix pointers are device memory of the current device, laid out as
    the batch says (odb_batch_mat_len / odb_batch_rhs_len doubles, padding
@@ -22,6 +22,10 @@ extern "C" {
 #endif
 
 #include "odb_batched.h"
+#include "odb_batched_impl.h"
+
+/* The "cuda" table of odb_batched_impl.h (odb_batched_cuda.c). */
+extern const odb_batched_ops odb_batched_cuda_ops;
 
 /* Lanes per pack on the GPU: any of 1 (standard), 2, 4, 8, 16, 32. */
 #define ODB_BGPU_MAX_VL 32
