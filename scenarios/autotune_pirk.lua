@@ -34,14 +34,14 @@
 --
 -- The exhaustive yardstick is a minimum over a hundred or more short,
 -- noisy measurements, so it favours whichever configuration was lucky. The
--- long runs compare head to head over thousands of steps, but on the
--- development VM two runs of one configuration differed by up to 25%
+-- long runs compare head to head over thousands of steps, but on a shared
+-- virtual machine two runs of one configuration can differ by a quarter
 -- (memory placement, neighbours on the host), so their columns show noise
 -- as much as choice.
 --
 -- The full run (both problems, both methods, 2000 steps each, nothing
--- extrapolated) takes about 5 minutes on the 2-core development VM, most
--- of it in the exhaustive searches and the 2000-step runs.
+-- extrapolated) takes minutes on a small machine, most of it in the
+-- exhaustive searches and the 2000-step runs.
 --
 --   odebench scenarios/autotune_pirk.lua
 --   odebench scenarios/autotune_pirk.lua --set problems=bruss2d --set methods=radau1a5

@@ -1,5 +1,6 @@
 -- blocktridiag.lua: batched small dense matrices in the compact layout
--- (seeds/004, KokkosKernels' interleaved packs of VL matrices) and the
+-- (KokkosKernels' interleaved packs of VL matrices: K. Kim et al.,
+-- "Designing vector-friendly compact BLAS and LAPACK kernels") and the
 -- line-implicit block-tridiagonal solver built on them, on the CPU and on
 -- the GPU, against the standard layout and the libraries.
 --

@@ -1,5 +1,8 @@
--- gpu_access_distance.lua: the access-distance study of seeds/000 (Figures
--- 10, 11, 14, 15, 16) on our GPU. BRUSS2D with Nx = d/2 points along the
+-- gpu_access_distance.lua: the access-distance study of M. Korch and
+-- T. Werner, "An in-depth introduction of multi-workgroup tiling for
+-- improving the locality of explicit one-step methods for ODE systems with
+-- limited access distance on GPUs" (section 5, Figures 10, 11, 14, 15, 16),
+-- on our GPU. BRUSS2D with Nx = d/2 points along the
 -- fast index (access distance d) and N rows chosen so that n = 2 N Nx
 -- stays near 16 * 2^20; one fixed step at a time of Bogacki-Shampine 3(2)
 -- and Verner 6(5) with every GPU variant, gpu_multiblock over its tile
@@ -106,7 +109,8 @@ for _, th in ipairs(sweep == "small" and { 0, 64, 256 } or { 0, 32, 64, 128, 256
   end
 end
 
--- Single-block tiles of a height across the stages (seeds/000 Figure 4):
+-- Single-block tiles of a height across the stages (Korch and Werner,
+-- Figure 4):
 -- gpu_hexagonal at heights 2, 4, 8, 14 and 16 (2 s for Bogacki-Shampine,
 -- Dormand-Prince and Verner 6(5): two kernels, no stage written in full;
 -- heights above 2 s are refused; more in the full sweep) and gpu_trapezoid
@@ -116,7 +120,7 @@ end
 -- it (at d = 32 a window of 1024 is a width of 960); nil is the variant's
 -- default. The full sweep adds odd and even hexagons of different widths
 -- (Figure 15). Tiles narrower than (2 G - 1) d or over shared memory are
--- refused, so these only run at small d, as in the seed.
+-- refused, so these only run at small d, as in the paper.
 local function width_of(win, d) return win - 2 * d end
 local hex_windows = sweep == "small" and { 0, 1024, 2048, 4096 }
                     or { 0, 1024, 1536, 2048, 3072, 4096, 6144, 8192 }

@@ -1,5 +1,8 @@
--- gpu_barriers.lua: the multi-block barriers of seeds/000 (section 4.3,
--- Figure 6) on our GPU: throughput (barriers per second) of n concurrent
+-- gpu_barriers.lua: the multi-block barriers of M. Korch and T. Werner,
+-- "An in-depth introduction of multi-workgroup tiling for improving the
+-- locality of explicit one-step methods for ODE systems with limited access
+-- distance on GPUs" (section 4.3, Figure 6), on our GPU: throughput
+-- (barriers per second) of n concurrent
 -- barriers of m blocks each, every block passing its barrier `iters` times,
 -- for barrier A (one atomic counter per barrier), B (a master block
 -- gathering entered flags and setting exit flags) and C (cooperative

@@ -3,8 +3,8 @@
 --
 -- ARKODE gets our tableau (dopri5 by default) and our tolerance, and it
 -- takes fixed steps of exactly the h our step-size controller picks (the
--- variant "arkode", core/variants/arkode.c), so every variant takes the same
--- steps and the time per step compares like with like. For each size the
+-- variant "arkode", core/ode/variants/arkode.c), so every variant takes the
+-- same steps and the time per step compares like with like. For each size the
 -- scenario finds the step size on the problem's first steps, integrates
 -- `steps` steps' worth of time once to warm up and once measured, and prints
 -- the time per step of each variant, ours over ARKODE's, and how far each

@@ -1,11 +1,13 @@
--- reservoir_bicgstab.lua: BiCGStab and QMR on reservoir matrices (seeds/001,
--- Al-Mouhamed & Khan, Figure 9 and 7.4): the generalized hepta-diagonal
+-- reservoir_bicgstab.lua: BiCGStab and QMR on reservoir matrices
+-- (M. A. Al-Mouhamed and A. H. Khan, "SpMV and BiCG-Stab optimization for
+-- a class of hepta-diagonal-sparse matrices on GPU", Figure 9 and section
+-- 7.4): the generalized hepta-diagonal
 -- matrix GH of a cubic V x V x V grid with k components per cell, solved to
 -- a relative residual of tol by every implementation of ob.krylov:
 --
 --   cusparse    one cuSPARSE/cuBLAS call per operation (CSR)
 --   fused       our SpMV (Bdia or CSR) + fused vector kernels
---   persistent  the seed's in-kernel solver, one kernel for the whole solve,
+--   persistent  the paper's in-kernel solver, one kernel for the whole solve,
 --               with each inter-block barrier: lock, lockfree, wss (WS-S,
 --               with the delay `delay` ns)
 --   cpu         the reference (only for V <= cpu_max)
@@ -19,7 +21,7 @@
 -- the percentage of the floor: A read twice plus the vector passes of one
 -- iteration (bytes_per_iter) over the device copy bandwidth of this run.
 --
--- V (or its older name sizes) and k take comma-separated lists, so a sweep
+-- V (also accepted as sizes) and k take comma-separated lists, so a sweep
 -- too long for one run splits into subsets (--set V=96,128 --set k=8).
 --
 --   odebench scenarios/reservoir_bicgstab.lua

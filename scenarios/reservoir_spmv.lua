@@ -1,15 +1,16 @@
 -- reservoir_spmv.lua: SpMV of the generalized hepta-diagonal reservoir
--- matrices on the GPU in every storage format against cuSPARSE (seeds/001,
--- Al-Mouhamed & Khan, Figures 7-8).
+-- matrices on the GPU in every storage format against cuSPARSE
+-- (M. A. Al-Mouhamed and A. H. Khan, "SpMV and BiCG-Stab optimization for
+-- a class of hepta-diagonal-sparse matrices on GPU", Figures 7-8).
 --
 -- Cubic grids V x V x V (J = H = I = V), k components per cell, patterns
 -- GH-b ("b") and GH-h ("h"), no wells by default. For each grid every
 -- format is built on the host (CSR assembled, BSR (k x k), ELL, HYB, DIA
 -- converted from it, Bdia built from the grid), copied to the GPU
 -- (A:gpu()), its launch options tuned (D:tune: block size and grain, and
--- for Bdia the seed's cooperative shared-memory load of x, section 6.1,
+-- for Bdia the paper's cooperative shared-memory load of x, section 6.1,
 -- two cells per thread with 16-byte loads (pair), and evict-first loads of
--- the values (stream); kernels/odb_sparse_gpu.h),
+-- the values (stream); gpu/sparse/odb_sparse_gpu.h),
 -- checked against the CPU CSR product, and timed (D:bench: reps
 -- back-to-back runs in 5 batches with device events between batches, the
 -- median of the batch means; no L2 flush between runs, so grids whose
@@ -22,15 +23,14 @@
 -- bytes; the same for every format, so GB/s compares times), that as a
 -- percentage of the device-to-device copy bandwidth measured in this run
 -- (ob.info().gpu.copy_gbs), and the speedup of each of ours over cuSPARSE
--- CSR and BSR. Targets (issue 6): Bdia >= 85% of the copy bandwidth for
+-- CSR and BSR. Targets: Bdia >= 85% of the copy bandwidth for
 -- V >= 64, >= 1.5x cuSPARSE CSR and >= 1.2x cuSPARSE BSR.
 -- Matrices that do not fit (host limit host_gb, or the device) are skipped
 -- with a note. Without a GPU the scenario says so and ends (exit 0).
 -- V, k, patterns and formats take comma-separated lists, so a sweep too
 -- long for one run splits into subsets. The host side (assembly, format
--- conversions, the CPU check product) is threaded (core/sparse/par.c):
--- V=128, k=8, one pattern with all six formats took 34 s on a 16-core
--- H200 host, V=96, k=8 both patterns 25 s.
+-- conversions, the CPU check product) is threaded (core/sparse/par.c), so
+-- even the largest grids build in well under a minute on a many-core host.
 -- Rows go to results (ob.metric) and to <outdir>/reservoir_spmv.csv.
 --
 -- Lua API used (lua/odb_lua_sparse.c): grid:matrix(fmt), A:convert(fmt,

@@ -1,5 +1,7 @@
 -- tsm_cpu.lua: the tall & skinny products on the CPU (the CPU versions of
--- seeds/003's kernels, core/odb_tsm_cpu.c): C = A^T B ("tsmttsm") and
+-- the kernels of Ernst, Hager, Thies and Wellein, "Performance engineering
+-- for real and complex tall & skinny matrix multiplication kernels on
+-- GPUs"; core/dense/odb_tsm_cpu.c): C = A^T B ("tsmttsm") and
 -- B = A C ("tsmm"), A: K x M, B: K x N, row-major, real (d) and complex (z).
 --
 -- Per shape: GFLOP/s of the threaded version (ob.kernel with backend

@@ -1,5 +1,7 @@
--- tsm_roofline.lua: tall & skinny products on the GPU (Ernst, Hager, Thies,
--- Wellein 2020; seeds/003): C = A^T B ("tsmttsm") and B = A C ("tsmm"),
+-- tsm_roofline.lua: tall & skinny products on the GPU (D. Ernst, G. Hager,
+-- J. Thies and G. Wellein, "Performance engineering for real and complex
+-- tall & skinny matrix multiplication kernels on GPUs", 2020): C = A^T B
+-- ("tsmttsm") and B = A C ("tsmm"),
 -- A: K x M, B: K x N, row-major, real (d) and complex (z) double.
 --
 -- For each shape the generated kernel is tuned over the quick space
@@ -13,14 +15,14 @@
 -- and the speedup over cuBLAS (the tuned kernel and cuBLAS run in turn,
 -- reps rounds, medians; a shape is slower when cuBLAS wins more than
 -- three rounds in four, tied when it is slower by the medians only).
--- Seeds/003's Figures 3, 4, 15 and 23.
--- The configuration says which units multiply: the seed's FMA kernels
+-- The paper's Figures 3, 4, 15 and 23.
+-- The configuration says which units multiply: the paper's FMA kernels
 -- ("tm=.. tn=.." / "tpr=..") or the FP64 tensor cores ("mma=m8n8k4 ...");
 -- "gauss=3m" marks complex kernels that multiply with Gauss's three real
 -- products (6 MNK flops on the tensor cores; GFLOP/s here always count the
 -- 8 MNK of the complex product, so such a kernel's percentage of the
 -- compute roof can pass what the tensor cores execute).
--- The last lines count the shapes that meet issue 7's targets: at least
+-- The last lines count the shapes that meet the targets: at least
 -- 90% of the roofline for M = N <= 32, 75% up to 64, never slower than
 -- cuBLAS.
 --

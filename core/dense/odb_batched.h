@@ -53,7 +53,7 @@ typedef struct odb_batch {
 
 /*
 ** Reproducible random entries, the same on the host and on the GPU
-** (kernels/odb_batched_gpu.cu includes this header): entry idx of a stream
+** (gpu/dense/odb_batched_gpu.cu includes this header): entry idx of a stream
 ** is a hash of (seed, idx) mapped to a uniform double in [-1, 1).
 */
 #ifdef __CUDACC__

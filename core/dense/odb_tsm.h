@@ -82,7 +82,7 @@ void odb_tsm_naive(odb_tsm_op op, odb_tsm_dtype t, long M, long N, long K,
 double odb_tsm_relerr(const double *x, const double *y, size_t n);
 
 
-/* {====== one product on the CPU, timed (core/odb_tsm_host.c) */
+/* {====== one product on the CPU, timed (core/dense/odb_tsm_host.c) */
 
 typedef struct odb_tsm_host odb_tsm_host;
 
@@ -115,7 +115,7 @@ odb_status odb_tsm_host_check(odb_tsm_host *h, double *err);
 
 /* }====== */
 
-/* {====== tuned GPU kernels (kernels/odb_tsm_plan.c; without CUDA every
+/* {====== tuned GPU kernels (gpu/dense/odb_tsm_plan.c; without CUDA every
    call fails with ODB_ERR_NO_DEVICE) */
 
 struct odb_ctx;

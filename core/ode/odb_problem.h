@@ -30,7 +30,7 @@ struct odb_problem {
   /*
   ** Problems on a 2-D grid with a radius-1 stencil (5 or 9 points): component c
   ** of cell (i, j) is y[K (i cols + j) + c], i < rows, j < cols, K comps.
-  ** gpu_cell_source defines odb_rhs_cell (see kernels/odb_gen_rk.c,
+  ** gpu_cell_source defines odb_rhs_cell (see gpu/ode/odb_gen_rk.c,
   ** gpu_stream2d); NULL: the problem offers no cell form. It reads only
   ** cells inside the grid (ODB_Y(di, dj, c) with i + di and j + dj in
   ** range: it handles its edges itself, as BRUSS2D mirrors them). It sees

@@ -1,5 +1,5 @@
 /* par.c - parallel loops over contiguous parts for the sparse assembly and
-** conversions: a team of threads (core/odb_team.h) made for the call and
+** conversions: a team of threads (core/rt/odb_team.h) made for the call and
 ** stopped after it, so that nothing stays spinning between matrices. */
 #include <stdlib.h>
 #include <unistd.h>

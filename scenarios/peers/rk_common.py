@@ -1,6 +1,6 @@
 """Shared pieces of the peer scripts (jax_rk.py, torch_rk.py): the Butcher
-tableaus of odebench's core/odb_method.c, BRUSS2D's layout and initial
-value as core/problems/bruss2d.c has them, the command line and the one-line
+tableaus of odebench's core/ode/odb_method.c, BRUSS2D's layout and initial
+value as core/ode/problems/bruss2d.c has them, the command line and the one-line
 JSON result that scenarios/gpu_bruss2d.lua reads."""
 import argparse
 import json
@@ -11,7 +11,7 @@ import time
 from fractions import Fraction as Fr
 
 # Exact rationals, rounded once to the nearest double: the same doubles as
-# the C initializers a/b in core/odb_method.c.
+# the C initializers a/b in core/ode/odb_method.c.
 TABLEAUS = {
     "heun_euler": dict(
         c=[0, 1], A=[[], [1]], b=[Fr(1, 2), Fr(1, 2)], bhat=[1, 0], fsal=False),
@@ -107,7 +107,7 @@ def make_step(method, rhs, maximum, sqrt_mean_sq, atol, rtol):
 def make_adaptive_body(method, step, t1, where, isfinite, minimum, maximum,
                        safety=0.9, fac_min=0.2, fac_max=5.0):
     """The loop body of an adaptive integration from 0 to t1 with the
-    engine's I controller (core/odb_solver.c: adaptive_step, step_factor;
+    engine's I controller (core/ode/odb_solver.c: adaptive_step, step_factor;
     the same defaults), written with array selects so that the whole loop
     stays on the device (lax.while_loop): state (t, h_next, y, f, capped,
     attempts, accepted). A rejection keeps y and caps the next factor at 1

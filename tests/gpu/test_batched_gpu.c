@@ -1,4 +1,4 @@
-/* test_batched_gpu.c - the batched GPU kernels (kernels/odb_batched_gpu.cu)
+/* test_batched_gpu.c - the batched GPU kernels (gpu/dense/odb_batched_gpu.cu)
    against the CPU (core/batched): LU, solves, TRSM/TRSV, GEMM/GEMV in every
    variant and layout, the block-tridiagonal factor and solve, cuBLAS, zero
    pivots and bad input, on fresh random diagonally dominant systems (TAP;

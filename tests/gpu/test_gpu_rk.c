@@ -314,9 +314,10 @@ static void test_refusals(void) {
 }
 
 /*
-** gpu_multiblock's tile configurations (seeds/000 4.3-4.6): every stride
-** and barrier kind, persistent and one group per tile, several components
-** and blocks per thread, small blocks so that n = 2738 (d = 74) spans
+** gpu_multiblock's tile configurations (Korch and Werner, multi-workgroup
+** tiling, sections 4.3-4.6): every stride and barrier kind, persistent
+** and one group per tile, several components and blocks per thread, small
+** blocks so that n = 2738 (d = 74) spans
 ** many tiles of several blocks; two steps each against plain to 1e-12.
 ** Then the refusals: more co-resident blocks than the device holds, and
 ** a watchdog of 1 ns, which any barrier wait outlasts: the step fails

@@ -1,4 +1,4 @@
-/* test_gpulib_check.c - kernels/odb_gpulib_check.h: a failing cuBLAS or
+/* test_gpulib_check.c - gpu/rt/odb_gpulib_check.h: a failing cuBLAS or
    cuSPARSE status is reported with the call, the status's name, and the
    caller's file and line (no device needed: suite 'unit'). */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* test_krylov_gpu.c - BiCGStab and QMR on the GPU (kernels/odb_krylov_gpu.h)
+/* test_krylov_gpu.c - BiCGStab and QMR on the GPU (gpu/sparse/odb_krylov_gpu.h)
    against the CPU reference: every impl (cusparse, fused, persistent with
    each barrier: lock, lockfree, wss; range vectors in shared and in global
    memory; Bdia SpMV with 1, 2, 4 or k rows of a cell per thread, plain or

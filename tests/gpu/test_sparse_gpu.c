@@ -1,4 +1,4 @@
-/* test_sparse_gpu.c - GPU SpMV of every format (kernels/odb_sparse_gpu.cu),
+/* test_sparse_gpu.c - GPU SpMV of every format (gpu/sparse/odb_sparse_gpu.cu),
    with every launch option of the tuning space, and the cuSPARSE CSR/BSR
    baselines against the CPU CSR product on fresh random vectors: GH-b and
    GH-h, with and without wells, grids with a side of 1 and odd sizes.

@@ -9,9 +9,9 @@
 #include <time.h>
 
 /*
-** The GPU variants' advance (kernels/odb_gpu_rk.c and the controller the
+** The GPU variants' advance (gpu/ode/odb_gpu_rk.c and the controller the
 ** generator writes) in C, over the fused variant's attempt, so that the
-** driver's side (device_batch in core/odb_solver.c: batch sizes, the state
+** driver's side (device_batch in core/ode/odb_solver.c: batch sizes, the state
 ** and FSAL's F_0 taken over, counts, capped carried across batches, hmin,
 ** max_steps) runs in CI, where there is no GPU. Attempts take y and ynew
 ** (and F_0 and F_s-1 under FSAL) in turns by parity; a launch whose parity
@@ -36,7 +36,7 @@ static odb_status attempt_in(odb_solver *s, double *const buf[2],
   return odb_variant_fused.attempt(s, h, err);
 }
 
-/* The controller's factor (step_factor in core/odb_solver.c). */
+/* The controller's factor (step_factor in core/ode/odb_solver.c). */
 static double factor(const odb_solver *s, double err, double cap) {
   if (!(err > 0)) return cap;
   return fmin(cap, fmax(s->opts.fac_min, s->opts.safety *

@@ -8,9 +8,11 @@
 #include "tap.h"
 
 /*
-** Test vectors are the thesis's worked examples (Kalinnik 2015, Ch. 8.5.1
-** and Ch. 9.5.1; reference/seed002-autotuning.md sections 3.3, 3.6, 5.3,
-** 5.4) on synthetic hwloc topologies of the machines named there.
+** Test vectors are the worked examples of N. Kalinnik, "Effizientes Lösen
+** von Anfangswertproblemen gewöhnlicher Differentialgleichungssysteme
+** mithilfe von Autotuning-Techniken" (PhD thesis, Bayreuth, 2015), Ch.
+** 8.4.2, 8.5.1, 9.4.2 and 9.5.1, on synthetic hwloc topologies of the
+** machines of its Appendix B.
 */
 
 /* Opteron 6172 "Leo": 4 packages of 2 dies with 6 cores, 6 MiB L3 per die. */

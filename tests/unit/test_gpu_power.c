@@ -1,5 +1,5 @@
 /* test_gpu_power.c - the GPU's clocks and power through NVML
-   (kernels/odb_gpu_power.c): the reasons' names, bad periods, and either
+   (gpu/rt/odb_gpu_power.c): the reasons' names, bad periods, and either
    readings and a watch (where the driver's NVML is present) or the error
    that names NVML (where it is not, as on the CI machine). */
 #include <string.h>

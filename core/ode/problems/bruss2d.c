@@ -118,7 +118,7 @@ static void bruss_rhs(const odb_problem *p, double t, const double *y,
 }
 
 /*
-** f_j as CUDA C for the GPU variants (kernels/odb_gen_rk.c): the generator
+** f_j as CUDA C for the GPU variants (gpu/ode/odb_gen_rk.c): the generator
 ** defines odb_idx (an integer type for component indices), ODB_N, ODB_D
 ** and ODB_P0..ODB_P7 (this problem's parameter values in declaration order:
 ** N, alpha, init) as compile-time constants. y[k] is component k, valid
