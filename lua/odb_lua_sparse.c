@@ -1,7 +1,9 @@
 /* odb_lua_sparse.c - ob.reservoir{...}, grid:matrix(fmt), A:spmv(x),
-** ob.krylov{...} (CPU reference and the GPU forms of kernels/odb_krylov_gpu.h) over odb_sparse.h.
+** ob.krylov{...} over odb_sparse.h, the GPU matrices and the Krylov impls
+** through the ops tables of odb_sparse_impl.h ("cpu": the reference;
+** "cuda" in builds with CUDA: the GPU forms).
 **
-** GPU matrices (kernels/odb_sparse_gpu.h): A:gpu() or
+** GPU matrices (the "cuda" table's device copies): A:gpu() or
 ** grid:matrix(fmt, {backend = "cuda"}) returns a GpuSparseMatrix D, a
 ** device copy in the same format; D:spmv(x [, "ours"|"cusparse"]) runs on
 ** the GPU (host Vector or table in, Vector out), D:tune{reps=} tunes the
@@ -9,10 +11,9 @@
 ** reps=} returns seconds per SpMV (median), D:set{block=, grain=,
 ** shared_x=, pair=, stream=} forces options, D:info() {format, n, nnz, bytes, config,
 ** floor_bytes}. A:spmv(x) stays on the CPU. Builds without CUDA raise
-** "this build has no CUDA". */
+** the registry's "backend 'cuda': this build has no CUDA". */
 #include "odb_lua.h"
-#include "odb_sparse_gpu.h"
-#include "odb_krylov_gpu.h"
+#include "odb_sparse_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ int odbL_krylov(lua_State *L);
 
 typedef struct { odb_reservoir *g; } odbL_res;
 typedef struct { odb_sparse *A; } odbL_mat;
-typedef struct { odb_sparse_gpu *g; } odbL_gmat;
+typedef struct { const odb_sparse_ops *ops; odb_sparse_gpu *g; } odbL_gmat;
 
 /* The open grid at idx (argument error otherwise). */
 static odb_reservoir *res_check(lua_State *L, int idx)
@@ -101,23 +102,34 @@ int odbL_reservoir(lua_State *L)
   return 1;
 }
 
-static int gmat_push(lua_State *L, odb_sparse *A, int free_host);
+static int gmat_push(lua_State *L, const odb_sparse_ops *ops, odb_sparse *A,
+                     int free_host);
 
-/* Options table at idx (or none): max_bytes (host limit), backend. */
-static size_t mat_opts(lua_State *L, int idx, int *cuda)
+/* The sparse table of backend name (the one place it is looked up);
+** raises who: the registry's error. */
+static const odb_sparse_ops *sparse_ops(lua_State *L, const char *name, const char *who)
+{
+  const odb_sparse_ops *ops;
+  if (odb_sparse_impl_find(name, &ops) != ODB_OK) luaL_error(L, "%s%s", who, odb_last_error());
+  return ops;
+}
+
+/* Options table at idx (or none): max_bytes (host limit), backend (its
+** table into *ops). */
+static size_t mat_opts(lua_State *L, int idx, const odb_sparse_ops **ops)
 {
   static const char *const keys[] = {"max_bytes", "backend", NULL};
   long long mb = 0;
-  *cuda = 0;
+  *ops = &odb_sparse_cpu_ops;
   if (lua_isnoneornil(L, idx)) return 0;
   luaL_checktype(L, idx, LUA_TTABLE);
   odbL_check_keys(L, idx, keys);
   if (odbL_opt_integer(L, idx, "max_bytes", &mb) && mb <= 0)
     luaL_error(L, "max_bytes must be positive, got %I", (lua_Integer)mb);
   const char *be = odbL_opt_string(L, idx, "backend", "cpu");
-  if (!strcmp(be, "cuda")) *cuda = 1;
-  else if (strcmp(be, "cpu"))
+  if (strcmp(be, "cpu") && strcmp(be, "cuda"))
     luaL_error(L, "backend must be \"cpu\" or \"cuda\", got \"%s\"", be);
+  *ops = sparse_ops(L, be, "");
   return (size_t)mb;
 }
 
@@ -127,14 +139,14 @@ static int res_matrix(lua_State *L)
 {
   odb_reservoir *g = res_check(L, 1);
   odb_sparse_format f;
-  int cuda;
+  const odb_sparse_ops *ops;
   if (odb_sparse_format_parse(luaL_optstring(L, 2, "csr"), &f) != ODB_OK)
     return luaL_error(L, "%s", odb_last_error());
-  size_t mb = mat_opts(L, 3, &cuda);
-  if (cuda) {
+  size_t mb = mat_opts(L, 3, &ops);
+  if (ops->upload) {   /* a backend with device matrices */
     odb_sparse *A = NULL;
     if (odb_reservoir_matrix(g, f, mb, &A) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
-    return gmat_push(L, A, 1);
+    return gmat_push(L, ops, A, 1);
   }
   odbL_mat *m = lua_newuserdatauv(L, sizeof *m, 0);
   m->A = NULL;
@@ -245,12 +257,14 @@ static int mat_convert(lua_State *L)
 
 /* Uploads A and pushes the GpuSparseMatrix; frees A when free_host (also
 ** on failure). */
-static int gmat_push(lua_State *L, odb_sparse *A, int free_host)
+static int gmat_push(lua_State *L, const odb_sparse_ops *ops, odb_sparse *A,
+                     int free_host)
 {
   odbL_gmat *d = lua_newuserdatauv(L, sizeof *d, 0);
+  d->ops = ops;
   d->g = NULL;
   luaL_setmetatable(L, ODBL_GPUSPARSE);
-  odb_status st = odb_sparse_gpu_upload(A, &d->g);
+  odb_status st = ops->upload(A, &d->g);
   double bytes = (double)odb_sparse_bytes(A);
   if (free_host) odb_sparse_free(A);
   if (st != ODB_OK) return luaL_error(L, "%s", odb_last_error());
@@ -261,15 +275,16 @@ static int gmat_push(lua_State *L, odb_sparse *A, int free_host)
 /* A:gpu() -> GpuSparseMatrix (A stays usable on the CPU). */
 static int mat_gpu(lua_State *L)
 {
-  return gmat_push(L, mat_check(L, 1), 0);
+  odb_sparse *A = mat_check(L, 1);
+  return gmat_push(L, sparse_ops(L, "cuda", ""), A, 0);
 }
 
 /* The open GPU matrix at idx (argument error otherwise). */
-static odb_sparse_gpu *gmat_check(lua_State *L, int idx)
+static odbL_gmat *gmat_check(lua_State *L, int idx)
 {
   odbL_gmat *d = luaL_checkudata(L, idx, ODBL_GPUSPARSE);
   if (!d->g) luaL_argerror(L, idx, "the GPU matrix is closed");
-  return d->g;
+  return d;
 }
 
 /* "ours" | "cusparse" at idx (default ours). */
@@ -284,11 +299,15 @@ static odb_spmv_impl impl_arg(lua_State *L, const char *name)
 /* D:spmv(x [, "ours"|"cusparse"]) -> Vector y = A x computed on the GPU. */
 static int gmat_spmv(lua_State *L)
 {
-  odb_sparse_gpu *g = gmat_check(L, 1);
+  odbL_gmat *d = gmat_check(L, 1);
   odb_spmv_impl impl = impl_arg(L, luaL_optstring(L, 3, "ours"));
-  double *x = vec_arg(L, 2, 2, g->n, "x", 1);
-  odbL_vector *y = odbL_vector_new(L, g->n);
-  odb_status st = odb_sparse_gpu_spmv_host(g, impl, x, y->v, g->n);
+  odb_sparse_format fmt;
+  long n, nnz;
+  size_t bytes;
+  d->ops->describe(d->g, &fmt, &n, &nnz, &bytes);
+  double *x = vec_arg(L, 2, 2, n, "x", 1);
+  odbL_vector *y = odbL_vector_new(L, n);
+  odb_status st = d->ops->spmv_host(d->g, impl, x, y->v, n);
   if (st != ODB_OK) return luaL_error(L, "%s", odb_last_error());
   return 1;
 }
@@ -306,14 +325,14 @@ static int reps_arg(lua_State *L, int idx, int def)
 static int gmat_bench(lua_State *L)
 {
   static const char *const keys[] = {"impl", "reps", NULL};
-  odb_sparse_gpu *g = gmat_check(L, 1);
+  odbL_gmat *d = gmat_check(L, 1);
   if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_newtable(L); }
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   odb_spmv_impl impl = impl_arg(L, odbL_opt_string(L, 2, "impl", "ours"));
   int reps = reps_arg(L, 2, 20);
   double t = 0;
-  if (odb_sparse_gpu_bench(g, impl, reps, &t) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  if (d->ops->bench(d->g, impl, reps, &t) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
   lua_pushnumber(L, t);
   return 1;
 }
@@ -322,17 +341,17 @@ static int gmat_bench(lua_State *L)
 static int gmat_tune(lua_State *L)
 {
   static const char *const keys[] = {"reps", NULL};
-  odb_sparse_gpu *g = gmat_check(L, 1);
+  odbL_gmat *d = gmat_check(L, 1);
   if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_newtable(L); }
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   int reps = reps_arg(L, 2, 5);
   double t = 0;
   char buf[96];
-  if (odb_sparse_gpu_tune(g, reps, &t) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
-  odb_sparse_gpu_opts o = odb_sparse_gpu_get_opts(g);
+  if (d->ops->tune(d->g, reps, &t) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  odb_sparse_gpu_opts o = d->ops->get_opts(d->g);
   lua_pushnumber(L, t);
-  lua_pushstring(L, odb_sparse_gpu_opts_str(&o, buf, sizeof buf));
+  lua_pushstring(L, d->ops->opts_str(&o, buf, sizeof buf));
   return 2;
 }
 
@@ -341,17 +360,17 @@ static int gmat_tune(lua_State *L)
 static int gmat_set(lua_State *L)
 {
   static const char *const keys[] = {"block", "grain", "shared_x", "pair", "stream", NULL};
-  odb_sparse_gpu *g = gmat_check(L, 1);
+  odbL_gmat *d = gmat_check(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
-  odb_sparse_gpu_opts o = odb_sparse_gpu_get_opts(g);
+  odb_sparse_gpu_opts o = d->ops->get_opts(d->g);
   /* the engine checks what each format allows within these */
   o.block = (int)odbL_opt_int_range(L, 2, 2, "block", "block", 1, 1 << 20, o.block);
   o.grain = (int)odbL_opt_int_range(L, 2, 2, "grain", "grain", 1, 1 << 20, o.grain);
   o.shared_x = (int)odbL_opt_int_range(L, 2, 2, "shared_x", "shared_x", 0, 1, o.shared_x);
   o.pair = (int)odbL_opt_int_range(L, 2, 2, "pair", "pair", 0, 1, o.pair);
   o.stream = (int)odbL_opt_int_range(L, 2, 2, "stream", "stream", 0, 1, o.stream);
-  if (odb_sparse_gpu_set_opts(g, &o) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  if (d->ops->set_opts(d->g, &o) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
   return 0;
 }
 
@@ -360,18 +379,22 @@ static int gmat_set(lua_State *L)
 ** cusparse the routine of the baseline ("" for formats without one). */
 static int gmat_info(lua_State *L)
 {
-  odb_sparse_gpu *g = gmat_check(L, 1);
+  odbL_gmat *d = gmat_check(L, 1);
   char buf[96];
-  odb_sparse_gpu_opts o = odb_sparse_gpu_get_opts(g);
+  odb_sparse_format fmt;
+  long n, nnz;
+  size_t bytes;
+  d->ops->describe(d->g, &fmt, &n, &nnz, &bytes);
+  odb_sparse_gpu_opts o = d->ops->get_opts(d->g);
   lua_createtable(L, 0, 6);
-  lua_pushstring(L, odb_sparse_format_name(g->fmt)); lua_setfield(L, -2, "format");
-  lua_pushinteger(L, g->n); lua_setfield(L, -2, "n");
-  lua_pushinteger(L, g->nnz); lua_setfield(L, -2, "nnz");
-  lua_pushinteger(L, (lua_Integer)g->bytes); lua_setfield(L, -2, "bytes");
-  lua_pushstring(L, odb_sparse_gpu_opts_str(&o, buf, sizeof buf)); lua_setfield(L, -2, "config");
-  lua_pushinteger(L, 8 * ((lua_Integer)g->nnz + 2 * (lua_Integer)g->n));
+  lua_pushstring(L, odb_sparse_format_name(fmt)); lua_setfield(L, -2, "format");
+  lua_pushinteger(L, n); lua_setfield(L, -2, "n");
+  lua_pushinteger(L, nnz); lua_setfield(L, -2, "nnz");
+  lua_pushinteger(L, (lua_Integer)bytes); lua_setfield(L, -2, "bytes");
+  lua_pushstring(L, d->ops->opts_str(&o, buf, sizeof buf)); lua_setfield(L, -2, "config");
+  lua_pushinteger(L, 8 * ((lua_Integer)nnz + 2 * (lua_Integer)n));
   lua_setfield(L, -2, "floor_bytes");
-  lua_pushstring(L, odb_sparse_gpu_cusparse_name(g)); lua_setfield(L, -2, "cusparse");
+  lua_pushstring(L, d->ops->baseline_name(d->g)); lua_setfield(L, -2, "cusparse");
   return 1;
 }
 
@@ -379,14 +402,14 @@ static int gmat_info(lua_State *L)
 static int gmat_close(lua_State *L)
 {
   odbL_gmat *d = luaL_checkudata(L, 1, ODBL_GPUSPARSE);
-  odb_sparse_gpu_free(d->g);
+  if (d->g) d->ops->free(d->g);
   d->g = NULL;
   return 0;
 }
 
 /* }====== */
 
-/* {====== ob.krylov (kernels/odb_krylov_gpu.h) */
+/* {====== ob.krylov (the impls of odb_sparse_impl.h's tables) */
 
 /* Options of ob.krylov from the table at 1 into o (raises on bad input). */
 static void krylov_opts(lua_State *L, odb_krylov_gpu_opts *o)
@@ -523,13 +546,17 @@ int odbL_krylov(lua_State *L)
   lua_settop(L, xi);
   odb_krylov_result res;
   odb_krylov_gpu_info info;
-  odb_status st = odb_krylov_gpu_solve(A, km, b, x->v, &o, &res, &info);
+  const char *be = o.impl == ODB_KRY_IMPL_CPU ? "cpu" : "cuda";
+  const odb_sparse_ops *ops;
+  if (odb_sparse_impl_find(be, &ops) != ODB_OK)
+    return luaL_error(L, "ob.krylov: impl %s: %s", odb_krylov_impl_name(o.impl), odb_last_error());
+  odb_status st = ops->krylov_solve(A, km, b, x->v, &o, &res, &info);
   if (st != ODB_OK && st != ODB_ERR_MAX_STEPS) return luaL_error(L, "ob.krylov: %s", odb_last_error());
   krylov_push(L, xi, st, &res, &o, &info);
   odb_krylov_result_free(&res);
-  if (want_spmv && o.impl != ODB_KRY_IMPL_CPU) {
+  if (want_spmv && ops->krylov_spmv_seconds) {
     double sec = 0, bw = 0;
-    if (odb_krylov_gpu_spmv_seconds(A, o.impl, 20, &sec, &bw) != ODB_OK)
+    if (ops->krylov_spmv_seconds(A, o.impl, 20, &sec, &bw) != ODB_OK)
       return luaL_error(L, "ob.krylov: %s", odb_last_error());
     set_num(L, "spmv_seconds", sec);
     set_num(L, "bandwidth", bw);

@@ -4,8 +4,9 @@
 **
 ** C interface, includable from C and CUDA. Vectors are device memory of
 ** length n; launches go to the legacy default stream and do not wait.
-** A build without CUDA has the same functions (odb_sparse_gpu_none.c); they
-** return ODB_ERR_NO_DEVICE "this build has no CUDA".
+** Only builds with CUDA have these functions; callers outside gpu/ reach
+** them through the "cuda" table of odb_sparse_impl.h (odb_sparse_cuda.c),
+** where the launch options and odb_spmv_impl are declared.
 */
 #ifndef ODB_SPARSE_GPU_H
 #define ODB_SPARSE_GPU_H
@@ -18,6 +19,7 @@ extern "C" {
 #endif
 
 #include "odb_sparse.h"
+#include "odb_sparse_impl.h"
 
 /* Device copy of an odb_sparse in its own format. All pointers are device
    memory; arrays a format does not use are NULL. */
@@ -44,22 +46,6 @@ odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);
 
 /* ---- beyond the shared interface: options, tuning, baselines, timing ---- */
 
-/* Launch options of our kernels. block: threads per block (32..1024, a
-** multiple of 32; Bdia: rounded to whole warps of cells and to what the
-** kernel's registers allow); grain: CSR: threads per row (1..32, a power
-** of two); BSR, ELL, HYB, DIA: rows per thread (1..64, grid-stride);
-** Bdia: rows of a cell per thread (1, 2 or 4, dividing k); shared_x:
-** Bdia only, the seed's cooperative loading of the x ranges a block needs
-** into shared memory (6.1) instead of reading x through L1/L2; pair: Bdia
-** only (even number of cells, k <= 8, grain 1, shared_x 0), a thread
-** computes every row of two consecutive cells with 16-byte value loads;
-** stream: Bdia only, the values are loaded with the evict-first cache hint.
-** Zero pair and stream are the plain forms, so {block, grain, shared_x}
-** initializers keep their meaning. */
-typedef struct odb_sparse_gpu_opts {
-  int block, grain, shared_x, pair, stream;
-} odb_sparse_gpu_opts;
-
 /* The options odb_sparse_gpu_spmv uses now (tuned or default). */
 odb_sparse_gpu_opts odb_sparse_gpu_get_opts(const odb_sparse_gpu *g);
 /* Checks o for g's format (ODB_ERR_ARG naming the field) and makes it the
@@ -82,11 +68,6 @@ const char *odb_sparse_gpu_opts_str(const odb_sparse_gpu_opts *o, char *buf, siz
 /* The candidates odb_sparse_gpu_tune tries for g's format: writes up to max
 ** of them to out and returns how many there are. */
 int odb_sparse_gpu_space(const odb_sparse_gpu *g, odb_sparse_gpu_opts *out, int max);
-
-typedef enum odb_spmv_impl {
-  ODB_SPMV_OURS = 0,       /* our kernel for g's format */
-  ODB_SPMV_CUSPARSE        /* cuSPARSE: cusparseSpMV (CSR) or bsrmv (BSR) */
-} odb_spmv_impl;
 
 /* Which cuSPARSE routine odb_sparse_gpu_cusparse uses for g ("" for
 ** formats without a baseline); for BSR the faster one once benchmarked. */

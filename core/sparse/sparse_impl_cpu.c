@@ -1,13 +1,14 @@
-/* odb_krylov_gpu_none.c - odb_krylov_gpu.h in a build without CUDA: impl
-** "cpu" runs the reference (timed on the host), the GPU impls give
-** ODB_ERR_NO_DEVICE "this build has no CUDA". */
+/* sparse_impl_cpu.c - the "cpu" table of odb_sparse_impl.h (the Krylov
+** reference timed on the host; no device matrices) and the family's
+** registry. */
+#include "odb_sparse_impl.h"
+
 #include <string.h>
-#include <time.h>
 
-#include "odb_krylov_gpu.h"
 #include "odb_clock.h"
+#include "odb_registry.h"
 
-/* The checks the CUDA build makes before it needs a device. */
+/* The checks the cuda table makes of the same options. */
 static odb_status check_opts(const odb_krylov_gpu_opts *o)
 {
   if (!o) return ODB_OK;
@@ -31,10 +32,10 @@ static odb_status check_opts(const odb_krylov_gpu_opts *o)
   return ODB_OK;
 }
 
-/* The reference for impl cpu; ODB_ERR_NO_DEVICE for the others. */
-odb_status odb_krylov_gpu_solve(const odb_sparse *A, odb_krylov_method method, const double *b,
-                                double *x, const odb_krylov_gpu_opts *o,
-                                odb_krylov_result *res, odb_krylov_gpu_info *info)
+/* The reference; another impl belongs to the "cuda" table. */
+static odb_status cpu_krylov_solve(const odb_sparse *A, odb_krylov_method method, const double *b,
+                                   double *x, const odb_krylov_gpu_opts *o,
+                                   odb_krylov_result *res, odb_krylov_gpu_info *info)
 {
   memset(res, 0, sizeof *res);
   res->breakdown_iter = -1;
@@ -42,8 +43,7 @@ odb_status odb_krylov_gpu_solve(const odb_sparse *A, odb_krylov_method method, c
   ODB_TRY(check_opts(o));
   odb_krylov_impl impl = o ? o->impl : ODB_KRY_IMPL_CPU;
   if (impl != ODB_KRY_IMPL_CPU)
-    return ODB_FAIL(ODB_ERR_NO_DEVICE, "impl %s: this build has no CUDA (configure with -Dcuda=enabled)",
-                    odb_krylov_impl_name(impl));
+    return ODB_FAIL(ODB_ERR_ARG, "impl %s is not the CPU's (cpu)", odb_krylov_impl_name(impl));
   double t0 = odb_clock_now();
   odb_status st = odb_krylov_solve(A, method, b, x, o ? &o->kry : NULL, res);
   if (info) {
@@ -55,11 +55,29 @@ odb_status odb_krylov_gpu_solve(const odb_sparse *A, odb_krylov_method method, c
   return st;
 }
 
-/* Always ODB_ERR_NO_DEVICE. */
-odb_status odb_krylov_gpu_spmv_seconds(const odb_sparse *A, odb_krylov_impl impl, int reps,
-                                       double *seconds, double *copy_bytes_per_s)
+const odb_sparse_ops odb_sparse_cpu_ops = {
+  .backend = "cpu",
+  .krylov_solve = cpu_krylov_solve,
+};
+
+static odb_registry registry = {
+  "sparse", 1, { "cpu" }, { &odb_sparse_cpu_ops }
+};
+
+odb_status odb_sparse_impl_register(const odb_sparse_ops *ops)
 {
-  (void)A; (void)reps; (void)seconds; (void)copy_bytes_per_s;
-  return ODB_FAIL(ODB_ERR_NO_DEVICE, "SpMV timing of impl %s: this build has no CUDA "
-                  "(configure with -Dcuda=enabled)", odb_krylov_impl_name(impl));
+  return odb_registry_add(&registry, ops->backend, ops);
+}
+
+odb_status odb_sparse_impl_find(const char *name, const odb_sparse_ops **out)
+{
+  const void *p;
+  odb_status st = odb_registry_find(&registry, name, &p);
+  *out = p;
+  return st;
+}
+
+const char *odb_sparse_impl_list(char *buf, size_t len)
+{
+  return odb_registry_list(&registry, buf, len);
 }
