@@ -6,6 +6,7 @@
 #include "cuda_backend.h"
 #include "odb_batched_gpu.h"
 #include "odb_krylov_gpu.h"
+#include "odb_tsm_gpu.h"
 
 /*
 ** Registers the GPU variants and the "cuda" ops tables of the families
@@ -21,6 +22,7 @@ odb_status odb_kernels_register(odb_ctx *ctx) {
   odb_status st = odb_gpu_rk_register();
   if (st == ODB_OK) st = odb_batched_impl_register(&odb_batched_cuda_ops);
   if (st == ODB_OK) st = odb_sparse_impl_register(&odb_sparse_cuda_ops);
+  if (st == ODB_OK) st = odb_tsm_impl_register(&odb_tsm_cuda_ops);
   if (st != ODB_OK) return st;
   if (odb_cuda_device_count(why, sizeof why) == 0) {
     snprintf(note, sizeof note, "cuda: no device (%s)", why);

@@ -1,19 +1,18 @@
 /* odb_lua_kernel.c - ob.kernel(name, shape): a dense kernel tuned per
-   shape (the tall & skinny products of odb_tsm.h). */
+   shape (the tall & skinny products of odb_tsm.h), through the ops table
+   of its backend (odb_tsm_impl.h: "cpu", or "cuda" in builds with CUDA). */
 #include "odb_lua.h"
 
-#include <stdio.h>
 #include <string.h>
 
-#include "odb_tsm.h"
+#include "odb_tsm_impl.h"
 
 #define ODBL_KERNEL "odebench.Kernel"
 
-/* One product of a shape: the tuned GPU kernel (plan) or the CPU version
-   (host); exactly one is set while open. */
+/* One product of a shape on its backend; run is NULL once closed. */
 typedef struct odbL_tsmk {
-  odb_tsm_plan *plan;     /* backend "cuda" */
-  odb_tsm_host *host;     /* backend "cpu" */
+  const odb_tsm_ops *ops;
+  odb_tsm_run *run;
   odb_tsm_op op;
   odb_tsm_dtype t;
   long M, N, K;
@@ -27,7 +26,7 @@ static void raise_on(lua_State *L, odb_status st) {
 /* The open kernel at idx; raises when closed. */
 static odbL_tsmk *kernel_check(lua_State *L, int idx) {
   odbL_tsmk *k = luaL_checkudata(L, idx, ODBL_KERNEL);
-  if (!k->plan && !k->host) luaL_argerror(L, idx, "the kernel is closed");
+  if (!k->run) luaL_argerror(L, idx, "the kernel is closed");
   return k;
 }
 
@@ -49,8 +48,7 @@ static int kernel_time(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
   int reps = opt_reps(L, 2);
   double sec = 0;
-  raise_on(L, k->plan ? odb_tsm_plan_time(k->plan, reps, &sec)
-                      : odb_tsm_host_time(k->host, reps, &sec));
+  raise_on(L, k->ops->time(k->run, reps, &sec));
   return push_timing(L, k, sec);
 }
 
@@ -59,10 +57,10 @@ static int kernel_cublas(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
   int reps = opt_reps(L, 2);
   double sec = 0;
-  if (!k->plan)
+  if (!k->ops->peer_time)
     return luaL_error(L, "k:cublas: this kernel runs on the CPU (backend "
                       "'cpu'); k:compare times it against the plain loop");
-  raise_on(L, odb_tsm_plan_cublas_time(k->plan, reps, &sec));
+  raise_on(L, k->ops->peer_time(k->run, reps, &sec));
   return push_timing(L, k, sec);
 }
 
@@ -74,8 +72,7 @@ static int kernel_compare(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
   int reps = opt_reps(L, 2);
   double mine = 0, peer = 0, q[3];
-  raise_on(L, k->plan ? odb_tsm_plan_compare(k->plan, reps, &mine, &peer, q)
-                      : odb_tsm_host_compare(k->host, reps, &mine, &peer, q));
+  raise_on(L, k->ops->compare(k->run, reps, &mine, &peer, q));
   push_timing(L, k, mine);
   push_timing(L, k, peer);
   lua_createtable(L, 3, 0);
@@ -91,8 +88,7 @@ static int kernel_compare(lua_State *L) {
 static int kernel_checkm(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
   double err = 0;
-  raise_on(L, k->plan ? odb_tsm_plan_check(k->plan, &err)
-                      : odb_tsm_host_check(k->host, &err));
+  raise_on(L, k->ops->check(k->run, &err));
   lua_pushnumber(L, err);
   return 1;
 }
@@ -107,8 +103,8 @@ static void set_int(lua_State *L, const char *key, lua_Integer v) {
    race_changed, evals, cached, threads, flops, bytes}. */
 static int kernel_info(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
-  long evals = 0, cached = 0;
-  char cfg[32];
+  odb_tsm_desc d;
+  k->ops->describe(k->run, &d);
   lua_createtable(L, 0, 16);
   lua_pushstring(L, odb_tsm_op_name(k->op));
   lua_setfield(L, -2, "name");
@@ -117,30 +113,22 @@ static int kernel_info(lua_State *L) {
   set_int(L, "M", k->M);
   set_int(L, "N", k->N);
   set_int(L, "K", k->K);
-  lua_pushstring(L, k->plan ? "cuda" : "cpu");
+  lua_pushstring(L, k->ops->backend);
   lua_setfield(L, -2, "backend");
-  lua_pushstring(L, k->plan ? "cuBLAS" : "plain loop");
+  lua_pushstring(L, k->ops->peer);
   lua_setfield(L, -2, "peer");
-  if (k->plan) {
-    odb_tsm_plan_search(k->plan, &evals, &cached);
-    lua_pushstring(L, odb_tsm_plan_config(k->plan));
-    lua_setfield(L, -2, "config");
-    set_int(L, "regs", odb_tsm_plan_regs(k->plan));
-    {
-      int changed = 0;
-      set_int(L, "raced", odb_tsm_plan_raced(k->plan, &changed));
-      lua_pushboolean(L, changed);
-      lua_setfield(L, -2, "race_changed");
-    }
+  lua_pushstring(L, d.config);
+  lua_setfield(L, -2, "config");
+  if (d.tuned) {
+    set_int(L, "regs", d.regs);
+    set_int(L, "raced", d.raced);
+    lua_pushboolean(L, d.race_changed);
+    lua_setfield(L, -2, "race_changed");
   } else {
-    int th = odb_tsm_host_threads(k->host);
-    snprintf(cfg, sizeof cfg, "threads=%d", th);
-    lua_pushstring(L, cfg);
-    lua_setfield(L, -2, "config");
-    set_int(L, "threads", th);
+    set_int(L, "threads", d.threads);
   }
-  set_int(L, "evals", evals);
-  set_int(L, "cached", cached);
+  set_int(L, "evals", d.evals);
+  set_int(L, "cached", d.cached);
   lua_pushnumber(L, odb_tsm_flops(k->t, k->M, k->N, k->K));
   lua_setfield(L, -2, "flops");
   lua_pushnumber(L, odb_tsm_bytes(k->t, k->M, k->N, k->K));
@@ -151,10 +139,8 @@ static int kernel_info(lua_State *L) {
 /* k:close(), __gc and __close: frees the matrices. */
 static int kernel_close(lua_State *L) {
   odbL_tsmk *k = luaL_checkudata(L, 1, ODBL_KERNEL);
-  odb_tsm_plan_destroy(k->plan);
-  odb_tsm_host_destroy(k->host);
-  k->plan = NULL;
-  k->host = NULL;
+  if (k->run) k->ops->destroy(k->run);
+  k->run = NULL;
   return 0;
 }
 
@@ -184,20 +170,20 @@ static int has_int(lua_State *L, const char *k) {
   return have;
 }
 
-/* backend = "auto" | "cuda" | "cpu": 1 for cuda (auto: when present). */
-static int read_backend(lua_State *L, odb_ctx *ctx) {
+/* backend = "auto" | "cuda" | "cpu": its table, the one place it is
+   looked up (auto: cuda where this run can use it, else cpu). */
+static const odb_tsm_ops *read_backend(lua_State *L, odb_ctx *ctx) {
   const char *b = odbL_opt_string(L, 2, "backend", "auto");
-  int have = odb_ctx_backend(ctx, "cuda") != NULL;
-  if (strcmp(b, "cpu") == 0) return 0;
-  if (strcmp(b, "auto") == 0) return have;
-  if (strcmp(b, "cuda") == 0) {
-    if (!have)
-      luaL_error(L, "ob.kernel: backend 'cuda': no cuda backend in this run "
-                 "(backend 'auto' or 'cpu' runs the CPU version)");
-    return 1;
+  const odb_tsm_ops *ops;
+  if (strcmp(b, "auto") == 0) {
+    ops = odb_tsm_impl_get("cuda");
+    return ops && ops->ready(ctx) == ODB_OK ? ops : &odb_tsm_cpu_ops;
   }
-  return luaL_error(L, "ob.kernel: backend '%s' (expected auto, cuda or "
-                    "cpu)", b);
+  if (strcmp(b, "cpu") != 0 && strcmp(b, "cuda") != 0)
+    luaL_error(L, "ob.kernel: backend '%s' (expected auto, cuda or cpu)", b);
+  if (odb_tsm_impl_find(b, &ops) != ODB_OK || ops->ready(ctx) != ODB_OK)
+    luaL_error(L, "ob.kernel: %s", odb_last_error());
+  return ops;
 }
 
 /*
@@ -215,11 +201,10 @@ int odbL_kernel(lua_State *L) {
   long M, N, K, threads;
   size_t na, nx, nout;
   const char *dt, *space;
-  odb_tsm_plan_opts o;
+  const odb_tsm_ops *ops;
   odbL_tsmk *k;
   odb_tsm_op op;
   odb_tsm_dtype t;
-  int cuda;
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   if (!has_int(L, "M") || !has_int(L, "N") || !has_int(L, "K"))
@@ -239,30 +224,27 @@ int odbL_kernel(lua_State *L) {
   raise_on(L, odb_tsm_check_shape(M, N, K, 1));
   if (odb_tsm_sizes(op, t, M, N, K, &na, &nx, &nout) != ODB_OK)
     return luaL_error(L, "ob.kernel: %s", odb_last_error());
-  cuda = read_backend(L, S->ctx);
-  if (has_int(L, "threads") && cuda)
+  ops = read_backend(L, S->ctx);
+  if (has_int(L, "threads") && !ops->takes_threads)
     return luaL_error(L, "ob.kernel: threads is an option of the CPU "
                       "version (backend 'cpu')");
   threads = (long)odbL_opt_int_range(L, 2, 2, "threads", "threads", 0, 256,
                                      0);   /* 0: one per core */
-  memset(&o, 0, sizeof o);
-  o.full = strcmp(space, "full") == 0;
   kernel_meta(L);
   /* A, B and C (K x M, K x N, M x N entries; tsmm: A, C and B), and on
      the GPU their host copies */
-  odbL_gc_external(L, (cuda ? 2.0 : 1.0) * 8.0 * (double)(na + nx + nout));
+  odbL_gc_external(L, ops->copies * 8.0 * (double)(na + nx + nout));
   k = lua_newuserdatauv(L, sizeof *k, 0);
   memset(k, 0, sizeof *k);
   luaL_setmetatable(L, ODBL_KERNEL);
+  k->ops = ops;
   k->op = op;
   k->t = t;
   k->M = M;
   k->N = N;
   k->K = K;
-  if (cuda)
-    raise_on(L, odb_tsm_plan_create(S->ctx, op, t, M, N, K, &o, &k->plan));
-  else
-    raise_on(L, odb_tsm_host_create(op, t, M, N, K, (int)threads,
-                                    S->ctx->seed, &k->host));
+  raise_on(L, ops->create(S->ctx, op, t, M, N, K,
+                          strcmp(space, "full") == 0, (int)threads,
+                          S->ctx->seed, &k->run));
   return 1;
 }

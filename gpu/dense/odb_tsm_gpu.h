@@ -7,6 +7,7 @@
 
 #include "odb_gen_tsm.h"
 #include "odb_tsm.h"
+#include "odb_tsm_impl.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,6 +81,69 @@ int odb_tsm_sm_count(void);
 /* Compute capability of the current device as major * 10 + minor (0 when
    unknown): the cc argument of odb_tsm_space_list. */
 int odb_tsm_device_cc(void);
+
+/* {====== tuned kernels of a shape (odb_tsm_plan.c); the binding reaches
+   them through the "cuda" table of odb_tsm_impl.h (odb_tsm_cuda.c) */
+
+struct odb_ctx;
+struct odb_tunedb;
+
+/*
+** A tall & skinny product of one shape on the "cuda" backend, with its own
+** device matrices (random entries in [-1, 1)) and the best kernel known
+** for the shape. Creating it tunes through the tuner (strategy
+** "exhaustive" over the space, the register estimate of §5.2 as a
+** constraint, each configuration checked against the CPU reference on
+** min(K, 20011) rows before it is timed) unless the tuning database
+** already holds the evaluations; they are stored there.
+*/
+typedef struct odb_tsm_plan odb_tsm_plan;
+
+typedef struct odb_tsm_plan_opts {
+  int full;                 /* 1: the exhaustive space; 0: the quick one */
+  struct odb_tunedb *db;    /* NULL: the default database (if it opens) */
+  int no_db;                /* 1: keep nothing */
+} odb_tsm_plan_opts;
+
+/*
+** M, N in 1..ODB_TSM_MAX_WIDTH (ODB_ERR_ARG naming the range otherwise),
+** K >= 1. ODB_ERR_NO_DEVICE when ctx has no "cuda" backend, ODB_ERR_NOMEM
+** when the matrices do not fit. o may be NULL (quick space, default db).
+*/
+odb_status odb_tsm_plan_create(struct odb_ctx *ctx, odb_tsm_op op,
+                               odb_tsm_dtype t, long M, long N, long K,
+                               const odb_tsm_plan_opts *o,
+                               odb_tsm_plan **out);
+void odb_tsm_plan_destroy(odb_tsm_plan *p);
+/* The chosen configuration ("tm=4 tn=8 ..."), registers, and how the
+   search went: configurations evaluated, of them taken from the database. */
+const char *odb_tsm_plan_config(const odb_tsm_plan *p);
+int odb_tsm_plan_regs(const odb_tsm_plan *p);
+void odb_tsm_plan_search(const odb_tsm_plan *p, long *evals, long *cached);
+/* How many of the tuner's fastest configurations the final race ran in
+   turn with cuBLAS (0: none); *changed (may be NULL) 1 when its winner is
+   not the tuner's fastest. */
+int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed);
+/* Median seconds of reps runs of the chosen kernel / of cuBLAS. */
+odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, double *seconds);
+odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
+                                    double *seconds);
+/* Both in turn, reps rounds of one run each (so both see the same clocks):
+   median seconds of the chosen kernel and of cuBLAS, and the quartiles
+   (q[0] lower, q[1] median, q[2] upper; odb_measure_summarize's) of the
+   rounds' speed-ups (cuBLAS's time over ours in the same round). q may be
+   NULL. */
+odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps, double *mine,
+                                double *cublas, double q[3]);
+/* The larger relative Frobenius difference of the chosen kernel's output
+   from the CPU reference and from cuBLAS's, on fresh random matrices of
+   min(K, 20011) rows (output poisoned before each run). */
+odb_status odb_tsm_plan_check(odb_tsm_plan *p, double *err);
+
+/* }====== */
+
+/* The "cuda" table of odb_tsm_impl.h (odb_tsm_cuda.c). */
+extern const odb_tsm_ops odb_tsm_cuda_ops;
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,64 @@
+/* odb_tsm_impl.h - the implementations of the tall & skinny products of
+   one shape (ob.kernel) as ops tables registered by backend name: "cpu"
+   (odb_tsm_impl_cpu.c, built in: odb_tsm_host) and, in builds with CUDA,
+   "cuda" (gpu/dense/odb_tsm_cuda.c: the tuned plans, registered by
+   odb_kernels_register). */
+#ifndef ODB_TSM_IMPL_H
+#define ODB_TSM_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "odb_tsm.h"
+
+struct odb_ctx;
+
+/* One product of a shape with its own matrices (the backend's). */
+typedef struct odb_tsm_run odb_tsm_run;
+
+/* What a product says about itself. */
+typedef struct odb_tsm_desc {
+  char config[160];    /* "tm=4 tn=8 ..." or "threads=8" */
+  int tuned;           /* 1: regs, raced and race_changed mean something */
+  int regs, raced, race_changed;
+  long evals, cached;  /* the search: configurations, of them cached */
+  int threads;         /* the CPU's threads (0 where none) */
+} odb_tsm_desc;
+
+typedef struct odb_tsm_ops {
+  const char *backend;   /* "cpu", "cuda" */
+  const char *peer;      /* what compare times against */
+  double copies;         /* copies of the matrices held (device and host) */
+  int takes_threads;     /* 1: create uses threads */
+  /* ODB_OK when this run can use the backend; else why not. */
+  odb_status (*ready)(struct odb_ctx *ctx);
+  /* A product of the shape (full: the full tuning space; threads: 0 one
+     per core; seed: the entries). */
+  odb_status (*create)(struct odb_ctx *ctx, odb_tsm_op op, odb_tsm_dtype t,
+                       long M, long N, long K, int full, int threads,
+                       uint64_t seed, odb_tsm_run **out);
+  void (*destroy)(odb_tsm_run *r);
+  /* Median seconds of reps runs. */
+  odb_status (*time)(odb_tsm_run *r, int reps, double *seconds);
+  /* The same of the vendor library (cuBLAS); NULL where there is none. */
+  odb_status (*peer_time)(odb_tsm_run *r, int reps, double *seconds);
+  /* Both in turn (ours and the peer): medians and the speed-up quartiles. */
+  odb_status (*compare)(odb_tsm_run *r, int reps, double *mine,
+                        double *peer, double q[3]);
+  /* The relative difference from the reference. */
+  odb_status (*check)(odb_tsm_run *r, double *err);
+  void (*describe)(const odb_tsm_run *r, odb_tsm_desc *d);
+} odb_tsm_ops;
+
+/* The CPU table (always registered). */
+extern const odb_tsm_ops odb_tsm_cpu_ops;
+
+/* Registers ops under its backend name. */
+odb_status odb_tsm_impl_register(const odb_tsm_ops *ops);
+/* The table of backend name; the registry's error otherwise. */
+odb_status odb_tsm_impl_find(const char *name, const odb_tsm_ops **out);
+/* The table of backend name or NULL, without an error. */
+const odb_tsm_ops *odb_tsm_impl_get(const char *name);
+/* The registered names ("cpu, cuda") into buf. */
+const char *odb_tsm_impl_list(char *buf, size_t len);
+
+#endif
