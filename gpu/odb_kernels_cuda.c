@@ -4,9 +4,27 @@
 #include <stdio.h>
 
 #include "cuda_backend.h"
+#include "odb_barrier_impl.h"
 #include "odb_batched_gpu.h"
+#include "odb_gpu_barrier.h"
 #include "odb_krylov_gpu.h"
 #include "odb_tsm_gpu.h"
+
+/* The "cuda" table of odb_barrier_impl.h over odb_gpu_barrier_bench. */
+static odb_status barrier_bench(char kind, int wg_per_barrier, int concurrent,
+                                int threads, int iters, int reps,
+                                double watchdog, odb_barrier_figures *out) {
+  odb_barrier_result r;
+  odb_status st = odb_gpu_barrier_bench(kind, wg_per_barrier, concurrent,
+                                        threads, iters, reps, watchdog, &r);
+  out->seconds = r.seconds;
+  out->per_second = r.per_second;
+  out->us_per_barrier = r.us_per_barrier;
+  out->blocks_per_sm = r.blocks_per_sm;
+  return st;
+}
+
+static const odb_barrier_ops barrier_cuda_ops = { "cuda", barrier_bench };
 
 /*
 ** Registers the GPU variants and the "cuda" ops tables of the families
@@ -23,6 +41,7 @@ odb_status odb_kernels_register(odb_ctx *ctx) {
   if (st == ODB_OK) st = odb_batched_impl_register(&odb_batched_cuda_ops);
   if (st == ODB_OK) st = odb_sparse_impl_register(&odb_sparse_cuda_ops);
   if (st == ODB_OK) st = odb_tsm_impl_register(&odb_tsm_cuda_ops);
+  if (st == ODB_OK) st = odb_barrier_impl_register(&barrier_cuda_ops);
   if (st != ODB_OK) return st;
   if (odb_cuda_device_count(why, sizeof why) == 0) {
     snprintf(note, sizeof note, "cuda: no device (%s)", why);

@@ -1,9 +1,10 @@
 /* odb_lua_barrier.c - ob.gpu_barrier{...}: the multi-block barrier
-   microbenchmark of seeds/000 Figure 6 (kernels/odb_gpu_barrier.c). */
+   microbenchmark of seeds/000 Figure 6, through the "cuda" table of
+   odb_barrier_impl.h (gpu/ode/odb_gpu_barrier.c in builds with CUDA). */
 #include <string.h>
 
 #include "odb_lua.h"
-#include "odb_gpu_barrier.h"
+#include "odb_barrier_impl.h"
 
 static const char *const barrier_keys[] = {
   "kind", "wg_per_barrier", "concurrent", "threads", "iters", "reps",
@@ -24,7 +25,8 @@ static int int_field(lua_State *L, const char *k, int def, int lo, int hi) {
 */
 int odbL_gpu_barrier(lua_State *L) {
   const char *kind;
-  odb_barrier_result r;
+  const odb_barrier_ops *ops;
+  odb_barrier_figures r;
   double wd = 2.0;
   int m, n, th, it, reps;
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -42,7 +44,8 @@ int odbL_gpu_barrier(lua_State *L) {
   if (odbL_opt_number(L, 1, "watchdog", &wd) && !(wd > 0))
     return luaL_error(L, "bad argument #1 to 'gpu_barrier' (field "
                       "'watchdog': must be positive seconds)");
-  if (odb_gpu_barrier_bench(kind[0], m, n, th, it, reps, wd, &r) != ODB_OK)
+  if (odb_barrier_impl_find("cuda", &ops) != ODB_OK ||
+      ops->bench(kind[0], m, n, th, it, reps, wd, &r) != ODB_OK)
     return luaL_error(L, "gpu_barrier: %s", odb_last_error());
   lua_createtable(L, 0, 4);
   lua_pushnumber(L, r.seconds);
