@@ -57,10 +57,10 @@ static const char usage_text[] =
 "  --version        version, revision and compiler\n"
 "  --help, -h       this text\n"
 "\n"
-"exit status: 0 ok, 1 failure, 2 bad input or scenario error, 130\n"
-"interrupted (Ctrl-C or q in the dashboard), 143 SIGTERM, 129 SIGHUP: the\n"
-"results finished so far are written (a second signal kills); a scenario's\n"
-"os.exit(status) writes them too and exits with that status\n"
+"exit status: 0 ok, 1 failure, 2 bad input or scenario error,\n"
+"130 interrupted (Ctrl-C or q in the dashboard), 143 SIGTERM, 129 SIGHUP:\n"
+"the results finished so far are written (a second signal kills); a\n"
+"scenario's os.exit(status) writes them too and exits with that status\n"
 "('" PROG " help exit').\n";
 
 static const char help_run[] =

@@ -66,8 +66,8 @@ describe("odebench help", function()
                             "--params", "--strict", "--set KEY=VALUE", "--out DIR",
                             "--ui MODE", "--quiet, -q", "--seed N", "--dump-kernels DIR",
                             "--list", "--version", "--help, -h",
-                            "exit status: 0 ok, 1 failure, 2 bad input", "130",
-                            "143 SIGTERM", "129 SIGHUP" } do
+                            "exit status: 0 ok, 1 failure, 2 bad input",
+                            "130 interrupted", "143 SIGTERM, 129 SIGHUP" } do
       has(out, part)
     end
   end)
