@@ -185,7 +185,7 @@ void odb_cli_params_print(lua_State *L, const odbL_state *S,
   fprintf(f, "parameters of %s (--set NAME=VALUE):\n", scenario);
   if (n == 0 && sc->n == 0) fprintf(f, "  none\n");
   for (lua_Integer i = 1; i <= n; ++i) {
-    const char *name, *desc, *set = NULL;
+    const char *name, *desc, *set = NULL, *dflt;
     lua_rawgeti(L, -1, i);
     lua_getfield(L, -1, "name");
     lua_getfield(L, -2, "default");
@@ -195,11 +195,11 @@ void odb_cli_params_print(lua_State *L, const odbL_state *S,
     desc = lua_tostring(L, -1);
     for (int k = 0; k < S->nsets; ++k)
       if (strcmp(S->sets[k].key, name) == 0) set = S->sets[k].key;
-    value_text(L, -3, def, sizeof def);
+    dflt = value_text(L, -3, def, sizeof def);
     if (!(desc && *desc) && !set) {
-      fprintf(f, "  %-*s  %s\n", width, name, def);
+      fprintf(f, "  %-*s  %s\n", width, name, dflt);
     } else {
-      fprintf(f, "  %-*s  %-12s", width, name, def);
+      fprintf(f, "  %-*s  %-12s", width, name, dflt);
       if (desc && *desc) fprintf(f, "  %s", desc);
       if (set) fprintf(f, "  [--set: %s]", value_text(L, -2, val, sizeof val));
       fputc('\n', f);
