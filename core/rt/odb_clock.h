@@ -4,10 +4,6 @@
 
 #ifdef __cplusplus   /* included by the CUDA sources too */
 extern "C" {
-#ifdef __cplusplus
-}
-#endif
-
 #endif
 
 /*
