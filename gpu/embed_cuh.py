@@ -49,7 +49,8 @@ def expand(path, out, table, deps, stack):
     """Appends the text of path, includes expanded, to out (a list of
     strings), with its line table entries (offset, file, line)."""
     if path in stack:
-        sys.exit("%s: includes itself (through %s)" % (path, " -> ".join(stack)))
+        sys.exit("%s: includes itself (through %s)"
+                 % (path, " -> ".join(stack)))
     text, line = body(path)
     name = os.path.basename(path)
     offset = sum(len(s) for s in out)
@@ -59,7 +60,8 @@ def expand(path, out, table, deps, stack):
         if m:
             inc = os.path.join(os.path.dirname(path), m.group(1))
             if not os.path.isfile(inc):
-                sys.exit("%s:%d: %s not found beside it" % (path, line, m.group(1)))
+                sys.exit("%s:%d: %s not found beside it"
+                         % (path, line, m.group(1)))
             deps.append(inc)
             expand(inc, out, table, deps, stack + [path])
             line += 1

@@ -77,16 +77,17 @@ int rkg_put_loads(odb_emit *b, const erk_terms *t, int *loaded);
 
 /* }====== */
 
-/* {====== the families, one file each: the kernels of a step and their
-   launches in g->plan, after the prelude */
+/* {====== the families, one file each (gen_rk_<family>.c): the kernels
+   of a step and their launches in g->plan, after the prelude */
 
-void rkg_unfused(gen *g);                                  /* gen_rk_unfused.c */
-void rkg_reference(gen *g);                                /* gen_rk_reference.c */
-odb_status rkg_trapezoid(gen *g, const odb_gen_opts *o);   /* gen_rk_trapezoid.c */
+void rkg_unfused(gen *g);
+void rkg_reference(gen *g);
+/* the whole step as one row of trapezoids */
+odb_status rkg_trapezoid(gen *g, const odb_gen_opts *o);
 /* gen_rk_hexagonal.c: hexagons (hex), or trapezoids in rows of tile_h */
 odb_status rkg_levels(gen *g, const odb_gen_opts *o, int hex);
-odb_status rkg_multiblock(gen *g, const odb_gen_opts *o);  /* gen_rk_multiblock.c */
-odb_status rkg_stream2d(gen *g, const odb_gen_opts *o);    /* gen_rk_stream2d.c */
+odb_status rkg_multiblock(gen *g, const odb_gen_opts *o);
+odb_status rkg_stream2d(gen *g, const odb_gen_opts *o);
 
 /* }====== */
 
