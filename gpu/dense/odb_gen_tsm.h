@@ -1,6 +1,10 @@
 /* odb_gen_tsm.h - CUDA C source of one tall & skinny product kernel
    (tsmttsm C = A^T B, tsmm B = A C), generated for one shape and one
-   configuration of the options of Ernst et al. (seeds/003). */
+   configuration of the options of Ernst, Hager, Thies & Wellein,
+   "Performance engineering for real and complex tall & skinny matrix
+   multiplication kernels on GPUs", and of the tensor-core kernels. The
+   generator is gen_tsm_common.c with gen_tsm_fma.c, gen_tsm_mma.c and
+   gen_tsm_space.c, its fixed device code in .cuh files under device/. */
 #ifndef ODB_GEN_TSM_H
 #define ODB_GEN_TSM_H
 

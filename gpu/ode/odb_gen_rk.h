@@ -1,5 +1,11 @@
 /* odb_gen_rk.h - CUDA C for explicit RK steps, generated from the tableau
-   and the problem's f_j source (kernels/ only). */
+   and the problem's f_j source (gpu/ only), in the layouts of Korch &
+   Werner, "An in-depth introduction of multi-workgroup tiling for
+   improving the locality of explicit one-step methods for ODE systems
+   with limited access distance on GPUs", and gpu_stream2d's. The
+   generator is gen_rk_common.c with a file per family of kernels
+   (gen_rk_<family>.c) and its fixed device code in .cuh files under
+   device/. */
 #ifndef ODB_GEN_RK_H
 #define ODB_GEN_RK_H
 
@@ -11,9 +17,11 @@
 /* How the step's basic operations (RHS, LC, RED) map onto kernels. */
 typedef enum odb_gen_kind {
   ODB_GEN_UNFUSED = 0,   /* one kernel per RHS, per LC and for the norm */
-  ODB_GEN_REFERENCE,     /* seeds/000's reference: all fused but LC->RHS */
+  ODB_GEN_REFERENCE,     /* Korch & Werner's reference: all fused but
+                            LC->RHS */
   ODB_GEN_TRAPEZOID,     /* single-block trapezoidal tiles across stages */
-  ODB_GEN_MULTIBLOCK,    /* multi-block (multi-workgroup) tiles, seeds/000 4 */
+  ODB_GEN_MULTIBLOCK,    /* multi-block (multi-workgroup) tiles, Korch &
+                            Werner Sect. 4 */
   ODB_GEN_STREAM2D,      /* 2-D grid problems: strips streamed row by row
                             through all stages in one kernel */
   ODB_GEN_HEXAGON        /* single-block hexagonal tiles across stages */
@@ -126,7 +134,7 @@ typedef struct odb_gen_opts {
      tile height in stages (hexagons: even, 2..2s) */
   long tile_w2;
   int tile_h;
-  /* multi-block tiles (seeds/000 4.5-4.6; the tile width is
+  /* multi-block tiles (Korch & Werner, Sect. 4.5-4.6; the tile width is
      comps * blocks * threads * wg_per_tile, equation (7)) */
   int comps;             /* consecutive components per block, n_comp */
   int blocks;            /* blocks per thread, n_blocks */
@@ -193,15 +201,6 @@ typedef struct odb_gen_plan {
   int subs;
   int cluster;           /* blocks a cluster (launched as such when > 1) */
 } odb_gen_plan;
-
-/*
-** CUDA C of the multi-block barriers (seeds/000 4.3), for kernels that
-** define ODB_T (threads per block), ODB_G (blocks per barrier) and
-** ODB_WATCHDOG (nanoseconds a barrier may wait) first. odb_bar_a/b/c(bar,
-** fail, group, member, k) return 1, or 0 when the watchdog fired or
-** another block reported failure (*fail). k counts the barriers from 1.
-*/
-extern const char odb_gen_barrier_src[];
 
 /*
 ** The strips of gpu_stream2d across a row of NC columns with T threads a

@@ -15,6 +15,7 @@
 #include <nvrtc.h>
 
 #include "odb_cuda_check.h"
+#include "odb_emit.h"
 #include "odb_results.h"
 #include "odb_sha256.h"
 
@@ -248,7 +249,7 @@ static odb_status compile(const char *name, const char *source,
     snprintf(inc[1], sizeof inc[1], "-I%s/include/cccl", root);
     nopts = 6;
   }
-  nvrtcResult r = nvrtcCreateProgram(&prog, source, "odb_gen_rk.cu", 0, NULL,
+  nvrtcResult r = nvrtcCreateProgram(&prog, source, ODB_EMIT_SOURCE_NAME, 0, NULL,
                                      NULL);
   odb_status st = ODB_OK;
   *cubin = NULL;

@@ -22,9 +22,9 @@
 #include <cusparse.h>
 
 #include "odb_cuda_check.h"
-#include "odb_clock.h"
 #include "odb_gpulib_check.h"
 extern "C" {
+#include "odb_clock.h"
 #include "odb_measure.h"
 }
 #include "odb_krylov_gpu.h"

@@ -1,0 +1,107 @@
+/* gen_rk_int.h - what the files of the RK kernel generator share: the
+   state of generation, the data flow of a step, the common text, the
+   fixed device code (the .cuh files of device/) and one entry per family
+   of kernels.
+   odb_gen_rk.h is the generator's interface; this header is for
+   gen_rk_*.c and odb_gpu_barrier.c only. */
+#ifndef GEN_RK_INT_H
+#define GEN_RK_INT_H
+
+#include "erk_common.h"
+#include "odb_emit.h"
+#include "odb_gen_rk.h"
+
+/*
+** The state of generation: the plan of the method, whether the last
+** argument is ynew itself (FSAL methods whose last row of A is b), which
+** F_l the reference variant must keep in memory, the options of
+** gpu_stream2d's kernels, and the text being written.
+*/
+typedef struct gen {
+  const odb_problem *p;
+  const odb_method *m;
+  erk_plan e;
+  int S;
+  int alias;             /* Y_{S-1} == ynew */
+  int need_mem[ODB_GEN_MAX_STAGES];
+  erk_terms ra[ODB_GEN_MAX_STAGES];   /* skew 2: Y_l's LC relative to
+                                         Y_{l-1} (ra[l] = a[l] - a[l-1]) */
+  int carry;             /* skew 2: stencil centre rows kept in registers */
+  int whole;             /* skew 2: sub-strips of whole rows a block (0: a
+                            strip with halo columns) */
+  int star;              /* skew 2: f reads no diagonal neighbour, so a
+                            barrier every second pass suffices */
+  int early_store;       /* skew 2: the last stage stores its row of ynew */
+  int devctl;            /* the kernel runs the step controller (args.ctl) */
+  int lag;               /* skew 2: rows stage l runs behind stage l-1 (1:
+                            stages in order, a barrier every pass) */
+  int cluster;           /* stream2d: blocks of a cluster side by side along
+                            a row, exchanging edge columns (1: none) */
+  odb_gen_plan *plan;
+  odb_emit b;
+} gen;
+
+/* The generator's shorthand for odb_emitf (printf-style text into e). */
+#define put(e, ...) odb_emitf((e), __VA_ARGS__)
+
+/* {====== the data flow and the common text (gen_rk_common.c) */
+
+/* 1 when t uses stage q. */
+int rkg_uses(const erk_terms *t, int q);
+/* Adds a launch to the plan; NULL (and the text fails) past
+   ODB_GEN_MAX_LAUNCH. */
+odb_gen_launch *rkg_add_launch(gen *g, const char *kernel, int when,
+                               int reduce, double rvec, double wvec);
+/* A double as an exact C literal in parentheses ("(-0x1.8p+1)"). */
+void rkg_put_num(odb_emit *b, double v);
+/*
+** Opens a kernel: extern "C", bounded block size, one by-value argument
+** (devctl: the controller's prologue, rkg_put_ctl_prologue).
+*/
+void rkg_put_kernel_head(gen *g, const char *name);
+/*
+** A devctl kernel's prologue: returns at once unless the controller holds
+** the state in this launch's y, else takes h and t + c_l h from it.
+*/
+void rkg_put_ctl_prologue(gen *g);
+/*
+** "yexpr + a.h * (c0 * f<i0> + c1 * f<i1> + ...)" (yexpr NULL: no y term),
+** the order of erk_lc. Stage values are the registers f<q>.
+*/
+void rkg_put_lc(odb_emit *b, const char *yexpr, const erk_terms *t);
+/*
+** Loads into registers f<q> the stages of t that are not in register yet
+** (loaded[q] == 0), and marks them. Returns the number of loads.
+*/
+int rkg_put_loads(odb_emit *b, const erk_terms *t, int *loaded);
+
+/* }====== */
+
+/* {====== the families, one file each (gen_rk_<family>.c): the kernels
+   of a step and their launches in g->plan, after the prelude */
+
+void rkg_unfused(gen *g);
+void rkg_reference(gen *g);
+/* the whole step as one row of trapezoids */
+odb_status rkg_trapezoid(gen *g, const odb_gen_opts *o);
+/* gen_rk_hexagonal.c: hexagons (hex), or trapezoids in rows of tile_h */
+odb_status rkg_levels(gen *g, const odb_gen_opts *o, int hex);
+odb_status rkg_multiblock(gen *g, const odb_gen_opts *o);
+odb_status rkg_stream2d(gen *g, const odb_gen_opts *o);
+
+/* }====== */
+
+/* {====== the fixed device code: device/<name>.cuh, embedded by the build
+   (gpu/embed_cuh.py) as odb_cuh_<name> */
+
+extern const odb_cuh odb_cuh_rk_args;      /* struct odb_args */
+extern const odb_cuh odb_cuh_rk_ctl;       /* the step controller */
+extern const odb_cuh odb_cuh_rk_loop;      /* ODB_LOOP, odb_sq_scaled */
+extern const odb_cuh odb_cuh_rk_reduce;    /* the norm over the blocks */
+extern const odb_cuh odb_cuh_rk_barrier;   /* multi-block barriers */
+extern const odb_cuh odb_cuh_s2d_skew1;    /* gpu_stream2d's helpers, */
+extern const odb_cuh odb_cuh_s2d_skew2;    /* by skew */
+
+/* }====== */
+
+#endif
