@@ -6,8 +6,8 @@
 #include "gen_rk_int.h"
 
 /*
-** Tiling across the stages with a tile height (Korch & Werner, Sect. 4.1
-** and 4.6, Figure 4), single-block tiles. A level l computes
+** Tiling across the stages with a tile height (Korch and Werner, §4.1
+** and §4.6, Figure 4), single-block tiles. A level l computes
 ** F_l = f(Y_l); the step's levels are covered by a sequence of kernels,
 ** each over levels [L0, L1) with a middle M: at level l its tile has u(l) = l - M (l >= M)
 ** or M - 1 - l (l < M) and spans [org + u d, org + w - u d), so it grows

@@ -6,7 +6,7 @@
 /*
 ** The components of a thread: q = i * NC + c for its block i < NB and
 ** component c < NC of that block, at an offset from the extended tile's
-** start that depends on the stride kind (Korch & Werner, Figure 9): A, the
+** start that depends on the stride kind (Korch and Werner, Figure 9): A, the
 ** thread's blocks one after the other; B, blocks a workgroup's threads
 ** apart; C, blocks a tile's threads apart.
 */
@@ -49,11 +49,12 @@ static void put_mb_lc(odb_emit *b, const erk_terms *t) {
 ** one tile at a time (persistent: tiles grp, grp + groups, ...): the top
 ** range [ta, tb) of width ODB_W, extended by ODB_H = (s-1) d on each side
 ** so that stage l is computed on [ta - (s-1-l) d, tb + (s-1-l) d), the
-** trapezoid narrowing by d per stage (Korch & Werner, Sect. 4.1, with the
+** trapezoid narrowing by d per stage (Korch and Werner, §4.1, with the
 ** overlap computed redundantly instead of by a second kernel). Each thread
 ** keeps y and every F_q of its components in registers (the same mapping
-** for all stages, Sect. 4.2 and 4.4); only the argument Y_l goes through the group's
-** double buffer in global memory (L2-resident), one barrier per stage.
+** for all stages, §4.2 and §4.4); only the argument Y_l goes through the
+** group's double buffer in global memory (L2-resident), one barrier per
+** stage.
 */
 static void gen_mb_kernel(gen *g, int fsal_load, char barrier) {
   odb_emit *b = &g->b;

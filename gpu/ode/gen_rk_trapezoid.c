@@ -6,8 +6,8 @@
 
 /*
 ** The step is one row of trapezoids of height s (every stage) over tiles
-** of width W (the single-workgroup trapezoidal tiling that Korch & Werner
-** review as related work, Sect. 3, with the whole step as the tile
+** of width W (the single-workgroup trapezoidal tiling that Korch and Werner
+** review as related work, §3, with the whole step as the tile
 ** height). Kernel A, one block per tile [ta, tb), keeps every F_q of its
 ** tile in shared memory: F_0 on the whole tile, Y_l on the range of
 ** F_{l-1}, F_l on a range d narrower on each side with a neighbour (the

@@ -1,5 +1,5 @@
 /* odb_gen_rk.h - CUDA C for explicit RK steps, generated from the tableau
-   and the problem's f_j source (gpu/ only), in the layouts of Korch &
+   and the problem's f_j source (gpu/ only), in the layouts of Korch and
    Werner, "An in-depth introduction of multi-workgroup tiling for
    improving the locality of explicit one-step methods for ODE systems
    with limited access distance on GPUs", and gpu_stream2d's. The
@@ -17,11 +17,11 @@
 /* How the step's basic operations (RHS, LC, RED) map onto kernels. */
 typedef enum odb_gen_kind {
   ODB_GEN_UNFUSED = 0,   /* one kernel per RHS, per LC and for the norm */
-  ODB_GEN_REFERENCE,     /* Korch & Werner's reference: all fused but
+  ODB_GEN_REFERENCE,     /* Korch and Werner's reference: all fused but
                             LC->RHS */
   ODB_GEN_TRAPEZOID,     /* single-block trapezoidal tiles across stages */
-  ODB_GEN_MULTIBLOCK,    /* multi-block (multi-workgroup) tiles, Korch &
-                            Werner Sect. 4 */
+  ODB_GEN_MULTIBLOCK,    /* multi-block (multi-workgroup) tiles, Korch and
+                            Werner §4 */
   ODB_GEN_STREAM2D,      /* 2-D grid problems: strips streamed row by row
                             through all stages in one kernel */
   ODB_GEN_HEXAGON        /* single-block hexagonal tiles across stages */
@@ -134,7 +134,7 @@ typedef struct odb_gen_opts {
      tile height in stages (hexagons: even, 2..2s) */
   long tile_w2;
   int tile_h;
-  /* multi-block tiles (Korch & Werner, Sect. 4.5-4.6; the tile width is
+  /* multi-block tiles (Korch and Werner, §4.5-4.6; the tile width is
      comps * blocks * threads * wg_per_tile, equation (7)) */
   int comps;             /* consecutive components per block, n_comp */
   int blocks;            /* blocks per thread, n_blocks */

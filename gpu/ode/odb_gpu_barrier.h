@@ -1,5 +1,5 @@
-/* odb_gpu_barrier.h - the multi-block barriers of Korch & Werner (Sect.
-   4.3; see odb_gen_rk.h) on their own: a microbenchmark of their
+/* odb_gpu_barrier.h - the multi-block barriers of Korch and Werner
+   (§4.3; see odb_gen_rk.h) on their own: a microbenchmark of their
    throughput (their Figure 6). */
 #ifndef ODB_GPU_BARRIER_H
 #define ODB_GPU_BARRIER_H

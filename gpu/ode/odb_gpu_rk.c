@@ -332,12 +332,12 @@ static odb_status least_occupancy(const gpu_rk *g, unsigned threads,
 }
 
 /*
-** gpu_multiblock: the solver's tiling options with defaults; blocks per
-** tile and concurrent tiles from equation (8) of seeds/000 where not given
+** gpu_multiblock: the solver's tiling options with defaults; blocks per tile
+** and concurrent tiles from equation (8) of Korch and Werner where not given
 ** (wg_per_tile = floor(wg_per_sm SMs / tiles)). A probe build gives the
-** kernel's registers and so its occupancy; the final build is refused
-** before any launch when the blocks that must be co-resident (the whole
-** persistent grid, or one tile's group) exceed what the device holds.
+** kernel's registers and so its occupancy; the final build is refused before
+** any launch when the blocks that must be co-resident (the whole persistent
+** grid, or one tile's group) exceed what the device holds.
 */
 static odb_status multiblock_init(odb_solver *s) {
   const odb_tiling_opts *t = &s->opts.tiling;
@@ -458,19 +458,15 @@ static long s2d_chunks(long NR, long strips, long subs, long cap, long S,
 /*
 ** The default threads of a skew-2 block on a grid NC cells wide: 128 up to
 ** 4 stages (their registers let three blocks of 128 share an SM, against
-** one of 256: bs3 keeping 3 centre rows, H100, N = 2896, 144 against
-** 153 us), 256 for 5 to 8 stages unless strips of 128 cover a row with
+** one of 256), 256 for 5 to 8 stages unless strips of 128 cover a row with
 ** fewer threads in all (odb_gen_s2d_strips: the first and last strips
-** carry halo columns on one side only; at NC = 1024, bs3: 9 x 128 threads
-** against 5 x 256, the tuner's pick there, 214 us against 254 us on an
-** H100), 128 above 8 stages (registers). Up to 256 columns 256, which
-** stream2d_init halves while half still cover the columns plus 2 s: whole
-** rows without halo columns (H100, d = 512, NC = 256: Verner 471 us with
-** strips of 128 threads, 340 us in whole rows of 256). Verner at N = 2896
-** takes 12 strips of 256 (3072 threads a row) against 26 of 128 (3328):
-** one block of 256 an SM, 202.8 us a step against 218.9-219.8 with one
-** sync a run, 213.3-214.1 against 229.8-231.1 an attempt with the device's
-** controller (H100, three rounds, eighteenth session).
+** carry halo columns on one side only; at NC = 1024, bs3 takes 9 x 128
+** threads against 5 x 256), 128 above 8 stages (registers). Up to 256
+** columns 256, which stream2d_init halves while half still cover the
+** columns plus 2 s: whole rows without halo columns. Verner at N = 2896
+** takes 12 strips of 256 (3072 threads a row) against 26 of 128 (3328),
+** one block of 256 an SM. Each rule is the faster choice measured on an
+** H100 (BENCHMARKS.md, "gpu_stream2d: layout measurements").
 */
 static int s2d_threads(long NC, long S) {
   long n128 = odb_gen_s2d_strips(NC, S2D_THREADS, S, 1);
@@ -483,12 +479,10 @@ static int s2d_threads(long NC, long S) {
 
 /*
 ** The default rows of a skew-2 stencil's centre column kept in registers:
-** 3 up to 7 stages (the loads they save are what bounds the kernel: on an
-** H100, BRUSS2D N = 2896, bs3 193 -> 156 us with 2; with the norm's
-** reciprocal in place of a division, which freed the registers, DOPRI5
-** 245 -> 217 us from 2 to 3), 1 above (Verner's registers: with the norm
-** and the store in the last stage 346 -> 335 us from 0 to 1, 411-438 us
-** with 2 or 3; before those, 1 had cost 359 -> 382 us).
+** 3 up to 7 stages (the loads they save are what bounds the kernel; DOPRI5
+** has the registers for 3 because the norm multiplies by a reciprocal
+** instead of dividing), 1 above (Verner's registers: 2 or 3 rows spill and
+** measured slower on an H100 than 1, and 1 faster than none).
 */
 static int s2d_carry(long S) {
   return S > 7 ? 1 : 3;
@@ -500,12 +494,11 @@ static int s2d_carry(long S) {
 ** Lag 1 carries one state a stage boundary instead of two (the pass's
 ** parity), which frees the registers for all three rows (Verner: 224
 ** registers, none spilled, against 255 and 128 bytes of spill with 1 row
-** at lag 2). H100, BRUSS2D N = 2896, 20 steps, best of 3: Verner 336.5 /
-** 335.7 -> 248.5 / 248.7 us (twelfth session); once F_l entered Y_{l+1}
-** last and BRUSS2D's cell form took the row below last (thirteenth), bs3
-** 141.5 / 141.1 -> 134.5 / 134.9 us and DOPRI5 220.1 / 219.5 -> 198.6 /
-** 198.4 us (two rounds; before those two changes lag 1 had been within 2%
-** of lag 2 for them: DOPRI5 222.1 against 219.9, bs3 137.1 against 140.4).
+** at lag 2). Lag 1 measured faster than lag 2 on an H100 for Verner,
+** DOPRI5 and bs3 (BENCHMARKS.md, "gpu_stream2d: layout measurements"); for
+** DOPRI5 and bs3 that gain rests on the order of the sums (F_l enters
+** Y_{l+1} last, gen_rk_stream2d.c) and on BRUSS2D's cell source reading the
+** row below last, without which lag 1 is no faster than lag 2.
 */
 static int s2d_lag(const odb_problem *p) {
   return p->grid_star ? 1 : 2;
@@ -515,9 +508,9 @@ static int s2d_lag(const odb_problem *p) {
 ** Whether a skew-2 block stores each completed row of ynew in its last
 ** stage (1) or after all stages of the pass (0): the last stage's store
 ** frees registers, but a store among the stages holds back the stages'
-** scheduling. H100, N = 2896, two rounds: Verner 354-357 -> 344-345 us,
-** bs3 140-141 -> 138.5-139 us, DOPRI5 217-220 -> 227-230 us (its 3 rows
-** kept leave no register to gain: 4 -> 28 bytes of spill).
+** scheduling. The store in the last stage measured faster on an H100 for
+** bs3 and Verner and slower for DOPRI5, whose 3 rows kept leave no
+** register to gain (it spills more with it).
 */
 static int s2d_early_store(long S) {
   return S <= 4 || S > 7;
@@ -527,11 +520,9 @@ static int s2d_early_store(long S) {
 ** Whether gpu_stream2d launches each step early (odb_gpu_launch_ex: its
 ** blocks start as the step before leaves the multiprocessors, and wait in
 ** the kernel for it to end): on compute capability 9.0 and later, unless
-** tiling.early is false or ODEBENCH_PDL=0 (for comparisons). H100, N = 2896,
-** 66 steps, two rounds: Verner 221.5 / 221.5 -> 219.7 / 220.6 us with one
-** sync a run and 229.5 / 228.8 -> 227.2 / 226.8 us an attempt with the
-** device's controller; DOPRI5 178.3 / 178.2 -> 176.4 / 176.4 and 185.1 /
-** 184.3 -> 182.6 / 184.7.
+** tiling.early is false or ODEBENCH_PDL=0 (for comparisons). Measured about
+** 1% faster on an H100 (BENCHMARKS.md, "gpu_stream2d: layout
+** measurements", early launch off / on).
 */
 static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
   const char *v = getenv("ODEBENCH_PDL");
@@ -544,9 +535,10 @@ static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
 ** for all, for comparisons), else 1. Clusters carry halo columns only at
 ** their ends (BRUSS2D N = 2896, Verner, 128 threads: 24 strips in clusters
 ** of 2 against 26 alone, 8% fewer cells computed), but the edge columns
-** they hand each other every pass cost more than that saves: on an H100,
-** 218.9 -> 289-355 us a step (README, gpu_stream2d: clusters), so none is
-** the default. Refused on a device without clusters.
+** they hand each other every pass cost more than that saves (measured
+** slower on an H100 for every cluster size; BENCHMARKS.md, "gpu_stream2d:
+** layout measurements", tiling.cluster), so none is the default. Refused
+** on a device without clusters.
 */
 static odb_status s2d_cluster(const odb_device_info *dev,
                               const odb_tiling_opts *t, odb_gen_opts *o) {
@@ -575,8 +567,8 @@ static odb_status s2d_cluster(const odb_device_info *dev,
 ** gives the blocks a multiprocessor holds (the rows do not enter the
 ** kernel's source, so the probe's kernel is the one that runs), and
 ** s2d_chunks cuts the rows
-** into chunks for whole waves of blocks (BRUSS2D N = 2896 on an H100:
-** README, gpu_stream2d).
+** into chunks for whole waves of blocks (BENCHMARKS.md, "gpu_stream2d:
+** layout measurements", rows a block).
 */
 static odb_status stream2d_init(odb_solver *s) {
   const odb_tiling_opts *t = &s->opts.tiling;
@@ -651,9 +643,9 @@ static odb_status reference_init(odb_solver *s) {
 ** of two of components, HEX_WINDOW or more, so that the power-of-two
 ** threads of tile_threads own equal shares of it and none idles; the
 ** smallest such window that allows the narrowest width, (2 G - 1) d. At
-** d = 32 that is a width of 960: on an H100, Verner at height 16 with 512
-** threads went from 652 us a step at width 2048 to 578 us (one cell a
-** thread, 64 registers, two blocks an SM).
+** d = 32 that is a width of 960: one cell a thread at 512 threads (64
+** registers, two blocks an SM), measured faster on an H100 than a width of
+** 2048 (BENCHMARKS.md, "GPU explicit RK: access distance").
 */
 static long default_width(long G, long d) {
   long win = HEX_WINDOW;
@@ -1008,14 +1000,11 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
 /*
 ** The step controller on the device (advance) is every variant's but
 ** gpu_multiblock's (barriers); it is the default for the variants of few
-** launches a step, where it measured faster than the host's. H100,
-** BRUSS2D, DOPRI5, µs an adaptive attempt, device / host: N = 256
-** gpu_stream2d 17.8 / 27.0, gpu_hexagonal 47.8 / 55.2; N = 128
-** gpu_trapezoid 47.8 / 56.0. gpu_reference and gpu_unfused (a launch or
-** two a stage) keep the host's: 41.8 / 40.6 and 78.0 / 62.7 at N = 256,
-** 300.5 / 284.6 and 438.6 / 397.5 at N = 1024 (only at N = 128 was the
-** device's faster, 30.3 / 45.4 and 67.7 / 75.6): each of their launches
-** waits for the controller's words before it starts.
+** launches a step, where it measured faster than the host's on an H100.
+** gpu_reference and gpu_unfused (a launch or two a stage) keep the host's,
+** which measured faster for them except on the smallest grids: each of
+** their launches waits for the controller's words before it starts
+** (BENCHMARKS.md, "Small grids: the step controller on the device").
 */
 static const odb_variant odb_variant_gpu_unfused = {
   .name = "gpu_unfused",
@@ -1035,10 +1024,10 @@ static const odb_variant odb_variant_gpu_unfused = {
 
 static const odb_variant odb_variant_gpu_reference = {
   .name = "gpu_reference",
-  .doc = "GPU, seeds/000's reference: one kernel per stage fusing all but "
-         "the LC->RHS dependencies; the last one also forms ynew and the "
-         "error norm; adaptive steps: the step controller on the host (sync "
-         "= call: on the device)",
+  .doc = "GPU, Korch and Werner's reference: one kernel per stage fusing "
+         "all but the LC->RHS dependencies; the last one also forms ynew and "
+         "the error norm; adaptive steps: the step controller on the host "
+         "(sync = call: on the device)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = reference_init,
@@ -1069,14 +1058,14 @@ static const odb_variant odb_variant_gpu_trapezoid = {
 
 static const odb_variant odb_variant_gpu_hexagonal = {
   .name = "gpu_hexagonal",
-  .doc = "GPU, single-block hexagonal tiles across the stages (seeds/000 "
-         "4.1, 4.6): hexagons of a height (tiling.height, even) alternate "
-         "in two kernels' parities; a thread keeps its components' stage "
-         "values in registers, the argument goes through shared memory; F "
-         "written only in the next kernel's edge bands (in full below a "
-         "later kernel); tiling options width, width2, height, threads; "
-         "adaptive steps: the step controller on the device (sync = step: "
-         "on the host)",
+  .doc = "GPU, single-block hexagonal tiles across the stages (Korch and "
+         "Werner, §4.1, §4.6): hexagons of a height (tiling.height, even) "
+         "alternate in two kernels' parities; a thread keeps its components' "
+         "stage values in registers, the argument goes through shared "
+         "memory; F written only in the next kernel's edge bands (in full "
+         "below a later kernel); tiling options width, width2, height, "
+         "threads; adaptive steps: the step controller on the device (sync = "
+         "step: on the host)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = hexagonal_init,
@@ -1089,8 +1078,8 @@ static const odb_variant odb_variant_gpu_hexagonal = {
 
 static const odb_variant odb_variant_gpu_multiblock = {
   .name = "gpu_multiblock",
-  .doc = "GPU, multi-block tiles across all stages (seeds/000 4): groups of "
-         "blocks share a tile, F in registers, arguments through an "
+  .doc = "GPU, multi-block tiles across all stages (Korch and Werner, §4): "
+         "groups of blocks share a tile, F in registers, arguments through an "
          "L2-resident double buffer, barrier A/B/C per stage; tiling options "
          "set threads, comps, blocks, stride, tiles, wg_per_tile, barrier",
   .backend = "cuda",

@@ -1,8 +1,8 @@
 /* rk_barrier.cuh - the barriers between the blocks of a tile of
-   gpu_multiblock (Korch & Werner, "An in-depth introduction of
+   gpu_multiblock (Korch and Werner, "An in-depth introduction of
    multi-workgroup tiling for improving the locality of explicit one-step
    methods for ODE systems with limited access distance on GPUs",
-   Sect. 4.3), also timed on their own by the barrier microbenchmark.
+   §4.3), also timed on their own by the barrier microbenchmark.
    Before it a source defines ODB_T (threads per block), ODB_G (blocks
    per barrier), ODB_WATCHDOG (nanoseconds a barrier may wait), ODB_GRID
    and ODB_BARB (where barrier B's flags start), and ODB_BAR_C (with

@@ -12,8 +12,9 @@
    sends pass k, so neither runs more than a pass ahead: two barriers a
    side and the 4-row rings suffice, as for the threads of one block. A
    wait longer than 2 s traps (a launch failure with the call and line)
-   instead of hanging. Measured slower than strips with halo columns
-   (README, gpu_stream2d: clusters), so only tiling.cluster asks for it.
+   instead of hanging. Measured slower than strips with halo columns on
+   an H100 (BENCHMARKS.md, "gpu_stream2d: layout measurements"), so only
+   tiling.cluster asks for it.
    Needs ODB_S, ODB_K, ODB_T and odb_idx. */
 #if ODB_CL > 1
 #if __CUDA_ARCH__ < 900
