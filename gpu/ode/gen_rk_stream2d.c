@@ -12,7 +12,7 @@
 
 /*
 ** For problems on a 2-D grid with a radius-1 stencil (gpu_cell_source),
-** the access distance d is one grid row, so the 1-D tiles of Korch &
+** the access distance d is one grid row, so the 1-D tiles of Korch and
 ** Werner need a halo of (s-1) rows on each side and grow to hundreds of
 ** thousands of components. Tiling in two dimensions needs far less: a block owns a strip
 ** of W = threads - 2s columns (plus s halo columns on each side, computed
@@ -261,14 +261,14 @@ static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
 ** unrolled by four passes, so the stage rings' slots are constants. Every
 ** stage runs in every pass, also on the rows of the pipeline's start and
 ** end whose results are unused: a branch per stage would cut the pass
-** into blocks that the compiler cannot interleave (on an H100 that cost
-** 3-6%), and the completed row is stored at the end of the pass.
+** into blocks that the compiler cannot interleave (measured slower on an
+** H100), and the completed row is stored at the end of the pass.
 ** A grid no wider than the block (NC <= threads) needs no halo columns:
 ** the block holds G = threads / NC sub-strips of whole rows side by side,
 ** each streaming its own chunk of rows (the cell function mirrors at the
 ** grid's edges, so no cell reads past its own sub-strip). All sub-strips
 ** run the same passes, as they share the barriers. At d = 32 (16 columns)
-** a strip with halos had computed each column twice.
+** a strip with halos would compute each column twice.
 */
 
 /*
@@ -656,8 +656,7 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
     }
     if (g->plan->has_err) {   /* the row's share of the norm, here: fewer
                                  registers live to the pass's end than yv,
-                                 yo and eo (H100, N = 2896: bs3 146 -> 140
-                                 us, Verner 358 -> 353 us) */
+                                 yo and eo (measured faster on an H100) */
       put(b, "          odb_nv = 0.0;\n"
              "          for (int c = 0; c < ODB_K; ++c)\n"
              "            odb_nv += odb_sq_scaled(odb_eo[c], odb_yv[c], "
@@ -822,9 +821,12 @@ odb_status rkg_stream2d(gen *g, const odb_gen_opts *o) {
      below) */
   long G = skew == 2 && NC > 0 && NC <= T ? T / NC : 0;
   long D3 = skew == 2 ? 4 : R + 2;   /* rings' rows */
-  int star = skew == 2 && p->grid_star && !getenv("ODB_S2D_SYNC_EACH");
-  /* star: one more row of y, so that no barrier-free pass overwrites by
-     cp.async a row the thread read in the pass before */
+  /* star: f reads no diagonal neighbour, so at lag 2 a barrier every
+     second pass suffices; ODEBENCH_S2D_SYNC_EACH turns that off (a barrier
+     every pass, for comparisons). It takes one more row of y, so that no
+     barrier-free pass overwrites by cp.async a row the thread read in the
+     pass before */
+  int star = skew == 2 && p->grid_star && !getenv("ODEBENCH_S2D_SYNC_EACH");
   long lag = o->lag > 0 ? o->lag : 2;
   /* lag 1: rows ip - S .. ip + ODB_PF + 1, a barrier every pass */
   long YR = skew != 2 ? S + R * (S2_PF + 1) + 2

@@ -319,12 +319,11 @@ describe("the scenarios' suggested commands", function()
 end)
 
 describe("environment variables", function()
-  -- getenv("NAME") in the program's sources. odb_gen_rk.c and odb_gen_tsm.c
-  -- are not checked: odb_gen_rk.c reads ODB_S2D_SYNC_EACH, still to be
-  -- renamed ODEBENCH_S2D_SYNC_EACH.
+  -- getenv("NAME") in the program's sources; SKIP names files not checked
+  -- (none at present).
   local COMMON = { XDG_CACHE_HOME = true, HOME = true, CUDA_HOME = true,
                    TERM = true, NO_COLOR = true }
-  local SKIP = { ["gpu/ode/odb_gen_rk.c"] = true, ["gpu/dense/odb_gen_tsm.c"] = true }
+  local SKIP = {}
 
   it("every one read is ODEBENCH_* or common, and help env and docs/cli.md name it", function()
     local _, env_help = run { "help", "env" }
