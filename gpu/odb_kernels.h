@@ -1,4 +1,6 @@
-/* odb_kernels.h - the one call through which kernels/ plugs into core/. */
+/* odb_kernels.h - how the layers above gpu/ (lua/, cli/) reach it:
+   registering the GPU backends with a context, and whether this build
+   has CUDA (odb_kernels_cuda.c, or odb_kernels_none.c without it). */
 #ifndef ODB_KERNELS_H
 #define ODB_KERNELS_H
 

@@ -1,5 +1,5 @@
 /* gen_tsm_fma.c - the tall & skinny kernels on the FMA units (Ernst,
-   Hager, Thies & Wellein, "Performance engineering for real and complex
+   Hager, Thies and Wellein, "Performance engineering for real and complex
    tall & skinny matrix multiplication kernels on GPUs"): tsmttsm with
    tiles of C per thread, leap frogging or chunks staged in shared memory;
    tsmm with threads per row of B and C from registers, shared memory or

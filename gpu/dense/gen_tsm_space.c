@@ -19,7 +19,9 @@ static void space_add(const odb_tsm_cfg *c, cfg_list *l) {
   ++l->n;
 }
 
-/* The seed's FMA kernels (the spaces of before the tensor-core ones). */
+/* The FMA kernels of Ernst et al. over the options of their search space
+   (tiles, transposed, leapfrog, unroll, reduction, staging; threads per
+   row for tsmm), each with 2, 4 or 8 blocks per SM. */
 static void space_fma(odb_tsm_cfg c, int full, cfg_list *l) {
   static const int tiles[] = { 1, 2, 4, 8, 16 };
   static const int tprs[] = { 1, 2, 4, 8, 16, 32 };
@@ -87,10 +89,11 @@ static void add_shapes(odb_tsm_cfg c, const int *shapes, int n,
 /*
 ** The grids of an mma tsmm configuration c: c's own (the device filled
 ** or blocks_per_sm), and a block per chunk with 2 stages (the chunk
-** loads while the block starts; led every real width from 32 to 64 on an
-** H100, 1.02-1.04x cuBLAS). Full: a block per chunk with every number
-** of stages, and each also with B staged for coalesced stores (ostage;
-** within 1% either way on the H100).
+** loads while the block starts; measured fastest for real widths from 32
+** to 64 on an H100). Full: a block per chunk with every number of
+** stages, and each also with B staged for coalesced stores (ostage; no
+** clear gain either way on an H100, so the quick space stages only where
+** the writes dominate).
 */
 static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
                        int nshapes, cfg_list *l) {
@@ -122,8 +125,9 @@ static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
 ** row groups, chunks of 16 to 128 rows, 2 to 4 stages, both reductions,
 ** 0, 1 or 2 blocks per SM. Both: each AtB configuration twice, walking
 ** every gridDim.x-th chunk and taking its chunks from a counter
-** (sched=dyn: complex 16 x 16 and 32 x 8 on an H100 went from 0.998x to
-** 1.03x cuBLAS, as the SMs that read faster take more chunks).
+** (sched=dyn: the SMs that read faster take more chunks, which put
+** complex 16 x 16 and 32 x 8 ahead of cuBLAS on an H100; BENCHMARKS.md,
+** "Tall & skinny products on the GPU").
 */
 static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   static const int wts[] = { 1, 2, 4, 8 };
@@ -136,19 +140,20 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
                                { 2, 1 } };             /* tsmm, quick */
   int e = c.t == ODB_TSM_Z ? 2 : 1, Mr = e * c.M, Nr = e * c.N;
   int nch = full ? 4 : 2, nbp = full ? 3 : 1;
-  /* quick AtB also 4 stages (complex 16 x 16 on an H100: 1.02x cuBLAS
-     against 1.00x with 3) */
+  /* quick AtB also 4 stages (faster than 3 for complex 16 x 16 on an
+     H100) */
   int nst = full ? 3 : c.op == ODB_TSM_TSMTTSM ? 2 : 1;
   const int *chunks = full ? chunks_f : chunks_q;
   const int *shapes = full ? all : l->cc && l->cc < 90 ? old : new90;
   int nshapes = full ? 4 : l->cc && l->cc < 90 ? 1 : 3;
   int nt = full ? 16 : c.op == ODB_TSM_TSMTTSM ? 6 : 5;
   /* quick AtB: at least 8 wide (the FMA kernels reach the roofline
-     below), or 4 beside a side of 16 (real 5 x 37: FMA 0.97x cuBLAS);
-     AC from 4 (the FMA kernels of real 16 x 4 had 77%), and any width
-     beside a side of 16: a narrow AC is a GEMV or an outer product, where
-     the FMA kernels' rows a thread read or write A and B uncoalesced
-     (real 64 x 1: 0.69x cuBLAS, complex 1 x 64: 0.92x on an H100) */
+     below), or 4 beside a side of 16 (real 5 x 37: the FMA kernels
+     measured behind cuBLAS); AC from 4 (the FMA kernels of real 16 x 4
+     fall short of the roofline), and any width beside a side of 16: a
+     narrow AC is a GEMV or an outer product, where the FMA kernels' rows
+     a thread read or write A and B uncoalesced (measured behind cuBLAS on
+     an H100; BENCHMARKS.md, "Tall & skinny products on the GPU") */
   int lo = Mr < Nr ? Mr : Nr, hi = Mr < Nr ? Nr : Mr;
   int least = c.op == ODB_TSM_TSMM ? (hi >= 16 ? 1 : 4)
               : full || hi >= 16 ? 4 : 8;
@@ -221,9 +226,9 @@ static void gauss_chunks(odb_tsm_cfg c, int stages, cfg_list *l) {
 ** the candidates that led on an H200 (tsmm: 16 x 8 warp tiles with C in
 ** registers, 32 x 8, 16 x 16 with C in shared memory; tsmttsm: 32 x 16
 ** and 16 x 32; m16n8k8 ahead of m16n8k4 there), and 16 x 8 tiles on
-** m16n8k16 (not yet measured).
-** tsmttsm also C split into 2 bands (two blocks per SM; not yet
-** measured). Full: the tiles of tt, 1 or 2 row groups, chunks of 16 to
+** m16n8k16 (in the space without a measurement behind it). tsmttsm also
+** C split into 2 bands (two blocks per SM; likewise without a measurement
+** behind it). Full: the tiles of tt, 1 or 2 row groups, chunks of 16 to
 ** 64 rows, 2 to 4 stages, m16n8k4/k8/k16, the local reduction and C in
 ** 1, 2 or 4 bands (tsmttsm), C from registers or shared memory (tsmm),
 ** the device filled. tsmm also with a block per chunk (2 stages in the

@@ -1,6 +1,6 @@
 /* odb_gen_tsm.h - CUDA C source of one tall & skinny product kernel
    (tsmttsm C = A^T B, tsmm B = A C), generated for one shape and one
-   configuration of the options of Ernst, Hager, Thies & Wellein,
+   configuration of the options of Ernst, Hager, Thies and Wellein,
    "Performance engineering for real and complex tall & skinny matrix
    multiplication kernels on GPUs", and of the tensor-core kernels. The
    generator is gen_tsm_common.c with gen_tsm_fma.c, gen_tsm_mma.c and
@@ -23,7 +23,7 @@ typedef enum odb_tsm_csrc {
   ODB_TSM_C_REGS = 2           /* each thread keeps its columns of C */
 } odb_tsm_csrc;
 
-/* Which units multiply: the FMA units (the seed's kernels) or the FP64
+/* Which units multiply: the FMA units (Ernst et al.'s kernels) or the FP64
    tensor cores through mma.sync (warp-wide products of an m x k and a
    k x n matrix). */
 typedef enum odb_tsm_mma {
@@ -43,8 +43,8 @@ typedef enum odb_tsm_mma {
 ** csrc. Both: block (threads per block wanted; the launch uses the
 ** largest multiple of the threads per row that fits) and blocks_per_sm
 ** (grid = blocks_per_sm x SMs, fewer when K has fewer row groups).
-** stage (tsmttsm) follows the seed's outlook: rows go through shared
-** memory in chunks, loaded contiguously by the whole block.
+** stage (tsmttsm) follows the outlook of Ernst et al.: rows go through
+** shared memory in chunks, loaded contiguously by the whole block.
 **
 ** mma != 0 selects the tensor-core kernels (both operations). They work
 ** on the real view of the data: a complex K x M matrix is a real K x 2M

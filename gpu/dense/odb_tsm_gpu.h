@@ -46,7 +46,7 @@ odb_status odb_tsm_kernel_run(odb_tsm_kernel *k, const double *A,
 
 /*
 ** The same product through cuBLAS (D/Z gemm on the row-major data read as
-** column-major transposes, §1.5 of the seed). Does not wait.
+** column-major transposes; Ernst et al., §1.5). Does not wait.
 */
 odb_status odb_tsm_cublas(odb_tsm_op op, odb_tsm_dtype t, long M, long N,
                           long K, const double *A, const double *X,

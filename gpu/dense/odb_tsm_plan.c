@@ -118,7 +118,7 @@ static odb_status make_space(odb_tsm_plan *p, int full) {
   if (st == ODB_OK) st = odb_space_add_enum(p->space, "kernel", names, n);
   if (st == ODB_OK)
     st = odb_space_add_constraint(p->space, allowed, p, NULL,
-                                  "register estimate of Ernst et al. 5.2 "
+                                  "register estimate of Ernst et al., §5.2, "
                                   "at most 255, a row's threads fit a "
                                   "block");
   free(tok);
@@ -221,9 +221,9 @@ static odb_status t_run(void *ud, const odb_config *c, double *seconds) {
 
 /* 1 when the shape's roofline on this card is at least a quarter of the
    FP64 tensor-core peak (256 flops a cycle and SM), where the kernels
-   draw enough power that the clock moves with the load (from half, the
-   tuner picked a kernel for complex A^T B 31 x 31 that ran at 0.85-0.92x
-   cuBLAS on two H100s and 1.04x on a third). */
+   draw enough power that the clock moves with the load (with half as
+   the threshold, the tuner's pick for complex A^T B 31 x 31 fell behind
+   cuBLAS on two of three H100s). */
 static int compute_bound(odb_tsm_plan *p) {
   odb_device_info info;
   double bw = 0, peak;

@@ -1,4 +1,5 @@
-/* odb_cuda_check.h - one check for every CUDA runtime call (kernels/ only). */
+/* odb_cuda_check.h - one check for every CUDA runtime call (included by
+   gpu/ only: it needs the CUDA headers). */
 #ifndef ODB_CUDA_CHECK_H
 #define ODB_CUDA_CHECK_H
 

@@ -1,5 +1,5 @@
 /* odb_gpulib_check.h - one check for cuBLAS and cuSPARSE calls, as
-   odb_cuda_check.h is for the runtime's (kernels/ only). The cuSPARSE
+   odb_cuda_check.h is for the runtime's (gpu/ only). The cuSPARSE
    checks exist where <cusparse.h> came first: that header is not pulled
    into files that do not use it (under GCC its deprecated types warn). */
 #ifndef ODB_GPULIB_CHECK_H

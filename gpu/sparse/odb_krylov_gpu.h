@@ -10,7 +10,9 @@
 **               uploaded CSR of A^T) and fused vector kernels whose dot
 **               products end in the last block, which also runs the
 **               solver's scalar step on the device; the host only polls;
-**   persistent  the seed's in-kernel solver (seeds/001 6.3-6.4): the whole
+**   persistent  the in-kernel solver of M. A. Al-Mouhamed and A. H. Khan,
+**               "SpMV and BiCG-Stab optimization for a class of
+**               hepta-diagonal-sparse matrices on GPU" (§6.3-6.4): the whole
 **               iteration loop in one kernel whose grid is co-resident,
 **               inter-block barriers (lock-based counter, lock-free
 **               arrival flags, or WS-S: lock-free with independent work
