@@ -1050,7 +1050,7 @@ int main(int argc, char **argv) {
   host_opts o;
   int code;
   fix_mmap_threshold();
-  if (argc > 1 && strcmp(argv[1], "tunedb") == 0)   /* lua/odb_lua_tunedb.c */
+  if (argc > 1 && strcmp(argv[1], "tunedb") == 0)   /* cli/tunedb.c */
     return odbL_tunedb_main(argc - 1, argv + 1);
   if (!parse_args(&o, argc, argv)) {
     free(o.sets);

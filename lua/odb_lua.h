@@ -229,7 +229,8 @@ const char *odbL_format_bytes(double bytes, char *buf, size_t len);
 
 /* }====== */
 
-/* {====== odb_lua_tune.c, odb_lua_tunedb.c: the tuner. */
+/* {====== ob.* functions of the concept files (odb_lua_tune.c and the
+   others named below); the tunedb command. */
 
 /* ob.tune{target =, space =, where =, strategy =, budget =, ...}. */
 int odbL_tune(lua_State *L);
@@ -245,14 +246,15 @@ int odbL_user_problem(lua_State *L);
 /* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */
 int odbL_reservoir(lua_State *L);
 int odbL_krylov(lua_State *L);
-/* ob.blocktridiag and ob.batched (lua/odb_lua_batched.c). */
+/* ob.blocktridiag (odb_lua_blocktridiag.c) and ob.batched
+   (odb_lua_batched.c). */
 int odbL_blocktridiag(lua_State *L);
 int odbL_batched(lua_State *L);
 /* The engine solver of the open Solver at idx; NULL for anything else and
    for a closed one (odb_lua_solver.c). Never raises. */
 odb_solver *odbL_solver_test(lua_State *L, int idx);
 /* odebench tunedb list|show|export|prune (argv[0] is "tunedb"); returns
-   the exit status. */
+   the exit status. Defined by the program, in cli/tunedb.c. */
 int odbL_tunedb_main(int argc, char **argv);
 
 /* }====== */

@@ -1,6 +1,7 @@
 /* odb_lua_barrier.c - ob.gpu_barrier{...}: the multi-block barrier
-   microbenchmark of seeds/000 Figure 6, through the "cuda" table of
-   odb_barrier_impl.h (gpu/ode/odb_gpu_barrier.c in builds with CUDA). */
+   microbenchmark of Korch and Werner (§4.3, Figure 6), through the
+   "cuda" table of odb_barrier_impl.h (gpu/ode/odb_gpu_barrier.c in
+   builds with CUDA). */
 #include <string.h>
 
 #include "odb_lua.h"

@@ -1,5 +1,5 @@
 /* odb_lua_gpupower.c - ob.gpu_power() and ob.gpu_watch(): the GPU's
-   clocks and power draw through NVML (kernels/odb_gpu_power.c), read once
+   clocks and power draw through NVML (gpu/rt/odb_gpu_power.c), read once
    or sampled by a thread while a benchmark runs. */
 #include <string.h>
 

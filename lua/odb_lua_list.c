@@ -362,8 +362,8 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
 
 /*
 ** Seconds per barrier episode of our barriers for p = 1, 2, 4, ... cores
-** (the support points of the thesis's offline profiling); measured now,
-** about 0.7 s per row.
+** (the support points of the offline profiling in Kalinnik's thesis,
+** §9.3.3); measured now, about 0.7 s per row.
 */
 static void print_barriers(const odb_topo *t, FILE *f) {
   odb_barrier_cost_row rows[16];
