@@ -323,7 +323,9 @@ describe("fixed steps too small to advance t", function()
         .. "0 to t1 = 1, more than max_steps = 100000000")
     has(out, "the solver's fixed step h = 0.01 needs 100 steps from 0 to t1 = "
         .. "1, more than max_steps = 10")
-    assert.are.equal("10", out:match("\n(%d+)\n$"), out)
+    -- the last integrate's steps, on a line of its own (a warning about
+    -- rows never written by ob.finish may follow it)
+    assert.is_truthy(out:find("\n10\n", 1, true), out)
   end)
 
   it("ends s:step(h) with a step-size error, t unchanged", function()
