@@ -176,8 +176,9 @@ odb_status odb_bgpu_lu_solve(const odb_batch *bt, odb_bgpu_variant v,
    seconds in between. */
 odb_status odb_bgpu_mark(void);
 odb_status odb_bgpu_elapsed(double *seconds);
-/* Device-to-device copy bandwidth (GB/s, bytes read + written), the median
-   of 7 copies of `bytes` (0: 512 MiB). */
+/* Device-to-device copy bandwidth (GB/s, bytes read + written): the
+   figure of odb_cuda_copy_bandwidth, measured once per process; `bytes` is
+   not used (pass 0). */
 odb_status odb_bgpu_copy_bandwidth(size_t bytes, double *gbs);
 /* }====== */
 

@@ -1,4 +1,6 @@
-/* cuda_backend.cu - the "cuda" backend: device memory, copies, axpy. */
+/* cuda_backend.cu - the "cuda" backend: device memory, copies, axpy, and
+   the copy bandwidth of the device (odb_cuda_copy_bandwidth). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -6,6 +8,9 @@
 
 #include "odb_cuda_check.h"
 #include "cuda_backend.h"
+extern "C" {
+#include "odb_measure.h"
+}
 
 /* Backend-private state: the device and what launches need to know. */
 typedef struct odb_cuda {
@@ -151,60 +156,67 @@ static odb_status cuda_axpy(odb_backend *b, size_t n, double a,
   return ODB_OK;
 }
 
-enum { BW_REPS = 9 };
+/* {====== copy bandwidth: the one figure of the run */
 
-/* Sorts the BW_REPS times (insertion sort) and returns the median. */
-static float median_ms(float *ms) {
-  for (int i = 1; i < BW_REPS; ++i)
-    for (int k = i; k > 0 && ms[k - 1] > ms[k]; --k) {
-      float t = ms[k];
-      ms[k] = ms[k - 1];
-      ms[k - 1] = t;
-    }
-  return ms[BW_REPS / 2];
-}
+enum { BW_REPS = 9 };
+enum { BW_DEVICES = 64 };   /* devices whose figure is cached */
 
 /*
 ** Times BW_REPS device-to-device copies of bytes between a and b with
-** events (after one warm-up copy); the median counts bytes read + written.
+** events (after one warm-up copy), alternating the direction; the median
+** (odb_median) counts bytes read + written.
 */
-static odb_status time_copies(void *a, void *b, size_t bytes, double *gbs) {
+static odb_status time_copies(void *a, void *b, size_t bytes, double *bps) {
   cudaEvent_t e0 = NULL, e1 = NULL;
-  float ms[BW_REPS];
+  double sec[BW_REPS];
   odb_status st = ODB_OK;
   cudaError_t err = cudaEventCreate(&e0);
   if (err == cudaSuccess) err = cudaEventCreate(&e1);
   if (err == cudaSuccess) err = cudaMemcpy(b, a, bytes,
                                            cudaMemcpyDeviceToDevice);
   for (int r = 0; r < BW_REPS && err == cudaSuccess; ++r) {
+    float ms = 0;
     err = cudaEventRecord(e0, 0);
     if (err == cudaSuccess)
       err = cudaMemcpyAsync(r & 1 ? a : b, r & 1 ? b : a, bytes,
                             cudaMemcpyDeviceToDevice, 0);
     if (err == cudaSuccess) err = cudaEventRecord(e1, 0);
     if (err == cudaSuccess) err = cudaEventSynchronize(e1);
-    if (err == cudaSuccess) err = cudaEventElapsedTime(&ms[r], e0, e1);
+    if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, e0, e1);
+    sec[r] = ms * 1e-3;
   }
   if (err != cudaSuccess)
     st = odb_cuda_fail(err, "copy bandwidth: events and copies", __FILE__,
                        __LINE__);
   else
-    *gbs = 2.0 * (double)bytes / (median_ms(ms) * 1e-3) / 1e9;
+    *bps = 2.0 * (double)bytes / odb_median(sec, BW_REPS);
   if (e0) cudaEventDestroy(e0);
   if (e1) cudaEventDestroy(e1);
   return st;
 }
 
 /*
-** Copy bandwidth of device memory: two buffers of 1 GiB (halved down to
-** 64 MiB while the device has no room), far larger than the L2 cache.
+** Measures the current device: two buffers of 8 times its L2 cache, at
+** least 256 MiB and at most 1 GiB each (so the copy streams from memory,
+** not from the L2), halved while they do not fit in the free memory with
+** 64 MiB to spare, down to twice the L2 and at least 32 MiB.
 */
-static odb_status cuda_copy_bandwidth(odb_backend *b, double *gbs) {
+static odb_status measure_copy_bandwidth(int device, double *bps) {
+  const size_t mib = (size_t)1 << 20;
+  size_t l2 = (size_t)cuda_attr(cudaDevAttrL2CacheSize, device);
+  size_t bytes = 8 * l2, least = 2 * l2, fb = 0, tb = 0;
   void *x = NULL, *y = NULL;
-  size_t bytes = (size_t)1 << 30;
   odb_status st;
-  ODB_TRY(cuda_use(b));
-  while (bytes >= ((size_t)64 << 20)) {
+  if (bytes < 256 * mib) bytes = 256 * mib;
+  if (bytes > 1024 * mib) bytes = 1024 * mib;
+  if (least < 32 * mib) least = 32 * mib;
+  if (cudaMemGetInfo(&fb, &tb) != cudaSuccess) {
+    (void)cudaGetLastError();
+    fb = 0;                        /* unknown: the allocations tell */
+  }
+  while (fb > 0 && bytes / 2 >= least && 2 * bytes + 64 * mib > fb)
+    bytes /= 2;
+  while (bytes >= least) {
     if (cudaMalloc(&x, bytes) == cudaSuccess) {
       if (cudaMalloc(&y, bytes) == cudaSuccess) break;
       cudaFree(x);
@@ -216,12 +228,45 @@ static odb_status cuda_copy_bandwidth(odb_backend *b, double *gbs) {
   }
   if (!x || !y)
     return ODB_FAIL(ODB_ERR_NOMEM, "copy bandwidth: no room for two buffers "
-                    "of 64 MiB on the device");
-  st = time_copies(x, y, bytes, gbs);
+                    "of %zu MiB on the device", least / mib);
+  st = time_copies(x, y, bytes, bps);
   cudaFree(x);
   cudaFree(y);
   return st;
 }
+
+/* See the header: one measurement per device and process. */
+extern "C" odb_status odb_cuda_copy_bandwidth(double *bytes_per_s) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static double cached[BW_DEVICES];
+  int device = 0;
+  odb_status st = ODB_OK;
+  *bytes_per_s = 0;
+  ODB_CUDA_CHECK(cudaGetDevice(&device));
+  pthread_mutex_lock(&lock);
+  if (device < 0 || device >= BW_DEVICES) {
+    double once = 0;               /* beyond the cache: measured each time */
+    st = measure_copy_bandwidth(device, &once);
+    *bytes_per_s = once;
+  } else {
+    if (!(cached[device] > 0))
+      st = measure_copy_bandwidth(device, &cached[device]);
+    if (st == ODB_OK) *bytes_per_s = cached[device];
+  }
+  pthread_mutex_unlock(&lock);
+  return st;
+}
+
+/* The backend's figure in GB/s, on the backend's device. */
+static odb_status cuda_copy_bandwidth(odb_backend *b, double *gbs) {
+  double bps = 0;
+  ODB_TRY(cuda_use(b));
+  ODB_TRY(odb_cuda_copy_bandwidth(&bps));
+  *gbs = bps * 1e-9;
+  return ODB_OK;
+}
+
+/* }====== */
 
 /* Frees only the private state; buffers must have been destroyed before. */
 static void cuda_destroy(odb_backend *b) {

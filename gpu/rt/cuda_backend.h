@@ -23,6 +23,18 @@ int odb_cuda_device_count(char *why, size_t len);
 odb_status odb_cuda_backend_create(odb_ctx *ctx, int device,
                                    odb_backend **out);
 
+/*
+** Device-to-device copy bandwidth of the current device, in bytes read +
+** written per second: the median of 9 copies (after a warm-up) between two
+** buffers of 8 times the L2 cache, 256 MiB to 1 GiB each (smaller only
+** where the device lacks the room). Measured once per device and process
+** and cached; every GPU family reports this figure as the copy bandwidth
+** of the run and computes its floors from it (the backend's copy_bandwidth,
+** odb_bgpu_copy_bandwidth, odb_sparse_gpu_copy_bandwidth,
+** odb_krylov_gpu_spmv_seconds). Thread-safe.
+*/
+odb_status odb_cuda_copy_bandwidth(double *bytes_per_s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,8 @@
 /* odb_sparse_gpu.cu - reservoir matrices on the current CUDA device: upload
 ** of every format, SpMV kernels for CSR, BSR, ELL, HYB, DIA and Bdia with
-** tuned launch options, and the cuSPARSE CSR/BSR baselines.
+** tuned launch options, and their timing (the cuSPARSE CSR/BSR baselines
+** are in odb_sparse_cusparse.cu; odb_sparse_gpu.cuh holds what the two
+** share).
 **
 ** Kernels (y = A x, legacy default stream):
 **   CSR   g threads per row (grain g = 1..32, a power of two), partial sums
@@ -11,12 +13,14 @@
 **   HYB   the ELL kernel, then one thread per COO row (the first entry of
 **         each row sums its row in order): deterministic, no atomics.
 **   DIA   one thread per row over the diagonals (coalesced values and x).
-**   Bdia  seed 6.1-6.2: a block of threads owns a tile of Bc consecutive
+**   Bdia  as in Al-Mouhamed and Khan, "SpMV and BiCG-Stab optimization
+**         for a class of hepta-diagonal-sparse matrices on GPU" (sections
+**         6.1 and 6.2): a block of threads owns a tile of Bc consecutive
 **         cells, a thread computes grain (1, 2 or 4) rows of its cell from
 **         the seven k x k blocks stored column-major over cells (consecutive
 **         threads read consecutive words; each x word loaded serves grain
 **         rows); x comes through L1/L2 or, with the
-**         shared_x option, from the seed's cooperative load of the five x
+**         shared_x option, from the paper's cooperative load of the five x
 **         ranges the tile needs (slots -JH, -J, {-1, 0, +1}, +J, +JH) into
 **         shared memory. y is staged in shared memory and written
 **         coalesced. With the pair option (even M, k <= 8) a thread
@@ -25,8 +29,8 @@
 **         entries as double2 (no shared memory). With the stream option the
 **         values are loaded with the evict-first hint (ld.global.cs): read
 **         once per SpMV, they then leave x and y in L2 rather than
-**         displacing them (it lifted V=64, k=2 from 83% to 93% of the copy
-**         bandwidth on an H200).
+**         displacing them (worth about ten points of the copy bandwidth
+**         at V=64, k=2 on an H200).
 **         Wells: a second small kernel, one warp per well, adds
 **         the W^T column to the well's cells and computes the well row.
 ** Tuning: an exhaustive loop over a small space (block size x grain, and
@@ -48,35 +52,11 @@
 extern "C" {
 #include "odb_measure.h"
 }
-#include "odb_sparse_gpu.h"
+#include "odb_sparse_gpu.cuh"
+#include "cuda_backend.h"
 extern "C" {
 #include "odb_rng.h"
 }
-
-/* {====== private state */
-
-typedef struct spmv_priv {
-  odb_sparse_gpu_opts opts;
-  int tuned;
-  /* cuSPARSE baseline (set up on first use) */
-  int cs_ready;
-  cusparseHandle_t h;
-  cusparseSpMatDescr_t mat;     /* generic CSR or BSR */
-  cusparseMatDescr_t descr;     /* bsrmv */
-  cusparseDnVecDescr_t vx, vy;
-  int32_t *rp32;                /* 32-bit (block) row pointers */
-  void *buf; size_t buf_bytes;
-  double *xpad, *ypad;          /* BSR whose order is not a multiple of bs */
-  long npad;
-  int bsr_api;                  /* BSR: 0 bsrmv, 1 generic (faster one) */
-  int bsr_generic_ok;
-  /* bench scratch */
-  double *bx, *by;
-} spmv_priv;
-
-static spmv_priv *priv(odb_sparse_gpu *g) { return (spmv_priv *)g->priv; }
-
-/* }====== */
 
 /* {====== kernels */
 
@@ -209,7 +189,7 @@ __device__ __forceinline__ double2 ldval2(const double *p) {
 ** K), tiles of g.Bc cells, blockDim = Bc*K/G, one tile per block. Thread
 ** (lm, q) computes rows q*G .. q*G+G-1 of cell m0+lm, so each x word it
 ** loads serves G rows. SHX: the five x ranges of the tile are loaded into
-** shared memory first (seed 6.1). ST: values loaded evict-first. Shared
+** shared memory first (Al-Mouhamed and Khan, 6.1). ST: values loaded evict-first. Shared
 ** memory: y staging Bc*K doubles, then (SHX) the x chunks. */
 template <int K, int G, bool SHX, bool ST>
 __global__ void k_bdia(bdia_geo g, const double *__restrict__ val,
@@ -745,21 +725,6 @@ odb_status odb_sparse_gpu_upload(const odb_sparse *A, odb_sparse_gpu **out) {
   return ODB_OK;
 }
 
-/* Releases the cuSPARSE state of p. */
-static void cusparse_release(spmv_priv *p) {
-  if (!p->cs_ready) return;
-  if (p->vx) cusparseDestroyDnVec(p->vx);
-  if (p->vy) cusparseDestroyDnVec(p->vy);
-  if (p->mat) cusparseDestroySpMat(p->mat);
-  if (p->descr) cusparseDestroyMatDescr(p->descr);
-  if (p->h) cusparseDestroy(p->h);
-  cudaFree(p->rp32); cudaFree(p->buf); cudaFree(p->xpad); cudaFree(p->ypad);
-  p->vx = p->vy = NULL; p->mat = NULL; p->descr = NULL; p->h = NULL;
-  p->rp32 = NULL; p->buf = NULL; p->xpad = p->ypad = NULL;
-  p->buf_bytes = 0; p->npad = 0; p->bsr_generic_ok = 0;
-  p->cs_ready = 0;
-}
-
 /* See the header; accepts NULL. */
 void odb_sparse_gpu_free(odb_sparse_gpu *g) {
   if (!g) return;
@@ -780,16 +745,6 @@ void odb_sparse_gpu_free(odb_sparse_gpu *g) {
 /* }====== */
 
 /* {====== our SpMV */
-
-/* Blocks of a grid-stride launch over `items` work items, block threads,
-** grain items per thread. */
-static unsigned grid_for(long items, int block, int grain) {
-  long per = (long)block * grain;
-  long b = (items + per - 1) / per;
-  if (b < 1) b = 1;
-  if (b > 2147483647L) b = 2147483647L;
-  return (unsigned)b;
-}
 
 /* CSR launch with TPR threads per row. */
 template <int TPR>
@@ -845,7 +800,7 @@ static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, c
 }
 
 /* Pointer checks shared by the SpMV entries. */
-static odb_status vec_check(const odb_sparse_gpu *g, const double *x, const double *y) {
+odb_status vec_check(const odb_sparse_gpu *g, const double *x, const double *y) {
   if (!g) return ODB_FAIL(ODB_ERR_ARG, "sparse GPU SpMV: no matrix");
   if (!x || !y) return ODB_FAIL(ODB_ERR_ARG, "sparse GPU SpMV: %s is NULL", !x ? "x" : "y");
   if (x == y) return ODB_FAIL(ODB_ERR_ARG, "sparse GPU SpMV: x and y must be distinct vectors");
@@ -907,149 +862,6 @@ odb_status odb_sparse_gpu_set_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts 
   ODB_TRY(opts_check(g, o));
   priv(g)->opts = *o;
   return ODB_OK;
-}
-
-/* }====== */
-
-/* {====== cuSPARSE baselines */
-
-#define CS_CHECK(call) ODB_CUSPARSE_CHECK(call)
-
-/* int64 -> int32 (values checked by the caller to fit). */
-__global__ void k_narrow(long n, const int64_t *__restrict__ a, int32_t *__restrict__ b) {
-  long stride = (long)gridDim.x * blockDim.x;
-  for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    b[i] = (int32_t)a[i];
-}
-
-/* Generic SpMV work buffer for p->mat, (re)allocated to fit. */
-static odb_status cs_buffer(spmv_priv *p) {
-  const double one = 1.0, zero = 0.0;
-  size_t need = 0;
-  CS_CHECK(cusparseSpMV_bufferSize(p->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat, p->vx,
-                                   &zero, p->vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &need));
-  if (need > p->buf_bytes) {
-    cudaFree(p->buf);
-    p->buf = NULL; p->buf_bytes = 0;
-    ODB_CUDA_CHECK(cudaMalloc(&p->buf, need));
-    p->buf_bytes = need;
-  }
-  return ODB_OK;
-}
-
-/* Sets up the cuSPARSE handle, descriptors and 32-bit row pointers of g
-** (CSR: generic SpMV; BSR: bsrmv and, where the library has it, the
-** generic BSR SpMV). On failure the caller releases the partial state. */
-static odb_status cs_setup_once(odb_sparse_gpu *g) {
-  spmv_priv *p = priv(g);
-  if (g->fmt != ODB_FMT_CSR && g->fmt != ODB_FMT_BSR)
-    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "cuSPARSE baseline: CSR or BSR only, not %s",
-                    odb_sparse_format_name(g->fmt));
-  long nrp = g->fmt == ODB_FMT_CSR ? g->n + 1 : g->nbr + 1;
-  long top = g->fmt == ODB_FMT_CSR ? g->nnz : g->nblocks;
-  if (top > 2147483647L)
-    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "cuSPARSE baseline: %ld %s exceed 32-bit indices", top,
-                    g->fmt == ODB_FMT_CSR ? "nonzeros" : "blocks");
-  p->cs_ready = 1;  /* from here on cusparse_release undoes what was done */
-  CS_CHECK(cusparseCreate(&p->h));
-  ODB_CUDA_CHECK(cudaMalloc(&p->rp32, nrp * sizeof(int32_t)));
-  k_narrow<<<grid_for(nrp, 256, 4), 256>>>(nrp, g->fmt == ODB_FMT_CSR ? g->rowptr : g->browptr,
-                                           p->rp32);
-  ODB_CUDA_CHECK(cudaGetLastError());
-  long nv = g->n;
-  if (g->fmt == ODB_FMT_BSR) {
-    nv = g->nbr * g->bs;
-    if (nv != g->n) {
-      ODB_CUDA_CHECK(cudaMalloc(&p->xpad, nv * sizeof(double)));
-      ODB_CUDA_CHECK(cudaMalloc(&p->ypad, nv * sizeof(double)));
-      ODB_CUDA_CHECK(cudaMemset(p->xpad, 0, nv * sizeof(double)));
-      p->npad = nv;
-    }
-  }
-  CS_CHECK(cusparseCreateDnVec(&p->vx, nv, p->rp32, CUDA_R_64F));  /* pointers set per call */
-  CS_CHECK(cusparseCreateDnVec(&p->vy, nv, p->rp32, CUDA_R_64F));
-  if (g->fmt == ODB_FMT_CSR) {
-    CS_CHECK(cusparseCreateCsr(&p->mat, g->n, g->n, g->nnz, p->rp32, g->col, g->val,
-                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                               CUDA_R_64F));
-    ODB_TRY(cs_buffer(p));
-  } else {
-    CS_CHECK(cusparseCreateMatDescr(&p->descr));
-    CS_CHECK(cusparseSetMatType(p->descr, CUSPARSE_MATRIX_TYPE_GENERAL));
-    CS_CHECK(cusparseSetMatIndexBase(p->descr, CUSPARSE_INDEX_BASE_ZERO));
-    if (g->bs == 1)   /* a 1 x 1 BSR is CSR; neither BSR routine takes it */
-      p->bsr_generic_ok =
-          cusparseCreateCsr(&p->mat, g->nbr, g->nbr, g->nblocks, p->rp32, g->bcol, g->bval,
-                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                            CUDA_R_64F) == CUSPARSE_STATUS_SUCCESS;
-    else
-      p->bsr_generic_ok =
-          cusparseCreateBsr(&p->mat, g->nbr, g->nbr, g->nblocks, g->bs, g->bs, p->rp32, g->bcol,
-                            g->bval, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                            CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F, CUSPARSE_ORDER_ROW)
-          == CUSPARSE_STATUS_SUCCESS;
-    if (p->bsr_generic_ok && cs_buffer(p) != ODB_OK) {
-      odb_clear_error();
-      p->bsr_generic_ok = 0;
-    }
-  }
-  return ODB_OK;
-}
-
-/* cs_setup_once unless done; a failed setup leaves nothing behind. */
-static odb_status cs_setup(odb_sparse_gpu *g) {
-  if (priv(g)->cs_ready) return ODB_OK;
-  odb_status st = cs_setup_once(g);
-  if (st != ODB_OK) cusparse_release(priv(g));
-  return st;
-}
-
-/* y = A x through cuSPARSE with the given BSR API (0 bsrmv, 1 generic). */
-static odb_status cs_run(odb_sparse_gpu *g, int bsr_api, const double *x, double *y) {
-  spmv_priv *p = priv(g);
-  const double one = 1.0, zero = 0.0;
-  const double *xx = x;
-  double *yy = y;
-  if (p->npad) {
-    ODB_CUDA_CHECK(cudaMemcpyAsync(p->xpad, x, g->n * sizeof(double), cudaMemcpyDeviceToDevice, 0));
-    xx = p->xpad; yy = p->ypad;
-  }
-  if (g->fmt == ODB_FMT_CSR || bsr_api == 1) {
-    CS_CHECK(cusparseDnVecSetValues(p->vx, (void *)xx));
-    CS_CHECK(cusparseDnVecSetValues(p->vy, yy));
-    CS_CHECK(cusparseSpMV(p->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat, p->vx, &zero,
-                          p->vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, p->buf));
-  } else if (g->bs == 1) {
-    /* bsrmv wants blocks larger than 1; a 1 x 1 BSR is CSR */
-    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "cuSPARSE bsrmv: block size 1");
-  } else {
-    CS_CHECK(cusparseDbsrmv(p->h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                            (int)g->nbr, (int)g->nbr, (int)g->nblocks, &one, p->descr, g->bval,
-                            p->rp32, g->bcol, g->bs, xx, &zero, yy));
-  }
-  if (p->npad)
-    ODB_CUDA_CHECK(cudaMemcpyAsync(y, p->ypad, g->n * sizeof(double), cudaMemcpyDeviceToDevice, 0));
-  return ODB_OK;
-}
-
-/* See the header. */
-const char *odb_sparse_gpu_cusparse_name(const odb_sparse_gpu *g) {
-  const spmv_priv *p = (const spmv_priv *)g->priv;
-  if (g->fmt == ODB_FMT_CSR) return "cusparseSpMV (CSR)";
-  if (g->fmt != ODB_FMT_BSR) return "";
-  if (g->bs == 1) return "cusparseSpMV (1x1 BSR as CSR)";
-  return p->bsr_api && p->bsr_generic_ok ? "cusparseSpMV (BSR)" : "cusparseDbsrmv";
-}
-
-/* See the header. */
-odb_status odb_sparse_gpu_cusparse(odb_sparse_gpu *g, const double *x, double *y) {
-  ODB_TRY(vec_check(g, x, y));
-  ODB_TRY(cs_setup(g));
-  spmv_priv *p = priv(g);
-  int api = g->fmt == ODB_FMT_BSR ? (g->bs == 1 || (p->bsr_api && p->bsr_generic_ok)) : 0;
-  if (api && !p->bsr_generic_ok)
-    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "cuSPARSE: no BSR SpMV for block size %d", g->bs);
-  return cs_run(g, api, x, y);
 }
 
 /* }====== */
@@ -1212,39 +1024,9 @@ odb_status odb_sparse_gpu_spmv_host(odb_sparse_gpu *g, odb_spmv_impl impl, const
   return st;
 }
 
-/* See the header. */
+/* See the header: the figure of odb_cuda_copy_bandwidth. */
 odb_status odb_sparse_gpu_copy_bandwidth(double *bytes_per_s) {
-  size_t fb, tb, bytes = (size_t)256 << 20;
-  void *a = NULL, *b = NULL;
-  ODB_TRY(odb_sparse_gpu_mem(&fb, &tb));
-  while (bytes > ((size_t)8 << 20) && 2 * bytes + ((size_t)64 << 20) > fb) bytes /= 2;
-  ODB_CUDA_CHECK(cudaMalloc(&a, bytes));
-  if (cudaMalloc(&b, bytes) != cudaSuccess) {
-    cudaFree(a);
-    return odb_cuda_fail(cudaGetLastError(), "cudaMalloc(copy buffer)", __FILE__, __LINE__);
-  }
-  cudaEvent_t e0, e1;
-  odb_status st = ODB_OK;
-  double best = 0;
-  if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
-    st = odb_cuda_fail(cudaGetLastError(), "cudaEventCreate", __FILE__, __LINE__);
-  } else {
-    for (int i = 0; i < 7 && st == ODB_OK; i++) {
-      cudaEventRecord(e0, 0);
-      cudaError_t e = cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0);
-      cudaEventRecord(e1, 0);
-      if (e == cudaSuccess) e = cudaEventSynchronize(e1);
-      if (e != cudaSuccess) { st = odb_cuda_fail(e, "cudaMemcpyAsync(D2D)", __FILE__, __LINE__); break; }
-      float ms = 0;
-      cudaEventElapsedTime(&ms, e0, e1);
-      double bw = 2.0 * bytes / (ms * 1e-3);
-      if (i > 0 && bw > best) best = bw;
-    }
-    cudaEventDestroy(e0); cudaEventDestroy(e1);
-  }
-  cudaFree(a); cudaFree(b);
-  if (st == ODB_OK) *bytes_per_s = best;
-  return st;
+  return odb_cuda_copy_bandwidth(bytes_per_s);
 }
 
 /* }====== */

@@ -82,8 +82,8 @@ odb_status odb_sparse_gpu_bench(odb_sparse_gpu *g, odb_spmv_impl impl, int reps,
 /* Host vectors: uploads x (length n), runs impl, downloads y (length n). */
 odb_status odb_sparse_gpu_spmv_host(odb_sparse_gpu *g, odb_spmv_impl impl,
                                     const double *x, double *y, long n);
-/* Device-to-device copy bandwidth (bytes read + written per second) of a
-** 256 MiB copy, best of a few runs; the floor of the SpMV figures. */
+/* Device-to-device copy bandwidth (bytes read + written per second), the
+** figure of odb_cuda_copy_bandwidth; the floor of the SpMV figures. */
 odb_status odb_sparse_gpu_copy_bandwidth(double *bytes_per_s);
 /* Free and total device memory in bytes. */
 odb_status odb_sparse_gpu_mem(size_t *free_b, size_t *total_b);

@@ -1,0 +1,420 @@
+/* odb_krylov_gpu.cuh - what the files of the GPU Krylov solvers share
+** (odb_krylov_gpu.cu: common host pieces, the dispatcher and the SpMV
+** timing; odb_krylov_cusparse.cu, odb_krylov_fused.cu,
+** odb_krylov_persistent.cu: the three implementations): the scalar state
+** machine, the device reductions, the argument block of the persistent
+** kernel and the workspaces of the implementations. Not a public header
+** (see odb_krylov_gpu.h).
+**
+** All three implementations run one scalar state machine (kstate below,
+** host and device) that mirrors core/sparse/krylov.c step by step: the
+** same recurrences, the same breakdown tests (rho, omega, QMR's
+** delta/eps/gamma), the same stagnation window and maxit, the same
+** history. Only the order of the floating-point sums differs, so iteration
+** counts agree with the CPU up to rounding.
+*/
+#ifndef ODB_KRYLOV_GPU_CUH
+#define ODB_KRYLOV_GPU_CUH
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include <cusparse.h>
+
+#include "odb_cuda_check.h"
+#include "odb_gpulib_check.h"
+extern "C" {
+#include "odb_clock.h"
+#include "odb_measure.h"
+}
+#include "odb_krylov_gpu.h"
+#include "odb_sparse_gpu.h"
+
+#define HD __host__ __device__
+
+enum { KS_RUN = -1 };
+enum { FB = 256 };                 /* threads per block of the fused kernels */
+enum { PK_LANES = 4 };             /* threads per CSR row in the persistent kernel */
+enum { PK_CSR = 0, PK_BDIA = 1 };
+
+/* {====== the scalar state machine (mirrors krylov.c) */
+
+/* Everything the recurrences carry between reductions. */
+typedef struct kstate {
+  double bn, rhn, tol;             /* ||b|| (1 if 0), ||rhat||, tolerance */
+  int maxit, window;
+  int it, outcome, bditer, half, nhist, since;
+  double rel, best;
+  /* BiCGStab */
+  double rho, rho_old, alpha, omega, beta, rnorm, snorm;
+  /* QMR */
+  double qrho, xi, gamma_old, eta, eps, eps_old, theta_old, delta, cp, cq, qbeta, c, wv;
+} kstate;
+
+/* The CPU's breakdown test: |v| tiny relative to the scale of its factors. */
+HD static inline int ks_tiny(double v, double scale) {
+  return !(fabs(v) > 1e-300) || fabs(v) <= 1e-15 * scale;
+}
+
+/* hist NULL: count only (blocks other than the recording one). */
+HD static inline void ks_push(kstate *s, double *hist, double rel) {
+  if (hist) hist[s->nhist] = rel;
+  s->nhist++;
+  s->rel = rel;
+}
+
+/* Stops with outcome o at the current iteration. */
+HD static inline void ks_break(kstate *s, int o) {
+  s->outcome = o;
+  s->bditer = s->it;
+}
+
+/* After an iteration's residual: converged, non-finite, stagnated, out of
+** iterations (the CPU's order); 1 when the solve stops. */
+HD static inline int ks_judge(kstate *s, double rel) {
+  if (rel <= s->tol) { s->outcome = ODB_KRY_CONVERGED; return 1; }
+  if (!isfinite(rel)) { ks_break(s, ODB_KRY_BREAKDOWN_OTHER); return 1; }
+  if (rel < 0.99 * s->best) { s->best = rel; s->since = 0; }
+  else if (++s->since >= s->window) { s->outcome = ODB_KRY_STAGNATED; return 1; }
+  if (s->it >= s->maxit) { s->outcome = ODB_KRY_MAXIT; return 1; }
+  return 0;
+}
+
+/* The first residual: history[0], the best so far, convergence at 0. */
+HD static inline int ks_first(kstate *s, double *hist, double rnorm) {
+  double rel = rnorm / s->bn;
+  ks_push(s, hist, rel);
+  s->best = rel;
+  s->since = 0;
+  if (rel <= s->tol) { s->outcome = ODB_KRY_CONVERGED; return 1; }
+  return 0;
+}
+
+/* BiCGStab, iteration start: rho = rhat.r known. */
+HD static inline void bicg_begin(kstate *s) {
+  s->it++;
+  if (ks_tiny(s->rho, s->rhn * s->rnorm)) { ks_break(s, ODB_KRY_BREAKDOWN_RHO); return; }
+  s->beta = (s->rho / s->rho_old) * (s->alpha / s->omega);
+}
+
+/* rr = r.r of r = b - A x0; rhat = r0, so rhat.r = rr. */
+HD static inline void bicg_init(kstate *s, double *hist, double rr) {
+  s->rnorm = s->rhn = sqrt(rr);
+  if (ks_first(s, hist, s->rnorm)) return;
+  s->rho = rr;
+  s->rho_old = s->alpha = s->omega = 1.0;
+  bicg_begin(s);
+}
+
+/* v = A p: rhv = rhat.v, vv = v.v. */
+HD static inline void bicg_after_v(kstate *s, double rhv, double vv) {
+  if (ks_tiny(rhv, s->rhn * sqrt(vv))) { ks_break(s, ODB_KRY_BREAKDOWN_RHO); return; }
+  s->alpha = s->rho / rhv;
+}
+
+/* s = r - alpha v: ss = s.s; converged on s sets half (x += alpha p). */
+HD static inline void bicg_after_s(kstate *s, double *hist, double ss) {
+  s->snorm = sqrt(ss);
+  double sn = s->snorm / s->bn;
+  if (sn <= s->tol) {
+    s->half = 1;
+    ks_push(s, hist, sn);
+    s->outcome = ODB_KRY_CONVERGED;
+  }
+}
+
+/* t = A s: tt = t.t, ts = t.s. */
+HD static inline void bicg_after_t(kstate *s, double tt, double ts) {
+  if (tt == 0.0 || ks_tiny(ts, sqrt(tt) * s->snorm)) { ks_break(s, ODB_KRY_BREAKDOWN_OMEGA); return; }
+  s->omega = ts / tt;
+}
+
+/* x, r updated: rr = r.r, rhr = rhat.r (the next rho). */
+HD static inline void bicg_end(kstate *s, double *hist, double rr, double rhr) {
+  s->rho_old = s->rho;
+  double rel = sqrt(rr) / s->bn;
+  ks_push(s, hist, rel);
+  if (ks_judge(s, rel)) return;
+  s->rho = rhr;
+  s->rnorm = sqrt(rr);
+  bicg_begin(s);
+}
+
+/* QMR: delta = w.v of the scaled vectors and the coefficients of p and q. */
+HD static inline void qmr_peek(kstate *s) {
+  s->delta = s->wv / (s->qrho * s->xi);
+  s->cp = s->xi * s->delta / s->eps_old;
+  s->cq = s->qrho * s->delta / s->eps_old;
+}
+
+/* QMR, iteration start (the CPU's checks on rho, xi and delta). */
+HD static inline void qmr_begin(kstate *s) {
+  s->it++;
+  if (s->qrho == 0.0 || s->xi == 0.0) { ks_break(s, ODB_KRY_BREAKDOWN_RHO); return; }
+  if (ks_tiny(s->delta, 1.0)) { ks_break(s, ODB_KRY_BREAKDOWN_RHO); return; }
+  if (s->it == 1) s->cp = s->cq = 0.0;       /* p = v, q = w */
+}
+
+/* rr = r.r of r = b - A x0 (= vt.vt = wt.wt = wt.vt). */
+HD static inline void qmr_init(kstate *s, double *hist, double rr) {
+  s->qrho = s->xi = sqrt(rr);
+  if (ks_first(s, hist, s->qrho)) return;
+  s->gamma_old = 1.0; s->eta = -1.0; s->eps_old = 1.0; s->theta_old = 0.0;
+  s->wv = rr;
+  qmr_peek(s);
+  qmr_begin(s);
+}
+
+/* pt = A p: qpt = q.pt, qq = q.q, ptpt = pt.pt. */
+HD static inline void qmr_after_pt(kstate *s, double qpt, double qq, double ptpt) {
+  if (ks_tiny(qpt, sqrt(qq) * sqrt(ptpt))) { ks_break(s, ODB_KRY_BREAKDOWN_OTHER); return; }
+  s->eps = qpt;
+  s->qbeta = qpt / s->delta;
+}
+
+/* vt, wt updated: vv, ww, wv = wt.vt; the next delta, cp, cq peeked. */
+HD static inline void qmr_after_vw(kstate *s, double vv, double ww, double wv) {
+  double rho_new = sqrt(vv), xi_new = sqrt(ww);
+  double theta = rho_new / (s->gamma_old * fabs(s->qbeta));
+  double gamma = 1.0 / sqrt(1.0 + theta * theta);
+  if (gamma == 0.0) { ks_break(s, ODB_KRY_BREAKDOWN_OTHER); return; }
+  s->eta = -s->eta * s->qrho * gamma * gamma / (s->qbeta * s->gamma_old * s->gamma_old);
+  s->c = s->it == 1 ? 0.0 : (s->theta_old * gamma) * (s->theta_old * gamma);
+  s->qrho = rho_new; s->xi = xi_new; s->gamma_old = gamma; s->theta_old = theta;
+  s->eps_old = s->eps; s->wv = wv;
+  qmr_peek(s);
+}
+
+/* x, r updated: rr = r.r. */
+HD static inline void qmr_end(kstate *s, double *hist, double rr) {
+  double rel = sqrt(rr) / s->bn;
+  ks_push(s, hist, rel);
+  if (ks_judge(s, rel)) return;
+  qmr_begin(s);
+}
+
+/* }====== */
+
+/* {====== device helpers: reductions, ordered atomics, timer */
+
+/* Sums v[0..nr) over the block (blockDim a multiple of 32); thread 0 gets
+** the sums in v. red: shared, 96 doubles. Fixed order: deterministic.
+** Every thread must call it; it ends with a barrier. */
+__device__ static void block_sum(double *v, int nr, double *red) {
+  int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
+  for (int j = 0; j < nr; j++)
+    for (int o = 16; o > 0; o >>= 1) v[j] += __shfl_down_sync(0xffffffffu, v[j], o);
+  if (lane == 0)
+    for (int j = 0; j < nr; j++) red[wid * 3 + j] = v[j];
+  __syncthreads();
+  if (wid == 0) {
+    for (int j = 0; j < nr; j++) {
+      v[j] = lane < nwarp ? red[lane * 3 + j] : 0.0;
+      for (int o = 16; o > 0; o >>= 1) v[j] += __shfl_down_sync(0xffffffffu, v[j], o);
+    }
+  }
+  __syncthreads();
+}
+
+/* Grid-wide sum of v[0..nr) by the last block to finish (ticket counter,
+** reset for the next kernel). Returns 1 in the last block only, where
+** thread 0 holds the sums in v; the partials are summed in block order. */
+__device__ static int red_last(double *v, int nr, double *part, unsigned *ticket, double *red) {
+  __shared__ int last;
+  block_sum(v, nr, red);
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < nr; j++) part[(size_t)blockIdx.x * 4 + j] = v[j];
+    __threadfence();
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return 0;
+  __threadfence();
+  double w[3] = {0.0, 0.0, 0.0};
+  for (int i = threadIdx.x; i < (int)gridDim.x; i += blockDim.x)
+    for (int j = 0; j < nr; j++) w[j] += __ldcg(&part[(size_t)i * 4 + j]);
+  block_sum(w, nr, red);
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < nr; j++) v[j] = w[j];
+    *ticket = 0;
+  }
+  return 1;
+}
+
+__device__ static inline unsigned long long ld_acquire(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ static inline void st_release(unsigned long long *p, unsigned long long v) {
+  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ static inline void add_release(unsigned long long *p, unsigned long long v) {
+  asm volatile("red.release.gpu.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ static inline unsigned long long gtimer(void) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+#define GSTRIDE(i, n) \
+  for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (long)gridDim.x * blockDim.x)
+
+/* }====== */
+
+/* {====== the persistent kernel's arguments */
+
+/* Everything the persistent kernel reads; passed by value. */
+typedef struct pk_args {
+  long n;
+  int sync, rv, delay_ns, test_hang, Lmax;
+  unsigned long long timeout_ns;
+  /* CSR of A and (QMR) of A^T */
+  const int64_t *rp; const int32_t *ci; const double *va;
+  const int64_t *trp; const int32_t *tci; const double *tva;
+  /* Bdia (odb_bdia layout) and the column -> well map */
+  int k, J, H, half, nw, M;
+  const double *bv, *Wa, *WTa, *D;
+  const int *wa, *wb, *wc, *colwell;
+  const double *b;
+  double *g[12];                   /* global vectors, n each */
+  double *part, *pub;              /* partial sums [2][grid][4]; block 0's sums [2][4] */
+  unsigned long long *count, *ain, *aout, *err;
+  kstate *st_out;
+  double *hist;
+  kstate st0;
+} pk_args;
+
+/* }====== */
+
+/* {====== host: common pieces (odb_krylov_gpu.cu) */
+
+/* Reduction scratch of the fused kernels and the true residual. */
+typedef struct red_scratch {
+  int grid;
+  double *part, *out;
+  unsigned *ticket;
+} red_scratch;
+
+/* Events around a solve. */
+typedef struct ktimer { cudaEvent_t a, b; } ktimer;
+
+/* What every impl hands back to the dispatcher. */
+typedef struct kout {
+  kstate st;
+  double *hist;          /* host, maxit + 2 */
+  double seconds, rtrue; /* solve time; ||b - A x|| */
+} kout;
+
+/* Device allocation; out of memory names the size and what it was for. */
+odb_status dalloc(void *pp, size_t bytes, const char *what);
+/* Host -> new device copy. */
+odb_status dupload(void *pp, const void *src, size_t bytes, const char *what);
+void dfree(void *p);
+/* Fresh state: constants set, nothing done. */
+kstate ks_new(double bn, const odb_krylov_opts *o);
+odb_status red_alloc(red_scratch *r, long n, int sms);
+void red_free(red_scratch *r);
+/* ||b - y|| for device vectors (waits). */
+odb_status diff_norm(red_scratch *r, long n, const double *b, const double *y, double *out);
+int sm_count(void);
+/* CSR of A^T (A CSR), built on the host by odb_sparse_transpose. */
+odb_status csr_transpose(const odb_sparse *A, odb_sparse **out);
+odb_status timer_start(ktimer *t);
+odb_status timer_stop(ktimer *t, double *seconds);
+void timer_free(ktimer *t);
+
+/* }====== */
+
+/* {====== the implementations' workspaces and entries */
+
+/* impl "cusparse" (odb_krylov_cusparse.cu) */
+typedef struct cs_ws {
+  long n;
+  cublasHandle_t blas;
+  cusparseHandle_t sp;
+  cusparseSpMatDescr_t mat;
+  int32_t *rp; int32_t *col; double *val;
+  double *v[14];                 /* device vectors */
+  cusparseDnVecDescr_t dv[14];
+  void *buf;
+  double *dots;                  /* device results of the dots of one step */
+  red_scratch red;
+} cs_ws;
+
+void cs_free(cs_ws *w);
+/* CSR with 32-bit indices on the device, nv vectors with descriptors, the
+** SpMV work buffer (for A^T too when trans). */
+odb_status cs_setup(cs_ws *w, const odb_sparse *A, int nv, int trans);
+/* v[y] = op(A) v[x]. */
+odb_status cs_spmv(cs_ws *w, int trans, int x, int y);
+/* The whole cusparse solve on workspace w (set up by the caller). */
+odb_status cs_run(cs_ws *w, const odb_sparse *A, odb_krylov_method m, const double *b, double *x,
+                         kout *o);
+
+/* impl "fused" (odb_krylov_fused.cu) */
+typedef struct fz_ws {
+  odb_sparse_gpu *g, *gt;        /* A; A^T (QMR) */
+  odb_sparse *At;
+  double *v[14];
+  kstate *st;
+  double *hist;
+  kstate *pin;                   /* pinned, 2 */
+  cudaEvent_t ev[2];
+  red_scratch red;
+} fz_ws;
+
+void fz_free(fz_ws *w);
+odb_status fz_run(fz_ws *w, const odb_sparse *A, odb_krylov_method m, const double *b, double *x,
+                         kout *o);
+
+/* impl "persistent" (odb_krylov_persistent.cu) */
+/* A launch shape of the persistent kernel. */
+typedef struct pk_geom {
+  int grid, max_grid, rv, lmax;
+  size_t smem;
+} pk_geom;
+
+/* A grain and value-load form of the Bdia SpMV and its shape. */
+typedef struct pk_cand { int gr, st; pk_geom g; } pk_cand;   /* st as in pk_ws */
+
+typedef struct pk_ws {
+  pk_args a;
+  int fmt, qmr, nv, gr, st;         /* gr: Bdia rows of a cell per thread; st: 1 evict-first values | 2 SpMV called */
+  int64_t *rp, *trp; int32_t *ci, *tci; double *va, *tva;
+  double *bv, *Wa, *WTa, *D; int *wa, *wb, *wc, *colwell;
+  double *b, *y;
+  kstate *st_d;
+  red_scratch red;
+  int grid, block;
+  size_t smem;
+  pk_cand cand[16];                 /* the candidates (one unless tuned) and their shapes */
+  int ncand, gmax, tuned;           /* gmax: the largest grid of any candidate */
+} pk_ws;
+
+void pk_free(pk_ws *w);
+/* Uploads the matrix arrays the in-kernel SpMV reads (CSR, A^T for QMR,
+** or Bdia with a column -> well map built from b[w]). */
+odb_status pk_upload(pk_ws *w, const odb_sparse *A);
+/* The launch shape (and, where asked, the tuned candidate); spmv_only:
+** the candidate with the fastest SpMV kernel. */
+odb_status pk_shape(pk_ws *w, const odb_krylov_gpu_opts *o, odb_krylov_gpu_info *info, int spmv_only);
+/* y = A x with the persistent kernel's SpMV on grid x block (no wait). */
+odb_status pk_spmv_launch(const pk_ws *w, const double *x, double *y);
+/* The solve: shape (and tuning), upload, one launch, watchdog check, results. */
+odb_status pk_run(pk_ws *w, const odb_sparse *A, odb_krylov_method m, const double *b, double *x,
+                         const odb_krylov_gpu_opts *o, kout *out, odb_krylov_gpu_info *info);
+
+/* }====== */
+
+#endif
