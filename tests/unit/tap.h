@@ -7,6 +7,16 @@
 
 static int tap_n = 0, tap_failed = 0;
 
+/* Prints a formatted text on one line: a newline in it would start a line
+   that is not TAP, so newlines show as \n. */
+static inline void tap_vprint_line(const char *fmt, va_list ap) {
+  char buf[1024];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  for (const char *c = buf; *c; ++c)
+    if (*c == '\n') fputs("\\n", stdout);
+    else putchar(*c);
+}
+
 /* Records one test point: ok or not ok, with a printf-style description. */
 static inline int tap_ok(int cond, const char *fmt, ...) {
   va_list ap;
@@ -14,7 +24,7 @@ static inline int tap_ok(int cond, const char *fmt, ...) {
   if (!cond) ++tap_failed;
   printf("%s %d - ", cond ? "ok" : "not ok", tap_n);
   va_start(ap, fmt);
-  vprintf(fmt, ap);
+  tap_vprint_line(fmt, ap);
   va_end(ap);
   printf("\n");
   fflush(stdout);
@@ -26,7 +36,7 @@ static inline void tap_diag(const char *fmt, ...) {
   va_list ap;
   printf("# ");
   va_start(ap, fmt);
-  vprintf(fmt, ap);
+  tap_vprint_line(fmt, ap);
   va_end(ap);
   printf("\n");
 }
