@@ -794,6 +794,11 @@ odb_status odb_solver_step_to(odb_solver *s, double t1,
   if (!(span > 0) || !isfinite(t1))
     return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
                     "time (%g)", t1, s->t);
+  /* A state at t = -inf gives an infinite span and hmin: no step could
+     ever reach t1. */
+  if (!isfinite(s->t) || !isfinite(span))
+    return ODB_FAIL(ODB_ERR_ARG, "the current time (%g) must be finite",
+                    s->t);
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
   st = step_toward(s, t1, span, hmin);
   s->stats.seconds += odb_clock_now() - t0;
@@ -823,6 +828,11 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
   if (!(span > 0) || !isfinite(t1))
     return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
                     "time (%g)", t1, s->t);
+  /* A state at t = -inf gives an infinite span and hmin: no step could
+     ever reach t1. */
+  if (!isfinite(s->t) || !isfinite(span))
+    return ODB_FAIL(ODB_ERR_ARG, "the current time (%g) must be finite",
+                    s->t);
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
   publish(s, ODB_EV_SOLVE_BEGIN, &s->stats, (double)s->n, t1);
   st = sync_check(s);   /* the variant may have changed since create */

@@ -434,3 +434,12 @@ describe("Vector indices and lengths", function()
     fails_with("more than this machine's memory", ob.vector, 137438953472)
   end)
 end)
+
+describe("a state at an infinite time", function()
+  it("is refused by integrate instead of stepping forever", function()
+    local p = ob.problem("bruss2d", { N = 8 })
+    local s = ob.solver { problem = p, method = "dopri5" }
+    fails_with("the current time (-inf) must be finite",
+               s.integrate, s, { t0 = -math.huge, t1 = 0.01 })
+  end)
+end)
