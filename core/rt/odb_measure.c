@@ -69,6 +69,15 @@ int odb_measure_tied(double m1, double s1, double m2, double s2) {
   return fabs(m1 - m2) <= (a > b ? a : b);
 }
 
+void odb_measure_ratio(const odb_measurement *num, const odb_measurement *den,
+                       double q[3]) {
+  q[0] = q[1] = q[2] = NAN;
+  if (!(den->median > 0) || !(den->p25 > 0) || !(den->p75 > 0)) return;
+  q[0] = num->p25 / den->p75;
+  q[1] = num->median / den->median;
+  q[2] = num->p75 / den->p25;
+}
+
 /* 0 to go on; a status (and *skipped) when the context says to stop. */
 static odb_status poll_ctx(odb_ctx *ctx, int *skipped) {
   if (!ctx) return ODB_OK;
@@ -109,6 +118,13 @@ odb_status odb_measure_run(odb_measure_fn fn, void *ud,
   for (int w = 0; w < o.warmup && st == ODB_OK; ++w) {
     st = poll_ctx(ctx, skipped);
     if (st == ODB_OK) st = fn(ud, &secs);
+    if (st == ODB_OK && o.warmup_counts && isfinite(secs) &&
+        secs >= o.max_seconds) {
+      samples[n++] = secs;   /* the budget is spent: the only sample */
+      odb_measure_summarize(samples, n, out);
+      free(samples);
+      return ODB_OK;
+    }
   }
   while (st == ODB_OK) {
     st = poll_ctx(ctx, skipped);

@@ -18,6 +18,15 @@
 ** ignores a single outlier in five or more runs, which a max - min range
 ** would not. With one run it is 0 and says nothing: look at reps.
 ** Zero fields mean the defaults; warmup < 0 means no warm-up run.
+**
+** warmup_counts: a warm-up run is thrown away because its caches, pages
+** and clocks are cold; but a run that alone takes max_seconds or more
+** would spend the whole budget again on one timed run that says little
+** more. With warmup_counts set, such a warm-up run is kept as the only
+** sample (reps = 1) and nothing else runs; a shorter one is thrown away as
+** usual. Meant for long runs of the same work (an integration from t0 to
+** t1), where the first run is a real run; off by default, as the tuner's
+** candidates are short and their first run may compile or page in.
 */
 typedef struct odb_measure_opts {
   int warmup;            /* default 1 */
@@ -25,6 +34,7 @@ typedef struct odb_measure_opts {
   int max_reps;          /* default 25 */
   double max_seconds;    /* default 1.0 */
   double target_spread;  /* default 0.02 (2%) */
+  int warmup_counts;     /* default 0 (see above) */
 } odb_measure_opts;
 
 /* The summary of the timed runs of one configuration (seconds). */
@@ -67,6 +77,18 @@ double odb_median(double *v, int n);
 ** relative spreads. Neither is then called faster than the other.
 */
 int odb_measure_tied(double m1, double s1, double m2, double s2);
+
+/*
+** The ratio num / den of two measurements as q[0] <= q[1] <= q[2]:
+** q[1] = num.median / den.median and the range from the quartiles that
+** make it smallest and largest, q[0] = num.p25 / den.p75 and
+** q[2] = num.p75 / den.p25. The range holds the ratio of the medians by
+** construction (a median of the per-round ratios need not lie in it, nor
+** the ratio of medians in the quartiles of those ratios). NAN where a
+** denominator is not positive.
+*/
+void odb_measure_ratio(const odb_measurement *num, const odb_measurement *den,
+                       double q[3]);
 
 
 #endif
