@@ -51,6 +51,8 @@ typedef struct host_opts {
   const char *xcol;      /* plot --x */
   int params;            /* --params: list the parameters, run nothing */
   int strict;            /* --strict: an unused --set is an error */
+  int have_measure;      /* --measure given */
+  odb_measure_opts measure; /* --measure, parsed (odbL_measure_parse) */
   const char *command;   /* "info", "replay", "plot", "help" or NULL */
   const char *topic;     /* help TOPIC */
 } host_opts;
@@ -100,7 +102,8 @@ static void report(lua_State *L) {
 
 /* getopt_long's codes of the options that have no short form. */
 enum { OPT_SET = 256, OPT_OUT, OPT_UI, OPT_SPEED, OPT_X, OPT_DUMP, OPT_SEED,
-       OPT_LIST, OPT_VERSION, OPT_REMEASURE, OPT_PARAMS, OPT_STRICT };
+       OPT_LIST, OPT_VERSION, OPT_REMEASURE, OPT_PARAMS, OPT_STRICT,
+       OPT_MEASURE };
 
 static const struct option long_opts[] = {
   {"set", required_argument, NULL, OPT_SET},
@@ -113,6 +116,7 @@ static const struct option long_opts[] = {
   {"quiet", no_argument, NULL, 'q'},
   {"params", no_argument, NULL, OPT_PARAMS},
   {"strict", no_argument, NULL, OPT_STRICT},
+  {"measure", required_argument, NULL, OPT_MEASURE},
   {"remeasure", no_argument, NULL, OPT_REMEASURE},
   {"list", no_argument, NULL, OPT_LIST},
   {"version", no_argument, NULL, OPT_VERSION},
@@ -121,7 +125,8 @@ static const struct option long_opts[] = {
 };
 
 #define SHORT_OPTS ":hq"
-#define OPTIONS_ALLOWED "--set, --strict, --params, --out, --ui, --quiet " \
+#define OPTIONS_ALLOWED "--set, --strict, --params, --measure, --out, " \
+  "--ui, --quiet " \
   "(-q), --seed, --dump-kernels, --speed, --x, --remeasure, --list, " \
   "--version, --help (-h)"
 
@@ -215,6 +220,13 @@ static int take_option(host_opts *o, int code, const char *v) {
   case OPT_REMEASURE: o->remeasure = 1; break;
   case OPT_PARAMS: o->params = 1; break;
   case OPT_STRICT: o->strict = 1; break;
+  case OPT_MEASURE:   /* repeatable: later keys win */
+    if (odbL_measure_parse(v, &o->measure) != ODB_OK) {
+      message("%s", odb_last_error());
+      return 0;
+    }
+    o->have_measure = 1;
+    break;
   case OPT_SET:
     if (!strchr(v, '=') || *v == '=') {
       message("--set expects KEY=VALUE, got '%s'", v);
@@ -301,9 +313,10 @@ static int misplaced(const host_opts *o) {
     {"--x", MODE_PLOT, "'" PROG " plot'"},
     {"--params", MODE_RUN, "a scenario ('" PROG " SCENARIO.lua --params')"},
     {"--strict", MODE_RUN, "a scenario"},
+    {"--measure", MODE_RUN, "a scenario"},
   };
   int given[] = { o->remeasure, o->speed > 0, o->xcol != NULL, o->params,
-                  o->strict };
+                  o->strict, o->have_measure };
   for (size_t i = 0; i < sizeof only / sizeof only[0]; ++i) {
     if (given[i] && o->mode != only[i].mode) {
       message("%s only applies to %s", only[i].opt, only[i].where);
@@ -688,6 +701,7 @@ static int psetup(lua_State *L) {
   cfg.set_origin = "--set";
   cfg.sets = o->sets;
   cfg.nsets = o->nsets;
+  cfg.measure = o->measure;
   r->S = odbL_state_open(L, &cfg);
   fill_host_context(L, r);
   luaL_requiref(L, "odebench", luaopen_odebench, 0);

@@ -51,6 +51,8 @@ typedef struct odbL_state {
   long progress_i, progress_n;   /* the last ob.progress published (n 0:
                                     none yet) and when (monotonic s) */
   double progress_wall;
+  odb_measure_opts measure;      /* --measure: the run-wide override of
+                                    every timing (zero fields: none) */
 } odbL_state;
 
 /* What the host (or the lazy plain-lua path) wants the run state to be. */
@@ -61,6 +63,7 @@ typedef struct odbL_config {
   const char *set_origin;  /* "--set" or "ODEBENCH_SET" */
   const char *const *sets; /* nsets strings "key=value" */
   int nsets;
+  odb_measure_opts measure; /* --measure (odbL_measure_parse); zeros: none */
 } odbL_config;
 
 /* {====== odb_lua_state.c: the run state. */
@@ -264,6 +267,39 @@ int odbL_tunedb_main(int argc, char **argv);
 /* ob.plot{name =, kind =, x =, y =, ...}: records plots.<name>.* in the
    context block for odebench plot. */
 int odbL_plot(lua_State *L);
+
+/* }====== */
+
+/* {====== odb_lua_measure.c: how the binding times things (measure =,
+   --measure, the fields of a timed row, ob.tied). */
+
+/* Reads the measure table at vidx ({warmup=, min_reps=, max_reps=,
+   max_seconds=, target_spread=}) into o, its fields winning; errors name
+   'measure.<field>', what is allowed and blame argument arg. */
+void odbL_measure_read(lua_State *L, int arg, int vidx, odb_measure_opts *o);
+/* The same for the optional field `measure` of the table at tidx. */
+void odbL_measure_opt_field(lua_State *L, int arg, int tidx,
+                            odb_measure_opts *o);
+/* Parses --measure's "key=value,..." into o (ODB_ERR_ARG saying why). */
+odb_status odbL_measure_parse(const char *spec, odb_measure_opts *o);
+/* Copies the given (nonzero) fields of src over dst; a bound of the runs
+   given alone moves the other where they would cross. */
+void odbL_measure_merge(odb_measure_opts *dst, const odb_measure_opts *src);
+/* Applies the run's --measure over o and fills the defaults: the options
+   a timing runs with. */
+void odbL_measure_final(lua_State *L, odb_measure_opts *o);
+/* Sets median, q1, q3, spread and reps of m into the table at tidx and,
+   when row is not NULL, into the results row; the record's status. */
+odb_status odbL_measure_fields(lua_State *L, int tidx, odb_record *row,
+                               const odb_measurement *m);
+/* Pushes {seconds = median, median, q1, q3, spread, reps}. */
+void odbL_measure_push(lua_State *L, const odb_measurement *m);
+/* Sets t.kind = kind for the table at tidx, records its string, number
+   and boolean fields as a results row and appends it to the run's list
+   of result tables (ob.report's). */
+void odbL_measure_row(lua_State *L, int tidx, const char *kind);
+/* ob.tied(m1, s1, m2, s2) or ob.tied(row1, row2). */
+int odbL_tied(lua_State *L);
 
 /* }====== */
 

@@ -26,16 +26,6 @@ static void raise_on(lua_State *L, odb_status st) {
   if (st != ODB_OK) luaL_error(L, "%s", odb_last_error());
 }
 
-/* Sorts v[0..n) ascending (insertion sort; n is small). */
-static void sort_doubles(double *v, int n) {
-  for (int i = 1; i < n; ++i)
-    for (int k = i; k > 0 && v[k - 1] > v[k]; --k) {
-      double t = v[k];
-      v[k] = v[k - 1];
-      v[k - 1] = t;
-    }
-}
-
 /* See odb_lua_batched.h. The one place a batched backend is looked up. */
 const odb_batched_ops *odbL_bt_backend(lua_State *L, int arg,
                                        const char *who) {
@@ -82,9 +72,13 @@ void odbL_bt_pivot_error(lua_State *L, const char *who, const char *what,
 }
 
 /* See odb_lua_batched.h. */
-int odbL_bt_reps(lua_State *L, int arg, int def) {
-  return (int)odbL_opt_int_range(L, arg, arg, "reps", "reps", 1,
-                                 BENCH_MAX_REPS, def);
+void odbL_bt_measure(lua_State *L, int arg, odb_measure_opts *o) {
+  int reps = (int)odbL_opt_int_range(L, arg, arg, "reps", "reps", 1,
+                                     BENCH_MAX_REPS, 0);
+  memset(o, 0, sizeof *o);
+  o->min_reps = o->max_reps = reps;   /* 0: not given */
+  odbL_measure_opt_field(L, arg, arg, o);
+  odbL_measure_final(L, o);
 }
 
 /* See odb_lua_batched.h. */
@@ -100,25 +94,29 @@ void odbL_bt_random_opts(lua_State *L, int idx, long long *seed,
 }
 
 /* See odb_lua_batched.h. */
-void odbL_bt_push_bench(lua_State *L, double *times, int reps, double bytes,
-                        const char *variant) {
-  sort_doubles(times, reps);
-  double med = times[reps / 2];
-  lua_createtable(L, 0, 7);
+void odbL_bt_push_bench(lua_State *L, const odb_measurement *m, double bytes,
+                        const char *variant, const char *op,
+                        const char *backend, const char *kind) {
+  double med = m->median, best = m->min;
+  lua_createtable(L, 0, 14);
+  lua_pushstring(L, op);
+  lua_setfield(L, -2, "op");
+  lua_pushstring(L, backend);
+  lua_setfield(L, -2, "backend");
   lua_pushnumber(L, med);
   lua_setfield(L, -2, "seconds");
-  lua_pushnumber(L, times[0]);
+  lua_pushnumber(L, best);
   lua_setfield(L, -2, "best");
   lua_pushnumber(L, bytes);
   lua_setfield(L, -2, "bytes");
   lua_pushnumber(L, med > 0 ? bytes / med * 1e-9 : 0.0);
   lua_setfield(L, -2, "gbs");
-  lua_pushnumber(L, times[0] > 0 ? bytes / times[0] * 1e-9 : 0.0);
+  lua_pushnumber(L, best > 0 ? bytes / best * 1e-9 : 0.0);
   lua_setfield(L, -2, "gbs_best");
-  lua_pushinteger(L, reps);
-  lua_setfield(L, -2, "reps");
   lua_pushstring(L, variant);
   lua_setfield(L, -2, "variant");
+  odbL_measure_fields(L, -1, NULL, m);
+  odbL_measure_row(L, -1, kind);
 }
 
 /* See odb_lua_batched.h. */
@@ -438,6 +436,19 @@ static odb_status bench_ours(odbL_bat *m, odb_batched_op op, int v,
   return ops->toc(t0, sec);
 }
 
+/* One timed run of a bench for odb_measure_run. */
+typedef struct bat_run {
+  odbL_bat *m;
+  odb_batched_op op;
+  int v;
+  bat_bufs *w;
+} bat_run;
+
+static odb_status bench_sample(void *ud, double *sec) {
+  bat_run *r = ud;
+  return bench_ours(r->m, r->op, r->v, r->w, sec);
+}
+
 /* Prepares the buffers of op: orig = the matrices, work = their factors
    where the op needs them, x0 random operands, x and y outputs. */
 static odb_status bench_prepare(odbL_bat *m, odb_batched_op op, bat_bufs *w) {
@@ -464,8 +475,11 @@ static odb_status bench_prepare(odbL_bat *m, odb_batched_op op, bat_bufs *w) {
 }
 
 /*
-** m:bench{op="lu"|"solve"|"trsm"|"gemm"|"gemv", reps=5, variant=} ->
-** {seconds (median), best, bytes, gbs, gbs_best, reps, variant}. The
+** m:bench{op="lu"|"solve"|"trsm"|"gemm"|"gemv", reps=, measure=, variant=}
+** -> {seconds (the median), best, bytes, gbs, gbs_best, median, q1, q3,
+** spread, reps, variant, op, backend}, also a results row (kind
+** "batched"). reps: exactly that many timed runs; else as measure and
+** --measure say (odb_lua_measure.c: a warm-up, 3 to 25 runs). The
 ** matrices are left as they are (they must not be factored): lu factors a
 ** copy each rep (the copy not timed); solve and trsm use the factors of a
 ** copy and a random operand reset each rep; gemm and gemv write a separate
@@ -476,11 +490,13 @@ static odb_status bench_prepare(odbL_bat *m, odb_batched_op op, bat_bufs *w) {
 ** read once, results written once).
 */
 static int bat_bench(lua_State *L) {
-  static const char *const keys[] = { "op", "reps", "variant", NULL };
+  static const char *const keys[] = { "op", "reps", "variant", "measure",
+                                      NULL };
   odbL_bat *m = bat_check(L, 1);
   const odb_batched_ops *ops = m->ops;
-  int reps;
-  double times[BENCH_MAX_REPS];
+  odbL_state *S;
+  odb_measure_opts mo;
+  odb_measurement meas;
   bat_bufs w;
   odb_batched_op op;
   int v = m->variant;
@@ -490,7 +506,9 @@ static int bat_bench(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   raise_on(L, odb_batched_op_parse(odbL_opt_string(L, 2, "op", "lu"), &op));
-  reps = odbL_bt_reps(L, 2, 5);
+  odbL_check_not_in_callback(L, "m:bench");
+  S = odbL_state_get(L);
+  odbL_bt_measure(L, 2, &mo);
   const char *vn = odbL_opt_string(L, 2, "variant", NULL);
   if (m->factored)
     return luaL_error(L, "ob.batched bench: the matrices hold LU factors "
@@ -509,18 +527,27 @@ static int bat_bench(lua_State *L) {
   }
   const char *name;
   if (blas) {
+    /* the vendor's batch: max_reps runs timed inside, summarized */
+    double *times = malloc((size_t)mo.max_reps * sizeof *times);
     name = pivot ? "cublas" : "cublas_nopiv";
-    st = ops->baseline_bench(&m->bt, m->a, op, pivot, reps, times);
+    st = times ? ops->baseline_bench(&m->bt, m->a, op, pivot, mo.max_reps,
+                                     times)
+               : ODB_FAIL(ODB_ERR_NOMEM, "ob.batched bench: timing samples");
+    if (st == ODB_OK) odb_measure_summarize(times, mo.max_reps, &meas);
+    free(times);
   } else {
+    bat_run run;
     raise_on(L, ops->resolve(&m->bt, op, v, &v));
     name = ops->variant_name(v);
     st = bench_prepare(m, op, &w);
-    for (int r = 0; r < reps && st == ODB_OK; ++r)
-      st = bench_ours(m, op, v, &w, &times[r]);
+    run = (bat_run){ m, op, v, &w };
+    if (st == ODB_OK)
+      st = odb_measure_run(bench_sample, &run, &mo, S->ctx, &meas, NULL);
     bat_bench_free(m, &w);
   }
   raise_on(L, st);
-  odbL_bt_push_bench(L, times, reps, odb_batched_op_bytes(&m->bt, op), name);
+  odbL_bt_push_bench(L, &meas, odb_batched_op_bytes(&m->bt, op), name,
+                     odb_batched_op_name(op), ops->backend, "batched");
   return 1;
 }
 

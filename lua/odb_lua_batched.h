@@ -40,14 +40,19 @@ void odbL_bt_read_block(lua_State *L, int idx, int bs, double *blk);
 void odbL_bt_pivot_error(lua_State *L, const char *who, const char *what,
                          long bad, int row, const char *at, const char *why,
                          const char *kept);
-/* The optional field reps of the table at arg, 1..BENCH_MAX_REPS. */
-int odbL_bt_reps(lua_State *L, int arg, int def);
+/* How a bench repeats, from the table at arg: its reps (1..BENCH_MAX_REPS,
+   exactly that many timed runs) and measure fields (odb_lua_measure.c),
+   then --measure and the defaults. */
+void odbL_bt_measure(lua_State *L, int arg, odb_measure_opts *o);
 /* Reads {seed=, dominance=} at idx (an optional table; NaN refused). */
 void odbL_bt_random_opts(lua_State *L, int idx, long long *seed,
                          double *dom);
-/* Pushes the table of a benchmark of reps times (sorted here): seconds
-   (median), best, bytes, gbs, gbs_best, reps, variant. */
-void odbL_bt_push_bench(lua_State *L, double *times, int reps, double bytes,
-                        const char *variant);
+/* Pushes the row of a benchmark: seconds (the median), best (the fastest
+   run), bytes, gbs and gbs_best (from those two), median, q1, q3, spread,
+   reps, variant, op, backend; records it as a results row of kind
+   `kind`. */
+void odbL_bt_push_bench(lua_State *L, const odb_measurement *m, double bytes,
+                        const char *variant, const char *op,
+                        const char *backend, const char *kind);
 
 #endif

@@ -169,11 +169,39 @@ static odb_status btd_bench_bufs(odbL_btd *b, uint64_t seed, btd_bufs *w) {
   return b->ops->upload(w->orig, w->host, wl);
 }
 
+/* The runs of a bench for odb_measure_run: run i (warm-up included)
+   factors fresh blocks of seed + i, or solves the packed rhs again. */
+typedef struct btd_run {
+  odbL_btd *b;
+  int solve;
+  long long seed;
+  double dom;
+  long i;
+  const odb_btd_plan *pl;
+  btd_bufs *w;
+} btd_run;
+
+static odb_status btd_sample(void *ud, double *sec) {
+  btd_run *r = ud;
+  odbL_btd *b = r->b;
+  if (!r->solve)
+    return b->ops->btd_factor_fresh(b->t, b->s, b->variant,
+                                    (uint64_t)(r->seed + r->i++), r->dom,
+                                    sec);
+  ODB_TRY(b->ops->copy(r->w->work, r->w->orig,
+                       odb_blocktridiag_work_len(b->t)));
+  return b->ops->btd_solve_packed(b->t, b->s, b->variant, r->pl, r->w->work,
+                                  sec);
+}
+
 /*
-** t:bench{op="factor"|"solve", reps=5, seed=1, dominance=3} -> {seconds
-** (median), best, bytes, gbs, gbs_best, reps, variant}. factor: each rep
-** factors fresh random blocks (seed + rep; not timed), leaving the object
-** factored. solve: factors first when needed (not timed), then solves a
+** t:bench{op="factor"|"solve", reps=, measure=, seed=1, dominance=3} ->
+** {seconds (the median), best, bytes, gbs, gbs_best, median, q1, q3,
+** spread, reps, variant, op, backend}, also a results row (kind
+** "blocktridiag"). reps: exactly that many timed runs; else as measure
+** and --measure say (odb_lua_measure.c). factor: each run (the warm-up
+** too) factors fresh random blocks (seed + run; not timed), leaving the
+** object factored. solve: factors first when needed (not timed), then solves a
 ** random right-hand side already in the internal layout (the layout change
 ** is not timed). cuda: device event times of the kernels; variant stream
 ** takes a plan for the solve: stages (2..16), y_on_chip (0 or 1) and
@@ -183,20 +211,25 @@ static odb_status btd_bench_bufs(odbL_btd *b, uint64_t seed, btd_bufs *w) {
 static int btd_bench(lua_State *L) {
   static const char *const keys[] = { "op", "reps", "seed", "dominance",
                                       "stages", "y_on_chip", "threads",
-                                      NULL };
+                                      "measure", NULL };
   long long stages = 0, y_on_chip = -1, threads = 0;
   odb_btd_plan pl = { 0, -1, 0, 1 };
   odbL_btd *b = btd_check(L, 1);
   const odb_batched_ops *ops = b->ops;
   long long seed = 1;
-  int reps;
-  double dom = 3.0, times[BENCH_MAX_REPS];
+  double dom = 3.0;
+  odb_measure_opts mo;
+  odb_measurement meas;
   btd_bufs w = { NULL, NULL, NULL };
+  btd_run run;
+  odbL_state *S;
   odb_status st = ODB_OK;
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
+  odbL_check_not_in_callback(L, "t:bench");
+  S = odbL_state_get(L);
   const char *op = odbL_opt_string(L, 2, "op", "factor");
-  reps = odbL_bt_reps(L, 2, 5);
+  odbL_bt_measure(L, 2, &mo);
   odbL_opt_integer(L, 2, "seed", &seed);
   if (odbL_opt_number(L, 2, "dominance", &dom) && isnan(dom))
     return luaL_argerror(L, 2, "field 'dominance': a number expected, got "
@@ -226,13 +259,12 @@ static int btd_bench(lua_State *L) {
   int var = 0;
   raise_on(L, ops->btd_resolve(b->t, b->variant, solve, &var));
   const char *vname = ops->variant_name(var);
+  run = (btd_run){ b, solve, seed, dom, 0, &pl, &w };
   if (!solve) {
-    for (int r = 0; r < reps && st == ODB_OK; ++r)
-      st = ops->btd_factor_fresh(b->t, b->s, b->variant,
-                                 (uint64_t)(seed + r), dom, &times[r]);
+    st = odb_measure_run(btd_sample, &run, &mo, S->ctx, &meas, NULL);
     raise_on(L, st);
-    odbL_bt_push_bench(L, times, reps, odb_blocktridiag_factor_bytes(b->t),
-                       vname);
+    odbL_bt_push_bench(L, &meas, odb_blocktridiag_factor_bytes(b->t), vname,
+                       "factor", ops->backend, "blocktridiag");
     return 1;
   }
   if (!ops->btd_factored(b->t, b->s)) {
@@ -240,18 +272,13 @@ static int btd_bench(lua_State *L) {
     raise_on(L, ops->btd_factor_fresh(b->t, b->s, b->variant,
                                       (uint64_t)seed, dom, &s));
   }
-  size_t wl = odb_blocktridiag_work_len(b->t);
   st = btd_bench_bufs(b, (uint64_t)seed, &w);
-  for (int r = 0; r < reps && st == ODB_OK; ++r) {
-    st = ops->copy(w.work, w.orig, wl);
-    if (st == ODB_OK)
-      st = ops->btd_solve_packed(b->t, b->s, b->variant, &pl, w.work,
-                                 &times[r]);
-  }
+  if (st == ODB_OK)
+    st = odb_measure_run(btd_sample, &run, &mo, S->ctx, &meas, NULL);
   btd_bench_free(b, &w);
   raise_on(L, st);
-  odbL_bt_push_bench(L, times, reps, odb_blocktridiag_solve_bytes(b->t),
-                     vname);
+  odbL_bt_push_bench(L, &meas, odb_blocktridiag_solve_bytes(b->t), vname,
+                     "solve", ops->backend, "blocktridiag");
   return 1;
 }
 

@@ -30,57 +30,140 @@ static odbL_tsmk *kernel_check(lua_State *L, int idx) {
   return k;
 }
 
-/* The optional repetition count at idx (default 9). */
-static int opt_reps(lua_State *L, int idx) {
-  if (lua_isnoneornil(L, idx)) return 9;
-  return (int)odbL_check_int_range(L, idx, "reps", 1, 1000);
+/*
+** How a timing call runs, from its optional argument at idx: a count is
+** exactly that many timed runs (min_reps = max_reps = reps, as before
+** measure existed), a table is a measure table (odb_lua_measure.c),
+** nothing is odb_measure's defaults; --measure applies over each.
+*/
+static void opt_measure(lua_State *L, int idx, odb_measure_opts *o) {
+  memset(o, 0, sizeof *o);
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    odbL_measure_read(L, idx, idx, o);
+  } else if (!lua_isnoneornil(L, idx)) {
+    int reps = (int)odbL_check_int_range(L, idx, "reps", 1, 1000);
+    o->min_reps = o->max_reps = reps;
+  }
+  odbL_measure_final(L, o);
 }
 
-/* Pushes seconds and GFLOP/s of a timed run. */
-static int push_timing(lua_State *L, const odbL_tsmk *k, double sec) {
-  lua_pushnumber(L, sec);
-  lua_pushnumber(L, odb_tsm_flops(k->t, k->M, k->N, k->K) / sec * 1e-9);
-  return 2;
+/* GFLOP/s of the kernel at sec seconds a run. */
+static double gflops(const odbL_tsmk *k, double sec) {
+  return odb_tsm_flops(k->t, k->M, k->N, k->K) / sec * 1e-9;
 }
 
-/* k:time([reps]) -> median seconds, GFLOP/s of the kernel. */
+/* Pushes the row of a timing {kind = "kernel", name, dtype, M, N, K,
+   backend, timed, seconds, gflops, median, q1, q3, spread, reps} and
+   records it as a results row; leaves it on the stack. */
+static void push_row(lua_State *L, const odbL_tsmk *k, const char *timed,
+                     const odb_measurement *m) {
+  lua_createtable(L, 0, 16);
+  lua_pushstring(L, odb_tsm_op_name(k->op));
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, odb_tsm_dtype_name(k->t));
+  lua_setfield(L, -2, "dtype");
+  lua_pushinteger(L, k->M);
+  lua_setfield(L, -2, "M");
+  lua_pushinteger(L, k->N);
+  lua_setfield(L, -2, "N");
+  lua_pushinteger(L, k->K);
+  lua_setfield(L, -2, "K");
+  lua_pushstring(L, k->ops->backend);
+  lua_setfield(L, -2, "backend");
+  lua_pushstring(L, timed);
+  lua_setfield(L, -2, "timed");
+  lua_pushnumber(L, m->median);
+  lua_setfield(L, -2, "seconds");
+  lua_pushnumber(L, gflops(k, m->median));
+  lua_setfield(L, -2, "gflops");
+  odbL_measure_fields(L, -1, NULL, m);
+}
+
+/* seconds (the median), GFLOP/s and the row of one timing. */
+static int push_timing(lua_State *L, const odbL_tsmk *k, const char *timed,
+                       const odb_measurement *m) {
+  lua_pushnumber(L, m->median);
+  lua_pushnumber(L, gflops(k, m->median));
+  push_row(L, k, timed, m);
+  odbL_measure_row(L, -1, "kernel");
+  return 3;
+}
+
+/* k:time([reps | measure]) -> median seconds, GFLOP/s of the kernel, and
+   the row (median, q1, q3, spread, reps, ...). */
 static int kernel_time(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
-  int reps = opt_reps(L, 2);
-  double sec = 0;
-  raise_on(L, k->ops->time(k->run, reps, &sec));
-  return push_timing(L, k, sec);
+  odbL_state *S = odbL_state_get(L);
+  odb_measure_opts o;
+  odb_measurement m;
+  odbL_check_not_in_callback(L, "k:time");
+  opt_measure(L, 2, &o);
+  raise_on(L, k->ops->time(k->run, &o, S->ctx, &m));
+  return push_timing(L, k, k->ops->backend, &m);
 }
 
-/* k:cublas([reps]) -> median seconds, GFLOP/s of cuBLAS on the same data. */
+/* k:cublas([reps | measure]) -> the same for cuBLAS on the same data. */
 static int kernel_cublas(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
-  int reps = opt_reps(L, 2);
-  double sec = 0;
+  odbL_state *S = odbL_state_get(L);
+  odb_measure_opts o;
+  odb_measurement m;
+  odbL_check_not_in_callback(L, "k:cublas");
   if (!k->ops->peer_time)
     return luaL_error(L, "k:cublas: this kernel runs on the CPU (backend "
                       "'cpu'); k:compare times it against the plain loop");
-  raise_on(L, k->ops->peer_time(k->run, reps, &sec));
-  return push_timing(L, k, sec);
+  opt_measure(L, 2, &o);
+  raise_on(L, k->ops->peer_time(k->run, &o, S->ctx, &m));
+  return push_timing(L, k, k->ops->peer, &m);
 }
 
-/* k:compare([reps]) -> seconds, GFLOP/s of the kernel, then of its peer
-   (cuBLAS on the GPU, the plain loop on the CPU), from reps rounds that
-   run both in turn (same clocks for both), then {q1, median, q3} of the
-   rounds' speed-ups over the peer. */
+/*
+** k:compare([reps | measure]) -> seconds, GFLOP/s of the kernel, then of
+** its peer (cuBLAS on the GPU, the plain loop on the CPU), from rounds
+** that run both in turn (same clocks for both), then the speed-up over
+** the peer as {q1, median, q3}: the ratio of the medians (peer over ours)
+** with the range from the quartiles, peer q1 / our q3 to peer q3 / our q1
+** (odb_measure_ratio), which holds it; then the row (ours, with the
+** peer's median, q1, q3, spread and the speed-up as peer_* and speedup*).
+*/
 static int kernel_compare(lua_State *L) {
   odbL_tsmk *k = kernel_check(L, 1);
-  int reps = opt_reps(L, 2);
-  double mine = 0, peer = 0, q[3];
-  raise_on(L, k->ops->compare(k->run, reps, &mine, &peer, q));
-  push_timing(L, k, mine);
-  push_timing(L, k, peer);
+  odbL_state *S = odbL_state_get(L);
+  odb_measure_opts o;
+  odb_measurement mine, peer;
+  double q[3];
+  odbL_check_not_in_callback(L, "k:compare");
+  opt_measure(L, 2, &o);
+  raise_on(L, k->ops->compare(k->run, &o, S->ctx, &mine, &peer));
+  odb_measure_ratio(&peer, &mine, q);
+  lua_pushnumber(L, mine.median);
+  lua_pushnumber(L, gflops(k, mine.median));
+  lua_pushnumber(L, peer.median);
+  lua_pushnumber(L, gflops(k, peer.median));
   lua_createtable(L, 3, 0);
   for (int i = 0; i < 3; ++i) {
     lua_pushnumber(L, q[i]);
     lua_rawseti(L, -2, i + 1);
   }
-  return 5;
+  push_row(L, k, k->ops->backend, &mine);
+  lua_pushstring(L, k->ops->peer);
+  lua_setfield(L, -2, "peer");
+  lua_pushnumber(L, peer.median);
+  lua_setfield(L, -2, "peer_median");
+  lua_pushnumber(L, peer.p25);
+  lua_setfield(L, -2, "peer_q1");
+  lua_pushnumber(L, peer.p75);
+  lua_setfield(L, -2, "peer_q3");
+  lua_pushnumber(L, peer.spread);
+  lua_setfield(L, -2, "peer_spread");
+  lua_pushnumber(L, q[1]);
+  lua_setfield(L, -2, "speedup");
+  lua_pushnumber(L, q[0]);
+  lua_setfield(L, -2, "speedup_q1");
+  lua_pushnumber(L, q[2]);
+  lua_setfield(L, -2, "speedup_q3");
+  odbL_measure_row(L, -1, "kernel");
+  return 6;
 }
 
 /* k:check() -> relative Frobenius difference from the CPU reference (and,

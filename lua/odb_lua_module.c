@@ -489,6 +489,7 @@ static const luaL_Reg odb_funcs[] = {
   {"gpu_barrier", odbL_gpu_barrier},
   {"report", l_report},
   {"metric", l_metric},
+  {"tied", odbL_tied},
   {"progress", l_progress},
   {"plot", odbL_plot},
   {"list", l_list},

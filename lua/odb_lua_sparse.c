@@ -312,29 +312,59 @@ static int gmat_spmv(lua_State *L)
   return 1;
 }
 
-/* Reps from the options table at idx (default def, 1..200). */
+/* Reps from the options table at idx (default def, 1..200; def 0: not
+   given, 0). */
 static int reps_arg(lua_State *L, int idx, int def)
 {
   long long r = def;
-  odbL_opt_integer(L, idx, "reps", &r);
+  if (!odbL_opt_integer(L, idx, "reps", &r) && def == 0) return 0;
   if (r < 1 || r > 200) luaL_error(L, "reps must be in 1..200, got %I", (lua_Integer)r);
   return (int)r;
 }
 
-/* D:bench{impl="ours"|"cusparse", reps=20} -> seconds per SpMV (median). */
+/*
+** D:bench{impl="ours"|"cusparse", reps=, measure={...}} -> seconds per
+** SpMV (the median), and the row {kind = "spmv", impl, format, n, nnz,
+** bytes, seconds, gbs, median, q1, q3, spread, reps}, also a results row.
+** The GPU keeps its event timing (batches of back-to-back SpMVs between
+** device events, a host clock around one SpMV would time its launch): it
+** runs `reps` SpMVs if given, else max_reps of the measure options
+** (odb_lua_measure.c); the batch means are the samples.
+*/
 static int gmat_bench(lua_State *L)
 {
-  static const char *const keys[] = {"impl", "reps", NULL};
+  static const char *const keys[] = {"impl", "reps", "measure", NULL};
   odbL_gmat *d = gmat_check(L, 1);
+  odb_measure_opts mo;
+  odb_measurement m;
+  odb_sparse_format fmt;
+  long n, nnz;
+  size_t bytes;
+  odbL_check_not_in_callback(L, "D:bench");
   if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_newtable(L); }
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   odb_spmv_impl impl = impl_arg(L, odbL_opt_string(L, 2, "impl", "ours"));
-  int reps = reps_arg(L, 2, 20);
-  double t = 0;
-  if (d->ops->bench(d->g, impl, reps, &t) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
-  lua_pushnumber(L, t);
-  return 1;
+  memset(&mo, 0, sizeof mo);
+  mo.min_reps = mo.max_reps = reps_arg(L, 2, 0);   /* 0: not given */
+  odbL_measure_opt_field(L, 2, 2, &mo);
+  odbL_measure_final(L, &mo);
+  if (d->ops->bench(d->g, impl, mo.max_reps, &m) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  d->ops->describe(d->g, &fmt, &n, &nnz, &bytes);
+  lua_pushnumber(L, m.median);
+  lua_createtable(L, 0, 14);
+  lua_pushstring(L, impl == ODB_SPMV_CUSPARSE ? "cusparse" : "ours"); lua_setfield(L, -2, "impl");
+  lua_pushstring(L, odb_sparse_format_name(fmt));
+  lua_setfield(L, -2, "format");
+  lua_pushstring(L, d->ops->backend); lua_setfield(L, -2, "backend");
+  lua_pushinteger(L, n); lua_setfield(L, -2, "n");
+  lua_pushinteger(L, nnz); lua_setfield(L, -2, "nnz");
+  lua_pushnumber(L, (double)bytes); lua_setfield(L, -2, "bytes");
+  lua_pushnumber(L, m.median); lua_setfield(L, -2, "seconds");
+  lua_pushnumber(L, (double)bytes / m.median * 1e-9); lua_setfield(L, -2, "gbs");
+  odbL_measure_fields(L, -1, NULL, &m);
+  odbL_measure_row(L, -1, "spmv");
+  return 2;
 }
 
 /* D:tune{reps=5} -> best seconds per SpMV, configuration string. */
@@ -503,11 +533,48 @@ static void krylov_push(lua_State *L, int xi, odb_status st, const odb_krylov_re
   if (st != ODB_OK) { lua_pushstring(L, odb_last_error()); lua_setfield(L, -2, "message"); }
 }
 
+/* The repeated solves of ob.krylov: each starts from x0 (zeros when none
+   was given) and keeps the last run's result. */
+typedef struct krylov_runs {
+  const odb_sparse_ops *ops;
+  const odb_sparse *A;
+  odb_krylov_method km;
+  const double *b, *x0;      /* x0 NULL: zeros */
+  double *x;
+  const odb_krylov_gpu_opts *o;
+  odb_krylov_result res;
+  odb_krylov_gpu_info info;
+  int have_res;
+  odb_status st;             /* the last solve's: ODB_OK or ODB_ERR_MAX_STEPS */
+} krylov_runs;
+
+/* One sample of odb_measure_run: a whole solve, seconds as the impl
+   measures them (device events on the GPU). Not converging within maxit
+   is a result, not a failure. */
+static odb_status krylov_run(void *ud, double *sec)
+{
+  krylov_runs *r = ud;
+  size_t bytes = (size_t)r->A->n * sizeof(double);
+  if (r->have_res) odb_krylov_result_free(&r->res);
+  r->have_res = 0;
+  if (r->x0) memcpy(r->x, r->x0, bytes);
+  else memset(r->x, 0, bytes);
+  r->st = r->ops->krylov_solve(r->A, r->km, r->b, r->x, r->o, &r->res, &r->info);
+  r->have_res = 1;
+  if (r->st != ODB_OK && r->st != ODB_ERR_MAX_STEPS) return r->st;
+  *sec = r->info.seconds;
+  return ODB_OK;
+}
+
 /* ob.krylov{A=, b=, method="bicgstab"|"qmr",
 **   impl="cpu"|"cusparse"|"fused"|"persistent", sync="lock"|"lockfree"|"wss",
 **   delay=ns, grid=, block=, grain=1|k, rv="auto"|"shared"|"global", watchdog=s,
-**   tol=, maxit=, stagnation=, x0=, spmv=false}
-** -> result, x. result = {x=Vector, converged, outcome, iters,
+**   tol=, maxit=, stagnation=, x0=, spmv=false, measure={...}}
+** -> result, x. The solve repeats from x0 as measure says (odb_lua_measure.c;
+** a first solve that alone takes max_seconds is the only one), the result
+** is the last solve's with seconds, seconds_per_iter and the row's median,
+** q1, q3, spread, reps from the repeated solves; a results row (kind
+** "krylov") records the scalar fields. result = {x=Vector, converged, outcome, iters,
 **    breakdown_iter, relres, relres_true, history={...}, impl, seconds,
 **    seconds_per_iter, bytes_per_iter, message; persistent: sync, delay,
 **    grid, block, max_grid, grain, rv_shared, shared_bytes, barriers_per_iter;
@@ -518,7 +585,9 @@ static void krylov_push(lua_State *L, int xi, odb_status st, const odb_krylov_re
 int odbL_krylov(lua_State *L)
 {
   static const char *const keys[] = {"A", "b", "method", "impl", "sync", "delay", "grid", "block", "grain", "rv",
-                                     "stream", "call", "tune", "watchdog", "tol", "maxit", "x0", "stagnation", "spmv", NULL};
+                                     "stream", "call", "tune", "watchdog", "tol", "maxit", "x0", "stagnation", "spmv",
+                                     "measure", NULL};
+  odbL_check_not_in_callback(L, "ob.krylov");
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
   lua_getfield(L, 1, "A");
@@ -534,26 +603,46 @@ int odbL_krylov(lua_State *L)
   lua_getfield(L, 1, "spmv");
   int want_spmv = lua_toboolean(L, -1);
   lua_pop(L, 1);
+  odb_measure_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.warmup_counts = 1;
+  odbL_measure_opt_field(L, 1, 1, &mo);
+  odbL_measure_final(L, &mo);
   lua_getfield(L, 1, "b");
   double *b = vec_arg(L, -1, 1, A->n, "b", 0);   /* its copy stays on the stack */
+  double *x0 = NULL;
+  lua_getfield(L, 1, "x0");
+  if (!lua_isnil(L, -1))
+    x0 = vec_arg(L, -1, 1, A->n, "x0", 0);       /* its copy stays too */
   odbL_vector *x = odbL_vector_new(L, A->n);
   int xi = lua_gettop(L);
-  lua_getfield(L, 1, "x0");
-  if (!lua_isnil(L, -1)) {
-    double *x0 = vec_arg(L, -1, 1, A->n, "x0", 0);
-    memcpy(x->v, x0, (size_t)A->n * sizeof *x0);
-  }
-  lua_settop(L, xi);
-  odb_krylov_result res;
-  odb_krylov_gpu_info info;
+  krylov_runs r;
+  odb_measurement m;
+  memset(&r, 0, sizeof r);
   const char *be = o.impl == ODB_KRY_IMPL_CPU ? "cpu" : "cuda";
-  const odb_sparse_ops *ops;
-  if (odb_sparse_impl_find(be, &ops) != ODB_OK)
+  if (odb_sparse_impl_find(be, &r.ops) != ODB_OK)
     return luaL_error(L, "ob.krylov: impl %s: %s", odb_krylov_impl_name(o.impl), odb_last_error());
-  odb_status st = ops->krylov_solve(A, km, b, x->v, &o, &res, &info);
-  if (st != ODB_OK && st != ODB_ERR_MAX_STEPS) return luaL_error(L, "ob.krylov: %s", odb_last_error());
-  krylov_push(L, xi, st, &res, &o, &info);
-  odb_krylov_result_free(&res);
+  const odb_sparse_ops *ops = r.ops;
+  r.A = A;
+  r.km = km;
+  r.b = b;
+  r.x0 = x0;
+  r.x = x->v;
+  r.o = &o;
+  odbL_state *S = odbL_state_get(L);
+  odb_status st = odb_measure_run(krylov_run, &r, &mo, S->ctx, &m, NULL);
+  if (st != ODB_OK || !r.have_res) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", odb_last_error());
+    if (r.have_res) odb_krylov_result_free(&r.res);
+    if (st == ODB_INTERRUPTED) { lua_pushliteral(L, "interrupted"); return lua_error(L); }
+    return luaL_error(L, "ob.krylov: %s", msg);
+  }
+  r.info.seconds = m.median;
+  r.info.seconds_per_iter = m.median / (r.res.iters > 0 ? r.res.iters : 1);
+  krylov_push(L, xi, r.st, &r.res, &o, &r.info);
+  odb_krylov_result_free(&r.res);
+  odbL_measure_fields(L, -1, NULL, &m);
   if (want_spmv && ops->krylov_spmv_seconds) {
     double sec = 0, bw = 0;
     if (ops->krylov_spmv_seconds(A, o.impl, 20, &sec, &bw) != ODB_OK)
@@ -561,6 +650,10 @@ int odbL_krylov(lua_State *L)
     set_num(L, "spmv_seconds", sec);
     set_num(L, "bandwidth", bw);
   }
+  lua_pushstring(L, km == ODB_KRYLOV_QMR ? "qmr" : "bicgstab");
+  lua_setfield(L, -2, "method");
+  set_int(L, "n", A->n);
+  odbL_measure_row(L, -1, "krylov");
   lua_pushvalue(L, xi);
   return 2;
 }

@@ -113,6 +113,7 @@ odbL_state *odbL_state_open(lua_State *L, const odbL_config *cfg) {
   lua_setfield(L, LUA_REGISTRYINDEX, ODBL_STATE_KEY);
   S->hosted = cfg->hosted;
   S->quiet = cfg->quiet;
+  S->measure = cfg->measure;
   S->set_origin = cfg->set_origin ? cfg->set_origin : "--set";
   for (int i = 0; i < cfg->nsets; ++i) add_set(L, S, cfg->sets[i]);
   memset(&o, 0, sizeof o);

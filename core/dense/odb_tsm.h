@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "odb_measure.h"
 #include "odb_status.h"
 
 /*
@@ -98,16 +99,20 @@ odb_status odb_tsm_host_create(odb_tsm_op op, odb_tsm_dtype t, long M,
 void odb_tsm_host_destroy(odb_tsm_host *h);
 /* The threads the product runs with. */
 int odb_tsm_host_threads(const odb_tsm_host *h);
-/* Median seconds of reps (1..1000) runs after one warm-up run. */
-odb_status odb_tsm_host_time(odb_tsm_host *h, int reps, double *seconds);
+/* Runs of the product timed by odb_measure_run as o says (the context
+   may be NULL). */
+odb_status odb_tsm_host_time(odb_tsm_host *h, const odb_measure_opts *o,
+                             struct odb_ctx *ctx, odb_measurement *m);
 /*
-** The peer in turn: reps rounds of one run of ours and one of the plain
-** loop (one thread, the rows streamed in order, C += A[k]^T B[k] or
-** B[k] = A[k] C), after a warm-up of each. Median seconds of both, and the
-** quartiles of the rounds' speed-ups (plain over ours) in q (may be NULL).
+** The peer in turn: rounds of one run of ours and one of the plain loop
+** (one thread, the rows streamed in order, C += A[k]^T B[k] or
+** B[k] = A[k] C), timed by odb_measure_run as o says (a round is one
+** sample of its loop: the repetitions stop on the rounds' spread). The
+** summaries of our runs and of the plain loop's.
 */
-odb_status odb_tsm_host_compare(odb_tsm_host *h, int reps, double *mine,
-                                double *plain, double q[3]);
+odb_status odb_tsm_host_compare(odb_tsm_host *h, const odb_measure_opts *o,
+                                struct odb_ctx *ctx, odb_measurement *mine,
+                                odb_measurement *plain);
 /* The larger relative Frobenius difference of ours and of the plain loop
    from odb_tsm_naive, on the first min(K, 20011) rows (outputs poisoned
    first). */

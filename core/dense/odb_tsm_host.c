@@ -14,7 +14,7 @@
 #include "odb_topo.h"
 #include "odb_tsm.h"
 
-enum { CHECK_ROWS = 20011, MAX_REPS = 1000 };
+enum { CHECK_ROWS = 20011 };
 
 struct odb_tsm_host {
   odb_tsm_op op;
@@ -128,50 +128,72 @@ static odb_status run_one(odb_tsm_host *h, int which, double *sec) {
   return ODB_OK;
 }
 
-/* reps in 1..MAX_REPS, else ODB_ERR_ARG. */
-static odb_status check_reps(int reps) {
-  if (reps < 1 || reps > MAX_REPS)
-    return ODB_FAIL(ODB_ERR_ARG, "tsm: reps = %d, expected 1..%d", reps,
-                    MAX_REPS);
+/* One sample of odb_measure_run: a run of ours. */
+static odb_status time_ours(void *ud, double *sec) {
+  return run_one(ud, 0, sec);
+}
+
+/* See the header. */
+odb_status odb_tsm_host_time(odb_tsm_host *h, const odb_measure_opts *o,
+                             struct odb_ctx *ctx, odb_measurement *m) {
+  return odb_measure_run(time_ours, h, o, ctx, m, NULL);
+}
+
+/* The rounds of a comparison: each run's seconds, by round. */
+typedef struct rounds {
+  odb_tsm_host *h;
+  double *mine, *plain;
+  int n, cap;
+} rounds;
+
+/* One sample of odb_measure_run: a round, ours then the plain loop; the
+   warm-up round is not kept (odb_measure_run calls it first). */
+static odb_status time_round(void *ud, double *sec) {
+  rounds *r = ud;
+  double a, b;
+  ODB_TRY(run_one(r->h, 0, &a));
+  ODB_TRY(run_one(r->h, 1, &b));
+  if (r->n < r->cap) {
+    r->mine[r->n] = a;
+    r->plain[r->n] = b;
+  }
+  r->n++;
+  *sec = a + b;
   return ODB_OK;
 }
 
 /* See the header. */
-odb_status odb_tsm_host_time(odb_tsm_host *h, int reps, double *seconds) {
-  double s[MAX_REPS], warm;
-  odb_measurement m;
-  ODB_TRY(check_reps(reps));
-  ODB_TRY(run_one(h, 0, &warm));
-  for (int i = 0; i < reps; ++i) ODB_TRY(run_one(h, 0, &s[i]));
-  odb_measure_summarize(s, reps, &m);
-  *seconds = m.median;
-  return ODB_OK;
-}
-
-/* See the header. */
-odb_status odb_tsm_host_compare(odb_tsm_host *h, int reps, double *mine,
-                                double *plain_s, double q[3]) {
-  double a[MAX_REPS], b[MAX_REPS], sp[MAX_REPS], warm;
-  odb_measurement ma, mb, ms;
-  ODB_TRY(check_reps(reps));
-  ODB_TRY(run_one(h, 0, &warm));
-  ODB_TRY(run_one(h, 1, &warm));
-  for (int i = 0; i < reps; ++i) {
-    ODB_TRY(run_one(h, 0, &a[i]));
-    ODB_TRY(run_one(h, 1, &b[i]));
-    sp[i] = b[i] / a[i];
+odb_status odb_tsm_host_compare(odb_tsm_host *h, const odb_measure_opts *o,
+                                struct odb_ctx *ctx, odb_measurement *mine,
+                                odb_measurement *plain_m) {
+  odb_measure_opts d = o ? *o : (odb_measure_opts){0};
+  odb_measurement whole;
+  odb_status st;
+  rounds r;
+  int warm;
+  odb_measure_defaults(&d);
+  warm = d.warmup > 0 ? d.warmup : 0;
+  memset(&r, 0, sizeof r);
+  r.h = h;
+  r.cap = warm + d.max_reps;
+  r.mine = malloc((size_t)r.cap * sizeof *r.mine);
+  r.plain = malloc((size_t)r.cap * sizeof *r.plain);
+  if (!r.mine || !r.plain) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "tsm compare: timing samples");
+  } else {
+    st = odb_measure_run(time_round, &r, &d, ctx, &whole, NULL);
+    /* the rounds odb_measure_run kept are the last whole.reps ones */
+    if (whole.reps > 0 && r.n >= whole.reps) {
+      odb_measure_summarize(r.mine + r.n - whole.reps, whole.reps, mine);
+      odb_measure_summarize(r.plain + r.n - whole.reps, whole.reps, plain_m);
+    } else {
+      odb_measure_summarize(NULL, 0, mine);
+      odb_measure_summarize(NULL, 0, plain_m);
+    }
   }
-  odb_measure_summarize(a, reps, &ma);
-  odb_measure_summarize(b, reps, &mb);
-  odb_measure_summarize(sp, reps, &ms);
-  *mine = ma.median;
-  *plain_s = mb.median;
-  if (q) {
-    q[0] = ms.p25;
-    q[1] = ms.median;
-    q[2] = ms.p75;
-  }
-  return ODB_OK;
+  free(r.mine);
+  free(r.plain);
+  return st;
 }
 
 /* See the header. */

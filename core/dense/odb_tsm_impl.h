@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "odb_measure.h"
 #include "odb_tsm.h"
 
 struct odb_ctx;
@@ -37,13 +38,18 @@ typedef struct odb_tsm_ops {
                        long M, long N, long K, int full, int threads,
                        uint64_t seed, odb_tsm_run **out);
   void (*destroy)(odb_tsm_run *r);
-  /* Median seconds of reps runs. */
-  odb_status (*time)(odb_tsm_run *r, int reps, double *seconds);
+  /* Times the product as o says (odb_measure.h; the context may be
+     NULL) into m: median, quartiles, spread and reps. */
+  odb_status (*time)(odb_tsm_run *r, const odb_measure_opts *o,
+                     struct odb_ctx *ctx, odb_measurement *m);
   /* The same of the vendor library (cuBLAS); NULL where there is none. */
-  odb_status (*peer_time)(odb_tsm_run *r, int reps, double *seconds);
-  /* Both in turn (ours and the peer): medians and the speed-up quartiles. */
-  odb_status (*compare)(odb_tsm_run *r, int reps, double *mine,
-                        double *peer, double q[3]);
+  odb_status (*peer_time)(odb_tsm_run *r, const odb_measure_opts *o,
+                          struct odb_ctx *ctx, odb_measurement *m);
+  /* Both in turn, rounds of one run of ours and one of the peer (both see
+     the same clocks): the summaries of ours and of the peer's runs. */
+  odb_status (*compare)(odb_tsm_run *r, const odb_measure_opts *o,
+                        struct odb_ctx *ctx, odb_measurement *mine,
+                        odb_measurement *peer);
   /* The relative difference from the reference. */
   odb_status (*check)(odb_tsm_run *r, double *err);
   void (*describe)(const odb_tsm_run *r, odb_tsm_desc *d);

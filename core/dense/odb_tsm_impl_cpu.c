@@ -27,13 +27,15 @@ static void cpu_destroy(odb_tsm_run *r) {
   odb_tsm_host_destroy((odb_tsm_host *)r);
 }
 
-static odb_status cpu_time(odb_tsm_run *r, int reps, double *seconds) {
-  return odb_tsm_host_time((odb_tsm_host *)r, reps, seconds);
+static odb_status cpu_time(odb_tsm_run *r, const odb_measure_opts *o,
+                           struct odb_ctx *ctx, odb_measurement *m) {
+  return odb_tsm_host_time((odb_tsm_host *)r, o, ctx, m);
 }
 
-static odb_status cpu_compare(odb_tsm_run *r, int reps, double *mine,
-                              double *peer, double q[3]) {
-  return odb_tsm_host_compare((odb_tsm_host *)r, reps, mine, peer, q);
+static odb_status cpu_compare(odb_tsm_run *r, const odb_measure_opts *o,
+                              struct odb_ctx *ctx, odb_measurement *mine,
+                              odb_measurement *peer) {
+  return odb_tsm_host_compare((odb_tsm_host *)r, o, ctx, mine, peer);
 }
 
 static odb_status cpu_check(odb_tsm_run *r, double *err) {

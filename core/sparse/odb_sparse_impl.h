@@ -16,6 +16,7 @@
 extern "C" {
 #endif
 
+#include "odb_measure.h"
 #include "odb_sparse.h"
 
 /* Launch options of our kernels. block: threads per block (32..1024, a
@@ -135,9 +136,10 @@ typedef struct odb_sparse_ops {
   /* y = A x for host vectors of length n, through impl. */
   odb_status (*spmv_host)(odb_sparse_gpu *g, odb_spmv_impl impl,
                           const double *x, double *y, long n);
-  /* Seconds per SpMV of impl (median of reps). */
+  /* Seconds per SpMV of impl: about reps runs timed as the backend
+     does (the GPU: batches between device events), summarized. */
   odb_status (*bench)(odb_sparse_gpu *g, odb_spmv_impl impl, int reps,
-                      double *seconds);
+                      odb_measurement *m);
   /* Tunes the launch options; *seconds the best. */
   odb_status (*tune)(odb_sparse_gpu *g, int reps, double *seconds);
   odb_sparse_gpu_opts (*get_opts)(const odb_sparse_gpu *g);

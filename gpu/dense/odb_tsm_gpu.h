@@ -124,17 +124,16 @@ void odb_tsm_plan_search(const odb_tsm_plan *p, long *evals, long *cached);
    turn with cuBLAS (0: none); *changed (may be NULL) 1 when its winner is
    not the tuner's fastest. */
 int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed);
-/* Median seconds of reps runs of the chosen kernel / of cuBLAS. */
-odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, double *seconds);
+/* reps (1..201) runs of the chosen kernel / of cuBLAS, each between
+   device events, summarized by odb_measure_summarize. */
+odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, odb_measurement *m);
 odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
-                                    double *seconds);
-/* Both in turn, reps rounds of one run each (so both see the same clocks):
-   median seconds of the chosen kernel and of cuBLAS, and the quartiles
-   (q[0] lower, q[1] median, q[2] upper; odb_measure_summarize's) of the
-   rounds' speed-ups (cuBLAS's time over ours in the same round). q may be
-   NULL. */
-odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps, double *mine,
-                                double *cublas, double q[3]);
+                                    odb_measurement *m);
+/* Both in turn, reps rounds of one run each (so both see the same
+   clocks): the summaries of the chosen kernel's runs and of cuBLAS's. */
+odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps,
+                                odb_measurement *mine,
+                                odb_measurement *cublas);
 /* The larger relative Frobenius difference of the chosen kernel's output
    from the CPU reference and from cuBLAS's, on fresh random matrices of
    min(K, 20011) rows (output poisoned before each run). */

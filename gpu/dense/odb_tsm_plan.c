@@ -470,36 +470,43 @@ int odb_tsm_plan_raced(const odb_tsm_plan *p, int *changed) {
   return p->raced;
 }
 
-odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, double *seconds) {
-  return odb_tsm_time(p->best, p->op, p->t, p->M, p->N, p->K, p->A, p->X,
-                      p->out, reps, seconds);
+/* reps runs of kernel k (NULL: cuBLAS) between events, summarized. */
+static odb_status time_one(odb_tsm_plan *p, odb_tsm_kernel *k, int reps,
+                           odb_measurement *m) {
+  double med, each[201];
+  if (reps < 1) reps = 1;
+  if (reps > 201) reps = 201;
+  ODB_TRY(odb_tsm_time_race(&k, 1, p->op, p->t, p->M, p->N, p->K, p->A,
+                            p->X, p->out, reps, &med, each));
+  odb_measure_summarize(each, reps, m);
+  return ODB_OK;
+}
+
+odb_status odb_tsm_plan_time(odb_tsm_plan *p, int reps, odb_measurement *m) {
+  return time_one(p, p->best, reps, m);
 }
 
 odb_status odb_tsm_plan_cublas_time(odb_tsm_plan *p, int reps,
-                                    double *seconds) {
-  return odb_tsm_time(NULL, p->op, p->t, p->M, p->N, p->K, p->A, p->X,
-                      p->out, reps, seconds);
+                                    odb_measurement *m) {
+  return time_one(p, NULL, reps, m);
 }
 
-/* See odb_tsm.h; reps is clamped to 1..201. */
-odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps, double *mine,
-                                double *cublas, double q[3]) {
+/* See odb_tsm_gpu.h; reps is clamped to 1..201. */
+odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps,
+                                odb_measurement *mine,
+                                odb_measurement *cublas) {
   odb_tsm_kernel *ks[2] = { p->best, NULL };
-  double med[2], each[2 * 201], sp[201];
+  double med[2], each[2 * 201], a[201], b[201];
   if (reps < 1) reps = 1;
   if (reps > 201) reps = 201;
   ODB_TRY(odb_tsm_time_race(ks, 2, p->op, p->t, p->M, p->N, p->K, p->A,
                             p->X, p->out, reps, med, each));
-  *mine = med[0];
-  *cublas = med[1];
-  if (q) {
-    odb_measurement m;
-    for (int i = 0; i < reps; ++i) sp[i] = each[2 * i + 1] / each[2 * i];
-    odb_measure_summarize(sp, reps, &m);
-    q[0] = m.p25;
-    q[1] = m.median;
-    q[2] = m.p75;
+  for (int i = 0; i < reps; ++i) {
+    a[i] = each[2 * i];
+    b[i] = each[2 * i + 1];
   }
+  odb_measure_summarize(a, reps, mine);
+  odb_measure_summarize(b, reps, cublas);
   return ODB_OK;
 }
 

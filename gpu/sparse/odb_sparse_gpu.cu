@@ -868,9 +868,6 @@ odb_status odb_sparse_gpu_set_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts 
 
 /* {====== timing */
 
-/* Median of t[0..n) (sorts t). */
-static double median(double *t, int n) { return odb_median(t, n); }
-
 typedef odb_status (*run_fn)(odb_sparse_gpu *g, const void *arg, const double *x, double *y);
 
 /* Our kernel with the options in arg. */
@@ -906,9 +903,10 @@ static odb_status bench_vectors(odb_sparse_gpu *g) {
 
 /* Seconds of one run of fn: reps back-to-back runs (after 2 warm-up runs)
 ** in up to 5 batches with device events only between batches (so no event
-** sits between two SpMVs of a batch); the median of the batch means. */
-static odb_status time_runs(odb_sparse_gpu *g, run_fn fn, const void *arg, int reps,
-                            double *seconds) {
+** sits between two SpMVs of a batch); the batch means summarized by
+** odb_measure_summarize (median, quartiles, spread; reps the batches). */
+static odb_status time_runs_m(odb_sparse_gpu *g, run_fn fn, const void *arg, int reps,
+                              odb_measurement *m) {
   enum { NB = 5 };
   cudaEvent_t ev[NB + 1];
   double t[NB];
@@ -939,7 +937,7 @@ static odb_status time_runs(odb_sparse_gpu *g, run_fn fn, const void *arg, int r
       cudaEventElapsedTime(&ms, ev[b], ev[b + 1]);
       t[b] = ms * 1e-3 / per;
     }
-    *seconds = median(t, nb);
+    odb_measure_summarize(t, nb, m);
   } else {
     cudaDeviceSynchronize();
   }
@@ -947,30 +945,48 @@ static odb_status time_runs(odb_sparse_gpu *g, run_fn fn, const void *arg, int r
   return st;
 }
 
+/* The median of time_runs_m. */
+static odb_status time_runs(odb_sparse_gpu *g, run_fn fn, const void *arg, int reps,
+                            double *seconds) {
+  odb_measurement m;
+  ODB_TRY(time_runs_m(g, fn, arg, reps, &m));
+  *seconds = m.median;
+  return ODB_OK;
+}
+
 /* See the header. */
-odb_status odb_sparse_gpu_bench(odb_sparse_gpu *g, odb_spmv_impl impl, int reps,
-                                double *seconds) {
+odb_status odb_sparse_gpu_bench_m(odb_sparse_gpu *g, odb_spmv_impl impl, int reps,
+                                  odb_measurement *m) {
   if (!g) return ODB_FAIL(ODB_ERR_ARG, "sparse GPU bench: no matrix");
-  if (impl == ODB_SPMV_OURS) return time_runs(g, run_ours, &priv(g)->opts, reps, seconds);
+  if (impl == ODB_SPMV_OURS) return time_runs_m(g, run_ours, &priv(g)->opts, reps, m);
   if (impl != ODB_SPMV_CUSPARSE)
     return ODB_FAIL(ODB_ERR_ARG, "sparse GPU bench: unknown implementation %d", (int)impl);
   ODB_TRY(cs_setup(g));
   spmv_priv *p = priv(g);
   if (g->fmt == ODB_FMT_CSR) {
     int api = 0;
-    return time_runs(g, run_cs, &api, reps, seconds);
+    return time_runs_m(g, run_cs, &api, reps, m);
   }
   /* BSR: the faster of bsrmv and the generic API becomes the baseline */
-  double best = 0, t = 0;
-  int api0 = g->bs > 1 ? 0 : 1;
+  odb_measurement best, t;
+  int api0 = g->bs > 1 ? 0 : 1, have = 0;
   for (int api = api0; api <= 1; api++) {
     if (api == 1 && !p->bsr_generic_ok) continue;
-    ODB_TRY(time_runs(g, run_cs, &api, reps, &t));
-    if (best == 0 || t < best) { best = t; p->bsr_api = api; }
+    ODB_TRY(time_runs_m(g, run_cs, &api, reps, &t));
+    if (!have || t.median < best.median) { best = t; p->bsr_api = api; have = 1; }
   }
-  if (best == 0)
+  if (!have)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "cuSPARSE: no BSR SpMV for block size %d", g->bs);
-  *seconds = best;
+  *m = best;
+  return ODB_OK;
+}
+
+/* See the header. */
+odb_status odb_sparse_gpu_bench(odb_sparse_gpu *g, odb_spmv_impl impl, int reps,
+                                double *seconds) {
+  odb_measurement m;
+  ODB_TRY(odb_sparse_gpu_bench_m(g, impl, reps, &m));
+  *seconds = m.median;
   return ODB_OK;
 }
 

@@ -79,6 +79,10 @@ odb_status odb_sparse_gpu_cusparse(odb_sparse_gpu *g, const double *x, double *y
 ** batches; the median of the batch means. */
 odb_status odb_sparse_gpu_bench(odb_sparse_gpu *g, odb_spmv_impl impl, int reps,
                                 double *seconds);
+/* The same summarized (odb_measure_summarize) over the batch means: the
+** median, quartiles and spread of up to 5 samples, reps the batches. */
+odb_status odb_sparse_gpu_bench_m(odb_sparse_gpu *g, odb_spmv_impl impl, int reps,
+                                  odb_measurement *m);
 /* Host vectors: uploads x (length n), runs impl, downloads y (length n). */
 odb_status odb_sparse_gpu_spmv_host(odb_sparse_gpu *g, odb_spmv_impl impl,
                                     const double *x, double *y, long n);
