@@ -2,7 +2,10 @@
 --
 -- format(list) takes result tables (from s:integrate, kind = "solve") and
 -- metric tables (from ob.metric, kind = "metric"), possibly nested in plain
--- lists, and returns the text. Scenarios may replace the whole module
+-- lists, and returns the text. A solve row's seconds are the median of its
+-- timed runs, shown with its spread ((q3 - q1) / median, "+-") and the
+-- runs (reps); when several rows share a label, a line ranks their
+-- time per step with ties marked "=" (M.ranking). Scenarios may replace the whole module
 -- (package.loaded["odebench.report"] = my_report) to print their own way.
 
 local M = {}
@@ -20,6 +23,69 @@ end
 local function num(fmt, v)
   if type(v) ~= "number" or v ~= v then return "-" end
   return string.format(fmt, v)
+end
+
+-- Whether medians m1 and m2 with relative spreads s1 and s2 ((q3 - q1) /
+-- median) are within each other's spread: |m1 - m2| <= max(s1 m1, s2 m2),
+-- odb_measure_tied's rule (core/rt/odb_measure.c; ob.tied in C). Neither
+-- is then faster than the other.
+function M.tied(m1, s1, m2, s2)
+  if type(m1) ~= "number" or type(m2) ~= "number" or m1 ~= m1 or m2 ~= m2
+     or m1 == math.huge or m2 == math.huge then
+    return false
+  end
+  local a = (type(s1) == "number" and s1 > 0) and s1 * m1 or 0
+  local b = (type(s2) == "number" and s2 > 0) and s2 * m2 or 0
+  return math.abs(m1 - m2) <= math.max(a, b)
+end
+
+-- "1.57e-04 +-3.1% (9)": a median with its relative spread and the number
+-- of timed runs it comes from (fmt formats the median; default %.3g).
+function M.with_spread(median, spread, reps, fmt)
+  if type(median) ~= "number" then return "-" end
+  local s = string.format(fmt or "%.3g", median)
+  if type(spread) == "number" and spread == spread then
+    s = s .. string.format(" +-%.1f%%", 100 * spread)
+  end
+  if type(reps) == "number" then s = s .. string.format(" (%d)", reps) end
+  return s
+end
+
+-- The ranking of items, fastest first, as "A < B = C": items are sorted by
+-- median (key(item) -> median, spread; default item.median, item.spread)
+-- and one that is tied (M.tied) with the fastest of the group before it
+-- joins that group with "=" instead of being ordered after it. name(item)
+-- gives the text (default item.label). Returns the text and the groups
+-- (lists of items).
+function M.ranking(items, name, key)
+  name = name or function(x) return tostring(x.label) end
+  key = key or function(x) return x.median, x.spread end
+  local sorted = {}
+  for i, x in ipairs(items) do sorted[i] = x end
+  table.sort(sorted, function(a, b)
+    local ma, mb = key(a), key(b)
+    return ma < mb
+  end)
+  local groups, parts = {}, {}
+  for _, x in ipairs(sorted) do
+    local g = groups[#groups]
+    local m, s = key(x)
+    if g then
+      local m0, s0 = key(g[1])
+      if M.tied(m0, s0, m, s) then
+        g[#g + 1] = x
+        goto next
+      end
+    end
+    groups[#groups + 1] = { x }
+    ::next::
+  end
+  for i, g in ipairs(groups) do
+    local names = {}
+    for j, x in ipairs(g) do names[j] = name(x) end
+    parts[i] = table.concat(names, " = ")
+  end
+  return table.concat(parts, " < "), groups
 end
 
 -- Appends the solve and metric tables found in t (recursing into lists).
@@ -44,6 +110,10 @@ local columns = {
                            r.rejected or 0)
     end },
   { "seconds", "right", function(r) return num("%.4g", r.seconds) end },
+  { "+-", "right", function(r)
+      return r.spread and num("%.1f%%", 100 * r.spread) or "-"
+    end },
+  { "reps", "right", function(r) return num("%d", r.reps) end },
   { "time/step", "right", function(r) return M.duration(r.time_per_step) end },
   { "GB/s", "right", function(r) return num("%.2f", r.gbs) end },
   { "% floor", "right", function(r) return num("%.1f", r.floor_pct) end },
@@ -97,6 +167,27 @@ function M.format(list)
   if #solves > 0 then
     for _, l in ipairs(solve_lines(solves)) do
       lines[#lines + 1] = (l:gsub("%s+$", ""))
+    end
+    local by_label, order = {}, {}
+    for _, r in ipairs(solves) do
+      local l = tostring(r.label or r.problem or "")
+      if type(r.time_per_step) == "number" then
+        if not by_label[l] then
+          by_label[l] = {}
+          order[#order + 1] = l
+        end
+        local t = by_label[l]
+        t[#t + 1] = r
+      end
+    end
+    for _, l in ipairs(order) do
+      local rows = by_label[l]
+      if #rows > 1 then
+        local text = M.ranking(rows, function(r)
+          return tostring(r.variant or "") .. "/" .. tostring(r.method or "")
+        end, function(r) return r.time_per_step, r.spread end)
+        lines[#lines + 1] = string.format("%s, time per step: %s", l, text)
+      end
     end
     for _, r in ipairs(solves) do
       if type(r.floor_pct) == "number" and r.floor_pct > 100 then
