@@ -976,15 +976,35 @@ static int cmd_list(void) {
   return EXIT_OK;
 }
 
-/* odebench info: the machine and its bandwidth (cached unless remeasure). */
+/* Refused figures (a cache entry, a GPU figure above its peak): one
+   warning line naming why. */
+static void warn_refused(const char *what, const char *why) {
+  if (why[0]) message("warning: %s bandwidth: %s", what, why);
+}
+
+/*
+** odebench info: the machine and its CPU and GPU bandwidth, cached unless
+** remeasure (which replaces the cached figures with the new ones).
+*/
 static int cmd_info(int remeasure) {
   odb_ctx *c = plain_ctx();
+  int mode = remeasure ? ODB_BW_REPLACE : ODB_BW_CACHED;
   odb_bandwidth bw;
-  int have;
+  odb_gpu_bandwidth g;
+  odb_backend *gpu;
+  int have, have_gpu = 0;
   if (!c) return EXIT_FAIL;
   if (remeasure) message("measuring memory bandwidth (a few seconds) ...");
-  have = odb_bandwidth_get(&c->topo, remeasure, &bw) == ODB_OK;
-  odbL_print_info(c, have ? &bw : NULL, stdout);
+  have = odb_bandwidth_get(&c->topo, mode, &bw) == ODB_OK;
+  if (have) warn_refused("CPU", bw.refused);
+  else message("warning: CPU memory bandwidth unknown: %s", odb_last_error());
+  if ((gpu = odb_ctx_backend(c, "cuda"))) {
+    have_gpu = odb_bandwidth_gpu_get(gpu, mode, &g) == ODB_OK;
+    if (have_gpu) warn_refused("GPU", g.refused);
+    else message("warning: GPU memory bandwidth unknown: %s",
+                 odb_last_error());
+  }
+  odbL_print_info(c, have ? &bw : NULL, have_gpu ? &g : NULL, stdout);
   odb_ctx_destroy(c);
   return have ? EXIT_OK : EXIT_FAIL;
 }

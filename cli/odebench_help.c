@@ -112,11 +112,15 @@ static const char help_info[] =
 PROG " info [--remeasure]\n"
 "\n"
 "Prints the CPU, caches, NUMA nodes and GPU (or \"no GPU visible\" and the\n"
-"driver's reason on the next line), the read and copy bandwidth for one\n"
-"thread and for all cores, one core's FP64 multiply-add peak and the\n"
-"barrier costs per thread count. The bandwidth is measured once per machine\n"
-"and cached in $XDG_CACHE_HOME/odebench/bandwidth.json (or\n"
-"~/.cache/odebench/); --remeasure measures it again.\n";
+"driver's reason on the next line), the CPU's read and copy bandwidth for\n"
+"1, 2, 4, ... threads and all cores (lines 'cpu bw'), the GPU's (lines\n"
+"'gpu bw'), one core's FP64 multiply-add peak and the barrier costs per\n"
+"thread count. The bandwidth is measured once per machine and device and\n"
+"cached in $XDG_CACHE_HOME/odebench/bandwidth*.json (or ~/.cache/odebench/)\n"
+"with the machine's fingerprint; a cached figure of another machine or\n"
+"device, from before the last boot, or impossible (not finite, above a\n"
+"bound or the GPU's peak) is refused with a warning and measured again.\n"
+"--remeasure measures again and replaces the cached figures.\n";
 
 static const char help_replay[] =
 PROG " replay RUN_DIR [--speed X] [--ui MODE]\n"

@@ -47,6 +47,8 @@ typedef struct odbL_state {
   int have_bw;           /* bw holds figures (measured or cached) */
   int bw_failed;         /* they could not be had; do not try again */
   odb_bandwidth bw;
+  int have_gbw;          /* gbw holds the GPU's figures of this run */
+  odb_gpu_bandwidth gbw;
   int results_written;   /* ob.finish wrote the files (plain lua) */
   long progress_i, progress_n;   /* the last ob.progress published (n 0:
                                     none yet) and when (monotonic s) */
@@ -93,6 +95,13 @@ odbL_state *odbL_state_peek(lua_State *L);
    the results' context) even when the figures are known. */
 #define ODBL_BW_NOW 2
 const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure);
+/*
+** The figures of the "cuda" backend's device in this run (the ones the GPU
+** families compute their floors from), obtained once and recorded as
+** gpu_bandwidth.* in the context block; NULL without a GPU or when they
+** cannot be had (the reason is logged once).
+*/
+const odb_gpu_bandwidth *odbL_state_gpu_bandwidth(odbL_state *S);
 /* Raises "out of memory" style errors for a failed record operation. */
 void odbL_check_record(lua_State *L, odb_status st);
 /* Writes S->results to the context's output directory; 0 on success, with
@@ -225,8 +234,10 @@ void odbL_check_not_in_callback(lua_State *L, const char *what);
 void odbL_push_list(lua_State *L, odb_ctx *c);
 /* Prints odebench --list to f. */
 void odbL_print_list(odb_ctx *c, FILE *f);
-/* Prints odebench info to f (bw may be NULL when it could not be had). */
-void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw, FILE *f);
+/* Prints odebench info to f (bw, gbw may be NULL when they could not be
+   had or there is no GPU). */
+void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw,
+                     const odb_gpu_bandwidth *gbw, FILE *f);
 /* Formats a byte count as "48 KiB", "1.25 MiB"... into buf. */
 const char *odbL_format_bytes(double bytes, char *buf, size_t len);
 

@@ -332,11 +332,12 @@ static void print_bw_line(FILE *f, const char *head, const char *what,
           bytes_per_s / 1e9, tail ? "  " : "", tail ? tail : "");
 }
 
-/* bw NULL: the reason is the last recorded error. */
+/* bw NULL: the reason is the last recorded error. CPU figures only, on
+   lines headed "cpu bw" (a GPU's are print_gpu_bandwidth's). */
 static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
   char when[64];
   if (!bw) {
-    fprintf(f, "%-10s unknown: %s\n", "bandwidth", odb_last_error());
+    fprintf(f, "%-10s unknown: %s\n", "cpu bw", odb_last_error());
     return;
   }
   if (bw->from_cache) snprintf(when, sizeof when, "(cached from %s)",
@@ -347,10 +348,16 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
     snprintf(when, sizeof when, "(measured now by a debug or sanitizer "
              "build: not cached)");
   else snprintf(when, sizeof when, "(measured now)");
-  print_bw_line(f, "bandwidth", "read", 1, bw->read_1t, when);
+  print_bw_line(f, "cpu bw", "read", 1, bw->read_1t, when);
   print_bw_line(f, "", "copy", 1, bw->copy_1t, NULL);
-  print_bw_line(f, "", "read", bw->threads_all, bw->read_all, NULL);
-  print_bw_line(f, "", "copy", bw->threads_all, bw->copy_all, NULL);
+  for (int i = 1; i < bw->ncounts; ++i) {
+    print_bw_line(f, "", "read", bw->threads[i], bw->read[i], NULL);
+    print_bw_line(f, "", "copy", bw->threads[i], bw->copy[i], NULL);
+  }
+  if (bw->ncounts < 2) {   /* figures without the per-count list */
+    print_bw_line(f, "", "read", bw->threads_all, bw->read_all, NULL);
+    print_bw_line(f, "", "copy", bw->threads_all, bw->copy_all, NULL);
+  }
   if (bw->flops_1t > 0)
     fprintf(f, "%-10s %-5s %-12s %8.2f GFLOP/s  (FP64 multiply-add peak)\n",
             "compute", "peak", "1 core", bw->flops_1t / 1e9);
@@ -358,6 +365,21 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
     fprintf(f, "%-10s the measuring thread ran %.0f%% of the time: other "
             "work shared the cores, so these figures are low; run 'odebench "
             "info --remeasure' on a quiet machine\n", "", 100 * bw->cpu_share);
+}
+
+/* A GPU's figures on lines headed "gpu bw"; nothing without a GPU. */
+static void print_gpu_bandwidth(const odb_gpu_bandwidth *g, FILE *f) {
+  char when[96];
+  if (!g) return;
+  snprintf(when, sizeof when, "(%s %s)", g->from_cache ? "cached from"
+           : "measured now", g->measured_at);
+  fprintf(f, "%-10s %-5s %-12.12s %8.2f GB/s  %s\n", "gpu bw", "read",
+          g->name, g->read / 1e9, when);
+  fprintf(f, "%-10s %-5s %-12.12s %8.2f GB/s\n", "", "copy", g->name,
+          g->copy / 1e9);
+  if (g->peak > 0)
+    fprintf(f, "%-10s %-5s %-12.12s %8.2f GB/s  (memory clock x 2 x bus "
+            "width)\n", "", "peak", g->name, g->peak / 1e9);
 }
 
 /*
@@ -384,8 +406,9 @@ static void print_barriers(const odb_topo *t, FILE *f) {
   }
 }
 
-/* CPU, caches, GPU, bandwidth, barrier costs; bw may be NULL. */
-void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw, FILE *f) {
+/* CPU, caches, GPU, bandwidth, barrier costs; bw, gbw may be NULL. */
+void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw,
+                     const odb_gpu_bandwidth *gbw, FILE *f) {
   const odb_topo *t = &c->topo;
   fprintf(f, "%-10s %s\n", "cpu", t->cpu_model);
   fprintf(f, "%-10s %d package%s, %d cores, %d PUs, %d NUMA node%s\n", "",
@@ -394,6 +417,7 @@ void odbL_print_info(odb_ctx *c, const odb_bandwidth *bw, FILE *f) {
   print_caches(t, f);
   print_gpu(c, f);
   print_bandwidth(bw, f);
+  print_gpu_bandwidth(gbw, f);
   print_barriers(t, f);
 }
 

@@ -352,11 +352,12 @@ static void push_bandwidth(lua_State *L, const odb_bandwidth *bw) {
 
 /*
 ** Pushes the gpu table of the "cuda" backend, or nil; with bw also its
-** device-to-device copy bandwidth (copy_gbs, measured once per process).
+** read and device-to-device copy bandwidth (read_gbs, copy_gbs: this
+** process's figures, odbL_state_gpu_bandwidth).
 */
-static void push_gpu(lua_State *L, odb_ctx *c, int bw) {
-  double gbs = 0;
-  odb_backend *b = odb_ctx_backend(c, "cuda");
+static void push_gpu(lua_State *L, odbL_state *S, int bw) {
+  const odb_gpu_bandwidth *g;
+  odb_backend *b = odb_ctx_backend(S->ctx, "cuda");
   odb_device_info d;
   memset(&d, 0, sizeof d);
   if (!b || odb_backend_query(b, &d) != ODB_OK) {
@@ -372,9 +373,11 @@ static void push_gpu(lua_State *L, odb_ctx *c, int bw) {
   set_int(L, "mem_bytes", (lua_Integer)d.mem_bytes);
   set_int(L, "runtime_version", d.runtime_version);
   set_int(L, "driver_version", d.driver_version);
-  if (bw && odb_backend_copy_bandwidth(b, &gbs) == ODB_OK) {
-    lua_pushnumber(L, gbs);
+  if (bw && (g = odbL_state_gpu_bandwidth(S))) {
+    lua_pushnumber(L, g->copy / 1e9);
     lua_setfield(L, -2, "copy_gbs");
+    lua_pushnumber(L, g->read / 1e9);
+    lua_setfield(L, -2, "read_gbs");
   }
 }
 
@@ -426,7 +429,7 @@ static int l_info(lua_State *L) {
   }
   lua_setfield(L, -2, "caches");
   set_int(L, "numa_nodes", t->numa_nodes);
-  push_gpu(L, S->ctx, want_bw);
+  push_gpu(L, S, want_bw);
   lua_setfield(L, -2, "gpu");
   if (bw) {
     push_bandwidth(L, bw);

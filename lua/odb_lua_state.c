@@ -229,41 +229,143 @@ static void busy_warning(odbL_state *S) {
   snprintf(msg, sizeof msg, "bandwidth measured on a busy machine (thread on a "
            "core %.0f%% of the time): this run's floors are low; not cached",
            100 * S->bw.cpu_share);
-  odb_ctx_log(S->ctx, ODB_LOG_WARN, "%s", msg);
-  if (!S->hosted) fprintf(stderr, "odebench: warning: %s\n", msg);
+  state_warn(S, msg);
 }
 
-/* Assumes S->ctx is set. Records bandwidth.* the first time it succeeds. */
-const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
+/* Says why figures were refused (why: their refused field). */
+static void refused_warning(odbL_state *S, const char *what, const char *why) {
+  char msg[360];
+  snprintf(msg, sizeof msg, "%s bandwidth: %s", what, why);
+  state_warn(S, msg);
+}
+
+/*
+** The context fields of the CPU figures the floors of this run use:
+** where they come from (cache or measured now, and when), the machine
+** they belong to, and each figure in GB/s (per thread count as
+** bandwidth.read_t<k>, bandwidth.copy_t<k>).
+*/
+static void record_cpu(odbL_state *S) {
   odb_record *c = &S->results.context;
+  const odb_bandwidth *bw = &S->bw;
+  char key[48], dev[300];
+  snprintf(dev, sizeof dev, "%.120s, %d cores, host %.120s",
+           bw->machine.cpu, bw->machine.cores, bw->machine.host);
+  odb_record_set_str(c, "bandwidth.source",
+                     bw->from_cache ? "cache" : "measured now");
+  odb_record_set_str(c, "bandwidth.measured_at", bw->measured_at);
+  odb_record_set_str(c, "bandwidth.device", dev);
+  odb_record_set_num(c, "bandwidth.read_1t", bw->read_1t / 1e9);
+  odb_record_set_num(c, "bandwidth.copy_1t", bw->copy_1t / 1e9);
+  odb_record_set_num(c, "bandwidth.read_all", bw->read_all / 1e9);
+  odb_record_set_num(c, "bandwidth.copy_all", bw->copy_all / 1e9);
+  odb_record_set_int(c, "bandwidth.threads_all", bw->threads_all);
+  for (int i = 0; i < bw->ncounts; ++i) {
+    snprintf(key, sizeof key, "bandwidth.read_t%d", bw->threads[i]);
+    odb_record_set_num(c, key, bw->read[i] / 1e9);
+    snprintf(key, sizeof key, "bandwidth.copy_t%d", bw->threads[i]);
+    odb_record_set_num(c, key, bw->copy[i] / 1e9);
+  }
+  odb_record_set_num(c, "bandwidth.peak_gflops_1t", bw->flops_1t / 1e9);
+  odb_record_set_num(c, "bandwidth.array_bytes", bw->array_bytes);
+  odb_record_set_int(c, "bandwidth.from_cache", bw->from_cache);
+  if (!bw->from_cache) {
+    odb_record_set_num(c, "bandwidth.cpu_share", bw->cpu_share);
+    odb_record_set_int(c, "bandwidth.slow_build", bw->slow_build);
+  }
+}
+
+/* Assumes S->ctx is set. Records bandwidth.* each time it succeeds. */
+const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure) {
   int now = allow_measure == ODBL_BW_NOW;
   if (S->have_bw && !now) return &S->bw;
   if ((S->bw_failed && !now) || !allow_measure) return NULL;
-  if (odb_bandwidth_get(&S->ctx->topo, now, &S->bw) != ODB_OK) {
+  if (odb_bandwidth_get(&S->ctx->topo, now ? ODB_BW_NOW : ODB_BW_CACHED,
+                        &S->bw) != ODB_OK) {
+    char msg[300];
     S->bw_failed = 1;
-    odb_ctx_log(S->ctx, ODB_LOG_WARN, "memory bandwidth unknown: %s",
-                odb_last_error());
-    if (!S->hosted)
-      fprintf(stderr, "odebench: warning: memory bandwidth unknown: %s\n",
-              odb_last_error());
+    snprintf(msg, sizeof msg, "memory bandwidth unknown: %s",
+             odb_last_error());
+    state_warn(S, msg);
     return NULL;
   }
   S->have_bw = 1;
+  if (S->bw.refused[0]) refused_warning(S, "CPU", S->bw.refused);
   if (!odb_bandwidth_quiet(&S->bw)) busy_warning(S);
-  odb_record_set_num(c, "bandwidth.read_1t", S->bw.read_1t / 1e9);
-  odb_record_set_num(c, "bandwidth.copy_1t", S->bw.copy_1t / 1e9);
-  odb_record_set_num(c, "bandwidth.read_all", S->bw.read_all / 1e9);
-  odb_record_set_num(c, "bandwidth.copy_all", S->bw.copy_all / 1e9);
-  odb_record_set_int(c, "bandwidth.threads_all", S->bw.threads_all);
-  odb_record_set_num(c, "bandwidth.peak_gflops_1t", S->bw.flops_1t / 1e9);
-  odb_record_set_num(c, "bandwidth.array_bytes", S->bw.array_bytes);
-  odb_record_set_str(c, "bandwidth.measured_at", S->bw.measured_at);
-  odb_record_set_int(c, "bandwidth.from_cache", S->bw.from_cache);
-  if (!S->bw.from_cache) {
-    odb_record_set_num(c, "bandwidth.cpu_share", S->bw.cpu_share);
-    odb_record_set_int(c, "bandwidth.slow_build", S->bw.slow_build);
-  }
+  record_cpu(S);
   return &S->bw;
+}
+
+/*
+** Assumes S->ctx is set. Measured in this process (ODB_BW_NOW): the GPU
+** families take their floors from this process's figures, which a cached
+** one from another run need not equal; the cache keeps them for
+** 'odebench info'.
+*/
+const odb_gpu_bandwidth *odbL_state_gpu_bandwidth(odbL_state *S) {
+  odb_record *c = &S->results.context;
+  odb_backend *b;
+  const odb_gpu_bandwidth *g = &S->gbw;
+  if (S->have_gbw) return S->have_gbw > 0 ? g : NULL;
+  if (!(b = odb_ctx_backend(S->ctx, "cuda"))) return NULL;
+  if (odb_bandwidth_gpu_get(b, ODB_BW_NOW, &S->gbw) != ODB_OK) {
+    char msg[300];
+    S->have_gbw = -1;
+    snprintf(msg, sizeof msg, "GPU memory bandwidth unknown: %s",
+             odb_last_error());
+    state_warn(S, msg);
+    return NULL;
+  }
+  S->have_gbw = 1;
+  if (g->refused[0]) refused_warning(S, "GPU", g->refused);
+  odb_record_set_str(c, "gpu_bandwidth.source",
+                     g->from_cache ? "cache" : "measured now");
+  odb_record_set_str(c, "gpu_bandwidth.measured_at", g->measured_at);
+  odb_record_set_str(c, "gpu_bandwidth.device", g->name);
+  odb_record_set_str(c, "gpu_bandwidth.pci_bus_id", g->pci_bus_id);
+  odb_record_set_int(c, "gpu_bandwidth.driver_version", g->driver_version);
+  odb_record_set_num(c, "gpu_bandwidth.read", g->read / 1e9);
+  odb_record_set_num(c, "gpu_bandwidth.copy", g->copy / 1e9);
+  if (g->peak > 0) odb_record_set_num(c, "gpu_bandwidth.peak", g->peak / 1e9);
+  return g;
+}
+
+/* The number of field key of row, or dflt when it has none. */
+static double row_num(const odb_record *row, const char *key, double dflt) {
+  const odb_field *f = odb_record_get(row, key);
+  return f && !f->str ? f->num : dflt;
+}
+
+/* The string field key of row, or "". */
+static const char *row_str(const odb_record *row, const char *key) {
+  const odb_field *f = odb_record_get(row, key);
+  return f && f->str ? f->str : "";
+}
+
+/*
+** Publishes the solve rows recorded since the last call (ODB_EV_SOLVE_ROW):
+** a reporter shows the figures the row holds (floor_pct above all) rather
+** than computing its own from other bandwidth figures or other timings.
+** Assumes the rows before nrows are complete: each builder fills its row
+** before it calls odbL_check_record.
+*/
+static void announce_rows(odbL_state *S) {
+  for (; S->rows_announced < S->results.nrows; ++S->rows_announced) {
+    const odb_record *row = &S->results.rows[S->rows_announced];
+    odb_event ev;
+    if (strcmp(row_str(row, "kind"), "solve") != 0) continue;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = ODB_EV_SOLVE_ROW;
+    snprintf(ev.name, sizeof ev.name, "%s/%s/%s", row_str(row, "problem"),
+             row_str(row, "method"), row_str(row, "variant"));
+    snprintf(ev.text, sizeof ev.text, "%s", row_str(row, "status"));
+    ev.step = (long)row_num(row, "steps", 0);
+    ev.accepted = (long)row_num(row, "n", 0);
+    ev.value = row_num(row, "seconds", 0);
+    ev.value2 = row_num(row, "gbs", 0);
+    ev.t = row_num(row, "floor_pct", -1);
+    odb_ctx_publish(S->ctx, &ev);
+  }
 }
 
 /* Raises with the recorded detail when st is not ODB_OK. */

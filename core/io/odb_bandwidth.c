@@ -1,4 +1,6 @@
-/* odb_bandwidth.c - read and copy bandwidth of main memory, and its cache. */
+/* odb_bandwidth.c - read and copy bandwidth of main memory measured on the
+   thread team, a GPU's beside it, the checks that refuse impossible
+   figures, and their cache. */
 #include "odb_bandwidth.h"
 #include "odb_clock.h"
 
@@ -7,19 +9,20 @@
 #include <hwloc.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "odb_cachedir.h"
 #include "odb_json.h"
 #include "odb_results.h"
+#include "odb_team.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -31,15 +34,33 @@
 #define BW_MIN_REPS 3
 #define BW_SERIES_S 1.2
 #define BW_MIN_ARRAY (64 * MIB)
-#define BW_CACHE_VERSION 4   /* 2: four read streams; 3: flops_1t;
+#define BW_BLOCK 32          /* doubles per block of a slice (256 bytes) */
+#define BW_CACHE_VERSION 5   /* 2: four read streams; 3: flops_1t;
                                 4: stored only when measured quiet by an
-                                optimized build without sanitizers */
+                                optimized build without sanitizers;
+                                5: the machine's fingerprint, the time it
+                                was written, figures per thread count */
+#define BW_GPU_CACHE_VERSION 1
+/* A measured GPU figure may exceed the peak computed from the reported
+   memory clock by timer rounding; more than this is no such rounding. */
+#define BW_GPU_PEAK_SLACK 1.02
+/* Seconds an entry's writing time may precede the boot time computed from
+   the uptime (which is read to the second) and still count as after it. */
+#define BW_BOOT_SLACK_S 5
 
 /* Eight doubles: 64 bytes, the unit of every slice. */
 typedef double v4d __attribute__((vector_size(32)));
 
 /* Written once per measurement so the sums cannot be optimized away. */
 static volatile double bw_sink;
+
+/* Copies src into dst[cap], truncated. */
+static void set_text(char *dst, size_t cap, const char *src) {
+  size_t n = strlen(src);
+  if (n >= cap) n = cap - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
 
 /* {====================================================================
 ** Kernels
@@ -86,43 +107,20 @@ static void touch_kernel(double *a, double *b, size_t n) {
 /* }==================================================================== */
 
 /* {====================================================================
-** A team of threads, one slice each, released together by a barrier
+** Runs on the thread team: k members, one slice each
 ** ===================================================================== */
 
-enum { OP_TOUCH, OP_READ, OP_COPY, OP_QUIT };
+enum { OP_TOUCH, OP_READ, OP_COPY };
 
-typedef struct team {
-  pthread_barrier_t start, end;
-  pthread_mutex_t gate;     /* held by the creator until the team is whole */
-  int abort;                /* set under gate when creation failed */
-  int nthreads;
-  int op;
+/* One timed op of k members; the per-member arrays have the team's size. */
+typedef struct bw_run {
+  int op, k;
   double *a, *b;
-  size_t n;                 /* doubles per array, a multiple of 32*nthreads */
-  hwloc_topology_t topo;    /* NULL: do not pin */
-  double *sums;             /* one per thread */
-  double *cpu;              /* one per thread: CPU seconds of the last op */
-} team;
-
-typedef struct worker {
-  team *tm;
-  int idx;
-} worker;
-
-/* Binds the calling thread to core idx (modulo cores); errors are ignored. */
-static void pin_to_core(hwloc_topology_t topo, int idx) {
-  int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-  hwloc_obj_t core;
-  hwloc_bitmap_t set;
-  if (ncores <= 0) return;
-  core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)(idx % ncores));
-  if (!core || !core->cpuset) return;
-  set = hwloc_bitmap_dup(core->cpuset);
-  if (!set) return;
-  hwloc_bitmap_singlify(set);
-  (void)hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD);
-  hwloc_bitmap_free(set);
-}
+  long blocks;              /* BW_BLOCK-double blocks per array */
+  double *start, *end;      /* each member's clock around its slice */
+  double *cpu;              /* each member's CPU seconds of the slice */
+  double *sums;             /* each member's read sum */
+} bw_run;
 
 /* CPU seconds this thread has run (only differences mean anything). */
 static double thread_cpu_seconds(void) {
@@ -131,31 +129,24 @@ static double thread_cpu_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Runs ops on this thread's slice between the start and end barriers. */
-static void *worker_main(void *arg) {
-  worker *w = arg;
-  team *tm = w->tm;
-  size_t chunk = tm->n / (size_t)tm->nthreads;
-  size_t lo = chunk * (size_t)w->idx;
-  int quit;
-  pthread_mutex_lock(&tm->gate);
-  quit = tm->abort;
-  pthread_mutex_unlock(&tm->gate);
-  if (quit) return NULL;
-  if (tm->topo) pin_to_core(tm->topo, w->idx);
-  for (;;) {
-    double c0;
-    pthread_barrier_wait(&tm->start);
-    if (tm->op == OP_QUIT) break;
-    c0 = thread_cpu_seconds();
-    if (tm->op == OP_TOUCH) touch_kernel(tm->a + lo, tm->b + lo, chunk);
-    else if (tm->op == OP_READ)
-      tm->sums[w->idx] = read_kernel(tm->a + lo, chunk);
-    else copy_kernel(tm->b + lo, tm->a + lo, chunk);
-    tm->cpu[w->idx] = thread_cpu_seconds() - c0;
-    pthread_barrier_wait(&tm->end);
-  }
-  return NULL;
+/* Member tid of r->k runs r->op on its block range (odb_team_range). */
+static void bw_member(odb_team *team, int tid, void *arg) {
+  bw_run *r = arg;
+  long first, last;
+  size_t lo, n;
+  double t0, c0;
+  (void)team;
+  odb_team_range(r->blocks, r->k, tid, &first, &last);
+  lo = (size_t)first * BW_BLOCK;
+  n = (size_t)(last - first) * BW_BLOCK;
+  t0 = odb_clock_now();
+  c0 = thread_cpu_seconds();
+  if (r->op == OP_TOUCH) touch_kernel(r->a + lo, r->b + lo, n);
+  else if (r->op == OP_READ) r->sums[tid] = read_kernel(r->a + lo, n);
+  else copy_kernel(r->b + lo, r->a + lo, n);
+  r->cpu[tid] = thread_cpu_seconds() - c0;
+  r->end[tid] = odb_clock_now();
+  r->start[tid] = t0;
 }
 
 /* The share of wall seconds a thread that ran cpu seconds was on a core
@@ -166,134 +157,86 @@ static double cpu_share(double cpu, double wall) {
 }
 
 /*
-** Releases the team for one op and returns the seconds until all are done;
-** *share: the smallest share of them a thread of the team ran on a core.
+** Runs op on the first k members and returns the seconds from the first
+** member's start to the last one's end: each member reads the clock
+** itself, so a member descheduled before or after its slice does not
+** shorten the time (a single clock read by the caller after releasing
+** the others would miss the work they did meanwhile). *share: the
+** smallest share of its own time a member ran on a core.
 */
-static double team_run(team *tm, int op, double *share) {
-  double t0, t1, s = 0, least = 1;
-  tm->op = op;
-  pthread_barrier_wait(&tm->start);
-  t0 = odb_clock_now();
-  pthread_barrier_wait(&tm->end);
-  t1 = odb_clock_now();
-  if (op == OP_READ) {
-    for (int i = 0; i < tm->nthreads; ++i) s += tm->sums[i];
-    bw_sink = s;
-  }
-  for (int i = 0; i < tm->nthreads; ++i) {
-    double c = cpu_share(tm->cpu[i], t1 - t0);
+static odb_status team_time(odb_team *team, bw_run *r, int op, int k,
+                            double *seconds, double *share) {
+  double t0 = INFINITY, t1 = -INFINITY, s = 0, least = 1;
+  r->op = op;
+  r->k = k;
+  ODB_TRY(odb_team_run_first(team, k, bw_member, r));
+  for (int i = 0; i < k; ++i) {
+    double c = cpu_share(r->cpu[i], r->end[i] - r->start[i]);
+    if (r->start[i] < t0) t0 = r->start[i];
+    if (r->end[i] > t1) t1 = r->end[i];
     if (c < least) least = c;
+    s += op == OP_READ ? r->sums[i] : 0;
   }
+  bw_sink = s;
+  *seconds = t1 - t0;
   *share = least;
-  return t1 - t0;
-}
-
-/*
-** Starts nthreads workers (th and ws hold nthreads entries). On failure no
-** thread is left running and the team's resources are released.
-*/
-static odb_status team_start(team *tm, pthread_t *th, worker *ws) {
-  int k;
-  if (pthread_barrier_init(&tm->start, NULL, (unsigned)tm->nthreads + 1) ||
-      pthread_barrier_init(&tm->end, NULL, (unsigned)tm->nthreads + 1) ||
-      pthread_mutex_init(&tm->gate, NULL))
-    return ODB_FAIL(ODB_ERR_INTERNAL, "bandwidth: cannot create barriers");
-  pthread_mutex_lock(&tm->gate);
-  for (k = 0; k < tm->nthreads; ++k) {
-    ws[k].tm = tm;
-    ws[k].idx = k;
-    if (pthread_create(&th[k], NULL, worker_main, &ws[k]) != 0) break;
-  }
-  if (k < tm->nthreads) tm->abort = 1;
-  pthread_mutex_unlock(&tm->gate);
-  if (!tm->abort) return ODB_OK;
-  for (int i = 0; i < k; ++i) pthread_join(th[i], NULL);
-  pthread_barrier_destroy(&tm->start);
-  pthread_barrier_destroy(&tm->end);
-  pthread_mutex_destroy(&tm->gate);
-  return ODB_FAIL(ODB_ERR_INTERNAL, "bandwidth: cannot start %d threads",
-                  tm->nthreads);
-}
-
-/* Stops and joins a started team. */
-static void team_stop(team *tm, pthread_t *th) {
-  tm->op = OP_QUIT;
-  pthread_barrier_wait(&tm->start);
-  for (int i = 0; i < tm->nthreads; ++i) pthread_join(th[i], NULL);
-  pthread_barrier_destroy(&tm->start);
-  pthread_barrier_destroy(&tm->end);
-  pthread_mutex_destroy(&tm->gate);
+  return ODB_OK;
 }
 
 /*
 ** Best (shortest) of up to BW_REPS timings of op: at least BW_MIN_REPS,
 ** further ones only while the series has taken less than BW_SERIES_S, so
 ** a slow machine still finishes in a few seconds. *share: that of the
-** best timing (team_run).
+** best timing. The best is the run least disturbed by other work; it
+** cannot be shorter than the work (team_time).
 */
-static double best_time(team *tm, int op, double *share) {
-  double best = INFINITY, spent = 0;
+static odb_status best_time(odb_team *team, bw_run *r, int op, int k,
+                            double *best, double *share) {
+  double spent = 0;
+  *best = INFINITY;
   *share = 0;
-  for (int r = 0; r < BW_REPS; ++r) {
+  for (int rep = 0; rep < BW_REPS; ++rep) {
     double s, c;
-    if (r >= BW_MIN_REPS && spent > BW_SERIES_S) break;
-    s = team_run(tm, op, &c);
+    if (rep >= BW_MIN_REPS && spent > BW_SERIES_S) break;
+    ODB_TRY(team_time(team, r, op, k, &s, &c));
     spent += s;
-    if (s < best) {
-      best = s;
+    if (s < *best) {
+      *best = s;
       *share = c;
     }
   }
-  return best;
+  return ODB_OK;
+}
+
+/* Thread counts 1, 2, 4, ... below nall, then nall; returns how many. */
+static int thread_counts(int nall, int *counts) {
+  int n = 0;
+  for (int p = 1; p < nall && n < ODB_BW_COUNTS - 1; p *= 2) counts[n++] = p;
+  counts[n++] = nall;
+  return n;
 }
 
 /*
-** With a started team: read and copy bandwidth in bytes per second (copy
-** counts the bytes read and written); touches the arrays first when asked.
-** *share (share may be NULL): the smaller of the two best timings'
-** shares.
+** Touches the arrays with all members (so their pages lie where the
+** members run), then times read and copy for each thread count. *share:
+** the smaller of the one-thread read's and copy's shares.
 */
-static void team_measure(team *tm, int touch, double *read_bw,
-                         double *copy_bw, double *share) {
-  double bytes = (double)tm->n * sizeof(double), s, c_read, c_copy;
-  if (touch) team_run(tm, OP_TOUCH, &c_read);
-  s = best_time(tm, OP_READ, &c_read);
-  *read_bw = s > 0 && isfinite(s) ? bytes / s : 0;
-  s = best_time(tm, OP_COPY, &c_copy);
-  *copy_bw = s > 0 && isfinite(s) ? 2 * bytes / s : 0;
-  if (share) *share = c_read < c_copy ? c_read : c_copy;
-}
-
-/* Measures with nthreads threads on the arrays of tm (*share: as
-   team_measure's). */
-static odb_status measure_with(team *tm, int nthreads, int touch,
-                               double *read_bw, double *copy_bw,
-                               double *share) {
-  pthread_t *th = calloc((size_t)nthreads, sizeof *th);
-  worker *ws = calloc((size_t)nthreads, sizeof *ws);
-  double *sums = calloc((size_t)nthreads, sizeof *sums);
-  double *cpu = calloc((size_t)nthreads, sizeof *cpu);
-  odb_status st = ODB_OK;
-  if (!th || !ws || !sums || !cpu) {
-    st = ODB_FAIL(ODB_ERR_NOMEM, "bandwidth: out of memory for %d threads",
-                  nthreads);
-    goto done;
+static odb_status team_measure(odb_team *team, bw_run *r, int nall,
+                               odb_bandwidth *bw, double *share) {
+  double bytes = (double)r->blocks * BW_BLOCK * sizeof(double), s, c;
+  *share = 1;
+  ODB_TRY(team_time(team, r, OP_TOUCH, nall, &s, &c));
+  bw->ncounts = thread_counts(nall, bw->threads);
+  for (int i = 0; i < bw->ncounts; ++i) {
+    int k = bw->threads[i];
+    ODB_TRY(best_time(team, r, OP_READ, k, &s, &c));
+    bw->read[i] = s > 0 && isfinite(s) ? bytes / s : 0;
+    if (k == 1 && c < *share) *share = c;
+    ODB_TRY(best_time(team, r, OP_COPY, k, &s, &c));
+    bw->copy[i] = s > 0 && isfinite(s) ? 2 * bytes / s : 0;
+    if (k == 1 && c < *share) *share = c;
   }
-  tm->nthreads = nthreads;
-  tm->sums = sums;
-  tm->cpu = cpu;
-  tm->abort = 0;
-  if ((st = team_start(tm, th, ws)) != ODB_OK) goto done;
-  team_measure(tm, touch, read_bw, copy_bw, share);
-  team_stop(tm, th);
-done:
-  free(th);
-  free(ws);
-  free(sums);
-  free(cpu);
-  tm->sums = NULL;
-  tm->cpu = NULL;
-  return st;
+  return ODB_OK;
 }
 
 /* }==================================================================== */
@@ -307,7 +250,7 @@ done:
 ** together at most a quarter of physical memory and each at most 2 GiB.
 */
 static size_t array_bytes(const odb_topo *t) {
-  size_t want = 4 * odb_topo_llc_total(t);
+  size_t want = t ? 4 * odb_topo_llc_total(t) : 0;
   double mem = odb_topo_memory_bytes();
   if (want < 256 * MIB) want = 256 * MIB;
   if (mem > 0 && (double)want > mem / 8)   /* two arrays: 1/4 */
@@ -387,43 +330,70 @@ static void iso_now(char *buf, size_t cap) {
   strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
+/* The per-member arrays of a run for a team of p; 0 when out of memory. */
+static int run_alloc(bw_run *r, int p) {
+  r->start = calloc((size_t)p, sizeof *r->start);
+  r->end = calloc((size_t)p, sizeof *r->end);
+  r->cpu = calloc((size_t)p, sizeof *r->cpu);
+  r->sums = calloc((size_t)p, sizeof *r->sums);
+  return r->start && r->end && r->cpu && r->sums;
+}
+
+static void run_free(bw_run *r) {
+  free(r->start);
+  free(r->end);
+  free(r->cpu);
+  free(r->sums);
+}
+
 /*
-** t may be NULL (one thread per online CPU, no pinning). Pins only when
-** t->hwloc describes this machine (not a synthetic topology).
+** t may be NULL (one thread per online CPU, no pinning). The team pins
+** only when t->hwloc describes this machine (not a synthetic topology).
 */
 odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw) {
-  team tm;
+  odb_team *team = NULL;
+  bw_run r;
   size_t bytes;
   int nall;
   double share_1t = 0, share_flops = 0;
   odb_status st;
   if (!bw) return ODB_FAIL(ODB_ERR_ARG, "bandwidth: bw must not be NULL");
   memset(bw, 0, sizeof *bw);
-  memset(&tm, 0, sizeof tm);
+  memset(&r, 0, sizeof r);
   nall = t && t->cores > 0 ? t->cores : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (nall < 1) nall = 1;
-  if (t && t->hwloc &&
-      hwloc_topology_is_thissystem((hwloc_topology_t)t->hwloc))
-    tm.topo = (hwloc_topology_t)t->hwloc;
   bytes = array_bytes(t);
   for (;;) {   /* halve the size until both arrays fit */
-    bytes -= bytes % (256 * (size_t)nall);   /* chunks: multiples of 32 */
-    tm.a = map_array(bytes);
-    tm.b = tm.a ? map_array(bytes) : NULL;
-    if (tm.b) break;
-    if (tm.a) munmap(tm.a, bytes);
+    bytes -= bytes % (BW_BLOCK * sizeof(double));
+    r.a = map_array(bytes);
+    r.b = r.a ? map_array(bytes) : NULL;
+    if (r.b) break;
+    if (r.a) munmap(r.a, bytes);
     if (bytes / 2 < BW_MIN_ARRAY / 4)
       return ODB_FAIL(ODB_ERR_NOMEM, "bandwidth: cannot map two arrays of "
                       "%zu MiB", bytes / MIB);
     bytes /= 2;
   }
-  tm.n = bytes / sizeof(double);
-  st = measure_with(&tm, nall, 1, &bw->read_all, &bw->copy_all, NULL);
-  if (st == ODB_OK)
-    st = measure_with(&tm, 1, 0, &bw->read_1t, &bw->copy_1t, &share_1t);
-  munmap(tm.a, bytes);
-  munmap(tm.b, bytes);
+  r.blocks = (long)(bytes / (BW_BLOCK * sizeof(double)));
+  if (!run_alloc(&r, nall)) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "bandwidth: out of memory for %d threads",
+                  nall);
+    goto done;
+  }
+  st = odb_team_create(NULL, t && t->hwloc &&
+                       hwloc_topology_is_thissystem((hwloc_topology_t)t->hwloc)
+                       ? t : NULL, nall, ODB_BARRIER_CENTRAL, &team);
+  if (st == ODB_OK) st = team_measure(team, &r, nall, bw, &share_1t);
+done:
+  odb_team_destroy(team);
+  run_free(&r);
+  munmap(r.a, bytes);
+  munmap(r.b, bytes);
   if (st != ODB_OK) return st;
+  bw->read_1t = bw->read[0];
+  bw->copy_1t = bw->copy[0];
+  bw->read_all = bw->read[bw->ncounts - 1];
+  bw->copy_all = bw->copy[bw->ncounts - 1];
   bw->threads_all = nall;
   bw->array_bytes = (double)bytes;
   bw->flops_1t = measure_flops(&share_flops);
@@ -432,6 +402,7 @@ odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw) {
   bw->cpu_share = share_1t < share_flops ? share_1t : share_flops;
   bw->slow_build = slow_build();
   iso_now(bw->measured_at, sizeof bw->measured_at);
+  odb_bandwidth_fingerprint(t, &bw->machine);
   return ODB_OK;
 }
 
@@ -460,44 +431,175 @@ double odb_bandwidth_floor_seconds(const odb_bandwidth *bw, double rbytes,
 /* }==================================================================== */
 
 /* {====================================================================
-** Cache file
+** Checks: what no measurement of a machine can give
 ** ===================================================================== */
 
-/* Copies src into dst[cap], truncated. */
-static void set_text(char *dst, size_t cap, const char *src) {
-  size_t n = strlen(src);
-  if (n >= cap) n = cap - 1;
-  memcpy(dst, src, n);
-  dst[n] = '\0';
+static char check_why[200];
+
+/* NULL when v is a possible figure of what (threads threads). */
+static const char *check_one(const char *what, int threads, double v) {
+  if (!isfinite(v) || !(v > 0)) {
+    snprintf(check_why, sizeof check_why, "%s with %d thread%s is %g GB/s "
+             "(not a finite positive figure)", what, threads,
+             threads == 1 ? "" : "s", v / 1e9);
+    return check_why;
+  }
+  if (v > ODB_BW_CPU_THREAD_MAX * threads) {
+    snprintf(check_why, sizeof check_why, "%s with %d thread%s is %.2f GB/s, "
+             "above %.0f GB/s (%.0f GB/s a thread, the most a CPU thread "
+             "reads)", what, threads, threads == 1 ? "" : "s", v / 1e9,
+             ODB_BW_CPU_THREAD_MAX * threads / 1e9,
+             ODB_BW_CPU_THREAD_MAX / 1e9);
+    return check_why;
+  }
+  return NULL;
 }
 
-/* What identifies the machine a cache entry belongs to. */
-typedef struct bw_key {
-  char host[256];
-  char cpu[128];
-  int cores;
-} bw_key;
+/* NULL when a copy figure fits its read figure (threads threads). */
+static const char *check_pair(int threads, double rd, double cp) {
+  if (cp > 2.5 * rd) {
+    snprintf(check_why, sizeof check_why, "copy with %d thread%s is %.2f "
+             "GB/s, more than 2.5 times its read (%.2f GB/s)", threads,
+             threads == 1 ? "" : "s", cp / 1e9, rd / 1e9);
+    return check_why;
+  }
+  return NULL;
+}
 
-/* Fills the key of this machine from t (NULL: online CPUs, unknown model). */
-static void machine_key(const odb_topo *t, bw_key *k) {
-  memset(k, 0, sizeof *k);
-  if (gethostname(k->host, sizeof k->host - 1) != 0)
-    snprintf(k->host, sizeof k->host, "unknown");
-  set_text(k->cpu, sizeof k->cpu,
+const char *odb_bandwidth_check(const odb_bandwidth *bw) {
+  const char *why;
+  int all = bw->threads_all;
+  if (all < 1) {
+    snprintf(check_why, sizeof check_why, "%d threads for all cores", all);
+    return check_why;
+  }
+  if ((why = check_one("read", 1, bw->read_1t)) ||
+      (why = check_one("copy", 1, bw->copy_1t)) ||
+      (why = check_one("read", all, bw->read_all)) ||
+      (why = check_one("copy", all, bw->copy_all)) ||
+      (why = check_pair(1, bw->read_1t, bw->copy_1t)) ||
+      (why = check_pair(all, bw->read_all, bw->copy_all)))
+    return why;
+  for (int i = 0; i < bw->ncounts; ++i) {
+    int k = bw->threads[i];
+    if (k < 1 || k > all || (i > 0 && k <= bw->threads[i - 1])) {
+      snprintf(check_why, sizeof check_why, "thread count %d out of order "
+               "or not in 1..%d", k, all);
+      return check_why;
+    }
+    if ((why = check_one("read", k, bw->read[i])) ||
+        (why = check_one("copy", k, bw->copy[i])) ||
+        (why = check_pair(k, bw->read[i], bw->copy[i])))
+      return why;
+  }
+  if (bw->read_all < 0.5 * bw->read_1t) {
+    snprintf(check_why, sizeof check_why, "read with %d threads is %.2f "
+             "GB/s, less than half of one thread's %.2f GB/s", all,
+             bw->read_all / 1e9, bw->read_1t / 1e9);
+    return check_why;
+  }
+  if (!isfinite(bw->flops_1t) || bw->flops_1t < 0 ||
+      !isfinite(bw->array_bytes) || !(bw->array_bytes > 0)) {
+    snprintf(check_why, sizeof check_why, "flops %g or array size %g not "
+             "finite and positive", bw->flops_1t, bw->array_bytes);
+    return check_why;
+  }
+  return NULL;
+}
+
+/* A figure of a device with the given peak (0: unknown). */
+static const char *check_gpu_one(const char *what, double v, double peak) {
+  if (!isfinite(v) || !(v > 0)) {
+    snprintf(check_why, sizeof check_why, "GPU %s is %g GB/s (not a finite "
+             "positive figure)", what, v / 1e9);
+    return check_why;
+  }
+  if (peak > 0 && v > BW_GPU_PEAK_SLACK * peak) {
+    snprintf(check_why, sizeof check_why, "GPU %s is %.2f GB/s, above the "
+             "device's peak of %.2f GB/s", what, v / 1e9, peak / 1e9);
+    return check_why;
+  }
+  return NULL;
+}
+
+const char *odb_bandwidth_gpu_check(const odb_gpu_bandwidth *g) {
+  const char *why;
+  if ((why = check_gpu_one("read", g->read, g->peak)) ||
+      (why = check_gpu_one("copy", g->copy, g->peak)))
+    return why;
+  return NULL;
+}
+
+/* }==================================================================== */
+
+/* {====================================================================
+** Fingerprints
+** ===================================================================== */
+
+void odb_bandwidth_fingerprint(const odb_topo *t, odb_bw_machine *m) {
+  struct utsname u;
+  double mem = odb_topo_memory_bytes();
+  memset(m, 0, sizeof *m);
+  if (gethostname(m->host, sizeof m->host - 1) != 0)
+    snprintf(m->host, sizeof m->host, "unknown");
+  set_text(m->cpu, sizeof m->cpu,
            t && t->cpu_model[0] ? t->cpu_model : "unknown");
-  k->cores = t && t->cores > 0 ? t->cores
+  m->cores = t && t->cores > 0 ? t->cores
                                : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  m->mem_mib = mem > 0 ? (long long)(mem / (double)MIB) : 0;
+  set_text(m->kernel, sizeof m->kernel,
+           uname(&u) == 0 ? u.release : "unknown");
 }
 
-/* The cache directory (created), or 0 when there is none: a cache that
-   cannot be used is no error, the figures are then measured each run. */
-static int cache_dir(char *out, size_t cap) {
-  int ok = odb_cache_dir("", out, cap) == ODB_OK;
-  odb_clear_error();
-  return ok;
+/* NULL when got is machine m, else which field differs. */
+static const char *machine_differs(const odb_bw_machine *got,
+                                   const odb_bw_machine *m) {
+  if (strcmp(got->host, m->host))
+    snprintf(check_why, sizeof check_why, "measured on host '%.60s', this "
+             "is '%.60s'", got->host, m->host);
+  else if (strcmp(got->cpu, m->cpu))
+    snprintf(check_why, sizeof check_why, "measured on CPU '%.60s', this "
+             "is '%.60s'", got->cpu, m->cpu);
+  else if (got->cores != m->cores)
+    snprintf(check_why, sizeof check_why, "measured with %d cores, this "
+             "machine has %d", got->cores, m->cores);
+  else if (got->mem_mib != m->mem_mib)
+    snprintf(check_why, sizeof check_why, "measured with %lld MiB of "
+             "memory, this machine has %lld", got->mem_mib, m->mem_mib);
+  else if (strcmp(got->kernel, m->kernel))
+    snprintf(check_why, sizeof check_why, "measured under kernel '%.60s', "
+             "this is '%.60s'", got->kernel, m->kernel);
+  else
+    return NULL;
+  return check_why;
 }
 
-/* ---- a minimal reader for the flat object this file writes ---- */
+/* Seconds since the epoch at which this machine booted; 0 when unknown. */
+static double boot_time(void) {
+  struct timespec up;
+#ifdef CLOCK_BOOTTIME
+  if (clock_gettime(CLOCK_BOOTTIME, &up) != 0) return 0;
+#else
+  if (clock_gettime(CLOCK_MONOTONIC, &up) != 0) return 0;
+#endif
+  return (double)time(NULL) - (double)up.tv_sec;
+}
+
+/* NULL when an entry written at `written` (epoch seconds) is of this boot. */
+static const char *written_before_boot(double written) {
+  double boot = boot_time();
+  if (!isfinite(written) || (boot > 0 && written + BW_BOOT_SLACK_S < boot)) {
+    snprintf(check_why, sizeof check_why, "written before the last boot");
+    return check_why;
+  }
+  return NULL;
+}
+
+/* }==================================================================== */
+
+/* {====================================================================
+** A minimal reader for the flat objects the cache files hold
+** ===================================================================== */
 
 /* Skips JSON white space. */
 static const char *skip_ws(const char *p) {
@@ -572,40 +674,13 @@ static const char *read_string(const char *p, char *out, size_t cap) {
   return p + 1;
 }
 
-/* Stores one member of the cache object into bw or k; unknown keys pass. */
-static void take_member(const char *key, const char *s, double v, int is_str,
-                        odb_bandwidth *bw, bw_key *k, int *version) {
-  if (is_str) {
-    if (!strcmp(key, "host")) set_text(k->host, sizeof k->host, s);
-    else if (!strcmp(key, "cpu_model")) set_text(k->cpu, sizeof k->cpu, s);
-    else if (!strcmp(key, "measured_at"))
-      set_text(bw->measured_at, sizeof bw->measured_at, s);
-    return;
-  }
-  /* Counts outside 0..2^20 (or not integers) are kept as -1, which no
-     check below accepts; converting them to int would be undefined. */
-  int count = isfinite(v) && v >= 0 && v <= (double)(1 << 20) &&
-              v == floor(v) ? (int)v : -1;
-  if (!strcmp(key, "version")) *version = count;
-  else if (!strcmp(key, "cores")) k->cores = count;
-  else if (!strcmp(key, "threads_all")) bw->threads_all = count;
-  else if (!strcmp(key, "read_1t")) bw->read_1t = v;
-  else if (!strcmp(key, "copy_1t")) bw->copy_1t = v;
-  else if (!strcmp(key, "read_all")) bw->read_all = v;
-  else if (!strcmp(key, "copy_all")) bw->copy_all = v;
-  else if (!strcmp(key, "flops_1t")) bw->flops_1t = v;
-  else if (!strcmp(key, "array_bytes")) bw->array_bytes = v;
-}
+/* One member: its key and a string (s) or a number (s NULL). */
+typedef void (*member_fn)(void *ud, const char *key, const char *s,
+                          double v);
 
-/*
-** Parses {"key": string-or-number, ...}; returns 1 when the text is such an
-** object of the current version with positive bandwidths.
-*/
-static int parse_cache(const char *p, odb_bandwidth *bw, bw_key *k) {
+/* Parses {"key": string-or-number, ...}; 1 when the text is such an object. */
+static int parse_flat(const char *p, member_fn fn, void *ud) {
   char key[64], s[256];
-  int version = 0;
-  memset(bw, 0, sizeof *bw);
-  memset(k, 0, sizeof *k);
   p = skip_ws(p);
   if (*p++ != '{') return 0;
   for (;;) {
@@ -617,26 +692,26 @@ static int parse_cache(const char *p, odb_bandwidth *bw, bw_key *k) {
     p = skip_ws(p);
     if (*p == '"') {
       if (!(p = read_string(p, s, sizeof s))) return 0;
-      take_member(key, s, 0, 1, bw, k, &version);
+      fn(ud, key, s, 0);
     } else {
       char *end;
       double v = strtod(p, &end);
       if (end == p) return 0;
-      take_member(key, NULL, v, 0, bw, k, &version);
+      fn(ud, key, NULL, v);
       p = end;
     }
     p = skip_ws(p);
     if (*p == ',') ++p;
     else if (*p != '}') return 0;
   }
-  /* Every figure a floor or a roof is computed from must be finite and
-     positive (flops_1t may be 0: an older measurement without it). */
-  return version == BW_CACHE_VERSION && bw->read_1t > 0 && bw->copy_1t > 0 &&
-         bw->read_all > 0 && bw->copy_all > 0 && isfinite(bw->read_1t) &&
-         isfinite(bw->copy_1t) && isfinite(bw->read_all) &&
-         isfinite(bw->copy_all) && bw->threads_all >= 1 &&
-         isfinite(bw->flops_1t) && bw->flops_1t >= 0 &&
-         isfinite(bw->array_bytes) && bw->array_bytes > 0 && k->cores >= 0;
+  return 1;
+}
+
+/* Counts outside 0..2^40 (or not integers) read as -1, which no check
+   accepts; converting them to an integer would be undefined. */
+static long long count_of(double v) {
+  return isfinite(v) && v >= 0 && v <= 1099511627776.0 && v == floor(v)
+         ? (long long)v : -1;
 }
 
 /* Reads the whole (small) file at path; NULL when absent or too large. */
@@ -656,43 +731,19 @@ static char *slurp(const char *path) {
   return buf;
 }
 
-/* 1 when path holds figures for machine k. */
-static int load_cache(const char *path, const bw_key *k, odb_bandwidth *bw) {
-  char *text = slurp(path);
-  bw_key got;
-  int ok;
-  if (!text) return 0;
-  ok = parse_cache(text, bw, &got) && !strcmp(got.host, k->host) &&
-       !strcmp(got.cpu, k->cpu) && got.cores == k->cores;
-  free(text);
+/* The cache directory (created), or 0 when there is none: a cache that
+   cannot be used is no error, the figures are then measured each run. */
+static int cache_path(const char *name, char *dir, char *path, size_t cap) {
+  int ok = odb_cache_dir("", dir, cap) == ODB_OK &&
+           snprintf(path, cap, "%s/%s", dir, name) < (int)cap;
+  odb_clear_error();
   return ok;
-}
-
-/* The cache object; the field names are the ones parse_cache knows. */
-static void write_cache_json(FILE *f, const odb_bandwidth *bw,
-                             const bw_key *k) {
-  odb_json j;
-  odb_json_init(&j, f);
-  odb_json_begin_object(&j, NULL);
-  odb_json_integer(&j, "version", BW_CACHE_VERSION);
-  odb_json_string(&j, "host", k->host);
-  odb_json_string(&j, "cpu_model", k->cpu);
-  odb_json_integer(&j, "cores", k->cores);
-  odb_json_number(&j, "read_1t", bw->read_1t);
-  odb_json_number(&j, "copy_1t", bw->copy_1t);
-  odb_json_number(&j, "read_all", bw->read_all);
-  odb_json_number(&j, "copy_all", bw->copy_all);
-  odb_json_number(&j, "flops_1t", bw->flops_1t);
-  odb_json_integer(&j, "threads_all", bw->threads_all);
-  odb_json_number(&j, "array_bytes", bw->array_bytes);
-  odb_json_string(&j, "measured_at", bw->measured_at);
-  odb_json_end_object(&j);
 }
 
 /* Writes path through a temporary file and rename(); 0 on failure (the
    temporary file is removed), 1 on success. */
-static int store_cache(const char *dir, const char *path,
-                       const odb_bandwidth *bw, const bw_key *k) {
+static int store_file(const char *dir, const char *path,
+                      void (*write)(FILE *, const void *), const void *ud) {
   char tmp[PATH_MAX];
   FILE *f;
   int fd, ok;
@@ -707,7 +758,7 @@ static int store_cache(const char *dir, const char *path,
     unlink(tmp);
     return 0;
   }
-  write_cache_json(f, bw, k);
+  write(f, ud);
   ok = !ferror(f) && fflush(f) == 0 && fsync(fileno(f)) == 0;
   ok = (fclose(f) == 0) && ok;
   ok = ok && rename(tmp, path) == 0;
@@ -715,43 +766,378 @@ static int store_cache(const char *dir, const char *path,
   return ok;
 }
 
-/* A cache that cannot be read or written only costs a measurement. */
-odb_status odb_bandwidth_get(const odb_topo *t, int remeasure,
-                             odb_bandwidth *bw) {
+/* }==================================================================== */
+
+/* {====================================================================
+** The CPU cache file
+** ===================================================================== */
+
+/* What a CPU cache file holds besides the figures. */
+typedef struct cpu_entry {
+  odb_bandwidth *bw;
+  long long version;
+  double written;            /* epoch seconds; NAN when absent */
+} cpu_entry;
+
+/* "read_t4" -> 4 (the thread count of a per-count key), else -1. */
+static int count_key(const char *key, const char *prefix) {
+  size_t n = strlen(prefix);
+  char *end;
+  long v;
+  if (strncmp(key, prefix, n) || !key[n]) return -1;
+  v = strtol(key + n, &end, 10);
+  return *end || v < 1 || v > (1 << 20) ? -1 : (int)v;
+}
+
+/* Index of thread count k in bw (appended when new; -1 when full). */
+static int count_slot(odb_bandwidth *bw, int k) {
+  for (int i = 0; i < bw->ncounts; ++i)
+    if (bw->threads[i] == k) return i;
+  if (bw->ncounts == ODB_BW_COUNTS) return -1;
+  bw->threads[bw->ncounts] = k;
+  bw->read[bw->ncounts] = bw->copy[bw->ncounts] = 0;
+  return bw->ncounts++;
+}
+
+/* Stores one member of a CPU cache object; unknown keys pass. */
+static void cpu_member(void *ud, const char *key, const char *s, double v) {
+  cpu_entry *e = ud;
+  odb_bandwidth *bw = e->bw;
+  odb_bw_machine *m = &bw->machine;
+  int k, i;
+  if (s) {
+    if (!strcmp(key, "host")) set_text(m->host, sizeof m->host, s);
+    else if (!strcmp(key, "cpu_model")) set_text(m->cpu, sizeof m->cpu, s);
+    else if (!strcmp(key, "kernel")) set_text(m->kernel, sizeof m->kernel, s);
+    else if (!strcmp(key, "measured_at"))
+      set_text(bw->measured_at, sizeof bw->measured_at, s);
+    return;
+  }
+  if (!strcmp(key, "version")) e->version = count_of(v);
+  else if (!strcmp(key, "written_at")) e->written = v;
+  else if (!strcmp(key, "cores")) m->cores = (int)count_of(v);
+  else if (!strcmp(key, "mem_mib")) m->mem_mib = count_of(v);
+  else if (!strcmp(key, "threads_all")) bw->threads_all = (int)count_of(v);
+  else if (!strcmp(key, "read_1t")) bw->read_1t = v;
+  else if (!strcmp(key, "copy_1t")) bw->copy_1t = v;
+  else if (!strcmp(key, "read_all")) bw->read_all = v;
+  else if (!strcmp(key, "copy_all")) bw->copy_all = v;
+  else if (!strcmp(key, "flops_1t")) bw->flops_1t = v;
+  else if (!strcmp(key, "array_bytes")) bw->array_bytes = v;
+  else if ((k = count_key(key, "read_t")) > 0 &&
+           (i = count_slot(bw, k)) >= 0)
+    bw->read[i] = v;
+  else if ((k = count_key(key, "copy_t")) > 0 &&
+           (i = count_slot(bw, k)) >= 0)
+    bw->copy[i] = v;
+}
+
+/* Orders the per-count figures by thread count (insertion sort). */
+static void sort_counts(odb_bandwidth *bw) {
+  for (int i = 1; i < bw->ncounts; ++i)
+    for (int j = i; j > 0 && bw->threads[j - 1] > bw->threads[j]; --j) {
+      int tk = bw->threads[j];
+      double tr = bw->read[j], tc = bw->copy[j];
+      bw->threads[j] = bw->threads[j - 1];
+      bw->read[j] = bw->read[j - 1];
+      bw->copy[j] = bw->copy[j - 1];
+      bw->threads[j - 1] = tk;
+      bw->read[j - 1] = tr;
+      bw->copy[j - 1] = tc;
+    }
+}
+
+/*
+** Reads the cache at path for machine m into bw. Returns 1 with bw filled
+** when its entry is usable; 0 when there is no entry (why ""); -1 when an
+** entry was refused (why says why).
+*/
+static int load_cpu(const char *path, const odb_bw_machine *m,
+                    odb_bandwidth *bw, char *why, size_t cap) {
+  char *text = slurp(path);
+  cpu_entry e;
+  const char *bad = NULL;
+  int ok;
+  why[0] = '\0';
+  if (!text) return 0;
+  memset(bw, 0, sizeof *bw);
+  e.bw = bw;
+  e.version = 0;
+  e.written = NAN;
+  ok = parse_flat(text, cpu_member, &e);
+  free(text);
+  sort_counts(bw);
+  if (!ok) bad = "not a flat JSON object";
+  else if (e.version != BW_CACHE_VERSION) {
+    snprintf(check_why, sizeof check_why, "version %lld, this build writes "
+             "%d", e.version, BW_CACHE_VERSION);
+    bad = check_why;
+  } else if (!(bad = machine_differs(&bw->machine, m)) &&
+             !(bad = written_before_boot(e.written)))
+    bad = odb_bandwidth_check(bw);
+  if (bad) {
+    snprintf(why, cap, "%s", bad);
+    memset(bw, 0, sizeof *bw);
+    return -1;
+  }
+  bw->from_cache = 1;
+  return 1;
+}
+
+/* The cache object; the field names are the ones cpu_member knows. */
+static void write_cpu(FILE *f, const void *ud) {
+  const odb_bandwidth *bw = ud;
+  const odb_bw_machine *m = &bw->machine;
+  char key[32];
+  odb_json j;
+  odb_json_init(&j, f);
+  odb_json_begin_object(&j, NULL);
+  odb_json_integer(&j, "version", BW_CACHE_VERSION);
+  odb_json_string(&j, "host", m->host);
+  odb_json_string(&j, "cpu_model", m->cpu);
+  odb_json_integer(&j, "cores", m->cores);
+  odb_json_integer(&j, "mem_mib", m->mem_mib);
+  odb_json_string(&j, "kernel", m->kernel);
+  odb_json_integer(&j, "written_at", (long long)time(NULL));
+  odb_json_number(&j, "read_1t", bw->read_1t);
+  odb_json_number(&j, "copy_1t", bw->copy_1t);
+  odb_json_number(&j, "read_all", bw->read_all);
+  odb_json_number(&j, "copy_all", bw->copy_all);
+  for (int i = 0; i < bw->ncounts; ++i) {
+    snprintf(key, sizeof key, "read_t%d", bw->threads[i]);
+    odb_json_number(&j, key, bw->read[i]);
+    snprintf(key, sizeof key, "copy_t%d", bw->threads[i]);
+    odb_json_number(&j, key, bw->copy[i]);
+  }
+  odb_json_number(&j, "flops_1t", bw->flops_1t);
+  odb_json_integer(&j, "threads_all", bw->threads_all);
+  odb_json_number(&j, "array_bytes", bw->array_bytes);
+  odb_json_string(&j, "measured_at", bw->measured_at);
+  odb_json_end_object(&j);
+}
+
+odb_status odb_bandwidth_store(const odb_topo *t, const odb_bandwidth *bw) {
   char dir[PATH_MAX], path[PATH_MAX];
-  bw_key k;
-  int have_dir;
+  odb_bandwidth keyed = *bw;
+  odb_bandwidth_fingerprint(t, &keyed.machine);
+  if (!cache_path("bandwidth.json", dir, path, sizeof dir) ||
+      !store_file(dir, path, write_cpu, &keyed))
+    return ODB_FAIL(ODB_ERR_IO, "cannot write the bandwidth cache");
+  return ODB_OK;
+}
+
+/* Measures; a measurement with an impossible figure is taken once more. */
+static odb_status measure_possible(const odb_topo *t, odb_bandwidth *bw) {
+  const char *bad = NULL;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ODB_TRY(odb_bandwidth_measure(t, bw));
+    if (!(bad = odb_bandwidth_check(bw))) return ODB_OK;
+  }
+  return ODB_FAIL(ODB_ERR_INTERNAL, "bandwidth: two measurements gave an "
+                  "impossible figure: %s", bad);
+}
+
+/* A cache that cannot be read or written only costs a measurement. */
+odb_status odb_bandwidth_get(const odb_topo *t, int mode, odb_bandwidth *bw) {
+  char dir[PATH_MAX], path[PATH_MAX], why[200];
+  odb_bw_machine m;
+  odb_bandwidth old;
+  int have_dir, got = 0;
   if (!bw) return ODB_FAIL(ODB_ERR_ARG, "bandwidth: bw must not be NULL");
-  machine_key(t, &k);
-  have_dir = cache_dir(dir, sizeof dir) &&
-             snprintf(path, sizeof path, "%s/bandwidth.json", dir) <
-                 (int)sizeof path;
-  if (have_dir && !remeasure && load_cache(path, &k, bw)) {
-    bw->from_cache = 1;
+  odb_bandwidth_fingerprint(t, &m);
+  have_dir = cache_path("bandwidth.json", dir, path, sizeof dir);
+  why[0] = '\0';
+  if (have_dir) got = load_cpu(path, &m, &old, why, sizeof why);
+  if (got == 1 && mode == ODB_BW_CACHED) {
+    *bw = old;
     return ODB_OK;
   }
-  ODB_TRY(odb_bandwidth_measure(t, bw));
+  ODB_TRY(measure_possible(t, bw));
   bw->from_cache = 0;
-  if (have_dir && odb_bandwidth_cacheable(bw))
-    (void)store_cache(dir, path, bw, &k);
+  if (got < 0)
+    snprintf(bw->refused, sizeof bw->refused, "cached entry refused: "
+             "%.200s; measured again", why);
+  if (have_dir && odb_bandwidth_cacheable(bw) &&
+      (mode == ODB_BW_REPLACE || got != 1 || old.read_1t < bw->read_1t))
+    (void)store_file(dir, path, write_cpu, bw);
   return ODB_OK;
 }
 
 /* Like odb_bandwidth_get without the measurement. */
 odb_status odb_bandwidth_cached(const odb_topo *t, odb_bandwidth *bw) {
-  char dir[PATH_MAX], path[PATH_MAX];
-  bw_key k;
+  char dir[PATH_MAX], path[PATH_MAX], why[200];
+  odb_bw_machine m;
+  int got = 0;
   if (!bw) return ODB_FAIL(ODB_ERR_ARG, "bandwidth: bw must not be NULL");
-  machine_key(t, &k);
-  if (cache_dir(dir, sizeof dir) &&
-      snprintf(path, sizeof path, "%s/bandwidth.json", dir) <
-          (int)sizeof path &&
-      load_cache(path, &k, bw)) {
-    bw->from_cache = 1;
-    return ODB_OK;
-  }
+  odb_bandwidth_fingerprint(t, &m);
+  if (cache_path("bandwidth.json", dir, path, sizeof dir))
+    got = load_cpu(path, &m, bw, why, sizeof why);
+  if (got == 1) return ODB_OK;
+  memset(bw, 0, sizeof *bw);
+  if (got < 0)
+    return ODB_FAIL(ODB_ERR_IO, "cached bandwidth refused: %s (run "
+                    "'odebench info')", why);
   return ODB_FAIL(ODB_ERR_IO, "no cached bandwidth for this machine (run "
                   "'odebench info')");
+}
+
+/* }==================================================================== */
+
+/* {====================================================================
+** GPU figures and their cache files (one per device)
+** ===================================================================== */
+
+typedef struct gpu_entry {
+  odb_gpu_bandwidth *g;
+  long long version, driver;
+  double written;
+} gpu_entry;
+
+/* Stores one member of a GPU cache object; unknown keys pass. */
+static void gpu_member(void *ud, const char *key, const char *s, double v) {
+  gpu_entry *e = ud;
+  odb_gpu_bandwidth *g = e->g;
+  if (s) {
+    if (!strcmp(key, "device")) set_text(g->name, sizeof g->name, s);
+    else if (!strcmp(key, "pci_bus_id"))
+      set_text(g->pci_bus_id, sizeof g->pci_bus_id, s);
+    else if (!strcmp(key, "host")) set_text(g->host, sizeof g->host, s);
+    else if (!strcmp(key, "measured_at"))
+      set_text(g->measured_at, sizeof g->measured_at, s);
+    return;
+  }
+  if (!strcmp(key, "version")) e->version = count_of(v);
+  else if (!strcmp(key, "driver_version")) e->driver = count_of(v);
+  else if (!strcmp(key, "written_at")) e->written = v;
+  else if (!strcmp(key, "read")) g->read = v;
+  else if (!strcmp(key, "copy")) g->copy = v;
+}
+
+/* The identity of the device (name, PCI id, driver, host) and its peak. */
+static odb_status gpu_identify(odb_backend *b, odb_gpu_bandwidth *g) {
+  odb_device_info d;
+  memset(g, 0, sizeof *g);
+  ODB_TRY(odb_backend_query(b, &d));
+  set_text(g->name, sizeof g->name, d.name);
+  set_text(g->pci_bus_id, sizeof g->pci_bus_id,
+           d.pci_bus_id[0] ? d.pci_bus_id : "device");
+  g->driver_version = d.driver_version;
+  if (gethostname(g->host, sizeof g->host - 1) != 0)
+    snprintf(g->host, sizeof g->host, "unknown");
+  /* double data rate: two transfers a memory clock on each bus line */
+  if (d.mem_clock_mhz > 0 && d.mem_bus_bits > 0)
+    g->peak = d.mem_clock_mhz * 1e6 * 2 * (d.mem_bus_bits / 8.0);
+  return ODB_OK;
+}
+
+/* bandwidth-gpu-<PCI id>.json, with characters other than [0-9A-Za-z.-]
+   as '_'. */
+static void gpu_file_name(const odb_gpu_bandwidth *g, char *out, size_t cap) {
+  size_t n = (size_t)snprintf(out, cap, "bandwidth-gpu-%s.json",
+                              g->pci_bus_id);
+  for (size_t i = 14; i < n && i < cap && out[i] != '\0'; ++i) {
+    char c = out[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+          (c >= 'A' && c <= 'Z') || c == '.' || c == '-'))
+      out[i] = '_';
+  }
+}
+
+/* As load_cpu, for the device `want` identifies (peak included). */
+static int load_gpu(const char *path, const odb_gpu_bandwidth *want,
+                    odb_gpu_bandwidth *g, char *why, size_t cap) {
+  char *text = slurp(path);
+  gpu_entry e;
+  const char *bad = NULL;
+  int ok;
+  why[0] = '\0';
+  if (!text) return 0;
+  memset(g, 0, sizeof *g);
+  e.g = g;
+  e.version = e.driver = 0;
+  e.written = NAN;
+  ok = parse_flat(text, gpu_member, &e);
+  free(text);
+  g->driver_version = e.driver >= 0 && e.driver <= INT_MAX ? (int)e.driver
+                                                           : -1;
+  g->peak = want->peak;
+  if (!ok) bad = "not a flat JSON object";
+  else if (e.version != BW_GPU_CACHE_VERSION) bad = "another version";
+  else if (strcmp(g->host, want->host)) {
+    snprintf(check_why, sizeof check_why, "measured on host '%.60s', this "
+             "is '%.60s'", g->host, want->host);
+    bad = check_why;
+  } else if (strcmp(g->name, want->name) ||
+             strcmp(g->pci_bus_id, want->pci_bus_id) ||
+             g->driver_version != want->driver_version) {
+    snprintf(check_why, sizeof check_why, "measured on another device "
+             "('%.32s' at %.16s, driver %d; this is '%.32s' at %.16s, "
+             "driver %d)", g->name, g->pci_bus_id, g->driver_version,
+             want->name, want->pci_bus_id, want->driver_version);
+    bad = check_why;
+  } else if (!(bad = written_before_boot(e.written)))
+    bad = odb_bandwidth_gpu_check(g);
+  if (bad) {
+    snprintf(why, cap, "%s", bad);
+    return -1;
+  }
+  g->from_cache = 1;
+  return 1;
+}
+
+static void write_gpu(FILE *f, const void *ud) {
+  const odb_gpu_bandwidth *g = ud;
+  odb_json j;
+  odb_json_init(&j, f);
+  odb_json_begin_object(&j, NULL);
+  odb_json_integer(&j, "version", BW_GPU_CACHE_VERSION);
+  odb_json_string(&j, "device", g->name);
+  odb_json_string(&j, "pci_bus_id", g->pci_bus_id);
+  odb_json_integer(&j, "driver_version", g->driver_version);
+  odb_json_string(&j, "host", g->host);
+  odb_json_integer(&j, "written_at", (long long)time(NULL));
+  odb_json_number(&j, "read", g->read);
+  odb_json_number(&j, "copy", g->copy);
+  odb_json_number(&j, "peak", g->peak);
+  odb_json_string(&j, "measured_at", g->measured_at);
+  odb_json_end_object(&j);
+}
+
+odb_status odb_bandwidth_gpu_get(odb_backend *b, int mode,
+                                 odb_gpu_bandwidth *g) {
+  char dir[PATH_MAX], path[PATH_MAX], name[96], why[200];
+  odb_gpu_bandwidth want, old;
+  double rd = 0, cp = 0;
+  const char *bad;
+  int have_dir, got = 0;
+  if (!b || !g)
+    return ODB_FAIL(ODB_ERR_ARG, "GPU bandwidth needs a backend");
+  ODB_TRY(gpu_identify(b, &want));
+  gpu_file_name(&want, name, sizeof name);
+  have_dir = cache_path(name, dir, path, sizeof dir);
+  why[0] = '\0';
+  if (have_dir) got = load_gpu(path, &want, &old, why, sizeof why);
+  if (got == 1 && mode == ODB_BW_CACHED) {
+    *g = old;
+    return ODB_OK;
+  }
+  ODB_TRY(odb_backend_read_bandwidth(b, &rd));
+  ODB_TRY(odb_backend_copy_bandwidth(b, &cp));
+  *g = want;
+  g->read = rd * 1e9;
+  g->copy = cp * 1e9;
+  iso_now(g->measured_at, sizeof g->measured_at);
+  if ((bad = odb_bandwidth_gpu_check(g))) {
+    snprintf(g->refused, sizeof g->refused, "measured now: %.200s; used "
+             "for this run, not cached", bad);
+    return ODB_OK;
+  }
+  if (got < 0)
+    snprintf(g->refused, sizeof g->refused, "cached entry refused: %.200s; "
+             "measured again", why);
+  if (have_dir && (mode == ODB_BW_REPLACE || got != 1 || old.copy < g->copy))
+    (void)store_file(dir, path, write_gpu, g);
+  return ODB_OK;
 }
 
 /* }==================================================================== */

@@ -52,6 +52,17 @@ odb_status odb_backend_copy_bandwidth(odb_backend *b, double *gbs) {
   return ODB_OK;
 }
 
+/* Measures once; later calls return the cached figure. */
+odb_status odb_backend_read_bandwidth(odb_backend *b, double *gbs) {
+  *gbs = 0;
+  if (!b->ops->read_bandwidth)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "backend '%s' does not measure its "
+                    "read bandwidth", b->ops->name);
+  if (!(b->read_gbs > 0)) ODB_TRY(b->ops->read_bandwidth(b, &b->read_gbs));
+  *gbs = b->read_gbs;
+  return ODB_OK;
+}
+
 /* Allocates the struct and the backend memory; contents are undefined. */
 odb_status odb_buffer_create(odb_backend *b, size_t bytes, odb_buffer **out) {
   odb_buffer *buf;

@@ -50,6 +50,9 @@ typedef struct odb_backend_ops {
   /* Copy bandwidth of the device's memory in GB/s (bytes read + written
      over the time of a large device-to-device copy). NULL: not measured. */
   odb_status (*copy_bandwidth)(odb_backend *b, double *gbs);
+  /* Read bandwidth of the device's memory in GB/s (a streaming sum of a
+     large buffer). NULL: not measured. */
+  odb_status (*read_bandwidth)(odb_backend *b, double *gbs);
 } odb_backend_ops;
 
 struct odb_backend {
@@ -58,6 +61,7 @@ struct odb_backend {
   odb_ctx *ctx;      /* the context the backend is registered in */
   int host_memory;   /* 1 when buffers are plain host memory */
   double copy_gbs;   /* copy bandwidth once measured (GB/s), else 0 */
+  double read_gbs;   /* read bandwidth once measured (GB/s), else 0 */
 };
 
 /* A block of memory owned by a backend. */
@@ -83,6 +87,8 @@ odb_status odb_backend_query(odb_backend *b, odb_device_info *info);
 ** for backends that do not measure it (the CPU's is in odb_bandwidth.h).
 */
 odb_status odb_backend_copy_bandwidth(odb_backend *b, double *gbs);
+/* The same for the read bandwidth (b->read_gbs). */
+odb_status odb_backend_read_bandwidth(odb_backend *b, double *gbs);
 
 /* Buffers: created zeroed? No: contents are undefined after create. */
 odb_status odb_buffer_create(odb_backend *b, size_t bytes, odb_buffer **out);

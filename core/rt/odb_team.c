@@ -519,6 +519,31 @@ odb_status odb_team_run(odb_team *t, odb_team_fn fn, void *arg) {
   return ODB_OK;
 }
 
+/* The work of odb_team_run_first: k members of fn, after one barrier. */
+typedef struct first_arg {
+  int k;
+  odb_team_fn fn;
+  void *arg;
+} first_arg;
+
+static void first_fn(odb_team *t, int tid, void *a) {
+  const first_arg *f = a;
+  odb_team_barrier(t, tid);
+  if (tid < f->k) f->fn(t, tid, f->arg);
+}
+
+odb_status odb_team_run_first(odb_team *t, int k, odb_team_fn fn,
+                              void *arg) {
+  first_arg f;
+  if (!t || !fn || k < 1 || k > t->p)
+    return ODB_FAIL(ODB_ERR_ARG, "team run of the first k members needs "
+                    "1 <= k <= %d, got %d", t ? t->p : 0, k);
+  f.k = k;
+  f.fn = fn;
+  f.arg = arg;
+  return odb_team_run(t, first_fn, &f);
+}
+
 void odb_team_barrier(odb_team *t, int tid) { odb_barrier_wait(t->bar, tid); }
 
 void odb_team_range(long n, int p, int q, long *first, long *last) {

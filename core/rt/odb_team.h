@@ -74,6 +74,17 @@ int odb_team_oversubscribed(const odb_team *team);
 */
 odb_status odb_team_run(odb_team *team, odb_team_fn fn, void *arg);
 
+/*
+** Runs fn(team, tid, arg) on members 0..k-1 only (1 <= k <= size), which
+** start together: every member passes the team's barrier first, then
+** members k.. return at once. For timing a run of k threads on the cores
+** of a larger team (odb_bandwidth.c measures 1, 2, 4, ... threads on one
+** team). fn must not call odb_team_barrier (only k members run it).
+** Fails with ODB_ERR_ARG for k out of range, else as odb_team_run.
+*/
+odb_status odb_team_run_first(odb_team *team, int k, odb_team_fn fn,
+                              void *arg);
+
 /* The team's barrier of its kind; every member must call it. */
 void odb_team_barrier(odb_team *team, int tid);
 

@@ -1,5 +1,6 @@
 /* cuda_backend.cu - the "cuda" backend: device memory, copies, axpy, and
-   the copy bandwidth of the device (odb_cuda_copy_bandwidth). */
+   the read and copy bandwidth of the device (odb_cuda_copy_bandwidth,
+   odb_cuda_read_bandwidth). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,40 +157,76 @@ static odb_status cuda_axpy(odb_backend *b, size_t n, double a,
   return ODB_OK;
 }
 
-/* {====== copy bandwidth: the one figure of the run */
+/* {====== read and copy bandwidth: the figures of the run */
 
 enum { BW_REPS = 9 };
-enum { BW_DEVICES = 64 };   /* devices whose figure is cached */
+enum { BW_DEVICES = 64 };   /* devices whose figures are cached */
+enum { BW_READ_THREADS = 256, BW_READ_BLOCKS_PER_SM = 32 };
 
 /*
-** Times BW_REPS device-to-device copies of bytes between a and b with
-** events (after one warm-up copy), alternating the direction; the median
-** (odb_median) counts bytes read + written.
+** Sums x[0..n) in four independent loads a thread per step (so enough
+** loads are in flight to keep the memory busy); the sum is stored only in
+** the case that never happens on the zeroed buffer, which keeps the loads
+** without writing anything the timing would count.
 */
-static odb_status time_copies(void *a, void *b, size_t bytes, double *bps) {
+static __global__ void read_kernel(const double2 *__restrict__ x, size_t n,
+                                   double *out) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    double2 a = x[i], b = x[i + stride], c = x[i + 2 * stride],
+            d = x[i + 3 * stride];
+    s0 += a.x + a.y;
+    s1 += b.x + b.y;
+    s2 += c.x + c.y;
+    s3 += d.x + d.y;
+  }
+  for (; i < n; i += stride) s0 += x[i].x + x[i].y;
+  s0 += s1 + s2 + s3;
+  if (s0 == 1e300) *out = s0;
+}
+
+/*
+** Times BW_REPS runs of what (after one warm-up) with events: copies of
+** bytes between a and b alternating the direction (counting bytes read +
+** written), or reads of a (b receives nothing). *bps from the median
+** seconds (odb_median).
+*/
+static odb_status time_runs(int read, int device, void *a, void *b,
+                            size_t bytes, double *bps) {
   cudaEvent_t e0 = NULL, e1 = NULL;
   double sec[BW_REPS];
   odb_status st = ODB_OK;
+  size_t n2 = bytes / sizeof(double2);
+  unsigned blocks = (unsigned)(cuda_attr(cudaDevAttrMultiProcessorCount,
+                                         device) * BW_READ_BLOCKS_PER_SM);
   cudaError_t err = cudaEventCreate(&e0);
+  if (blocks == 0) blocks = 1024;
   if (err == cudaSuccess) err = cudaEventCreate(&e1);
-  if (err == cudaSuccess) err = cudaMemcpy(b, a, bytes,
-                                           cudaMemcpyDeviceToDevice);
-  for (int r = 0; r < BW_REPS && err == cudaSuccess; ++r) {
+  if (err == cudaSuccess) err = cudaMemset(a, 0, bytes);
+  for (int r = -1; r < BW_REPS && err == cudaSuccess; ++r) {
     float ms = 0;
     err = cudaEventRecord(e0, 0);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess && read) {
+      read_kernel<<<blocks, BW_READ_THREADS>>>((const double2 *)a, n2,
+                                               (double *)b);
+      err = cudaGetLastError();
+    } else if (err == cudaSuccess) {
       err = cudaMemcpyAsync(r & 1 ? a : b, r & 1 ? b : a, bytes,
                             cudaMemcpyDeviceToDevice, 0);
+    }
     if (err == cudaSuccess) err = cudaEventRecord(e1, 0);
     if (err == cudaSuccess) err = cudaEventSynchronize(e1);
     if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, e0, e1);
-    sec[r] = ms * 1e-3;
+    if (r >= 0) sec[r] = ms * 1e-3;   /* r = -1: the warm-up */
   }
   if (err != cudaSuccess)
-    st = odb_cuda_fail(err, "copy bandwidth: events and copies", __FILE__,
-                       __LINE__);
+    st = odb_cuda_fail(err, read ? "read bandwidth: events and reads"
+                                 : "copy bandwidth: events and copies",
+                       __FILE__, __LINE__);
   else
-    *bps = 2.0 * (double)bytes / odb_median(sec, BW_REPS);
+    *bps = (read ? 1.0 : 2.0) * (double)bytes / odb_median(sec, BW_REPS);
   if (e0) cudaEventDestroy(e0);
   if (e1) cudaEventDestroy(e1);
   return st;
@@ -197,11 +234,12 @@ static odb_status time_copies(void *a, void *b, size_t bytes, double *bps) {
 
 /*
 ** Measures the current device: two buffers of 8 times its L2 cache, at
-** least 256 MiB and at most 1 GiB each (so the copy streams from memory,
+** least 256 MiB and at most 1 GiB each (so the data streams from memory,
 ** not from the L2), halved while they do not fit in the free memory with
-** 64 MiB to spare, down to twice the L2 and at least 32 MiB.
+** 64 MiB to spare, down to twice the L2 and at least 32 MiB. A read
+** streams the first buffer; a copy goes between the two.
 */
-static odb_status measure_copy_bandwidth(int device, double *bps) {
+static odb_status measure_bandwidth(int read, int device, double *bps) {
   const size_t mib = (size_t)1 << 20;
   size_t l2 = (size_t)cuda_attr(cudaDevAttrL2CacheSize, device);
   size_t bytes = 8 * l2, least = 2 * l2, fb = 0, tb = 0;
@@ -227,18 +265,19 @@ static odb_status measure_copy_bandwidth(int device, double *bps) {
     bytes /= 2;
   }
   if (!x || !y)
-    return ODB_FAIL(ODB_ERR_NOMEM, "copy bandwidth: no room for two buffers "
-                    "of %zu MiB on the device", least / mib);
-  st = time_copies(x, y, bytes, bps);
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s bandwidth: no room for two buffers "
+                    "of %zu MiB on the device", read ? "read" : "copy",
+                    least / mib);
+  st = time_runs(read, device, x, y, bytes, bps);
   cudaFree(x);
   cudaFree(y);
   return st;
 }
 
-/* See the header: one measurement per device and process. */
-extern "C" odb_status odb_cuda_copy_bandwidth(double *bytes_per_s) {
+/* One measurement of read (1) or copy (0) per device and process. */
+static odb_status device_bandwidth(int read, double *bytes_per_s) {
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  static double cached[BW_DEVICES];
+  static double cached[2][BW_DEVICES];
   int device = 0;
   odb_status st = ODB_OK;
   *bytes_per_s = 0;
@@ -246,22 +285,40 @@ extern "C" odb_status odb_cuda_copy_bandwidth(double *bytes_per_s) {
   pthread_mutex_lock(&lock);
   if (device < 0 || device >= BW_DEVICES) {
     double once = 0;               /* beyond the cache: measured each time */
-    st = measure_copy_bandwidth(device, &once);
+    st = measure_bandwidth(read, device, &once);
     *bytes_per_s = once;
   } else {
-    if (!(cached[device] > 0))
-      st = measure_copy_bandwidth(device, &cached[device]);
-    if (st == ODB_OK) *bytes_per_s = cached[device];
+    if (!(cached[read][device] > 0))
+      st = measure_bandwidth(read, device, &cached[read][device]);
+    if (st == ODB_OK) *bytes_per_s = cached[read][device];
   }
   pthread_mutex_unlock(&lock);
   return st;
 }
 
-/* The backend's figure in GB/s, on the backend's device. */
+/* See the header: one measurement per device and process. */
+extern "C" odb_status odb_cuda_copy_bandwidth(double *bytes_per_s) {
+  return device_bandwidth(0, bytes_per_s);
+}
+
+/* See the header: one measurement per device and process. */
+extern "C" odb_status odb_cuda_read_bandwidth(double *bytes_per_s) {
+  return device_bandwidth(1, bytes_per_s);
+}
+
+/* The backend's figures in GB/s, on the backend's device. */
 static odb_status cuda_copy_bandwidth(odb_backend *b, double *gbs) {
   double bps = 0;
   ODB_TRY(cuda_use(b));
   ODB_TRY(odb_cuda_copy_bandwidth(&bps));
+  *gbs = bps * 1e-9;
+  return ODB_OK;
+}
+
+static odb_status cuda_read_bandwidth(odb_backend *b, double *gbs) {
+  double bps = 0;
+  ODB_TRY(cuda_use(b));
+  ODB_TRY(odb_cuda_read_bandwidth(&bps));
   *gbs = bps * 1e-9;
   return ODB_OK;
 }
@@ -287,6 +344,7 @@ static const odb_backend_ops cuda_ops = {
   cuda_axpy,       /* axpy */
   cuda_destroy,    /* destroy */
   cuda_copy_bandwidth, /* copy_bandwidth */
+  cuda_read_bandwidth, /* read_bandwidth */
 };
 
 /* Assumes why has room for len > 0 bytes. */

@@ -34,6 +34,15 @@ odb_status odb_cuda_backend_create(odb_ctx *ctx, int device,
 ** odb_krylov_gpu_spmv_seconds). Thread-safe.
 */
 odb_status odb_cuda_copy_bandwidth(double *bytes_per_s);
+/*
+** Read bandwidth of the current device in bytes per second, with the same
+** statistics (median of 9 after a warm-up, a buffer of 8 times the L2):
+** a grid-stride sum of the buffer that writes nothing. Measured once per
+** device and process; the backend's read_bandwidth, which
+** odb_bandwidth_gpu_get (core/io/odb_bandwidth.h) records beside the
+** copy figure. Thread-safe.
+*/
+odb_status odb_cuda_read_bandwidth(double *bytes_per_s);
 
 #ifdef __cplusplus
 }

@@ -352,14 +352,14 @@ static void make_seeds(const char *dir) {
     "tune_eval,a=1 k=q,rejected,,,3,1,q\r\n"
     "tune_best,a=2 k=q,ok,0.0005,0.01,2,2,q\r\n");
   gethostname(host, sizeof host - 1);
-  snprintf(text, sizeof text, "{\"version\": 4, \"host\": \"%s\", "
+  snprintf(text, sizeof text, "{\"version\": 5, \"host\": \"%s\", "
            "\"cpu_model\": \"unknown\", \"cores\": %ld, \"read_1t\": 1.2e10, "
            "\"copy_1t\": 9e9, \"read_all\": 4.5e10, \"copy_all\": 3e10, "
            "\"flops_1t\": 8e9, \"threads_all\": 4, \"array_bytes\": 1.6e8, "
            "\"measured_at\": \"2024-05-01T12:00:00Z\"}\n", host,
            sysconf(_SC_NPROCESSORS_ONLN));
   seed_text(&seed_bw[0], text);
-  seed_text(&seed_bw[1], "{\"version\":4,\"host\":\"h\\u00e9\\\"\","
+  seed_text(&seed_bw[1], "{\"version\":5,\"host\":\"h\\u00e9\\\"\","
             "\"cpu_model\":\"x\",\"cores\":1,\"read_1t\":1,\"copy_1t\":1,"
             "\"read_all\":1,\"copy_all\":1}");
   /* two tuning databases written by odb_tunedb itself */

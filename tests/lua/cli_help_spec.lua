@@ -130,7 +130,7 @@ describe("odebench's command line", function()
     assert.are.equal("", out)
     assert.are.equal("odebench: " .. message .. "\n", err)
   end
-  local ALLOWED = "(allowed: --set, --strict, --params, --out, --ui, --quiet (-q), "
+  local ALLOWED = "(allowed: --set, --strict, --params, --measure, --out, --ui, --quiet (-q), "
     .. "--seed, --dump-kernels, --speed, --x, --remeasure, --list, --version, --help (-h))"
 
   it("names the option and what is allowed", function()
