@@ -18,12 +18,16 @@ static const char *const kinds[] = { "lines", "roofline", "heatmap", NULL };
 static const char *const row_kinds[] = { "solve", "tune", NULL };
 
 /* Columns of the solve rows (s:integrate), numbers then text; keep them in
-   step with push_result in odb_lua_solver.c. A column missing here is
-   still accepted once a row of that kind holds it. */
+   step with push_result in odb_lua_solver.c: the repeated measurement
+   (median, q1, q3, reps, spread) and the GPU rows' compute roof
+   (fp64_floor_s, fp64_peak_gflops, roofline_pct) included. A column
+   missing here is still accepted once a row of that kind holds it. */
 static const char *const solve_num[] = {
   "n", "d", "t0", "t1", "h_fixed", "rtol", "atol", "steps", "accepted",
   "rejected", "nfev", "seconds", "time_per_step", "gbs", "gflops",
-  "floor_pct", "bytes", "t", "h", "err", "threads", NULL
+  "floor_pct", "bytes", "t", "h", "err", "threads", "median", "q1", "q3",
+  "reps", "spread", "fp64_floor_s", "fp64_peak_gflops", "roofline_pct",
+  NULL
 };
 static const char *const solve_text[] = {
   "label", "problem", "method", "variant", "backend", "status", NULL
@@ -35,8 +39,8 @@ static const char *const derived[] = {
 /* Columns of the tuning rows (ob.tune, on_eval in odb_lua_tune.c) besides
    cfg.<parameter>. */
 static const char *const tune_num[] = {
-  "n", "steps", "h", "eval", "median", "spread", "reps", "time_per_step",
-  "err", "tol", "cached", "seconds", NULL
+  "n", "steps", "h", "eval", "median", "q1", "q3", "spread", "reps",
+  "time_per_step", "err", "tol", "cached", "seconds", NULL
 };
 static const char *const tune_text[] = {
   "label", "strategy", "target", "problem", "method", "config", "status",

@@ -243,8 +243,8 @@ describe("odebench plot", function()
 
   plot_it("quotes scenario names with quotes, backquotes and @ (nothing runs)", function()
     local names = {
-      { 'x"; system "touch PWNED"; a=".lua', [[x"; system "touch PWNED"; a=".lua]] },
-      { [[it's "q" `touch PWNED2` @pngterm.lua]], [[it''s "q" `touch PWNED2` @pngterm.lua]] },
+      { 'x"; system "touch PWNED"; a=".lua', [[x"; system "touch PWNED"; a="]] },
+      { [[it's "q" `touch PWNED2` @pngterm.lua]], [[it''s "q" `touch PWNED2` @pngterm]] },
     }
     for _, c in ipairs(names) do
       local dir = tmpdir()
@@ -260,8 +260,8 @@ ob.plot { name = "g", x = "n", y = "gbs" }]])
       assert.are.equal(0, rc, err)
       local gp = plot_ok(dir, dir .. "/run")
       no_pwned(dir, dir .. "/run", dir .. "/run/plots")
-      has(gp, "  set title '" .. c[2] .. ": time per step'\n")
-      has(gp, "  set title '" .. c[2] .. ": memory throughput (GB/s) against n (components)'\n")
+      has(gp, "  set title '" .. c[2] .. ": time per step vs n'\n")
+      has(gp, "  set title '" .. c[2] .. ": bandwidth vs n'\n")
       assert.is_true(exists(dir .. "/run/plots/time_per_step.png"))
       assert.is_true(exists(dir .. "/run/plots/g.svg"))
     end
@@ -291,9 +291,11 @@ ob.plot { name = "g", x = "n", y = "gbs" }]])
     has(err, "warning: plot 'ev'il/x' of the scenario is left out: not a plot name")
     assert.is_false(exists(run_dir .. "/plots/ev'il"))
     has(gp, [[set title '`touch PWNED2` "; system "touch PWNED3" @pngterm']])
-    has(gp, [[set title 's"; system "touch PWNED"; x=": time per step']])
-    -- the groups: one word each, no quote or line break left in them
-    has(gp, [[groups = 'm_;_system__touch_PWNED4_;_a=_ m_`touch_PWNED5`__@x plain']])
+    has(gp, [[set title 's"; system "touch PWNED"; x=": time per step vs n']])
+    -- the groups of the automatic charts: one word each, no quote or line
+    -- break left in them
+    has(gp, [[title 'm_;_system__touch_PWNED4_;_a=_']])
+    has(gp, [[title 'm_`touch_PWNED5`__@x']])
     has(gp, [[title 'm"; system "touch PWNED4"; a="']])
     has(gp, [[title 'm''`touch PWNED5`  @x']])
     -- every line of the script is a command, a comment or a continuation

@@ -193,7 +193,18 @@ describe("ob.plot", function()
     local gp = slurp(dir .. "/plot.gp")
     has(gp, "set title 'fixture: GB/s against n'")
     has(gp, "title 'dopri5/plain'")
-    has(gp, "set ylabel 'time per step and component (")
+    has(gp, "set ylabel 'time per step and component [")
+    -- default titles name the scenario (no directory, no .lua) and what
+    -- is drawn against what
+    has(gp, "set title 'sweep_plot: time per step and component vs n'\n")
+    has(gp, "set title 'sweep_plot: time per step vs n'\n")
+    has(gp, "set title 'sweep_plot: bandwidth vs n'\n")
+    has(gp, "set xlabel 'n [components]'\n")
+    has(gp, "set ylabel 'time per step [s]'\n")
+    has(gp, "set ylabel 'bandwidth [GB/s]'\n")
+    has(gp, "set xlabel 'arithmetic intensity [flop/byte]'\n")
+    has(gp, "set ylabel 'GFLOP/s'\n")
+    hasnt(gp, ".lua")
     -- the charts with reference lines set their x range (gnuplot sampled
     -- the lines over the points' range only: one point drew them a point
     -- wide): both rooflines, the named and the automatic GB/s charts with
@@ -275,7 +286,7 @@ describe("ob.plot", function()
     local dat = slurp(out .. "/plots/named_space.dat")
     has(dat, "cfg.variant 16 32\n")
     assert.is_truthy(dat:find("\nDblock [%d.e+-]+ [%d.e+-]+\nPipeDb2mt [%d.e+-]+ [%d.e+-]+\n"), dat)
-    has(slurp(out .. "/plots/plot.gp"), "set cblabel 'median time (")
+    has(slurp(out .. "/plots/plot.gp"), "set cblabel 'median time [")
   end)
 
   plot_it("the automatic tuning charts show the run's largest tuning, and say which", function()
@@ -295,7 +306,9 @@ describe("ob.plot", function()
     assert.is_true(png(out .. "/plots/heatmap.png"))
     local gp = slurp(out .. "/plots/plot.gp")
     has(gp, "tuning 1 of 2, the largest, 6 configurations timed")
-    has(gp, "tuning 1 of 2, the largest, median time (")
+    has(gp, "tuning 1 of 2, the largest, median time [")
+    has(gp, "set ylabel 'median time [")
+    has(gp, "set xlabel 'evaluation'\n")
     -- the first tuning's 6 cells, not the second's 2
     local dat = slurp(out .. "/plots/heat.dat")
     assert.is_truthy(dat:find("PipeDb2mt", 1, true), dat)
@@ -352,7 +365,8 @@ describe("ob.plot", function()
       { 'ob.plot { name = "a", x = "n", y = "gbps" }',
         "bad argument #1 to 'plot' (field 'y': unknown column 'gbps' for solve rows (allowed: n, d, t0, t1," },
       { 'ob.plot { name = "a", x = "n", y = "gbps" }',
-        "time_per_step, gbs, gflops, floor_pct, bytes, t, h, err, threads, speedup, time_per_component, "
+        "time_per_step, gbs, gflops, floor_pct, bytes, t, h, err, threads, median, q1, q3, reps, spread, "
+        .. "fp64_floor_s, fp64_peak_gflops, roofline_pct, speedup, time_per_component, "
         .. "flop_per_byte, label, problem, method, variant, backend, status))" },
       { 'ob.plot { name = "a", x = "method", y = "gbs" }',
         "(field 'x': column 'method' holds text, a number column is needed here (allowed: n, d," },
@@ -391,3 +405,220 @@ describe("ob.plot", function()
     end
   end)
 end)
+
+-- {====== what a chart shows: styles, ticks, labels, titles, error bars, roofs
+
+describe("odebench plot charts", function()
+  -- A run directory holding results.csv of the given lines; its plot.gp
+  -- after odebench plot (and the directory).
+  local function plot_rows(lines)
+    local dir = tmpdir() .. "/run"
+    os.execute("mkdir -p " .. q(dir))
+    local f = assert(io.open(dir .. "/results.csv", "w"))
+    f:write(table.concat(lines, "\n"), "\n")
+    f:close()
+    local code, _, err = run { "plot", dir, "-q" }
+    assert.are.equal(0, code, err)
+    return slurp(dir .. "/plots/plot.gp"), dir .. "/plots"
+  end
+
+  -- The text of chart name in plot.gp.
+  local function chart(gp, name)
+    local s = assert(gp:find("set output '" .. name .. ".'.fmt", 1, true), name)
+    return gp:sub(s, gp:find("set output\n}", s, true))
+  end
+
+  -- The (colour, marker) of each series of a chart, in order.
+  local function styles(text)
+    local out = {}
+    for idx, lc, pt in text:gmatch("index (%d+) using [%d:]+ with %S+ lw [%d.]+ lc rgb '(#%x+)' pt (%S+)") do
+      out[#out + 1] = { tonumber(idx), lc, pt }
+    end
+    return out
+  end
+
+  -- n series V1..Vn (variant), time per step t(v, n) at three sizes;
+  -- extra columns after the header's, values from more(v, n, tps).
+  local function sweep(nseries, head, more, extra_ctx)
+    local lines = { "# scenario.path=/home/someone/odebench/scenarios/my_sweep.lua",
+                    "# bandwidth.read_1t=20", "# bandwidth.peak_gflops_1t=40",
+                    "# plots.tpc.x=n", "# plots.tpc.y=time_per_component",
+                    "# plots.tpc.group=variant", "# plots.tpc.logx=true", "# plots.tpc.logy=true" }
+    for _, l in ipairs(extra_ctx or {}) do lines[#lines + 1] = l end
+    lines[#lines + 1] = "kind,problem,method,variant,backend,n,status,time_per_step,gbs,gflops"
+      .. (head or "")
+    for v = 1, nseries do
+      for _, n in ipairs { 1000, 10000, 100000 } do
+        local tps = 1e-8 * n * (1 + v / 10)
+        lines[#lines + 1] = ("solve,bruss2d,radau1a5,V%d,cpu,%d,ok,%.17g,%g,%g%s")
+          :format(v, n, tps, 5 + v, 1 + v, more and more(v, n, tps) or "")
+      end
+    end
+    return lines
+  end
+
+  plot_it("16 series get 16 distinct colours and 16 distinct markers", function()
+    local gp = plot_rows(sweep(16))
+    for _, name in ipairs { "tpc", "time_per_step" } do
+      local st = styles(chart(gp, name))
+      assert.are.equal(16, #st, name)
+      local colours, markers, both = {}, {}, {}
+      for i, s in ipairs(st) do
+        assert.are.equal(i - 1, s[1])
+        colours[s[2]], markers[s[3]], both[s[2] .. " " .. s[3]] = true, true, true
+      end
+      local function size(t) local k = 0 for _ in pairs(t) do k = k + 1 end return k end
+      assert.are.equal(16, size(colours), name)
+      assert.are.equal(16, size(markers), name)
+      assert.are.equal(16, size(both), name)
+      hasnt(chart(gp, name), "set key title")
+    end
+    -- the same series keeps its style across charts
+    assert.are.same(styles(chart(gp, "tpc")), styles(chart(gp, "time_per_step")))
+  end)
+
+  plot_it("past 16 series the key says that styles repeat", function()
+    local gp = plot_rows(sweep(18))
+    for _, name in ipairs { "tpc", "time_per_step" } do
+      local text = chart(gp, name)
+      has(text, "set key title '18 series: from series 17 on, colours and markers repeat'\n")
+      local st = styles(text)
+      assert.are.equal(18, #st)
+      assert.are.same({ st[1][2], st[1][3] }, { st[17][2], st[17][3] })
+      assert.are.same({ st[2][2], st[2][3] }, { st[18][2], st[18][3] })
+    end
+  end)
+
+  plot_it("log axes tick as 1e-8 beyond 1e-3..1e5 and as %g within; the last label has room",
+          function()
+    local gp, dir = plot_rows(sweep(2))
+    local tps = chart(gp, "time_per_step")
+    has(tps, 'set format y "%.0te%T"\n')   -- 1e-5 .. 1.2e-3 s
+    has(tps, 'set format x "%.0te%T"\n')   -- n up to 1e5
+    has(tps, "set rmargin 6\n")
+    has(chart(gp, "gbs"), 'set format y "%g"\n')   -- linear, 6 .. 7 GB/s
+    has(chart(gp, "tpc"), 'set format y "%g"\n')   -- 10 .. 12 ns
+    -- what gnuplot drew: powers of ten as 1e-5, never 0.00001 or 1e-05
+    local svg_text = slurp(dir .. "/time_per_step.svg")
+    has(svg_text, ">1e-5<")
+    has(svg_text, ">1e5<")
+    hasnt(svg_text, ">0.00001<")
+    hasnt(svg_text, ">1e-05<")
+  end)
+
+  plot_it("axes are labelled with units from one table; unknown columns keep their name",
+          function()
+    local gp = plot_rows(sweep(2, ",floor_pct,iters,relres,mystery", function(v)
+      return (",%d,%d,%g,%d"):format(40 + v, 10 * v, 10 ^ -v, v)
+    end, { "# plots.fl.x=n", "# plots.fl.y=floor_pct",
+           "# plots.it.x=iters", "# plots.it.y=relres", "# plots.it.logy=true",
+           "# plots.my.x=mystery", "# plots.my.y=gflops" }))
+    has(chart(gp, "fl"), "set ylabel 'floor [% of memory floor]'\n")
+    has(chart(gp, "fl"), "title 'the memory floor'")
+    has(chart(gp, "it"), "set xlabel 'iterations'\n")
+    has(chart(gp, "it"), "set ylabel 'relative residual'\n")
+    has(chart(gp, "my"), "set xlabel 'mystery'\n")
+    has(chart(gp, "my"), "set ylabel 'GFLOP/s'\n")
+    has(chart(gp, "tpc"), "set ylabel 'time per step and component [ns]'\n")
+    has(chart(gp, "time_per_step"), "set ylabel 'time per step [s]'\n")
+    has(chart(gp, "time_per_step"), "set xlabel 'n [components]'\n")
+    has(chart(gp, "gbs"), "set ylabel 'bandwidth [GB/s]'\n")
+  end)
+
+  plot_it("titles name the scenario and what is swept, never a path", function()
+    local gp = plot_rows(sweep(2))
+    has(gp, "set title 'my_sweep: time per step and component vs n'\n")
+    has(gp, "set title 'my_sweep: time per step vs n'\n")
+    has(gp, "set title 'my_sweep: bandwidth vs n'\n")
+    has(gp, "set title 'my_sweep: roofline'\n")
+    for title in gp:gmatch("set title '([^\n]*)'\n") do
+      assert.is_falsy(title:find("/", 1, true), title)
+      assert.is_falsy(title:find(".lua", 1, true), title)
+    end
+  end)
+
+  plot_it("a tuning chart's title names the scenario, not its path", function()
+    local out = tmpdir() .. "/run"
+    local path = scenario [[
+      local p = ob.problem("bruss2d", { N = 8 })
+      local s <close> = ob.solver { problem = p, method = "radau1a5", variant = "A", tol = 1e-6 }
+      ob.tune { target = s, space = { variant = { "Dblock", "PipeDb2mt" }, block = { 16, 32 } },
+                strategy = "exhaustive", steps = 1, cache = "off",
+                measure = { warmup = 0, min_reps = 1, max_reps = 1 } }]]
+    local code, _, err = run { path, "--ui", "none", "-q", "--out", out }
+    assert.are.equal(0, code, err)
+    code, _, err = run { "plot", out, "-q" }
+    assert.are.equal(0, code, err)
+    local gp = slurp(out .. "/plots/plot.gp")
+    has(gp, "set title 'scenario: tuning 4 configurations timed'\n")
+    has(gp, "set title 'scenario: tuning median time [")
+    hasnt(gp, path)
+  end)
+
+  plot_it("rows with q1 and q3 get error bars from q1 to q3 of the plotted time", function()
+    -- median = 10 time_per_step (10 steps), q1 = 0.9 median, q3 = 1.2 median
+    local gp, dir = plot_rows(sweep(2, ",median,q1,q3", function(_, _, tps)
+      return (",%.17g,%.17g,%.17g"):format(10 * tps, 9 * tps, 12 * tps)
+    end))
+    has(chart(gp, "time_per_step"), "using 1:2:6:7 with yerrorlines")
+    has(chart(gp, "tpc"), "using 1:2:3:4 with yerrorlines")
+    hasnt(chart(gp, "gbs"), "yerrorlines")
+    -- solves.dat: x tps gbs gflops flop/byte q1 q3, the quartiles per step
+    local rows = 0
+    for line in slurp(dir .. "/solves.dat"):gmatch("[^\n]+") do
+      if not line:find("^#") then
+        local v = {}
+        for w in line:gmatch("%S+") do v[#v + 1] = tonumber(w) end
+        assert.is_true(math.abs(v[6] / v[2] - 0.9) < 1e-12, line)
+        assert.is_true(math.abs(v[7] / v[2] - 1.2) < 1e-12, line)
+        rows = rows + 1
+      end
+    end
+    assert.are.equal(6, rows)
+    -- the named chart: per step and component, in its unit (ns)
+    local dat = slurp(dir .. "/named_tpc.dat")
+    local n = 0
+    for x, y, lo, hi in dat:gmatch("\n(%S+) (%S+) (%S+) (%S+)\n") do
+      assert.is_true(math.abs(tonumber(lo) / tonumber(y) - 0.9) < 1e-12, dat)
+      assert.is_true(math.abs(tonumber(hi) / tonumber(y) - 1.2) < 1e-12, dat)
+      assert.is_true(tonumber(x) >= 1000)
+      n = n + 1
+    end
+    assert.is_true(n >= 2, dat)
+    -- without quartiles: lines and points, two columns
+    gp, dir = plot_rows(sweep(2))
+    hasnt(gp, "yerrorlines")
+    assert.is_truthy(slurp(dir .. "/named_tpc.dat"):find("\n1000 [%d.e+-]+\n"))
+  end)
+
+  plot_it("rows with fp64_peak_gflops get their own compute and memory roofs", function()
+    local lines = {
+      "# scenario.path=gpu_run.lua", "# bandwidth.read_1t=20", "# bandwidth.peak_gflops_1t=40",
+      "# plots.r.kind=roofline", "# plots.r.group=backend",
+      "kind,problem,method,variant,backend,n,status,time_per_step,gbs,gflops,floor_pct,fp64_peak_gflops",
+      "solve,bruss2d,dopri5,gpu_reference,cuda,100000,ok,1e-5,3000,900,50,60000",
+      "solve,bruss2d,dopri5,gpu_reference,cuda,1000000,ok,1e-4,3600,1000,60,60000",
+      "solve,bruss2d,dopri5,plain,cpu,100000,ok,1e-3,10,3,30,",
+    }
+    local gp = plot_rows(lines)
+    for _, name in ipairs { "r", "roofline" } do
+      local text = chart(gp, name)
+      -- the GPU rows' memory roof: 100 gbs / floor_pct, 6000 GB/s for both
+      has(text, "(x <= 10 ? 6000 * x : 1/0) with lines lw 2 lc rgb '#7f7f7f' "
+                .. "title 'memory roof, cuda (6000.0 GB/s)'")
+      has(text, "60000 with lines lw 2 dt 2 lc rgb '#7f7f7f' "
+                .. "title 'compute roof, cuda FP64 (60000.0 GFLOP/s)'")
+      has(text, "title 'memory roof, 1 thread (20.0 GB/s)'")
+      has(text, "40 with lines lw 2 dt 2 lc rgb '#000000' title 'compute roof, 1 core (40.0 GFLOP/s)'")
+      -- the x range reaches both ridges (2 and 10 flop/byte)
+      local lo, hi = text:match("set xrange %[([%d.e+-]+):([%d.e+-]+)%]")
+      assert.is_true(tonumber(lo) <= 0.3 / 4 + 1e-9 and tonumber(hi) >= 10, text)
+    end
+    -- a GPU run alone: its roofs only
+    gp = plot_rows { lines[1], lines[2], lines[3], lines[4], lines[5], lines[6], lines[7] }
+    hasnt(chart(gp, "roofline"), "1 thread")
+    has(chart(gp, "roofline"), "compute roof, cuda FP64")
+  end)
+end)
+
+-- }======

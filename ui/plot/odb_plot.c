@@ -34,13 +34,14 @@ typedef struct plot_data {
   int ngroups;
   int *group;                     /* group of rows[i] */
   int have_gbs, have_roof;
+  int have_bars;                  /* some rows carry q1 and q3 */
   double floor_gbs;               /* bandwidth.read_1t, GB/s; 0 unknown */
   double peak_gflops;             /* bandwidth.peak_gflops_1t; 0 unknown */
   odb_ui_model *tune;             /* tuning evaluations: of one tuning */
   int tune_k, tune_n;             /* it is tuning tune_k (1-based) of the
                                      run's tune_n, the one with the most
                                      evaluations (the last of equals) */
-  const char *scenario;
+  char scenario[256];             /* its name, for titles ("" unknown) */
   odb_plot_named *named;          /* the plots the scenario asked for */
 } plot_data;
 
@@ -187,7 +188,8 @@ static void apply_largest(plot_data *d, const odb_event *evs, int n) {
 }
 
 /* Tuning evaluations of events.jsonl (a bad file is only warned about):
-   those of its largest tuning. */
+   those of its largest tuning; and the scenario's name from its header
+   when results.csv gave none. */
 static void tune_from_events(plot_data *d, const char *path, FILE *log) {
   odb_ui_info info;
   odb_event *evs = NULL;
@@ -198,6 +200,8 @@ static void tune_from_events(plot_data *d, const char *path, FILE *log) {
                   odb_last_error());
     return;
   }
+  if (!d->scenario[0])
+    odb_plot_scenario_name(d->scenario, sizeof d->scenario, info.scenario);
   apply_largest(d, evs, n);
   free(evs);
 }
@@ -277,7 +281,7 @@ static int cmp_solve_key(const void *pa, const void *pb) {
 
 /* solves.dat: one gnuplot index block per group, sorted by x (one sort of
    all the rows; x is finite for every plotted row). */
-static int write_solves(const plot_data *d, const char *dir) {
+static int write_solves(plot_data *d, const char *dir) {
   char path[PATHBUF];
   int tps = odb_csv_col(&d->res, "time_per_step"),
       gbs = odb_csv_col(&d->res, "gbs"), gfl = odb_csv_col(&d->res, "gflops");
@@ -298,15 +302,17 @@ static int write_solves(const plot_data *d, const char *dir) {
   }
   fputs("# ", f);
   odb_plot_put_token(f, d->xname);
-  fputs(" time_per_step gbs gflops flop_per_byte, one block per group\n", f);
+  fputs(" time_per_step gbs gflops flop_per_byte time_per_step_q1 "
+        "time_per_step_q3, one block per group\n", f);
   for (int g = 0; g < d->ngroups; ++g) {
     fprintf(f, "# %s\n", d->groups[g]);
     for (; i < d->nrows && keys[i].group == g; ++i) {
       int r = keys[i].row;
-      double b = odb_csv_num(&d->res, r, gbs), fl = odb_csv_num(&d->res, r, gfl);
-      fprintf(f, "%.17g %.17g %.17g %.17g %.17g\n", keys[i].x,
-              odb_csv_num(&d->res, r, tps), b, fl,
-              b > 0 && fl > 0 ? fl / b : NAN);
+      double b = odb_csv_num(&d->res, r, gbs), fl = odb_csv_num(&d->res, r, gfl),
+             t = odb_csv_num(&d->res, r, tps), lo, hi;
+      d->have_bars |= odb_csv_quartiles(&d->res, r, t, &lo, &hi);
+      fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", keys[i].x, t,
+              b, fl, b > 0 && fl > 0 ? fl / b : NAN, lo, hi);
     }
     fputs("\n\n", f);
   }
@@ -442,6 +448,105 @@ void odb_plot_memory_roof(FILE *f, double bw, double peak) {
     fprintf(f, "%.6g * x", bw);
 }
 
+/* The median of the n values v (sorted in place); 0 for none. */
+static double median_of(double *v, int n) {
+  for (int i = 1; i < n; ++i)          /* a few rows: insertion sort */
+    for (int j = i; j > 0 && v[j - 1] > v[j]; --j) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* See the header (odb_plot_int.h). */
+int odb_plot_roofs(const odb_csv *res, const int *rows, int nrows,
+                   double floor_gbs, double peak_1t, odb_plot_roof *out) {
+  int pk = odb_csv_col(res, "fp64_peak_gflops"), be = odb_csv_col(res, "backend"),
+      gbs = odb_csv_col(res, "gbs"), fl = odb_csv_col(res, "floor_pct");
+  int n = 0, host = 0;
+  double *bw = malloc((size_t)(nrows + 1) * sizeof *bw);
+  for (int i = 0; i < nrows; ++i) {
+    double p = odb_csv_num(res, rows[i], pk);
+    int k = 0, m = 0;
+    if (!(p > 0) || !isfinite(p)) {
+      host = 1;
+      continue;
+    }
+    while (k < n && out[k].peak != p) ++k;
+    if (k < n || n == ODB_PLOT_ROOFS - 1) continue;   /* seen, or full */
+    out[n].peak = p;
+    out[n].bw = 0;
+    snprintf(out[n].who, sizeof out[n].who, "%s",
+             be >= 0 && *odb_csv_cell(res, rows[i], be)
+               ? odb_csv_cell(res, rows[i], be) : "FP64 rows");
+    for (int j = i; bw && j < nrows; ++j) {   /* this peak's memory roof */
+      double g = odb_csv_num(res, rows[j], gbs),
+             f = odb_csv_num(res, rows[j], fl);
+      if (odb_csv_num(res, rows[j], pk) == p && g > 0 && f > 0 &&
+          isfinite(g) && isfinite(f))
+        bw[m++] = 100 * g / f;
+    }
+    out[n++].bw = median_of(bw, m);
+  }
+  free(bw);
+  if (host && (floor_gbs > 0 || peak_1t > 0)) {
+    out[n].bw = floor_gbs > 0 ? floor_gbs : 0;
+    out[n].peak = peak_1t > 0 ? peak_1t : 0;
+    snprintf(out[n].who, sizeof out[n].who, "1 thread");
+    ++n;
+  }
+  return n;
+}
+
+/* See the header (odb_plot_int.h). */
+void odb_plot_roofs_xrange(FILE *f, double lo, double hi,
+                           const odb_plot_roof *r, int n) {
+  if (!(lo > 0) || !(hi >= lo) || !isfinite(hi)) return;
+  for (int i = 0; i < n; ++i)
+    if (r[i].bw > 0 && r[i].peak > 0) {   /* widen lo..hi to each ridge */
+      lo = fmin(lo, r[i].peak / r[i].bw);
+      hi = fmax(hi, r[i].peak / r[i].bw);
+    }
+  odb_plot_roof_xrange(f, lo, hi, 0, 0);
+}
+
+/* See the header (odb_plot_int.h). */
+void odb_plot_roofs_yformat(FILE *f, double lo, double hi,
+                            const odb_plot_roof *r, int n) {
+  for (int i = 0; i < n; ++i) hi = fmax(hi, r[i].peak);
+  odb_plot_axis_format(f, "y", 1, lo, hi);
+}
+
+/* See the header (odb_plot_int.h). The run's own roofs (one thread, one
+   core) in black as before; a GPU's in the colours after it. */
+void odb_plot_roofs_put(FILE *f, const odb_plot_roof *r, int n) {
+  static const char *const colour[ODB_PLOT_ROOFS] = {
+    "#000000", "#7f7f7f", "#882255", "#117733"
+  };
+  char buf[160];
+  for (int i = 0; i < n; ++i) {
+    const char *c = colour[strcmp(r[i].who, "1 thread") == 0 ? 0
+                           : 1 + i % (ODB_PLOT_ROOFS - 1)];
+    int host = strcmp(r[i].who, "1 thread") == 0;
+    if (r[i].bw > 0) {
+      fputs(", \\\n       ", f);
+      odb_plot_memory_roof(f, r[i].bw, r[i].peak);
+      snprintf(buf, sizeof buf, "memory roof, %s (%.1f GB/s)", r[i].who,
+               r[i].bw);
+      fprintf(f, " with lines lw 2 lc rgb '%s' title ", c);
+      odb_plot_put_quoted(f, buf);
+    }
+    if (r[i].peak > 0) {
+      snprintf(buf, sizeof buf, "compute roof, %s%s (%.1f GFLOP/s)",
+               host ? "1 core" : r[i].who, host ? "" : " FP64", r[i].peak);
+      fprintf(f, ", \\\n       %.6g with lines lw 2 dt 2 lc rgb '%s' title ",
+              r[i].peak, c);
+      odb_plot_put_quoted(f, buf);
+    }
+  }
+}
+
 /*
 ** The one way text gets into plot.gp. Single quotes: gnuplot takes the
 ** text literally (no backslash escapes, no `command` substitution and no
@@ -515,32 +620,71 @@ static int label_chars(const odb_ui_param *p) {
   return n;
 }
 
+/* "  set title '<scenario>: <what>'" (only what when the scenario's name
+   is unknown), the text through odb_plot_put_quoted. */
+static void set_title(FILE *f, const char *sc, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+static void set_title(FILE *f, const char *sc, const char *fmt, ...) {
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  set_text(f, "title", "%s%s%s", sc, *sc ? ": " : "", what);
+}
+
+/* "  set <axis>label '<label of col>'". */
+static void set_label(FILE *f, const char *axis, const char *col,
+                      const char *unit) {
+  char label[160], what[16];
+  odb_plot_axis_label(label, sizeof label, col, unit);
+  snprintf(what, sizeof what, "%slabel", axis);
+  set_text(f, what, "%s", label);
+}
+
+/* Tick format of an axis over column col of the plotted rows. */
+static void set_format(FILE *f, const plot_data *d, const char *axis,
+                       int log_axis, int col) {
+  double lo, hi;
+  rows_range(d, col, -1, &lo, &hi);
+  odb_plot_axis_format(f, axis, log_axis, lo, hi);
+}
+
+/* "  plot" with an item per group of solves.dat: using, drawn with, in
+   the group's own colour and marker. */
+static void plot_groups(FILE *f, const plot_data *d, const char *using,
+                        const char *with) {
+  odb_plot_style_note(f, d->ngroups);
+  fputs("  plot ", f);
+  for (int g = 0; g < d->ngroups; ++g) {
+    fprintf(f, "%s'solves.dat' index %d using %s with %s", g ? ", \\\n       "
+            : "", g, using, with);
+    odb_plot_series_style(f, g);
+    fputs(" title ", f);
+    odb_plot_put_quoted(f, d->groups[g]);
+  }
+}
+
 /* plot.gp: the scenario's plots, then every automatic chart the data
    allows. */
 static int write_script(const plot_data *d, const char *dir, double scale,
                         const char *unit) {
-  char path[PATHBUF], groups[MAX_GROUPS * 97] = "";
-  const char *sc = d->scenario ? d->scenario : "";
+  char path[PATHBUF];
+  const char *sc = d->scenario;
+  const char *xn = odb_plot_column_name(d->xname);
   char which[64] = "";            /* " 1 of 7, the largest," */
   FILE *f;
   if (d->tune_n > 1)
     snprintf(which, sizeof which, " %d of %d, the largest,", d->tune_k,
              d->tune_n);
-  for (int g = 0; g < d->ngroups; ++g) {
-    strcat(groups, g ? " " : "");
-    strcat(groups, d->groups[g]);
-  }
   join(path, sizeof path, dir, "plot.gp");
   if (!(f = fopen(path, "w"))) return 0;
   fprintf(f, "# written by odebench plot; run with: gnuplot plot.gp\n"
           "pngterm = strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0 ? "
           "\"pngcairo\" : \"png\"\n"
-          "set datafile missing \"NaN\"\nset grid\nset key below\n"
-          "groups = ");
-  odb_plot_put_quoted(f, groups);
-  fprintf(f, "\nngroups = %d\n\n", d->ngroups);
+          "set datafile missing \"NaN\"\nset grid\nset key below\n\n");
   if (d->named && !odb_plot_named_write(d->named, dir, f, d->floor_gbs,
-                                           d->peak_gflops, sc)) {
+                                        d->peak_gflops, sc)) {
     int e = errno;
     fclose(f);
     errno = e;
@@ -548,67 +692,83 @@ static int write_script(const plot_data *d, const char *dir, double scale,
   }
   if (d->nrows > 0 && automatic(d, "time_per_step")) {
     odb_plot_chart_begin(f, "time_per_step");
-    set_text(f, "title", "%s: time per step", sc);
+    set_title(f, sc, "time per step vs %s", xn);
+    odb_plot_xy_frame(f);
     fputs("  set logscale xy\n", f);
-    set_text(f, "xlabel", "%s", d->xname);
-    fputs("  set ylabel 'seconds per step'\n"
-          "  plot for [i=0:ngroups-1] 'solves.dat' index i using 1:2 "
-          "with linespoints pt 7 title word(groups, i+1)\n", f);
+    set_format(f, d, "x", 1, d->xcol);
+    set_format(f, d, "y", 1, odb_csv_col(&d->res, "time_per_step"));
+    set_label(f, "x", d->xname, NULL);
+    set_label(f, "y", "time_per_step", NULL);
+    if (d->have_bars) plot_groups(f, d, "1:2:6:7", "yerrorlines");
+    else plot_groups(f, d, "1:2", "linespoints");
+    fputc('\n', f);
     odb_plot_chart_end(f);
   }
   if (d->nrows > 0 && d->have_gbs && automatic(d, "gbs")) {
+    double lo, hi;
     odb_plot_chart_begin(f, "gbs");
-    if (d->floor_gbs > 0) {   /* the bandwidth line spans the chart */
-      double lo, hi;
-      rows_range(d, d->xcol, -1, &lo, &hi);
+    rows_range(d, d->xcol, -1, &lo, &hi);
+    if (d->floor_gbs > 0)   /* the bandwidth line spans the chart */
       odb_plot_x_span(f, lo, hi, 10);
-    }
-    set_text(f, "title", "%s: memory throughput", sc);
+    set_title(f, sc, "bandwidth vs %s", xn);
+    odb_plot_xy_frame(f);
     fputs("  set logscale x\n", f);
-    set_text(f, "xlabel", "%s", d->xname);
-    fputs("  set ylabel 'GB/s'\n  set yrange [0:*]\n"
-          "  plot for [i=0:ngroups-1] 'solves.dat' index i using 1:3 "
-          "with linespoints pt 7 title word(groups, i+1)", f);
+    odb_plot_axis_format(f, "x", 1, lo, hi);
+    rows_range(d, odb_csv_col(&d->res, "gbs"), -1, &lo, &hi);
+    odb_plot_axis_format(f, "y", 0, 0, fmax(hi, d->floor_gbs));
+    set_label(f, "x", d->xname, NULL);
+    set_label(f, "y", "gbs", NULL);
+    fputs("  set yrange [0:*]\n", f);
+    plot_groups(f, d, "1:3", "linespoints");
     if (d->floor_gbs > 0)
-      fprintf(f, ", %.6g with lines dt 2 lc rgb 'black' title 'read "
-              "bandwidth, 1 thread (%.1f GB/s)'", d->floor_gbs, d->floor_gbs);
+      fprintf(f, ", \\\n       %.6g with lines dt 2 lc rgb 'black' title "
+              "'read bandwidth, 1 thread (%.1f GB/s)'", d->floor_gbs,
+              d->floor_gbs);
     fputc('\n', f);
     odb_plot_chart_end(f);
   }
   if (d->nrows > 0 && d->have_roof && automatic(d, "roofline")) {
+    odb_plot_roof roofs[ODB_PLOT_ROOFS];
+    int nroofs = odb_plot_roofs(&d->res, d->rows, d->nrows, d->floor_gbs,
+                                d->peak_gflops, roofs);
+    int gfl = odb_csv_col(&d->res, "gflops");
     double lo, hi;
     odb_plot_chart_begin(f, "roofline");
-    rows_range(d, odb_csv_col(&d->res, "gflops"),
-               odb_csv_col(&d->res, "gbs"), &lo, &hi);
-    odb_plot_roof_xrange(f, lo, hi, d->floor_gbs, d->peak_gflops);
-    set_text(f, "title", "%s: roofline", sc);
-    fputs("  set logscale xy\n"
-          "  set xlabel 'arithmetic intensity (flop/byte)'\n"
-          "  set ylabel 'GFLOP/s'\n"
-          "  plot for [i=0:ngroups-1] 'solves.dat' index i using 5:4 "
-          "with points pt 7 ps 1.3 title word(groups, i+1)", f);
-    if (d->floor_gbs > 0) {
-      fputs(", ", f);
-      odb_plot_memory_roof(f, d->floor_gbs, d->peak_gflops);
-      fprintf(f, " with lines lw 2 lc rgb 'black' title 'memory "
-              "roof (%.1f GB/s)'", d->floor_gbs);
-    }
-    if (d->peak_gflops > 0)
-      fprintf(f, ", %.6g with lines lw 2 dt 2 lc rgb 'black' title "
-              "'compute roof, 1 core (%.1f GFLOP/s)'", d->peak_gflops,
-              d->peak_gflops);
+    rows_range(d, gfl, odb_csv_col(&d->res, "gbs"), &lo, &hi);
+    odb_plot_roofs_xrange(f, lo, hi, roofs, nroofs);
+    odb_plot_axis_format(f, "x", 1, lo, hi);
+    rows_range(d, gfl, -1, &lo, &hi);
+    odb_plot_roofs_yformat(f, lo, hi, roofs, nroofs);
+    set_title(f, sc, "roofline");
+    odb_plot_xy_frame(f);
+    fputs("  set logscale xy\n", f);
+    set_label(f, "x", "flop_per_byte", NULL);
+    set_label(f, "y", "gflops", NULL);
+    plot_groups(f, d, "5:4", "points");
+    odb_plot_roofs_put(f, roofs, nroofs);
     fputc('\n', f);
     odb_plot_chart_end(f);
   }
   if (d->tune->nevals > 0 && automatic(d, "tuning")) {
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < d->tune->nevals; ++i)
+      if (d->tune->evals[i].median > 0) {
+        lo = fmin(lo, d->tune->evals[i].median * scale);
+        hi = fmax(hi, d->tune->evals[i].median * scale);
+      }
     odb_plot_chart_begin(f, "tuning");
-    set_text(f, "title", "%s: tuning%s %d configurations timed", sc, which,
-             d->tune->nevals);
-    fputs("  set logscale y\n  set xlabel 'evaluation'\n", f);
-    set_text(f, "ylabel", "median (%s)", unit);
-    fputs("  plot 'tuning.dat' using 1:2 with points pt 7 title "
-          "'configuration', '' using 1:3 with steps lw 2 title "
-          "'best so far'\n", f);
+    set_title(f, sc, "tuning%s %d configurations timed", which,
+              d->tune->nevals);
+    odb_plot_xy_frame(f);
+    fputs("  set logscale y\n", f);
+    odb_plot_axis_format(f, "x", 0, 0, d->tune->nevals);
+    odb_plot_axis_format(f, "y", 1, lo, hi);
+    set_label(f, "x", "eval", NULL);
+    set_label(f, "y", "median", unit);
+    fputs("  plot 'tuning.dat' using 1:2 with points", f);
+    odb_plot_series_style(f, 0);
+    fputs(" title 'configuration', '' using 1:3 with steps lw 2 lc rgb "
+          "'#d55e00' title 'best so far'\n", f);
     odb_plot_chart_end(f);
   }
   if (d->tune->nevals > 0 && d->tune->nparams > 0 &&
@@ -623,14 +783,17 @@ static int write_script(const plot_data *d, const char *dir, double scale,
       }
     odb_plot_chart_begin(f, "heatmap");
     odb_plot_log_tics(f, "cb", lo, hi);
+    odb_plot_axis_format(f, "cb", 1, lo, hi);
     if (label_chars(&m->params[0]) > 60)   /* they would run together */
       fprintf(f, "  set xtics rotate by 30 right\n");
-    set_text(f, "title", "%s: tuning%s median time (%s), %s x %s", sc, which,
-             unit, m->params[0].name, yname);
-    set_text(f, "xlabel", "%s", m->params[0].name);
-    set_text(f, "ylabel", "%s", m->nparams > 1 ? m->params[1].name : "");
+    set_title(f, sc, "tuning%s median time [%s], %s x %s", which, unit,
+              m->params[0].name, yname);
+    set_label(f, "x", m->params[0].name, NULL);
+    set_text(f, "ylabel", "%s", m->nparams > 1
+             ? odb_plot_column_name(m->params[1].name) : "");
     fputs("  set logscale cb\n", f);
-    set_text(f, "cblabel", "%s", unit);
+    set_label(f, "cb", "median", unit);
+    fputs("  set cblabel offset 1.5,0\n", f);   /* clear of the tick labels */
     fputs("  set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')\n"
           "  unset key\n  unset grid\n"
           "  plot 'heat.dat' matrix rowheaders columnheaders using 1:2:3 "
@@ -727,7 +890,8 @@ static odb_status load(plot_data *d, const odb_plot_opts *o) {
     d->floor_gbs = v ? strtod(v, NULL) : 0;
     v = odb_csv_ctx(&d->res, "bandwidth.peak_gflops_1t");
     d->peak_gflops = v ? strtod(v, NULL) : 0;
-    d->scenario = odb_csv_ctx(&d->res, "scenario.path");
+    odb_plot_scenario_name(d->scenario, sizeof d->scenario,
+                           odb_csv_ctx(&d->res, "scenario.path"));
     ODB_TRY(odb_plot_named_load(&d->res, o->warn ? o->warn : o->log,
                                 &d->named));
   } else if (errno != ENOENT) {

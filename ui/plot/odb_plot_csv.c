@@ -169,3 +169,19 @@ const char *odb_csv_ctx(const odb_csv *c, const char *key) {
       return c->ctx[i] + n + 1;
   return NULL;
 }
+
+/* See the header (odb_plot_int.h). */
+int odb_csv_quartiles(const odb_csv *c, int r, double y, double *lo,
+                      double *hi) {
+  int ref = odb_csv_col(c, "median");
+  double q1 = odb_csv_num(c, r, odb_csv_col(c, "q1")),
+         q3 = odb_csv_num(c, r, odb_csv_col(c, "q3")), m;
+  if (ref < 0) ref = odb_csv_col(c, "seconds");
+  m = odb_csv_num(c, r, ref);
+  *lo = *hi = y;
+  if (!(m > 0) || !(q1 > 0) || !(q3 >= q1) || !isfinite(q3) || !isfinite(m))
+    return 0;
+  *lo = y * (q1 / m);
+  *hi = y * (q3 / m);
+  return 1;
+}

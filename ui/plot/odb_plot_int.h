@@ -29,6 +29,15 @@ const char *odb_csv_cell(const odb_csv *c, int r, int k);
 double odb_csv_num(const odb_csv *c, int r, int k);
 /* The value of a context key ("bandwidth.read_1t"), or NULL. */
 const char *odb_csv_ctx(const odb_csv *c, const char *key);
+/*
+** The error bar of y, a time of row r (time_per_step, time_per_component,
+** median, ...): the row's quartiles q1..q3, seconds of the same runs as
+** its median (or seconds, in a row without median), scaled onto y, which
+** is that time or a part of it (per step, per component). 1 with *lo, *hi
+** set; 0 and both y when the row has no quartiles.
+*/
+int odb_csv_quartiles(const odb_csv *c, int r, double y, double *lo,
+                      double *hi);
 
 /* }====== */
 
@@ -78,6 +87,65 @@ void odb_plot_log_tics(FILE *f, const char *axis, double lo, double hi);
    where the compute roof peak takes over (peak > 0; else unbounded). */
 void odb_plot_memory_roof(FILE *f, double bw, double peak);
 
+/* One pair of roofs of a roofline chart: GB/s and GFLOP/s (0: not drawn)
+   and whose they are ("1 thread" and "1 core", or a backend's name). */
+#define ODB_PLOT_ROOFS 4
+typedef struct odb_plot_roof {
+  double bw, peak;
+  char who[48];
+} odb_plot_roof;
+
+/*
+** The roofs of the rows rows[0..nrows) of res (into out, at most
+** ODB_PLOT_ROOFS; returns how many). Rows that carry fp64_peak_gflops (the
+** GPU rows measure their device's FP64 peak) get a pair per distinct peak:
+** that compute roof, and as memory roof the bandwidth their floor_pct is
+** measured against (100 gbs / floor_pct, the median over the rows; none
+** without floor_pct). The other rows get the run's one-thread read
+** bandwidth floor_gbs and one-core peak peak_1t (results.csv's context).
+*/
+int odb_plot_roofs(const odb_csv *res, const int *rows, int nrows,
+                   double floor_gbs, double peak_1t, odb_plot_roof *out);
+/* odb_plot_roof_xrange over all the roofs' ridge points. */
+void odb_plot_roofs_xrange(FILE *f, double lo, double hi,
+                           const odb_plot_roof *r, int n);
+/* The y tick format of a roofline: points lo..hi and the roofs. */
+void odb_plot_roofs_yformat(FILE *f, double lo, double hi,
+                            const odb_plot_roof *r, int n);
+/* The roofs as further items of a plot command (", ... title '...'"). */
+void odb_plot_roofs_put(FILE *f, const odb_plot_roof *r, int n);
+
+/* }====== */
+
+/* {====== how a chart looks (odb_plot_style.c) */
+
+/* Series with a colour and a marker of their own. */
+#define ODB_PLOT_STYLES 16
+
+/* " lw .. lc rgb '#rrggbb' pt .. ps .." of series i (0-based): 16 distinct
+   colours, each with its own marker; from i = 16 on they repeat. */
+void odb_plot_series_style(FILE *f, int i);
+/* "set key title" saying that styles repeat, when nseries > 16. */
+void odb_plot_style_note(FILE *f, int nseries);
+/* The label of column col on an axis: "time per step [s]", "GFLOP/s",
+   "n [components]" (one table; unit, when given, replaces the table's, as
+   for a time shown in ms). An unknown column keeps its name. */
+void odb_plot_axis_label(char *buf, size_t cap, const char *col,
+                         const char *unit);
+/* The name alone ("time per step"), for titles. */
+const char *odb_plot_column_name(const char *col);
+/* 1 when col holds seconds. */
+int odb_plot_is_time(const char *col);
+/* The frame of a chart with x and y axes (not a heatmap, whose colour
+   box takes the right margin): room for the last x tick label. */
+void odb_plot_xy_frame(FILE *f);
+/* "set format <axis> ..." for values lo..hi on a log or linear axis. */
+void odb_plot_axis_format(FILE *f, const char *axis, int log_axis, double lo,
+                          double hi);
+/* The scenario's name from its path: "pirk_variants" for
+   "scenarios/pirk_variants.lua" (directories and .lua left out). */
+void odb_plot_scenario_name(char *buf, size_t cap, const char *path);
+
 /* }====== */
 
 /* {====== the scenario's plots (odb_plot_named.c) */
@@ -86,7 +154,8 @@ typedef struct odb_plot_named odb_plot_named;
 
 /*
 ** Reads the requests of ob.plot (the plots.<name>.* context keys of res)
-** and gathers each one's data. A request that cannot be drawn (a column
+** and gathers each one's data; n keeps res (for the roofs of a roofline)
+** until odb_plot_named_write. A request that cannot be drawn (a column
 ** results.csv lacks, no rows that fit) is left out with a warning on warn
 ** (may be NULL). ODB_ERR_NOMEM only.
 */
@@ -103,7 +172,8 @@ int odb_plot_named_has(const odb_plot_named *n, const char *name);
 ** into the script f. floor_gbs: the read bandwidth of one thread (GB/s,
 ** 0 unknown) for the reference lines; peak_gflops: the measured FP64 peak
 ** of one core (the roofline's compute roof, 0 unknown); scenario: for
-** default titles. 0 (errno set) when a file cannot be written.
+** default titles (its name, no path). 0 (errno set) when a file cannot
+** be written.
 */
 int odb_plot_named_write(const odb_plot_named *n, const char *dir, FILE *f,
                          double floor_gbs, double peak_gflops,

@@ -30,11 +30,12 @@ typedef struct request {
   int logx, logy;
 } request;
 
-/* The points of one line; row[k] is the results row of point k. */
+/* The points of one line; row[k] is the results row of point k, lo[k]
+   and hi[k] its error bar (both y without one). */
 typedef struct series {
   char title[128];
   int n, cap;
-  double *x, *y;
+  double *x, *y, *lo, *hi;
   int *row;
 } series;
 
@@ -48,11 +49,13 @@ typedef struct chart {
   double *cells;              /* ny x nx, NAN where no row fits */
   double scale;               /* y (lines) or z (heatmap) into unit */
   const char *unit;           /* "" unless the column is a time */
+  int bars;                   /* some points have an error bar (q1, q3) */
 } chart;
 
 struct odb_plot_named {
   chart *c;                   /* the requests that can be drawn */
   int n;
+  const odb_csv *res;         /* their rows (the caller's) */
 };
 
 /* {====== requests */
@@ -225,17 +228,23 @@ static int has_columns(const odb_csv *res, const request *q, char *why,
 
 /* {====== lines and rooflines */
 
-/* Appends a point; 0 when out of memory. */
-static int add_point(series *s, double x, double y, int row) {
+/* *p grown to cap doubles; 0 when out of memory (*p kept). */
+static int grow(double **p, int cap) {
+  double *g = realloc(*p, (size_t)cap * sizeof *g);
+  if (!g) return 0;
+  *p = g;
+  return 1;
+}
+
+/* Appends a point (its error bar lo..hi); 0 when out of memory. */
+static int add_point(series *s, double x, double y, double lo, double hi,
+                     int row) {
   if (s->n == s->cap) {
     int cap = s->cap ? 2 * s->cap : 64;
-    double *nx = realloc(s->x, (size_t)cap * sizeof *nx), *ny;
     int *nr;
-    if (!nx) return 0;
-    s->x = nx;
-    ny = realloc(s->y, (size_t)cap * sizeof *ny);
-    if (!ny) return 0;
-    s->y = ny;
+    if (!grow(&s->x, cap) || !grow(&s->y, cap) || !grow(&s->lo, cap) ||
+        !grow(&s->hi, cap))
+      return 0;
     nr = realloc(s->row, (size_t)cap * sizeof *nr);
     if (!nr) return 0;
     s->row = nr;
@@ -243,6 +252,8 @@ static int add_point(series *s, double x, double y, int row) {
   }
   s->x[s->n] = x;
   s->y[s->n] = y;
+  s->lo[s->n] = lo;
+  s->hi[s->n] = hi;
   s->row[s->n] = row;
   s->n++;
   return 1;
@@ -268,7 +279,7 @@ static series *series_of(const odb_csv *res, chart *c, int r) {
 
 /* A point while its series is sorted. */
 typedef struct point {
-  double x, y;
+  double x, y, lo, hi;
   int row;
 } point;
 
@@ -286,12 +297,16 @@ static int sort_series(series *s) {
   for (int i = 0; i < s->n; ++i) {
     p[i].x = s->x[i];
     p[i].y = s->y[i];
+    p[i].lo = s->lo[i];
+    p[i].hi = s->hi[i];
     p[i].row = s->row[i];
   }
   qsort(p, (size_t)s->n, sizeof *p, cmp_point);
   for (int i = 0; i < s->n; ++i) {
     s->x[i] = p[i].x;
     s->y[i] = p[i].y;
+    s->lo[i] = p[i].lo;
+    s->hi[i] = p[i].hi;
     s->row[i] = p[i].row;
   }
   free(p);
@@ -391,18 +406,13 @@ static int to_speedup(const odb_csv *res, chart *c) {
   return 1;
 }
 
-/* 1 when col holds seconds (shown in a readable unit). */
-static int is_time(const char *col) {
-  return strcmp(col, "time_per_step") == 0 || strcmp(col, "seconds") == 0 ||
-         strcmp(col, "median") == 0 || strcmp(col, "time_per_component") == 0;
-}
-
 /* The points of a lines or roofline chart; 0 when out of memory. */
 static int gather_points(const odb_csv *res, chart *c, FILE *warn) {
   int roof = strcmp(c->q.kind, "roofline") == 0, full = 0;
+  int bars = !roof && odb_plot_is_time(c->q.y);
   double hi = 0;
   for (int r = 0; r < res->nrows; ++r) {
-    double x, y;
+    double x, y, blo, bhi;
     series *s;
     if (!selected(res, &c->q, r)) continue;
     x = value(res, r, roof ? "flop_per_byte" : c->q.x);
@@ -416,7 +426,9 @@ static int gather_points(const odb_csv *res, chart *c, FILE *warn) {
       full = 1;
       continue;
     }
-    if (!add_point(s, x, y, r)) return 0;
+    c->bars |= bars && odb_csv_quartiles(res, r, y, &blo, &bhi);
+    if (!bars) blo = bhi = y;
+    if (!add_point(s, x, y, blo, bhi, r)) return 0;
   }
   if (full)
     odb_plot_warn(warn, "plot '%s': more than %d groups; the rest are left "
@@ -427,7 +439,7 @@ static int gather_points(const odb_csv *res, chart *c, FILE *warn) {
     return 0;
   c->scale = 1;
   c->unit = "";
-  if (!roof && is_time(c->q.y)) {
+  if (!roof && odb_plot_is_time(c->q.y)) {
     for (int i = 0; i < c->ns; ++i)
       for (int k = 0; k < c->s[i].n; ++k) hi = fmax(hi, c->s[i].y[k]);
     odb_plot_time_unit(hi, &c->scale, &c->unit);
@@ -519,7 +531,7 @@ static int gather_cells(const odb_csv *res, chart *c) {
   free(yi);
   c->scale = 1;
   c->unit = "";
-  if (is_time(c->q.z)) odb_plot_time_unit(hi, &c->scale, &c->unit);
+  if (odb_plot_is_time(c->q.z)) odb_plot_time_unit(hi, &c->scale, &c->unit);
   return 1;
 }
 
@@ -532,6 +544,8 @@ static void chart_free(chart *c) {
   for (int i = 0; i < c->ns; ++i) {
     free(c->s[i].x);
     free(c->s[i].y);
+    free(c->s[i].lo);
+    free(c->s[i].hi);
     free(c->s[i].row);
   }
   free(c->cells);
@@ -592,6 +606,7 @@ odb_status odb_plot_named_load(const odb_csv *res, FILE *warn,
     odb_plot_named_free(n);
     return ODB_FAIL(ODB_ERR_NOMEM, "plot: out of memory");
   }
+  n->res = res;
   nreq = parse_requests(res, reqs);
   for (int i = 0; i < nreq; ++i) {
     char why[256];
@@ -638,33 +653,22 @@ int odb_plot_named_has(const odb_plot_named *n, const char *name) {
 
 /* {====== files */
 
-/* How an axis names a column: "time per step (ms)", "GB/s", "block". */
-static void axis_label(char *buf, size_t cap, const char *col,
-                       const char *unit) {
-  static const char *const names[][2] = {
-    { "n", "n (components)" }, { "time_per_step", "time per step" },
-    { "time_per_component", "time per step and component" },
-    { "seconds", "run time" }, { "median", "median time" },
-    { "gbs", "memory throughput (GB/s)" },
-    { "floor_pct", "% of the bandwidth floor" }, { "gflops", "GFLOP/s" },
-    { "speedup", "speed-up" },
-    { "flop_per_byte", "arithmetic intensity (flop/byte)" },
-  };
-  const char *name = strncmp(col, "cfg.", 4) == 0 ? col + 4 : col;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
-    if (strcmp(col, names[i][0]) == 0) name = names[i][1];
-  snprintf(buf, cap, unit && unit[0] ? "%s (%s)" : "%s", name, unit);
-}
-
-/* named_<name>.dat of a lines or roofline chart: a block per series. */
+/* named_<name>.dat of a lines or roofline chart: a block per series,
+   with the error bar's ends (y scaled like y) where the chart has them. */
 static int write_points(const chart *c, FILE *f) {
-  fprintf(f, "# %s: x y, one block per series\n", c->q.name);
+  fprintf(f, "# %s: x y%s, one block per series\n", c->q.name,
+          c->bars ? " q1 q3" : "");
   for (int i = 0; i < c->ns; ++i) {
     fputs("# ", f);
     odb_plot_put_token(f, c->s[i].title);
     fputc('\n', f);
-    for (int k = 0; k < c->s[i].n; ++k)
-      fprintf(f, "%.17g %.17g\n", c->s[i].x[k], c->s[i].y[k] * c->scale);
+    for (int k = 0; k < c->s[i].n; ++k) {
+      fprintf(f, "%.17g %.17g", c->s[i].x[k], c->s[i].y[k] * c->scale);
+      if (c->bars)
+        fprintf(f, " %.17g %.17g", c->s[i].lo[k] * c->scale,
+                c->s[i].hi[k] * c->scale);
+      fputc('\n', f);
+    }
     fputs("\n\n", f);
   }
   return 1;
@@ -699,21 +703,27 @@ static void put_title(FILE *f, const chart *c, const char *scenario,
   fputc('\n', f);
 }
 
-/* "  set xlabel '...'" and the same for y, cb. */
-static void put_label(FILE *f, const char *axis, const char *text) {
+/* "  set <axis>label '<label of col>'" (unit: see odb_plot_axis_label). */
+static void put_label(FILE *f, const char *axis, const char *col,
+                      const char *unit) {
+  char text[160];
+  odb_plot_axis_label(text, sizeof text, col, unit);
   fprintf(f, "  set %slabel ", axis);
   odb_plot_put_quoted(f, text);
-  fputc('\n', f);
+  /* clear of the colour box's tick labels, which gnuplot can overlap */
+  fputs(strcmp(axis, "cb") == 0 ? " offset 1.5,0\n" : "\n", f);
 }
 
-/* The smallest and largest x of c's points (INFINITY, -INFINITY: none). */
-static void x_range(const chart *c, double *lo, double *hi) {
+/* The smallest and largest x (or y, as written: scaled) of c's points
+   (INFINITY, -INFINITY: none). */
+static void range(const chart *c, int want_y, double *lo, double *hi) {
   *lo = INFINITY;
   *hi = -INFINITY;
   for (int i = 0; i < c->ns; ++i)
     for (int k = 0; k < c->s[i].n; ++k) {
-      *lo = fmin(*lo, c->s[i].x[k]);
-      *hi = fmax(*hi, c->s[i].x[k]);
+      double v = want_y ? c->s[i].y[k] * c->scale : c->s[i].x[k];
+      *lo = fmin(*lo, v);
+      *hi = fmax(*hi, v);
     }
 }
 
@@ -723,43 +733,57 @@ static int has_reference(const chart *c, double floor_gbs) {
          strcmp(c->q.y, "floor_pct") == 0 || strcmp(c->q.y, "speedup") == 0;
 }
 
-/* The chart of a lines request, with a reference line where one fits. */
-static void script_lines(FILE *f, const chart *c, const char *dat,
-                         double floor_gbs, const char *scenario) {
-  char xl[128], yl[128], what[300];
-  int nonneg = 1;
-  axis_label(xl, sizeof xl, c->q.x, NULL);
-  axis_label(yl, sizeof yl, c->q.y, c->unit);
-  snprintf(what, sizeof what, "%s against %s", yl, xl);
-  put_title(f, c, scenario, what);
-  put_label(f, "x", xl);
-  put_label(f, "y", yl);
-  if (c->q.logx)
-    fprintf(f, "  set logscale x%s\n",
-            strcmp(c->q.x, "threads") == 0 ? " 2" : "");
-  if (c->q.logy) fputs("  set logscale y\n", f);
-  if (has_reference(c, floor_gbs)) {   /* the line spans the chart */
-    double lo, hi;
-    x_range(c, &lo, &hi);
-    odb_plot_x_span(f, lo, hi, !c->q.logx ? 0
-                    : strcmp(c->q.x, "threads") == 0 ? 2 : 10);
-  }
-  for (int i = 0; i < c->ns; ++i)
-    for (int k = 0; k < c->s[i].n; ++k) nonneg &= c->s[i].y[k] >= 0;
-  if (!c->q.logy && nonneg) fputs("  set yrange [0:*]\n", f);
+/* "  plot" with an item per series of dat, each in its own colour and
+   marker (a note in the key past 16 series). */
+static void plot_series(FILE *f, const chart *c, const char *dat,
+                        const char *using, const char *with) {
+  odb_plot_style_note(f, c->ns);
   fputs("  plot ", f);
   for (int i = 0; i < c->ns; ++i) {
     fputs(i ? ", \\\n       " : "", f);
     odb_plot_put_quoted(f, dat);
-    fprintf(f, " index %d using 1:2 with linespoints pt 7 title ", i);
+    fprintf(f, " index %d using %s with %s", i, using, with);
+    odb_plot_series_style(f, i);
+    fputs(" title ", f);
     odb_plot_put_quoted(f, c->s[i].title);
   }
+}
+
+/* The chart of a lines request, with a reference line where one fits and
+   error bars from q1 to q3 where the rows have them. */
+static void script_lines(FILE *f, const chart *c, const char *dat,
+                         double floor_gbs, const char *scenario) {
+  char what[300];
+  double lo, hi;
+  int nonneg = 1;
+  snprintf(what, sizeof what, "%s vs %s", odb_plot_column_name(c->q.y),
+           odb_plot_column_name(c->q.x));
+  put_title(f, c, scenario, what);
+  put_label(f, "x", c->q.x, NULL);
+  put_label(f, "y", c->q.y, c->unit);
+  odb_plot_xy_frame(f);
+  if (c->q.logx)
+    fprintf(f, "  set logscale x%s\n",
+            strcmp(c->q.x, "threads") == 0 ? " 2" : "");
+  if (c->q.logy) fputs("  set logscale y\n", f);
+  range(c, 0, &lo, &hi);
+  if (has_reference(c, floor_gbs))   /* the line spans the chart */
+    odb_plot_x_span(f, lo, hi, !c->q.logx ? 0
+                    : strcmp(c->q.x, "threads") == 0 ? 2 : 10);
+  if (strcmp(c->q.x, "threads") != 0 || !c->q.logx)
+    odb_plot_axis_format(f, "x", c->q.logx, lo, hi);
+  range(c, 1, &lo, &hi);
+  odb_plot_axis_format(f, "y", c->q.logy, lo, hi);
+  nonneg = !(lo < 0);
+  if (!c->q.logy && nonneg) fputs("  set yrange [0:*]\n", f);
+  if (c->bars) plot_series(f, c, dat, "1:2:3:4", "yerrorlines");
+  else plot_series(f, c, dat, "1:2", "linespoints");
   if (strcmp(c->q.y, "gbs") == 0 && floor_gbs > 0)
     fprintf(f, ", \\\n       %.6g with lines dt 2 lc rgb 'black' title "
             "'read bandwidth, 1 thread (%.1f GB/s)'", floor_gbs, floor_gbs);
   if (strcmp(c->q.y, "floor_pct") == 0)
     fputs(", \\\n       100 with lines dt 2 lc rgb 'black' title "
-          "'the bandwidth floor'", f);
+          "'the memory floor'", f);
   if (strcmp(c->q.y, "speedup") == 0)
     fputs(", \\\n       1 with lines dt 2 lc rgb 'black' title "
           "'no speed-up'", f);
@@ -767,61 +791,58 @@ static void script_lines(FILE *f, const chart *c, const char *dat,
 }
 
 /* The chart of a roofline request: points under the memory and compute
-   roofs. */
-static void script_roofline(FILE *f, const chart *c, const char *dat,
-                            double floor_gbs, double peak_gflops,
-                            const char *scenario) {
+   roofs of their rows (odb_plot_roofs). */
+static void script_roofline(FILE *f, const chart *c, const odb_csv *res,
+                            const char *dat, double floor_gbs,
+                            double peak_gflops, const char *scenario) {
+  odb_plot_roof roofs[ODB_PLOT_ROOFS];
   double lo, hi;   /* flop/byte, all positive (gather_points) */
-  x_range(c, &lo, &hi);
+  int nrows = 0, nroofs, *rows;
+  for (int i = 0; i < c->ns; ++i) nrows += c->s[i].n;
+  rows = malloc((size_t)(nrows + 1) * sizeof *rows);
+  nrows = 0;
+  for (int i = 0; rows && i < c->ns; ++i)
+    for (int k = 0; k < c->s[i].n; ++k) rows[nrows++] = c->s[i].row[k];
+  nroofs = odb_plot_roofs(res, rows, nrows, floor_gbs, peak_gflops, roofs);
+  free(rows);
+  range(c, 0, &lo, &hi);
   put_title(f, c, scenario, "roofline");
-  odb_plot_roof_xrange(f, lo, hi, floor_gbs, peak_gflops);
+  odb_plot_roofs_xrange(f, lo, hi, roofs, nroofs);
+  odb_plot_xy_frame(f);
   fputs("  set logscale xy\n", f);
-  put_label(f, "x", "arithmetic intensity (flop/byte)");
-  put_label(f, "y", "GFLOP/s");
-  fputs("  plot ", f);
-  for (int i = 0; i < c->ns; ++i) {
-    fputs(i ? ", \\\n       " : "", f);
-    odb_plot_put_quoted(f, dat);
-    fprintf(f, " index %d using 1:2 with points pt 7 ps 1.3 title ", i);
-    odb_plot_put_quoted(f, c->s[i].title);
-  }
-  if (floor_gbs > 0) {
-    fputs(", \\\n       ", f);
-    odb_plot_memory_roof(f, floor_gbs, peak_gflops);
-    fprintf(f, " with lines lw 2 lc rgb 'black' title "
-            "'memory roof (%.1f GB/s)'", floor_gbs);
-  }
-  if (peak_gflops > 0)
-    fprintf(f, ", \\\n       %.6g with lines lw 2 dt 2 lc rgb 'black' title "
-            "'compute roof, 1 core (%.1f GFLOP/s)'", peak_gflops, peak_gflops);
+  odb_plot_axis_format(f, "x", 1, lo, hi);
+  range(c, 1, &lo, &hi);
+  odb_plot_roofs_yformat(f, lo, hi, roofs, nroofs);
+  put_label(f, "x", "flop_per_byte", NULL);
+  put_label(f, "y", "gflops", NULL);
+  plot_series(f, c, dat, "1:2", "points");
+  odb_plot_roofs_put(f, roofs, nroofs);
   fputc('\n', f);
 }
 
 /* The chart of a heatmap request: cells coloured and labelled by z. */
 static void script_heatmap(FILE *f, const chart *c, const char *dat,
                            const char *scenario) {
-  char xl[128], yl[128], zl[128], what[400];
+  char what[400];
   int positive = 1;
-  axis_label(xl, sizeof xl, c->q.x, NULL);
-  axis_label(yl, sizeof yl, c->q.y, NULL);
-  axis_label(zl, sizeof zl, c->q.z, c->unit);
+  double lo = INFINITY, hi = -INFINITY;
   for (int k = 0; k < c->nx * c->ny; ++k)
-    if (!isnan(c->cells[k]) && !(c->cells[k] > 0)) positive = 0;
-  snprintf(what, sizeof what, "%s by %s and %s", zl, xl, yl);
+    if (!isnan(c->cells[k])) {
+      positive &= c->cells[k] > 0;
+      lo = fmin(lo, c->cells[k] * c->scale);
+      hi = fmax(hi, c->cells[k] * c->scale);
+    }
+  snprintf(what, sizeof what, "%s by %s and %s", odb_plot_column_name(c->q.z),
+           odb_plot_column_name(c->q.x), odb_plot_column_name(c->q.y));
   put_title(f, c, scenario, what);
-  put_label(f, "x", xl);
-  put_label(f, "y", yl);
-  put_label(f, "cb", zl);
+  put_label(f, "x", c->q.x, NULL);
+  put_label(f, "y", c->q.y, NULL);
+  put_label(f, "cb", c->q.z, c->unit);
   if (positive) {
-    double lo = INFINITY, hi = 0;
-    for (int k = 0; k < c->nx * c->ny; ++k)
-      if (!isnan(c->cells[k])) {
-        lo = fmin(lo, c->cells[k] * c->scale);
-        hi = fmax(hi, c->cells[k] * c->scale);
-      }
     fputs("  set logscale cb\n", f);
     odb_plot_log_tics(f, "cb", lo, hi);
   }
+  odb_plot_axis_format(f, "cb", positive, lo, hi);
   fputs("  set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')\n"
         "  unset key\n  unset grid\n  plot ", f);
   odb_plot_put_quoted(f, dat);
@@ -848,7 +869,7 @@ int odb_plot_named_write(const odb_plot_named *n, const char *dir, FILE *f,
     odb_plot_chart_begin(f, c->q.name);
     if (heat) script_heatmap(f, c, dat, scenario);
     else if (strcmp(c->q.kind, "roofline") == 0)
-      script_roofline(f, c, dat, floor_gbs, peak_gflops, scenario);
+      script_roofline(f, c, n->res, dat, floor_gbs, peak_gflops, scenario);
     else script_lines(f, c, dat, floor_gbs, scenario);
     odb_plot_chart_end(f);
   }
