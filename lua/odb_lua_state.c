@@ -222,6 +222,12 @@ odbL_state *odbL_state_get(lua_State *L) {
   return S;
 }
 
+/* One warning line: in the log, and on stderr under plain lua5.4. */
+static void state_warn(odbL_state *S, const char *msg) {
+  odb_ctx_log(S->ctx, ODB_LOG_WARN, "%s", msg);
+  if (!S->hosted) fprintf(stderr, "odebench: warning: %s\n", msg);
+}
+
 /* Says that S->bw was measured while other work shared the cores. */
 static void busy_warning(odbL_state *S) {
   char msg[200];
@@ -328,44 +334,6 @@ const odb_gpu_bandwidth *odbL_state_gpu_bandwidth(odbL_state *S) {
   odb_record_set_num(c, "gpu_bandwidth.copy", g->copy / 1e9);
   if (g->peak > 0) odb_record_set_num(c, "gpu_bandwidth.peak", g->peak / 1e9);
   return g;
-}
-
-/* The number of field key of row, or dflt when it has none. */
-static double row_num(const odb_record *row, const char *key, double dflt) {
-  const odb_field *f = odb_record_get(row, key);
-  return f && !f->str ? f->num : dflt;
-}
-
-/* The string field key of row, or "". */
-static const char *row_str(const odb_record *row, const char *key) {
-  const odb_field *f = odb_record_get(row, key);
-  return f && f->str ? f->str : "";
-}
-
-/*
-** Publishes the solve rows recorded since the last call (ODB_EV_SOLVE_ROW):
-** a reporter shows the figures the row holds (floor_pct above all) rather
-** than computing its own from other bandwidth figures or other timings.
-** Assumes the rows before nrows are complete: each builder fills its row
-** before it calls odbL_check_record.
-*/
-static void announce_rows(odbL_state *S) {
-  for (; S->rows_announced < S->results.nrows; ++S->rows_announced) {
-    const odb_record *row = &S->results.rows[S->rows_announced];
-    odb_event ev;
-    if (strcmp(row_str(row, "kind"), "solve") != 0) continue;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = ODB_EV_SOLVE_ROW;
-    snprintf(ev.name, sizeof ev.name, "%s/%s/%s", row_str(row, "problem"),
-             row_str(row, "method"), row_str(row, "variant"));
-    snprintf(ev.text, sizeof ev.text, "%s", row_str(row, "status"));
-    ev.step = (long)row_num(row, "steps", 0);
-    ev.accepted = (long)row_num(row, "n", 0);
-    ev.value = row_num(row, "seconds", 0);
-    ev.value2 = row_num(row, "gbs", 0);
-    ev.t = row_num(row, "floor_pct", -1);
-    odb_ctx_publish(S->ctx, &ev);
-  }
 }
 
 /* Raises with the recorded detail when st is not ODB_OK. */
