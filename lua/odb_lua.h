@@ -53,6 +53,7 @@ typedef struct odbL_state {
   long progress_i, progress_n;   /* the last ob.progress published (n 0:
                                     none yet) and when (monotonic s) */
   double progress_wall;
+  int rows_announced;    /* rows told to the reporters (odbL_check_record) */
   odb_measure_opts measure;      /* --measure: the run-wide override of
                                     every timing (zero fields: none) */
 } odbL_state;
@@ -102,7 +103,12 @@ const odb_bandwidth *odbL_state_bandwidth(odbL_state *S, int allow_measure);
 ** cannot be had (the reason is logged once).
 */
 const odb_gpu_bandwidth *odbL_state_gpu_bandwidth(odbL_state *S);
-/* Raises "out of memory" style errors for a failed record operation. */
+/*
+** Raises "out of memory" style errors for a failed record operation;
+** otherwise publishes an ODB_EV_SOLVE_ROW event for each solve row
+** recorded since the last call, with the row's own figures (every row
+** builder ends with this call), for the dashboard and events.jsonl.
+*/
 void odbL_check_record(lua_State *L, odb_status st);
 /* Writes S->results to the context's output directory; 0 on success, with
    the reason in odb_last_error() otherwise. */

@@ -336,10 +336,52 @@ const odb_gpu_bandwidth *odbL_state_gpu_bandwidth(odbL_state *S) {
   return g;
 }
 
-/* Raises with the recorded detail when st is not ODB_OK. */
+/* The number of field key of row, or dflt when it has none. */
+static double row_num(const odb_record *row, const char *key, double dflt) {
+  const odb_field *f = odb_record_get(row, key);
+  return f && !f->str ? f->num : dflt;
+}
+
+/* The string field key of row, or "". */
+static const char *row_str(const odb_record *row, const char *key) {
+  const odb_field *f = odb_record_get(row, key);
+  return f && f->str ? f->str : "";
+}
+
+/*
+** Publishes the solve rows recorded since the last call (ODB_EV_SOLVE_ROW):
+** a reporter shows the figures the row holds (floor_pct above all) rather
+** than computing its own from other bandwidth figures or other timings.
+** Assumes the rows before nrows are complete: each builder fills its row
+** before it calls odbL_check_record.
+*/
+static void announce_rows(odbL_state *S) {
+  for (; S->rows_announced < S->results.nrows; ++S->rows_announced) {
+    const odb_record *row = &S->results.rows[S->rows_announced];
+    odb_event ev;
+    if (strcmp(row_str(row, "kind"), "solve") != 0) continue;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = ODB_EV_SOLVE_ROW;
+    snprintf(ev.name, sizeof ev.name, "%s/%s/%s", row_str(row, "problem"),
+             row_str(row, "method"), row_str(row, "variant"));
+    snprintf(ev.text, sizeof ev.text, "%s", row_str(row, "status"));
+    ev.step = (long)row_num(row, "steps", 0);
+    ev.accepted = (long)row_num(row, "n", 0);
+    ev.value = row_num(row, "seconds", 0);
+    ev.value2 = row_num(row, "gbs", 0);
+    ev.t = row_num(row, "floor_pct", -1);
+    odb_ctx_publish(S->ctx, &ev);
+  }
+}
+
+/* Raises with the recorded detail when st is not ODB_OK; else announces
+   the rows recorded since the last call. */
 void odbL_check_record(lua_State *L, odb_status st) {
+  odbL_state *S;
   if (st != ODB_OK)
     luaL_error(L, "cannot record results: %s", odb_last_error());
+  S = odbL_state_peek(L);
+  if (S && S->ctx) announce_rows(S);
 }
 
 /* Atomic files through odb_results_write; creates the directory. */

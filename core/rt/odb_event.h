@@ -20,9 +20,16 @@ typedef enum odb_event_kind {
                          (0.02 = 2%), step: i (1-based), accepted: n
                          (configurations in all), text: strategy state */
   ODB_EV_TUNE_BEST,   /* name: configuration, value: median seconds */
-  ODB_EV_PROGRESS     /* a scenario's sweep: step: i of accepted: n steps
+  ODB_EV_PROGRESS,    /* a scenario's sweep: step: i of accepted: n steps
                          done (0 <= i <= n; i = 0 starts the clock), name:
                          its label; published by ob.progress */
+  ODB_EV_SOLVE_ROW    /* a results row of kind "solve" was recorded, with
+                         its own figures: name: problem/method/variant,
+                         text: status, step: steps, accepted: n, value:
+                         seconds, value2: GB/s (0: none), t: floor_pct
+                         (< 0: none); published by the Lua binding
+                         (odbL_check_record) so that a reporter shows the
+                         row's figures instead of computing its own */
 } odb_event_kind;
 
 typedef enum odb_log_level {

@@ -214,6 +214,77 @@ describe("the dashboard (--ui tui) in tmux", function()
     stop(s)
   end)
 
+  -- The rows of results.csv of kind solve (a CSV reader for its quoted
+  -- fields), by variant.
+  local function solve_rows(csv)
+    local function fields(line)
+      local out, i = {}, 1
+      while i <= #line + 1 do
+        local v
+        if line:sub(i, i) == '"' then
+          local j, buf = i + 1, {}
+          while true do
+            local c = line:sub(j, j)
+            if c == '"' and line:sub(j + 1, j + 1) == '"' then
+              buf[#buf + 1] = '"'; j = j + 2
+            elseif c == '"' or c == "" then break
+            else buf[#buf + 1] = c; j = j + 1 end
+          end
+          v, i = table.concat(buf), j + 2
+        else
+          local j = line:find(",", i, true) or #line + 1
+          v, i = line:sub(i, j - 1), j + 1
+        end
+        out[#out + 1] = v
+      end
+      return out
+    end
+    local head, rows = nil, {}
+    for line in csv:gmatch("[^\n]+") do
+      if line:sub(1, 1) ~= "#" then
+        if not head then head = fields(line)
+        else
+          local r = {}
+          for k, v in ipairs(fields(line)) do r[head[k]] = v end
+          if r.kind == "solve" then rows[r.variant] = r end
+        end
+      end
+    end
+    return rows
+  end
+
+  tmux_it("Finished solves: whole variant names, n, and the floor % of "
+          .. "results.csv", function()
+    local out = tmpdir() .. "/run"
+    local variants = { "PipeDe2m", "PipeDb2m", "PipeDb2mt", "PipeDb1m",
+                       "PipeDb1mt" }
+    local s = start({ "ui_variants.lua", "--ui", "tui", "--out", out }, 120, 40)
+    -- the five rows are there once the long solve runs (the first row may
+    -- have measured the bandwidth: generous time)
+    wait_for(s, "solve bruss2d/rk4/plain", 120)
+    local screen = wait_for(s, "(5 finished)", 30)
+    keys(s, "q")
+    assert.are.equal(130, wait_exit(s))
+    assert_restored(s)
+    local rows = solve_rows(assert(slurp(out .. "/results.csv")))
+    has(screen, "Finished solves")
+    assert.is_truthy(screen:find("solve +n +steps", 1), screen)
+    for _, v in ipairs(variants) do
+      local r = assert(rows[v], "no results row of " .. v)
+      -- the line of this variant: its whole name and a space after it
+      local line = screen:match("[^\n]*bruss2d/radau1a5/" .. v .. " [^\n]*")
+      assert.is_truthy(line, "no line of " .. v .. " in:\n" .. screen)
+      local floor = r.floor_pct ~= "" and
+                    ("%.1f%%"):format(tonumber(r.floor_pct)) or "-"
+      assert.is_truthy(line:find(" " .. r.n .. " ", 1, true),
+                       "n " .. r.n .. " not in: " .. line)
+      assert.is_truthy(line:find(" " .. floor .. " ", 1, true),
+                       "floor " .. floor .. " (results.csv) not in: " .. line)
+    end
+    hasnt(screen, "~")
+    stop(s)
+  end)
+
   tmux_it("restores the terminal after Ctrl-C and keeps the results", function()
     local out = tmpdir() .. "/run"
     local s = start({ "long.lua", "--ui", "tui", "--out", out })

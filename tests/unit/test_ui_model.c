@@ -1,11 +1,14 @@
-/* test_ui_model.c - the dashboard's model (rates, tuning table, heatmap)
-   and the events.jsonl recorder and reader. Links ui_dep. */
+/* test_ui_model.c - the dashboard's model (rates, finished solves from
+   their results rows, tuning table, heatmap, tuning throughput, folded
+   warnings), the plain reporter's folded warnings and the events.jsonl
+   recorder and reader. Links ui_dep. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "odebench.h"
+#include "odb_ui.h"
 #include "odb_ui_events.h"
 #include "odb_ui_model.h"
 #include "tap.h"
@@ -29,6 +32,20 @@ static odb_event tune(const char *name, long i, long n, double med,
   e.value = med;
   e.value2 = spread;
   snprintf(e.text, sizeof e.text, "exhaustive %ld/%ld", i, n);
+  return e;
+}
+
+/* A SOLVE_ROW of name with its row's figures. */
+static odb_event solve_row(double w, const char *name, long steps, long n,
+                           double sec, double gbs, double floor_pct) {
+  odb_event e = ev(ODB_EV_SOLVE_ROW, w);
+  snprintf(e.name, sizeof e.name, "%s", name);
+  snprintf(e.text, sizeof e.text, "ok");
+  e.step = steps;
+  e.accepted = n;
+  e.value = sec;
+  e.value2 = gbs;
+  e.t = floor_pct;
   return e;
 }
 
@@ -207,12 +224,15 @@ static void test_record_read(void) {
   odb_ctx_publish(c, &e);
   e = progress(3, 12, 0, "N=128 dopri5/fused");
   odb_ctx_publish(c, &e);
+  e = solve_row(0, "bruss2d/radau1a5/PipeDb1mt", 10, 8192, 0.061, 22.9,
+                229.5);
+  odb_ctx_publish(c, &e);
   tap_ok(access(path, F_OK) != 0, "no events.jsonl while the run goes");
   tap_ok(odb_ui_record_finish(r, 1) == ODB_OK && access(part, F_OK) != 0,
          "finish renames the .part file");
   ok = odb_ui_events_read(path, &back, &evs, &n) == ODB_OK;
-  tap_ok(ok && n == 4, "read back: %d events (%s)", n, odb_last_error());
-  if (ok && n == 4) {
+  tap_ok(ok && n == 5, "read back: %d events (%s)", n, odb_last_error());
+  if (ok && n == 5) {
     tap_ok(strcmp(back.scenario, info.scenario) == 0 &&
            back.floor_read == 1.5e10, "header round trip");
     tap_ok(evs[0].kind == ODB_EV_LOG && evs[0].level == ODB_LOG_WARN &&
@@ -230,6 +250,12 @@ static void test_record_read(void) {
            strcmp(evs[3].name, "N=128 dopri5/fused") == 0 &&
            strcmp(odb_ui_event_kind_name(evs[3].kind), "progress") == 0,
            "a sweep's progress round trip");
+    tap_ok(evs[4].kind == ODB_EV_SOLVE_ROW && evs[4].t == 229.5 &&
+           evs[4].accepted == 8192 && evs[4].step == 10 &&
+           evs[4].value == 0.061 &&
+           strcmp(evs[4].name, "bruss2d/radau1a5/PipeDb1mt") == 0 &&
+           strcmp(odb_ui_event_kind_name(evs[4].kind), "solve_row") == 0,
+           "a solve row's figures round trip");
   }
   free(evs);
   r = NULL;
@@ -258,6 +284,247 @@ static void test_record_read(void) {
   unlink(path);
   rmdir(dir);
   odb_ctx_destroy(c);
+}
+
+
+/* A SOLVE_END of name. */
+static odb_event solve_end(double w, const char *name, long steps,
+                           double sec, double gbs) {
+  odb_event e = ev(ODB_EV_SOLVE_END, w);
+  snprintf(e.name, sizeof e.name, "%s", name);
+  snprintf(e.text, sizeof e.text, "ok");
+  e.step = steps;
+  e.value = sec;
+  e.value2 = gbs;
+  return e;
+}
+
+/*
+** The floor % of a finished solve is its results row's, never one the
+** model computes from the header's figures (a cached bandwidth the row
+** did not divide by); the timed runs of one row become one entry.
+*/
+static void test_row_floor(void) {
+  odb_ui_info info;
+  odb_ui_model *m = malloc(sizeof *m);
+  const char *name = "bruss2d/radau1a5/PipeDb1m";
+  odb_event e;
+  memset(&info, 0, sizeof info);
+  info.floor_read = 10e9;      /* would give 140% for these bytes */
+  info.floor_copy = 10e9;
+  odb_ui_model_init(m, &info);
+  e = ev(ODB_EV_SOLVE_BEGIN, 0.0);
+  snprintf(e.name, sizeof e.name, "%s", name);
+  e.value = 8192;
+  e.value2 = 1.0;
+  odb_ui_model_apply(m, &e);
+  e = ev(ODB_EV_STEP, 0.1);
+  snprintf(e.name, sizeof e.name, "%s", name);
+  e.step = 10;
+  e.value = 1.4e9;
+  e.value2 = 0;
+  odb_ui_model_apply(m, &e);
+  e = solve_end(0.2, name, 10, 0.1, 14.0);
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->nsolves == 1 && odb_ui_model_done(m, 0)->floor_pct < 0 &&
+         m->floor_pct < 0,
+         "SOLVE_END alone: the floor is unknown (%g), not computed from the "
+         "header's figures", odb_ui_model_done(m, 0)->floor_pct);
+  tap_ok(odb_ui_model_done(m, 0)->n == 8192, "n from SOLVE_BEGIN (%g)",
+         odb_ui_model_done(m, 0)->n);
+  e = solve_row(0.21, name, 10, 8192, 0.061, 22.9, 229.5);
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->nsolves == 1 && odb_ui_model_done(m, 0)->from_row &&
+         odb_ui_model_done(m, 0)->floor_pct == 229.5 && m->floor_pct == 229.5,
+         "SOLVE_ROW: the row's floor 229.5%% in the table and the pane "
+         "(%ld entries, %g, %g)", m->nsolves,
+         odb_ui_model_done(m, 0)->floor_pct, m->floor_pct);
+  tap_ok(odb_ui_model_done(m, 0)->seconds == 0.061 &&
+         odb_ui_model_done(m, 0)->gbs == 22.9 && m->gbs == 22.9 &&
+         odb_ui_model_done(m, 0)->n == 8192 &&
+         odb_ui_model_done(m, 0)->steps == 10,
+         "SOLVE_ROW: the row's seconds, GB/s, n and steps");
+  /* a repeated measurement: three timed runs, one row */
+  for (int k = 0; k < 3; ++k) {
+    e = solve_end(1.0 + k, "bruss2d/radau1a5/PipeDb1mt", 10, 0.05, 20);
+    odb_ui_model_apply(m, &e);
+  }
+  tap_ok(m->nsolves == 4, "three SOLVE_ENDs: three entries until the row");
+  e = solve_row(4.0, "bruss2d/radau1a5/PipeDb1mt", 10, 8192, 0.05, 20, -1);
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->nsolves == 2 && odb_ui_model_done(m, 0)->from_row &&
+         odb_ui_model_done(m, 0)->floor_pct < 0 &&
+         odb_ui_model_done(m, 1)->floor_pct == 229.5,
+         "their row replaces them; a row without floor_pct shows none "
+         "(%ld entries)", m->nsolves);
+  /* a row without SOLVE_END (dropped events) is an entry of its own */
+  e = solve_row(5.0, name, 10, 8192, 0.06, 23, 231.25);
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->nsolves == 3 && odb_ui_model_done(m, 0)->floor_pct == 231.25 &&
+         odb_ui_model_done(m, 1)->from_row,
+         "a row without SOLVE_END adds one entry and keeps the others");
+  odb_ui_model_free(m);
+  free(m);
+}
+
+/* Names are kept whole: five variants that share a prefix stay apart. */
+static void test_full_names(void) {
+  static const char *const v[] = { "PipeDe2m", "PipeDb2m", "PipeDb2mt",
+                                   "PipeDb1m", "PipeDb1mt" };
+  odb_ui_model *m = malloc(sizeof *m);
+  char want[64];
+  int ok = 1;
+  odb_ui_model_init(m, NULL);
+  for (int k = 0; k < 5; ++k) {
+    odb_event e;
+    snprintf(want, sizeof want, "bruss2d/radau1a5/%s", v[k]);
+    e = solve_row(k, want, 10, 2048, 1e-3, 1, 50);
+    odb_ui_model_apply(m, &e);
+  }
+  for (int k = 0; k < 5; ++k) {
+    snprintf(want, sizeof want, "bruss2d/radau1a5/%s", v[4 - k]);
+    ok &= strcmp(odb_ui_model_done(m, k)->name, want) == 0 &&
+          odb_ui_model_done(m, k)->n == 2048;
+  }
+  tap_ok(ok, "finished solves keep problem/method/variant whole, with n");
+  odb_ui_model_free(m);
+  free(m);
+}
+
+/* A tuning run's throughput: runs a second of each configuration. */
+static void test_tune_throughput(void) {
+  odb_ui_model *m = malloc(sizeof *m);
+  odb_event e;
+  odb_ui_model_init(m, NULL);
+  e = tune("block=16", 1, 3, 2e-3, 0.01);
+  odb_ui_model_apply(m, &e);
+  e = tune("block=32", 2, 3, NAN, NAN);          /* failed: no sample */
+  odb_ui_model_apply(m, &e);
+  e = tune("block=64", 3, 3, 5e-4, 0.01);
+  odb_ui_model_apply(m, &e);
+  tap_ok(odb_ui_model_ntune_rate(m) == 2 &&
+         fabs(odb_ui_model_tune_rate(m, 0) - 2000) < 1e-9 &&
+         fabs(odb_ui_model_tune_rate(m, 1) - 500) < 1e-9 &&
+         fabs(m->tune_rate_peak - 2000) < 1e-9,
+         "TUNE_EVAL gives runs/s = 1 / median, newest first, and the peak "
+         "(%d samples)", odb_ui_model_ntune_rate(m));
+  e = tune("block=16", 1, 2, 1e-3, 0.01);        /* a new tuning run */
+  odb_ui_model_apply(m, &e);
+  tap_ok(odb_ui_model_ntune_rate(m) == 1 && m->tune_rate_peak == 1000,
+         "a new tuning run starts its throughput anew");
+  odb_ui_model_free(m);
+  free(m);
+}
+
+/* The tuner's rejection of configuration (variant, block), cut at 128
+   bytes as odb_ctx_log cuts it. */
+static void rejection(char *buf, const char *variant, int block) {
+  char full[256];
+  snprintf(full, sizeof full, "tune strategies bruss2d(N=64): variant=%s "
+           "block=%d failed: setup: variant '%s' does not apply: block %d is "
+           "smaller than the access distance 128", variant, block, variant,
+           block);
+  snprintf(buf, 128, "%s", full);
+  if (strlen(full) > 127) memcpy(buf + 124, "...", 4);
+}
+
+static const char *const fold_variants[] = { "PipeDb1m", "PipeDb1mt",
+                                             "ppDb1m", "ppDb1mt" };
+
+/* Warnings of one shape fold into one line with their count. */
+static void test_fold(void) {
+  odb_ui_fold f;
+  char text[160], line[512];
+  int k = -1, evicted = 0;
+  odb_ui_fold_init(&f);
+  for (int i = 0; i < 22; ++i) {
+    rejection(text, fold_variants[i % 4], 16 << (i % 3));
+    k = odb_ui_fold_add(&f, text, NULL);
+  }
+  odb_ui_fold_line(&f, k, line, sizeof line);
+  tap_ok(f.n == 1 && f.g[0].count == 22 &&
+         strcmp(line, "warning (x22): tune strategies bruss2d(N=64): "
+                "variant=* block=* failed: setup: variant '*' does not apply: "
+                "... (first: block 16 is small...)") == 0,
+         "22 rejections fold into one line (%s)", line);
+  k = odb_ui_fold_add(&f, "memory bandwidth unknown: no cache", NULL);
+  odb_ui_fold_add(&f, "memory bandwidth unknown: no cache", NULL);
+  odb_ui_fold_add(&f, "memory bandwidth unknown: no cache", NULL);
+  odb_ui_fold_line(&f, k, line, sizeof line);
+  tap_ok(f.n == 2 && strcmp(line, "warning (x3): memory bandwidth unknown: "
+                            "no cache") == 0,
+         "the same warning three times: its detail kept (%s)", line);
+  k = odb_ui_fold_add(&f, "team of 4 threads on 2 cores", NULL);
+  odb_ui_fold_line(&f, k, line, sizeof line);
+  tap_ok(f.n == 3 && strcmp(line, "warning: team of 4 threads on 2 cores")
+                     == 0, "a warning of another shape stands alone (%s)",
+         line);
+  k = odb_ui_fold_add(&f, "team of 8 threads on 2 cores", NULL);
+  odb_ui_fold_line(&f, k, line, sizeof line);
+  tap_ok(f.n == 3 && strcmp(line, "warning (x2): team of * threads on 2 "
+                            "cores") == 0, "words with digits may differ (%s)",
+         line);
+  for (int i = 0; i < ODB_UI_FOLD_MAX; ++i) {
+    snprintf(text, sizeof text, "%c%c only", 'a' + i / 26, 'a' + i % 26);
+    k = odb_ui_fold_add(&f, text, &evicted);
+  }
+  tap_ok(f.n == ODB_UI_FOLD_MAX && evicted,
+         "past %d shapes the least recently used one makes way",
+         ODB_UI_FOLD_MAX);
+}
+
+/* The dashboard's log: a repeated warning is one line, the newest. */
+static void test_log_fold(void) {
+  odb_ui_model *m = malloc(sizeof *m);
+  char text[160];
+  int warnings = 0;
+  odb_ui_model_init(m, NULL);
+  for (int i = 0; i < 22; ++i) {
+    rejection(text, fold_variants[i % 4], 16 << (i % 3));
+    odb_ui_model_log(m, i, ODB_LOG_WARN, text);
+    if (i == 10) odb_ui_model_log(m, i, ODB_LOG_INFO, "an info line");
+  }
+  for (long k = 0; odb_ui_model_logline(m, k); ++k)
+    warnings += odb_ui_model_logline(m, k)->level == ODB_LOG_WARN;
+  tap_ok(warnings == 1 && m->nlog == 2 &&
+         strncmp(odb_ui_model_logline(m, 0)->text, "warning (x22): tune "
+                 "strategies bruss2d(N=64): variant=* block=* failed", 50)
+         == 0 && strcmp(odb_ui_model_logline(m, 1)->text, "an info line") == 0,
+         "22 warnings are one log line, after the info line (%s)",
+         odb_ui_model_logline(m, 0)->text);
+  odb_ui_model_free(m);
+  free(m);
+}
+
+/* The plain reporter: the first warning at once, the count at the end. */
+static void test_plain_fold(void) {
+  odb_event evs[24];
+  char *buf = NULL, text[160];
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  int n = 0, lines = 0;
+  for (int i = 0; i < 22; ++i) {
+    evs[n] = ev(ODB_EV_LOG, 0.1 * i);
+    evs[n].level = ODB_LOG_WARN;
+    rejection(text, fold_variants[i % 4], 16 << (i % 3));
+    snprintf(evs[n].text, sizeof evs[n].text, "%s", text);
+    n++;
+  }
+  evs[n] = ev(ODB_EV_LOG, 3.0);
+  evs[n].level = ODB_LOG_WARN;
+  snprintf(evs[n++].text, sizeof evs[0].text, "another warning");
+  odb_ui_plain_replay(evs, n, 0, f, NULL);
+  fclose(f);
+  for (char *p = buf; (p = strstr(p, "odebench: warning")); ++p) ++lines;
+  tap_ok(lines == 3 &&
+         strstr(buf, "odebench: warning: tune strategies bruss2d(N=64): "
+                "variant=PipeDb1m block=16 failed") != NULL &&
+         strstr(buf, "odebench: warning: another warning\n") != NULL &&
+         strstr(buf, "odebench: warning (x22): tune strategies "
+                "bruss2d(N=64): variant=* block=* failed: setup: variant '*' "
+                "does not apply: ... (first: block 16 is small...)\n") != NULL,
+         "plain: 23 warnings in 3 lines:\n%s", buf);
+  free(buf);
 }
 
 static void test_format(void) {
@@ -331,6 +598,12 @@ int main(void) {
   test_solve_rates();
   test_tuning();
   test_sweep();
+  test_row_floor();
+  test_full_names();
+  test_tune_throughput();
+  test_fold();
+  test_log_fold();
+  test_plain_fold();
   test_record_read();
   test_format();
   return tap_done();

@@ -15,7 +15,7 @@
 
 static const char *const kind_names[] = {
   "log", "solve_begin", "step", "solve_end", "metric", "tune_eval",
-  "tune_best", "progress"
+  "tune_best", "progress", "solve_row"
 };
 #define NKINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 

@@ -24,6 +24,7 @@ void odb_ui_model_init(odb_ui_model *m, const odb_ui_info *info) {
   memset(m, 0, sizeof *m);
   if (info) m->info = *info;
   m->floor_pct = -1;
+  odb_ui_fold_init(&m->fold);
 }
 
 void odb_ui_model_free(odb_ui_model *m) {
@@ -35,11 +36,50 @@ void odb_ui_model_free(odb_ui_model *m) {
 
 /* {====== log, finished solves, metrics */
 
+/* The line k places back from the newest; assumes k < the lines kept. */
+static odb_ui_logline *line_at(odb_ui_model *m, long k) {
+  return &m->log[(m->nlog - 1 - k) % ODB_UI_LOG_MAX];
+}
+
+/* Takes the kept line k places back from the newest out of the ring: the
+   newer ones move back one place. */
+static void remove_line(odb_ui_model *m, long k) {
+  for (; k > 0; --k) *line_at(m, k) = *line_at(m, k - 1);
+  m->nlog--;
+}
+
+/* Lines kept in the ring. */
+static long kept_lines(const odb_ui_model *m) {
+  return m->nlog < ODB_UI_LOG_MAX ? m->nlog : ODB_UI_LOG_MAX;
+}
+
+/*
+** A warning goes through the fold: a repeat takes the line of its group
+** out and comes back as the newest line, "warning (xN): ..." A group that
+** made way for a new one leaves its lines as they are.
+*/
 void odb_ui_model_log(odb_ui_model *m, double wall, int level,
                       const char *text) {
-  odb_ui_logline *l = &m->log[m->nlog % ODB_UI_LOG_MAX];
+  odb_ui_logline *l;
+  char folded[sizeof m->log[0].text];
+  int group = -1, evicted = 0;
+  if (level == ODB_LOG_WARN) {
+    group = odb_ui_fold_add(&m->fold, text, &evicted);
+    for (long k = 0; k < kept_lines(m); ++k) {
+      if (line_at(m, k)->fold != group + 1) continue;
+      if (evicted) line_at(m, k)->fold = 0;
+      else remove_line(m, k);
+      break;
+    }
+    if (m->fold.g[group].count > 1) {
+      odb_ui_fold_line(&m->fold, group, folded, sizeof folded);
+      text = folded;
+    }
+  }
+  l = &m->log[m->nlog % ODB_UI_LOG_MAX];
   l->wall = wall;
   l->level = level;
+  l->fold = group + 1;
   copy_str(l->text, sizeof l->text, text);
   m->nlog++;
 }
@@ -62,6 +102,15 @@ int odb_ui_model_nspark(const odb_ui_model *m) {
 /* Assumes 0 <= k < odb_ui_model_nspark(m). */
 double odb_ui_model_spark(const odb_ui_model *m, int k) {
   return m->spark[(m->nspark - 1 - k) % ODB_UI_SPARK_MAX];
+}
+
+int odb_ui_model_ntune_rate(const odb_ui_model *m) {
+  return m->ntune_rate < ODB_UI_SPARK_MAX ? m->ntune_rate : ODB_UI_SPARK_MAX;
+}
+
+/* Assumes 0 <= k < odb_ui_model_ntune_rate(m). */
+double odb_ui_model_tune_rate(const odb_ui_model *m, int k) {
+  return m->tune_rate[(m->ntune_rate - 1 - k) % ODB_UI_SPARK_MAX];
 }
 
 /* A throughput sample; at most one per SPARK_EVERY seconds unless forced. */
@@ -170,7 +219,12 @@ static void on_step(odb_ui_model *m, const odb_event *e) {
   measure_rates(m, e);
 }
 
-/* The whole solve's figures become the newest ones. */
+/*
+** The whole solve's figures become the newest ones, and it is a finished
+** solve until its row comes (on_row). Its floor is left unknown: the row
+** has the one figure (its bandwidth figures, its timing), and the header's
+** cached figures may differ from those the row was divided by.
+*/
 static void on_end(odb_ui_model *m, const odb_event *e) {
   odb_ui_solve *s = &m->solve;
   odb_ui_done *d = &m->done[m->nsolves % ODB_UI_DONE_MAX];
@@ -179,13 +233,14 @@ static void on_end(odb_ui_model *m, const odb_event *e) {
   copy_str(d->name, sizeof d->name, e->name);
   copy_str(d->status, sizeof d->status, e->text[0] ? e->text : "ok");
   d->steps = e->step;
+  d->n = same ? s->n : 0;
   d->seconds = e->value;
   d->gbs = e->value2;
-  d->floor_pct = same ? floor_pct(m, s->rbytes, s->wbytes, e->value) : -1;
+  d->floor_pct = -1;
   m->nsolves++;
   if (e->value > 0 && e->value2 > 0) {
     m->gbs = e->value2;
-    m->floor_pct = d->floor_pct;
+    m->floor_pct = -1;
     if (same) m->gflops = s->flops / e->value * 1e-9;
     if (same) s->steps_per_s = (double)e->step / e->value;
     if (m->gbs > m->peak_gbs) m->peak_gbs = m->gbs;
@@ -196,6 +251,37 @@ static void on_end(odb_ui_model *m, const odb_event *e) {
   s->accepted = e->accepted;
   s->rejected = e->rejected;
   s->active = 0;
+}
+
+/*
+** A solve's results row: the finished solves its integrate call timed
+** (the newest ones of its name since the previous row: one, or one per
+** repetition) give way to one entry with the row's figures, and the
+** row's GB/s and floor % become the newest.
+*/
+static void on_row(odb_ui_model *m, const odb_event *e) {
+  odb_ui_done *d;
+  long popped = 0;
+  while (m->nsolves > m->nsolves_rowed && popped < ODB_UI_DONE_MAX) {
+    const odb_ui_done *top = odb_ui_model_done(m, 0);
+    if (!top || top->from_row || strcmp(top->name, e->name) != 0) break;
+    m->nsolves--;
+    popped++;
+  }
+  d = &m->done[m->nsolves % ODB_UI_DONE_MAX];
+  memset(d, 0, sizeof *d);
+  copy_str(d->name, sizeof d->name, e->name);
+  copy_str(d->status, sizeof d->status, e->text[0] ? e->text : "ok");
+  d->steps = e->step;
+  d->n = (double)e->accepted;
+  d->seconds = e->value;
+  d->gbs = e->value2;
+  d->floor_pct = e->t >= 0 && isfinite(e->t) ? e->t : -1;
+  d->from_row = 1;
+  m->nsolves++;
+  m->nsolves_rowed = m->nsolves;
+  if (e->value2 > 0) m->gbs = e->value2;
+  m->floor_pct = d->floor_pct;
 }
 
 void odb_ui_model_resync(odb_ui_model *m) { m->solve.have_base = 0; }
@@ -303,6 +389,16 @@ static void reset_tuning(odb_ui_model *m, double wall) {
   memset(m->params, 0, sizeof m->params);
   m->have_best = 0;
   m->tune_begin_wall = wall;
+  m->ntune_rate = 0;
+  m->tune_rate_peak = 0;
+}
+
+/* A measured configuration's runs a second joins the tuning throughput. */
+static void push_tune_rate(odb_ui_model *m, double median) {
+  double rate = 1.0 / median;
+  m->tune_rate[m->ntune_rate % ODB_UI_SPARK_MAX] = rate;
+  m->ntune_rate++;
+  if (rate > m->tune_rate_peak) m->tune_rate_peak = rate;
 }
 
 static void on_tune_eval(odb_ui_model *m, const odb_event *e) {
@@ -320,6 +416,7 @@ static void on_tune_eval(odb_ui_model *m, const odb_event *e) {
   m->tune_median = e->value;
   m->tune_spread = e->value2;
   if (!(e->value > 0) || !isfinite(e->value)) return;   /* failed config */
+  push_tune_rate(m, e->value);
   if (!m->have_best || e->value < m->best_median) {
     m->have_best = 1;
     m->best_median = e->value;
@@ -395,6 +492,7 @@ void odb_ui_model_apply(odb_ui_model *m, const odb_event *e) {
   case ODB_EV_TUNE_EVAL: on_tune_eval(m, e); break;
   case ODB_EV_TUNE_BEST: on_tune_best(m, e); break;
   case ODB_EV_PROGRESS: odb_ui_sweep_apply(&m->sweep, e); break;
+  case ODB_EV_SOLVE_ROW: on_row(m, e); break;
   default: break;
   }
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "odebench.h"
+#include "odb_ui_fold.h"
 
 #define ODB_UI_SPARK_MAX 512   /* throughput samples kept */
 #define ODB_UI_LOG_MAX 512     /* log lines kept */
@@ -14,7 +15,7 @@
 #define ODB_UI_PARAM_MAX 8     /* tuning parameters of a configuration */
 #define ODB_UI_VALUE_MAX 48    /* distinct values per parameter */
 #define ODB_UI_KEY_LEN 24
-#define ODB_UI_VAL_LEN 16
+#define ODB_UI_VAL_LEN 32    /* a value longer than 31 bytes is cut */
 
 /* What a reporter shows about the run besides its events. */
 typedef struct odb_ui_info {
@@ -27,15 +28,22 @@ typedef struct odb_ui_info {
 typedef struct odb_ui_logline {
   double wall;
   int level;               /* odb_log_level */
+  int fold;                /* warning group (odb_ui_fold) + 1; 0: none */
   char text[160];
 } odb_ui_logline;
 
-/* A finished solve. */
+/*
+** A finished solve: its results row (ODB_EV_SOLVE_ROW) when one came, the
+** figures the row records; else its SOLVE_END (a recording without rows,
+** a solve whose row was not recorded), with no floor.
+*/
 typedef struct odb_ui_done {
-  char name[48];
+  char name[48];           /* problem/method/variant, whole */
   char status[32];
   long steps;
+  double n;                /* 0: unknown */
   double seconds, gbs, floor_pct;   /* floor_pct < 0: unknown */
+  int from_row;
 } odb_ui_done;
 
 typedef struct odb_ui_metric {
@@ -108,6 +116,7 @@ typedef struct odb_ui_model {
   double spark_wall;                 /* wall of the newest sample */
   /* finished solves (ring) */
   long nsolves;
+  long nsolves_rowed;      /* nsolves at the newest SOLVE_ROW */
   odb_ui_done done[ODB_UI_DONE_MAX];
   /* metrics, by name */
   odb_ui_metric metrics[ODB_UI_METRIC_MAX];
@@ -127,11 +136,17 @@ typedef struct odb_ui_model {
   int nbest;
   odb_ui_param params[ODB_UI_PARAM_MAX];
   int nparams;
+  /* the tuning run's throughput: runs a second (1 / median) of each
+     configuration measured, in order (ring) */
+  double tune_rate[ODB_UI_SPARK_MAX];
+  int ntune_rate;
+  double tune_rate_peak;
   /* the scenario's sweep (ob.progress) */
   odb_ui_sweep sweep;
-  /* log (ring) */
+  /* log (ring); a repeated warning is one line, moved to the newest */
   odb_ui_logline log[ODB_UI_LOG_MAX];
   long nlog;
+  odb_ui_fold fold;
 } odb_ui_model;
 
 /* info may be NULL. The model is large: allocate it on the heap. */
@@ -139,7 +154,9 @@ void odb_ui_model_init(odb_ui_model *m, const odb_ui_info *info);
 void odb_ui_model_free(odb_ui_model *m);
 /* Folds one event in; events come in seq order. */
 void odb_ui_model_apply(odb_ui_model *m, const odb_event *e);
-/* Adds a line to the log (captured output, notes of the dashboard). */
+/* Adds a line to the log (captured output, notes of the dashboard). A
+   warning (ODB_LOG_WARN) that repeats one already in the log replaces it
+   as "warning (xN): ..." (odb_ui_fold.h) at the newest place. */
 void odb_ui_model_log(odb_ui_model *m, double wall, int level,
                       const char *text);
 /* Forgets the rate baseline (after a pause the next STEP starts anew). */
@@ -151,6 +168,9 @@ const odb_ui_done *odb_ui_model_done(const odb_ui_model *m, long k);
 /* The k-th newest throughput sample (k = 0 newest); k < number kept. */
 double odb_ui_model_spark(const odb_ui_model *m, int k);
 int odb_ui_model_nspark(const odb_ui_model *m);
+/* The same for the tuning run's runs a second. */
+double odb_ui_model_tune_rate(const odb_ui_model *m, int k);
+int odb_ui_model_ntune_rate(const odb_ui_model *m);
 
 /*
 ** Splits "k=v k=v" (separators: spaces, commas, semicolons) into at most

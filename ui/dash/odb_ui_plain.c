@@ -45,6 +45,7 @@ struct odb_ui_plain {
   int sweep_pending;     /* its newest PROGRESS was not printed yet */
   int offline;           /* a replay: the clock is the recorded one */
   double offline_now;
+  odb_ui_fold fold;      /* the warnings so far, folded */
 };
 
 /* Seconds on the monotonic clock. */
@@ -122,14 +123,31 @@ static void print_metric(odb_ui_plain *p) {
   p->metric_pending = 0;
 }
 
-/* WARN and ERROR at once; INFO within the budget; DEBUG never. */
+/*
+** ERROR at once; WARN at once the first time, its repeats (odb_ui_fold.h)
+** only counted: print_folded gives each repeated one line at the end;
+** INFO within the budget; DEBUG never.
+*/
 static void on_log(odb_ui_plain *p, const odb_event *e) {
-  if (e->level <= ODB_LOG_WARN) {
-    fprintf(p->out, "odebench: %s: %s\n",
-            e->level == ODB_LOG_ERROR ? "error" : "warning", e->text);
+  if (e->level == ODB_LOG_ERROR) {
+    fprintf(p->out, "odebench: error: %s\n", e->text);
+  } else if (e->level == ODB_LOG_WARN) {
+    int k = odb_ui_fold_add(&p->fold, e->text, NULL);
+    if (p->fold.g[k].count == 1)
+      fprintf(p->out, "odebench: warning: %s\n", e->text);
   } else if (e->level == ODB_LOG_INFO && take_token(p)) {
     stamp(p, e->wall);
     fprintf(p->out, "%s\n", e->text);
+  }
+}
+
+/* "odebench: warning (x22): ..." for every warning that repeated. */
+static void print_folded(odb_ui_plain *p) {
+  char line[2 * ODB_UI_FOLD_LEN + 64];
+  for (int k = 0; k < p->fold.n; ++k) {
+    if (p->fold.g[k].count < 2) continue;
+    odb_ui_fold_line(&p->fold, k, line, sizeof line);
+    fprintf(p->out, "odebench: %s\n", line);
   }
 }
 
@@ -296,6 +314,7 @@ static void *plain_main(void *arg) {
   if (p->sweep_pending) print_sweep(p);
   if (p->in_solve && p->have_step && p->step.seq != p->shown_step)
     print_progress(p);
+  print_folded(p);
   fflush(p->out);
   return NULL;
 }
@@ -391,6 +410,7 @@ void odb_ui_plain_replay(const odb_event *evs, int n, double speed,
   if (p->sweep_pending) print_sweep(p);
   if (p->in_solve && p->have_step && p->step.seq != p->shown_step)
     print_progress(p);
+  print_folded(p);
   fflush(out);
   free(at);
   free(p);
