@@ -266,6 +266,15 @@ int odbL_user_problem(lua_State *L);
 /* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */
 int odbL_reservoir(lua_State *L);
 int odbL_krylov(lua_State *L);
+/* ob.matrix{file = ...}, ob.load(file), v:save(file [, opts]) and, at
+   module open, A:write(file) on SparseMatrix (odb_lua_files.c). */
+int odbL_matrix(lua_State *L);
+int odbL_load(lua_State *L);
+int odbL_vector_save(lua_State *L);
+void odbL_files_register(lua_State *L);
+/* Pushes an empty SparseMatrix (odb_lua_sparse.c's type: its __gc frees
+   what is stored through the pointer returned) (odb_lua_files.c). */
+odb_sparse **odbL_sparse_box_new(lua_State *L);
 /* ob.blocktridiag (odb_lua_blocktridiag.c) and ob.batched
    (odb_lua_batched.c). */
 int odbL_blocktridiag(lua_State *L);

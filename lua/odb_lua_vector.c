@@ -210,6 +210,7 @@ static const luaL_Reg vector_methods[] = {
   {"norm_inf", vector_norm_inf},
   {"totable", vector_totable},
   {"copy", vector_copy},
+  {"save", odbL_vector_save},          /* odb_lua_files.c */
   {"close", vector_close},
   {NULL, NULL}
 };

@@ -329,7 +329,8 @@ static odb_status parse_banner(reader *r, const char *s, const char *end)
 
 /* The size line [s, end) (line number ln), checked against the bytes
 ** left after it and the machine's memory. */
-static odb_status parse_size(reader *r, const char *s, const char *end, long ln, size_t left, size_t fsize)
+static odb_status parse_size(reader *r, const char *s, const char *end, long ln, size_t left, size_t fsize,
+                             const odb_mtx_opts *o)
 {
   const char *t; size_t tl; char sh[48];
   long v[3] = {0, 0, 0};
@@ -371,6 +372,8 @@ static odb_status parse_size(reader *r, const char *s, const char *end, long ln,
   char what[ODB_SHOWN_NAME + 64];
   snprintf(what, sizeof what, "%s: a %ld x %ld matrix of %ld entries", r->shown, v[0], v[1], r->declared);
   ODB_TRY(odb_topo_check_memory(bytes + (double)fsize, what));
+  if (o && o->max_bytes > 0 && bytes > o->max_bytes)
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s would need %.3g bytes, more than max_bytes (%.3g)", what, bytes, o->max_bytes);
   if (r->array) {
     size_t nb;
     size_t nvals = r->sym == S_GEN ? cells : (size_t)r->declared;
@@ -525,7 +528,7 @@ odb_status odb_mtx_read(const char *path, const odb_mtx_opts *opts, odb_mtx *m)
     s = nl ? nl + 1 : end;
   }
   const char *body = nl ? nl + 1 : end;
-  if ((st = parse_size(r, s, nl ? nl : end, line, (size_t)(end - body), size)) != ODB_OK) goto done;
+  if ((st = parse_size(r, s, nl ? nl : end, line, (size_t)(end - body), size, opts)) != ODB_OK) goto done;
   if ((st = parse_body(r, buf, body, end, line + 1, line, opts)) != ODB_OK) goto done;
   free(buf); buf = NULL;                   /* before the CSR's arrays */
   m->array = r->array;

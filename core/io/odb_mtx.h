@@ -35,6 +35,8 @@ typedef struct odb_mtx_opts {
   int threads;               /* parse threads; 0: the online cores (<= 16) */
   odb_io_progress progress;  /* may be NULL */
   void *ud;
+  double max_bytes;          /* > 0: refuse (ODB_ERR_NOMEM) a file whose
+                                arrays would need more, before allocating */
 } odb_mtx_opts;
 
 typedef struct odb_mtx {

@@ -148,7 +148,11 @@ static odb_status parse_dict(hp *h)
     ODB_TRY(str(h, key, sizeof key, "a key"));
     int *have = !strcmp(key, "descr") ? &h->have_descr : !strcmp(key, "fortran_order") ? &h->have_fortran
               : !strcmp(key, "shape") ? &h->have_shape : NULL;
-    if (!have) { h->s = k0; return HFAIL(h, "unknown key '%s' (expected 'descr', 'fortran_order', 'shape')", key); }
+    if (!have) {
+      char sh[48];
+      h->s = k0;
+      return HFAIL(h, "unknown key '%s' (expected 'descr', 'fortran_order', 'shape')", odb_shown(key, sh, sizeof sh));
+    }
     if (*have) { h->s = k0; return HFAIL(h, "key '%s' given twice", key); }
     *have = 1;
     ws(h);

@@ -193,6 +193,14 @@ local function user_problem(f)
            end }
 end
 
+-- Files the calls read and write (ob.matrix, ob.load, A:write, v:save)
+-- live in a scratch directory: a fuzzed file name is put inside it.
+local scratch = os.tmpname()
+os.remove(scratch)
+assert(os.execute("mkdir -p '" .. scratch .. "'"))
+ob.reservoir { J = 2, H = 2, I = 2, k = 2, wells = 1 }:matrix("csr"):write(scratch .. "/m.mtx")
+ob.vector { 1, 2, 3, 4, 5, 6 }:save(scratch .. "/v.npy", { shape = { 2, 3 } })
+
 local P8 = ob.problem("bruss2d", { N = 8 })
 local U3 = ob.problem(user_problem())
 
@@ -223,6 +231,8 @@ local templates = {
   { "info", ob.info, function() return { bandwidth = false } end, false, { bandwidth = true } },
   { "plot", ob.plot, function() return { name = "g", x = "n", y = "gbs" } end },
   { "list", ob.list, function() return end },
+  { "matrix", ob.matrix, function() return { file = scratch .. "/m.mtx", format = "ell" } end },
+  { "load", ob.load, function() return scratch .. "/v.npy" end },
   { "seed", ob.seed, function() return end },
   { "random", ob.random, function() return end },
   { "outdir", ob.outdir, function() return end },
@@ -330,6 +340,9 @@ local function poke(obj, depth)
       local args = table.pack(build and build(pick(live)) or nil)
       if not build then args.n = math.random(0, 3) for i = 1, args.n do args[i] = value(true) end
       elseif math.random(3) > 1 then mutate(args, work_methods[m]) end
+      if (m == "save" or m == "write") and (type(args[1]) == "string" or type(args[1]) == "number") then
+        args[1] = scratch .. "/" .. tostring(args[1]):gsub("/", "_")
+      end
       local self = math.random(12) == 1 and value(true) or obj
       if not (work_methods[m] and too_big(args)) then
         local res = table.pack(call(m, idx[m], self, table.unpack(args, 1, args.n)))
@@ -410,6 +423,7 @@ while os.time() - t0 < seconds do
 end
 live = {}
 collectgarbage("collect")
+os.execute("rm -rf '" .. scratch .. "'")
 print(("api_fuzz: seed=%d iterations=%d (%d calls, %d raised errors) in %d s: no crash, no hang")
       :format(seed, rounds, calls, errors, os.time() - t0))
 

@@ -1,7 +1,8 @@
 /* fuzz_readers.c - mutation fuzzing of every file odebench reads back:
-   events.jsonl, results.csv (odebench plot), the bandwidth cache and the
-   tuning database (SQLite). Self-contained: gcc and the sanitizers, no
-   libFuzzer.
+   events.jsonl, results.csv (odebench plot), the bandwidth cache, the
+   tuning database (SQLite), and the user's own data: Matrix Market files
+   (ob.matrix) and NumPy .npy files (ob.load). Self-contained: gcc and the
+   sanitizers, no libFuzzer.
 
      fuzz_readers [--seed S] [--seconds T] [--iterations N] [--target NAME]
                   [--replay I] [--keep]
@@ -16,6 +17,9 @@
    $ODEBENCH_FUZZ_SECONDS, else 10 s; the seed is printed at start and end
    as "seed=S iterations=N". */
 #include "odebench.h"
+#include "odb_mtx.h"
+#include "odb_npy.h"
+#include "odb_sparse_file.h"
 #include "odb_plot.h"
 #include "odb_plot_int.h"
 #include "odb_ui_events.h"
@@ -291,7 +295,8 @@ static void check_warnings(void) {
 
 /* {====== seeds */
 
-static buf seed_events[2], seed_csv[2], seed_bw[2], seed_db[2];
+static buf seed_events[2], seed_csv[2], seed_bw[2], seed_db[2], seed_mtx[2],
+           seed_npy[2];
 
 static void seed_text(buf *b, const char *text) { set(b, text, strlen(text)); }
 
@@ -401,6 +406,35 @@ static void make_seeds(const char *dir) {
     }
     odb_tunedb_close(db);
     if (!slurp(path, &seed_db[k])) fail("cannot read %s", path);
+  }
+  /* Matrix Market: GH written by odb_sparse_write_mtx, and a symmetric
+     file with comments; .npy: a Fortran-order float64 matrix and a
+     complex128 vector written by odb_npy_write */
+  {
+    odb_reservoir *g = NULL;
+    odb_sparse *A = NULL;
+    double v[12];
+    odb_npy a = {ODB_NPY_F8, 2, {3, 4}, 1, 12, v, 1};
+    for (int i = 0; i < 12; ++i) v[i] = i * 0.75 - 2;
+    if (odb_reservoir_create(&g, 2, 2, 2, 2, 1, ODB_GH_HALF, 3) != ODB_OK ||
+        odb_reservoir_matrix(g, ODB_FMT_CSR, 0, &A) != ODB_OK)
+      fail("seed matrix: %s", odb_last_error());
+    snprintf(path, sizeof path, "%s/seed0.mtx", dir);
+    if (odb_sparse_write_mtx(A, path) != ODB_OK || !slurp(path, &seed_mtx[0]))
+      fail("seed matrix file: %s", odb_last_error());
+    odb_sparse_free(A);
+    odb_reservoir_free(g);
+    seed_text(&seed_mtx[1], "%%MatrixMarket matrix coordinate real symmetric\n"
+              "% comment\n4 4 6\n1 1 2.5\n2 1 -1\n3 2 1e-3\n3 3 4\n"
+              "4 1 0.5\n4 4 1\n");
+    snprintf(path, sizeof path, "%s/seed0.npy", dir);
+    if (odb_npy_write(path, &a) != ODB_OK || !slurp(path, &seed_npy[0]))
+      fail("seed npy: %s", odb_last_error());
+    a.dtype = ODB_NPY_C16; a.ndim = 1; a.shape[0] = 6; a.shape[1] = 1;
+    a.fortran = 0; a.count = 6;
+    snprintf(path, sizeof path, "%s/seed1.npy", dir);
+    if (odb_npy_write(path, &a) != ODB_OK || !slurp(path, &seed_npy[1]))
+      fail("seed npy: %s", odb_last_error());
   }
 }
 
@@ -595,18 +629,82 @@ static void plant_sql(rng *r, const char *path) {
   sqlite3_close(h);
 }
 
+/* A message must show file text escaped: no control character. */
+static void check_message(const char *what) {
+  for (const char *s = odb_last_error(); *s; ++s)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      fail("%s: a message with control character 0x%02x: %s", what, *s,
+           odb_last_error());
+}
+
+/* Arrays the fuzzed readers may allocate (a mutated size line asks for
+   any size; the readers refuse more than this before allocating). */
+#define FUZZ_MAX_BYTES (64.0 * 1024 * 1024)
+
+/* A Matrix Market file: read raw, then as a sparse matrix converted to
+   every format that applies, SpMV'd, and written back. */
+static void run_mtx(const char *path, const char *out) {
+  odb_mtx m;
+  odb_mtx_opts o = {1, NULL, NULL, FUZZ_MAX_BYTES};
+  odb_sparse *A = NULL;
+  unsigned ok = BIT(ODB_ERR_IO) | BIT(ODB_ERR_NOMEM) | BIT(ODB_ERR_ARG);
+  odb_status st = odb_mtx_read(path, &o, &m);
+  if (st != ODB_OK) check_message("odb_mtx_read");
+  expect("odb_mtx_read", st, ok);
+  if (st == ODB_OK) odb_mtx_free(&m);
+  st = odb_sparse_read_mtx(path, &o, &A);
+  if (st != ODB_OK) check_message("odb_sparse_read_mtx");
+  expect("odb_sparse_read_mtx", st, ok);
+  if (st != ODB_OK) return;
+  double *x = calloc((size_t)A->n, sizeof *x), *y = calloc((size_t)A->n, sizeof *y);
+  if (!x || !y) fail("out of memory");
+  for (long i = 0; i < A->n; ++i) x[i] = 1.0 / (double)(i + 1);
+  for (int f = 1; f < ODB_FMT_COUNT; ++f) {
+    odb_sparse *B = NULL;
+    odb_sparse_conv c = {2, 0, (size_t)FUZZ_MAX_BYTES, NULL};
+    st = odb_sparse_convert_to(A, (odb_sparse_format)f, &c, &B);
+    expect("odb_sparse_convert_to", st, BIT(ODB_ERR_UNSUPPORTED) | BIT(ODB_ERR_NOMEM));
+    if (st == ODB_OK) odb_sparse_spmv(B, x, y);
+    odb_sparse_free(B);
+  }
+  odb_sparse_spmv(A, x, y);
+  expect("odb_sparse_write_mtx", odb_sparse_write_mtx(A, out), BIT(ODB_ERR_ARG));
+  free(x);
+  free(y);
+  odb_sparse_free(A);
+}
+
+/* A .npy file: read, written back, read again: the same array. */
+static void run_npy(const char *path, const char *out) {
+  odb_npy a, b;
+  odb_status st = odb_npy_read(path, &a);
+  if (st != ODB_OK) check_message("odb_npy_read");
+  expect("odb_npy_read", st, BIT(ODB_ERR_IO) | BIT(ODB_ERR_NOMEM));
+  if (st != ODB_OK) return;
+  if (odb_npy_write(out, &a) != ODB_OK) fail("odb_npy_write: %s", odb_last_error());
+  if (odb_npy_read(out, &b) != ODB_OK) fail("reading back: %s", odb_last_error());
+  size_t n = a.count * (a.dtype == ODB_NPY_C16 ? 2 : 1) * sizeof(double);
+  if (b.count != a.count || b.dtype != a.dtype || b.fortran != a.fortran ||
+      b.shape[0] != a.shape[0] || b.shape[1] != a.shape[1] || memcmp(a.data, b.data, n))
+    fail("a .npy file read back differs from the one written");
+  odb_npy_free(&a);
+  odb_npy_free(&b);
+}
+
 /* }====== */
 
 /* {====== the loop */
 
-enum { T_EVENTS, T_CSV, T_PLOT, T_BANDWIDTH, T_TUNEDB, NTARGETS };
+enum { T_EVENTS, T_CSV, T_PLOT, T_BANDWIDTH, T_TUNEDB, T_MTX, T_NPY,
+       NTARGETS };
 static const char *const target_names[NTARGETS] = {
-  "events", "csv", "plot", "bandwidth", "tunedb"
+  "events", "csv", "plot", "bandwidth", "tunedb", "mtx", "npy"
 };
 
 typedef struct paths {
   char events[1024], csv[1024], rundir[1024], run_events[1024],
-       run_csv[1024], plots[1024], bw[1024], db[1024];
+       run_csv[1024], plots[1024], bw[1024], db[1024], mtx[1024],
+       npy[1024], out[1024];
 } paths;
 
 /* Removes the files SQLite keeps beside a database. */
@@ -662,6 +760,18 @@ static void iterate(uint64_t seed, long i, int t, const paths *p) {
     spit(p->bw, &b);
     run_bandwidth();
     break;
+  case T_MTX:
+    set(&b, seed_mtx[k].p, seed_mtx[k].n);
+    mutate(&r, &b, &seed_mtx[!k]);
+    spit(p->mtx, &b);
+    run_mtx(p->mtx, p->out);
+    break;
+  case T_NPY:
+    set(&b, seed_npy[k].p, seed_npy[k].n);
+    mutate(&r, &b, &seed_npy[!k]);
+    spit(p->npy, &b);
+    run_npy(p->npy, p->out);
+    break;
   default:
     remove_db(p->db);
     set(&b, seed_db[k].p, seed_db[k].n);
@@ -685,7 +795,7 @@ static double now(void) {
 
 static void usage(void) {
   fprintf(stderr, "usage: fuzz_readers [--seed S] [--seconds T] "
-          "[--iterations N] [--target events|csv|plot|bandwidth|tunedb] "
+          "[--iterations N] [--target events|csv|plot|bandwidth|tunedb|mtx|npy] "
           "[--replay I] [--keep]\n");
   exit(2);
 }
@@ -759,6 +869,9 @@ int main(int argc, char **argv) {
   snprintf(p.plots, sizeof p.plots, "%s/plots", dir);
   snprintf(p.bw, sizeof p.bw, "%s/cache/odebench/bandwidth.json", dir);
   snprintf(p.db, sizeof p.db, "%s/tune.db", dir);
+  snprintf(p.mtx, sizeof p.mtx, "%s/a.mtx", dir);
+  snprintf(p.npy, sizeof p.npy, "%s/a.npy", dir);
+  snprintf(p.out, sizeof p.out, "%s/out", dir);
   snprintf(empty, sizeof empty, "%s/bin", dir);
   snprintf(cache, sizeof cache, "%s/cache", dir);
   mkdir(p.rundir, 0755);
@@ -796,6 +909,8 @@ int main(int argc, char **argv) {
     free(seed_csv[k].p);
     free(seed_bw[k].p);
     free(seed_db[k].p);
+    free(seed_mtx[k].p);
+    free(seed_npy[k].p);
   }
   setenv("PATH", old_path, 1);
   free(old_path);

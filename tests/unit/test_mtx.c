@@ -220,6 +220,12 @@ static void test_bad_input(void)
   expect("b23.mtx", H "1 1 1\n1 1\n", "b23.mtx: line 3: expected a real value, got 'end of line'");
   expect("b24.mtx", "%%MatrixMarket matrix array real general\n2 2\n1.5\n2.5\n3.5\n",
          "b24.mtx: line 5: the file ends after 3 of the 4 entries the size line (line 2) declares");
+  odb_mtx_opts lim = {1, NULL, NULL, 1e6};
+  odb_sparse *L = NULL;
+  put(path("b26.mtx"), H "100000 100000 1\n1 1 1\n");
+  odb_status lst = odb_sparse_read_mtx(path("b26.mtx"), &lim, &L);
+  tap_ok(lst == ODB_ERR_NOMEM && !strcmp(strstr(odb_last_error(), "b26.mtx"), "b26.mtx: a 100000 x 100000 matrix of 1 entries would need 1.6e+06 bytes, more than max_bytes (1e+06)"),
+         "max_bytes refuses before allocating: %s", strstr(odb_last_error(), "b26.mtx"));
   put(path("b25\x1b[31m.mtx"), "junk\n");
   odb_sparse *A = NULL;
   odb_sparse_read_mtx(path("b25\x1b[31m.mtx"), NULL, &A);
@@ -264,7 +270,7 @@ static void test_threads(void)
 {
   long n = 400000;
   big_file(path("big.mtx"), n, 0);
-  odb_mtx_opts one = {1, NULL, NULL}, four = {4, progress, NULL};
+  odb_mtx_opts one = {1, NULL, NULL, 0}, four = {4, progress, NULL, 0};
   odb_sparse *A = NULL, *B = NULL;
   int ok = odb_sparse_read_mtx(path("big.mtx"), &one, &A) == ODB_OK &&
            odb_sparse_read_mtx(path("big.mtx"), &four, &B) == ODB_OK;

@@ -118,6 +118,8 @@ static void test_bad(void)
   expect("e9.npy", 1, "{'descr': '<f8', 'descr': '<f8', }\n", 16, "e9.npy: byte offset 27: key 'descr' given twice");
   expect("e10.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), 'x': 1}\n", 16,
          "e10.npy: byte offset 66: unknown key 'x' (expected 'descr', 'fortran_order', 'shape')");
+  expect("e10a.npy", 1, "{'descr': '<f8', 'x\x1b[2J': 1}\n", 16,
+         "e10a.npy: byte offset 27: unknown key 'x\\x1b[2J' (expected 'descr', 'fortran_order', 'shape')");
   expect("e11.npy", 1, "{'descr': '<f8', 'fortran_order': false, 'shape': (2,), }\n", 16,
          "e11.npy: byte offset 44: expected True or False for 'fortran_order', got 'false, 'shap'");
   expect("e12.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), }\n", 0,
