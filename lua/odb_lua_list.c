@@ -11,6 +11,9 @@ static const char *param_type_name(odb_param_type t) {
   case ODB_PARAM_INT: return "int";
   case ODB_PARAM_REAL: return "real";
   case ODB_PARAM_ENUM: return "enum";
+  case ODB_PARAM_BOOL: return "bool";
+  case ODB_PARAM_POW2: return "int";
+  case ODB_PARAM_POS: return "real";
   }
   return "?";
 }
@@ -46,12 +49,18 @@ static const char *enum_choice(const char *choices, int idx, char *buf,
   return buf;
 }
 
-/* The default of d as text: the choice name for enums, a number otherwise. */
+/*
+** The default of d as text: the choice name for enums, true or false, a
+** number otherwise; "auto" where the owner chooses (the doc says how).
+*/
 static const char *default_text(const odb_param_decl *d, char *buf,
                                 size_t len) {
-  if (d->type == ODB_PARAM_ENUM)
+  if (!odb_param_has_default(d)) snprintf(buf, len, "auto");
+  else if (d->type == ODB_PARAM_ENUM)
     return enum_choice(d->choices, (int)d->def, buf, len);
-  snprintf(buf, len, "%.10g", d->def);
+  else if (d->type == ODB_PARAM_BOOL)
+    snprintf(buf, len, "%s", d->def != 0 ? "true" : "false");
+  else snprintf(buf, len, "%.10g", d->def);
   return buf;
 }
 
@@ -75,31 +84,45 @@ static void set_int(lua_State *L, const char *k, lua_Integer v) {
   lua_setfield(L, -2, k);
 }
 
-/* Pushes {name, doc, params = {{name, type, default, min, max, doc}...}}. */
-static void push_problem_type(lua_State *L, const odb_problem_type *t) {
-  lua_createtable(L, 0, 3);
-  set_str(L, "name", t->name);
-  set_str(L, "doc", t->doc);
-  lua_createtable(L, t->nparams, 0);
-  for (int i = 0; i < t->nparams; ++i) {
-    const odb_param_decl *d = &t->params[i];
-    lua_createtable(L, 0, 6);
+/*
+** Pushes {{name, type, default, min, max, [choices], allowed, doc}...} of
+** decls[0..n): default is a number, a choice's name, a boolean, or
+** "auto" where the owner chooses; allowed is what the error messages say
+** (odb_param_allowed).
+*/
+static void push_params(lua_State *L, const odb_param_decl *decls, int n) {
+  char buf[160];
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; ++i) {
+    const odb_param_decl *d = &decls[i];
+    lua_createtable(L, 0, 8);
     set_str(L, "name", d->name);
     set_str(L, "type", param_type_name(d->type));
-    if (d->type == ODB_PARAM_INT) {
-      set_int(L, "default", (lua_Integer)d->def);
-    } else if (d->type == ODB_PARAM_ENUM) {
-      char buf[64];
+    if (!odb_param_has_default(d) || d->type == ODB_PARAM_ENUM) {
       set_str(L, "default", default_text(d, buf, sizeof buf));
+    } else if (d->type == ODB_PARAM_BOOL) {
+      lua_pushboolean(L, d->def != 0);
+      lua_setfield(L, -2, "default");
+    } else if (d->type == ODB_PARAM_INT || d->type == ODB_PARAM_POW2) {
+      set_int(L, "default", (lua_Integer)d->def);
     } else {
       set_num(L, "default", d->def);
     }
     set_num(L, "min", d->min);
     set_num(L, "max", d->max);
     if (d->choices) set_str(L, "choices", d->choices);
+    set_str(L, "allowed", odb_param_allowed(d, buf, sizeof buf));
     set_str(L, "doc", d->doc);
     lua_rawseti(L, -2, i + 1);
   }
+}
+
+/* Pushes {name, doc, params = push_params}. */
+static void push_problem_type(lua_State *L, const odb_problem_type *t) {
+  lua_createtable(L, 0, 3);
+  set_str(L, "name", t->name);
+  set_str(L, "doc", t->doc);
+  push_params(L, t->params, t->nparams);
   lua_setfield(L, -2, "params");
 }
 
@@ -149,10 +172,12 @@ void odbL_push_list(lua_State *L, odb_ctx *c) {
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
     const odb_variant *v = odb_variant_at(i);
-    lua_createtable(L, 0, 3);
+    lua_createtable(L, 0, 4);
     set_str(L, "name", v->name);
     set_str(L, "backend", v->backend);
     set_str(L, "doc", v->doc);
+    push_params(L, v->opts, v->nopts);   /* the options it takes (tiling) */
+    lua_setfield(L, -2, "options");
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "variants");
@@ -187,23 +212,23 @@ void odbL_push_list(lua_State *L, odb_ctx *c) {
 
 /* {====== odebench --list */
 
+/*
+** One line a declared parameter under its owner: name, type, default, what
+** it allows (as the error messages say it), doc.
+*/
+static void print_param(FILE *f, const odb_param_decl *d) {
+  char allowed[160], def[64];
+  fprintf(f, "  %-12s   %-11s %-4s default %-8s %-22s %s\n", "", d->name,
+          param_type_name(d->type), default_text(d, def, sizeof def),
+          odb_param_allowed(d, allowed, sizeof allowed), d->doc ? d->doc : "");
+}
+
 static void print_problems(FILE *f) {
   fprintf(f, "problems\n");
   for (int i = 0; i < odb_problem_type_count(); ++i) {
     const odb_problem_type *t = odb_problem_type_at(i);
     fprintf(f, "  %-12s %s\n", t->name, t->doc ? t->doc : "");
-    for (int j = 0; j < t->nparams; ++j) {
-      const odb_param_decl *d = &t->params[j];
-      char range[96], def[64];
-      if (d->type == ODB_PARAM_ENUM)
-        snprintf(range, sizeof range, "one of %s",
-                 d->choices ? d->choices : "");
-      else
-        snprintf(range, sizeof range, "[%.10g, %.10g]", d->min, d->max);
-      fprintf(f, "  %-12s   %-8s %-4s default %-8s %-22s %s\n", "", d->name,
-              param_type_name(d->type), default_text(d, def, sizeof def),
-              range, d->doc ? d->doc : "");
-    }
+    for (int j = 0; j < t->nparams; ++j) print_param(f, &t->params[j]);
   }
 }
 
@@ -227,13 +252,18 @@ static void print_methods(FILE *f) {
   }
 }
 
-/* One line per variant: name, backend, what it does. */
+/*
+** One line per variant: name, backend, what it does; under a variant that
+** takes options (a tiled GPU variant's tiling = {...}), one line each.
+*/
 static void print_variants(FILE *f) {
   fprintf(f, "\nvariants\n  %-12s %-8s %s\n", "name", "backend",
           "what it does");
   for (int i = 0; i < odb_variant_count(); ++i) {
     const odb_variant *v = odb_variant_at(i);
     fprintf(f, "  %-12s %-8s %s\n", v->name, v->backend, v->doc ? v->doc : "");
+    if (v->nopts > 0) fprintf(f, "  %-12s   options (tiling = {...}):\n", "");
+    for (int j = 0; j < v->nopts; ++j) print_param(f, &v->opts[j]);
   }
 }
 

@@ -17,13 +17,6 @@ static const char *const solver_keys[] = {
   "m", "threads", "sync", "tiling", NULL
 };
 
-static const char *const tiling_keys[] = {
-  "threads", "comps", "blocks", "stride", "barrier", "wg_per_tile", "tiles",
-  "wg_per_sm", "persistent", "watchdog", "rows", "band", "skew", "carry",
-  "lag",
-  "width", "width2", "height", "early", "cluster", NULL
-};
-
 static const char *const integrate_keys[] = {
   "t0", "t1", "reference", "label", NULL
 };
@@ -122,28 +115,24 @@ static odbL_solver *check_solver(lua_State *L, int idx) {
 
 /* {====== ob.solver */
 
-/* An integer field of the tiling table at idx in [lo, hi], or 0 absent. */
-static int tiling_int(lua_State *L, int idx, const char *k, int lo, int hi) {
-  char shown[32];
-  snprintf(shown, sizeof shown, "tiling.%s", k);
-  return (int)odbL_opt_int_range(L, 1, idx, k, shown, lo, hi, 0);
-}
-
-/* A letter field ('A', 'B' or 'C') of the tiling table at idx, or 0. */
-static char tiling_abc(lua_State *L, int idx, const char *k) {
-  const char *sv = odbL_opt_string(L, idx, k, NULL);
-  if (!sv) return 0;
-  if ((sv[0] == 'A' || sv[0] == 'B' || sv[0] == 'C') && sv[1] == 0)
-    return sv[0];
-  luaL_error(L, "bad argument #1 (field 'tiling.%s': must be \"A\", \"B\" "
-             "or \"C\", got \"%s\")", k, sv);
-  return 0;
-}
-
-/* Reads the table field tiling (gpu_multiblock's and gpu_stream2d's tile
-   configuration). */
-static void read_tiling(lua_State *L, odb_tiling_opts *t) {
-  int idx;
+/*
+** Reads the table field tiling, the options of a tiled GPU variant
+** (docs/gpu.md), into o->vopts: a value by name for each field (a number;
+** a boolean as the text "true" or "false", as odb_param_value takes it; a
+** string), in a list kept in a userdata that stays on the stack until
+** ob.solver returns (the names and strings belong to the tiling table,
+** which the argument holds). Where field variant names a registered
+** variant, each value is checked here against the options that variant
+** declares, so that the error names the field ('tiling.threads') and comes
+** before any backend or device is looked for; with "auto" the solver
+** checks them against the variant it picks (odb_variant_check_opts).
+*/
+static void read_tiling(lua_State *L, odb_solver_opts *o) {
+  const odb_variant *v;
+  odb_param_value *vals;
+  char why[256], names[512];
+  double x;
+  int idx, n = 0;
   if (lua_getfield(L, 1, "tiling") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
@@ -151,59 +140,48 @@ static void read_tiling(lua_State *L, odb_tiling_opts *t) {
   if (!lua_istable(L, -1))
     luaL_argerror(L, 1, "field 'tiling': must be a table");
   idx = lua_gettop(L);
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    int ok = 0;
-    if (lua_type(L, -2) == LUA_TSTRING)
-      for (int i = 0; tiling_keys[i] && !ok; ++i)
-        ok = strcmp(lua_tostring(L, -2), tiling_keys[i]) == 0;
-    if (!ok)
-      luaL_error(L, "bad argument #1 (field 'tiling': unknown field '%s' "
-                 "(allowed: threads, comps, blocks, stride, barrier, "
-                 "wg_per_tile, tiles, wg_per_sm, persistent, watchdog, rows, "
-                 "band, skew, carry, lag, width, width2, height, early, "
-                 "cluster))",
-                 luaL_tolstring(L, -2, NULL));
-    lua_pop(L, 1);
+  for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) ++n;
+  vals = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *vals, 0);
+  n = 0;
+  for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1), ++n) {
+    odb_param_value *g = &vals[n];
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_argerror(L, 1, lua_pushfstring(L, "field 'tiling': unknown field "
+                    "'%s' (option names are strings)",
+                    luaL_tolstring(L, -2, NULL)));
+    g->name = lua_tostring(L, -2);
+    g->num = 0.0;
+    g->str = NULL;
+    switch (lua_type(L, -1)) {
+    case LUA_TNUMBER: g->num = (double)lua_tonumber(L, -1); break;
+    case LUA_TBOOLEAN: g->str = lua_toboolean(L, -1) ? "true" : "false"; break;
+    case LUA_TSTRING: g->str = lua_tostring(L, -1); break;
+    default:
+      luaL_argerror(L, 1, lua_pushfstring(L, "field 'tiling.%s': must be a "
+                    "number, a boolean or a string, got %s", g->name,
+                    luaL_typename(L, -1)));
+    }
   }
-  t->threads = tiling_int(L, idx, "threads", 32, 1024);
-  if (t->threads & (t->threads - 1))
-    luaL_argerror(L, 1, "field 'tiling.threads': must be a power of two");
-  t->comps = tiling_int(L, idx, "comps", 1, 8);
-  t->blocks = tiling_int(L, idx, "blocks", 1, 8);
-  t->wg_per_tile = tiling_int(L, idx, "wg_per_tile", 1, 1 << 20);
-  t->tiles = tiling_int(L, idx, "tiles", 1, 1 << 20);
-  t->wg_per_sm = tiling_int(L, idx, "wg_per_sm", 1, 64);
-  t->rows = tiling_int(L, idx, "rows", 1, 1 << 30);
-  t->band = tiling_int(L, idx, "band", 1, 4);
-  t->skew = tiling_int(L, idx, "skew", 1, 2);
-  t->lag = tiling_int(L, idx, "lag", 1, 2);
-  if (lua_getfield(L, idx, "carry") != LUA_TNIL)   /* 0 is a choice here */
-    t->carry = 1 + tiling_int(L, idx, "carry", 0, 3);
-  lua_pop(L, 1);
-  t->width = tiling_int(L, idx, "width", 1, 1 << 30);
-  t->width2 = tiling_int(L, idx, "width2", 1, 1 << 30);
-  t->height = tiling_int(L, idx, "height", 1, 2 * 16);
-  t->cluster = tiling_int(L, idx, "cluster", 1, 8);
-  if (t->cluster & (t->cluster - 1))
-    luaL_argerror(L, 1, "field 'tiling.cluster': must be 1, 2, 4 or 8");
-  t->stride = tiling_abc(L, idx, "stride");
-  t->barrier = tiling_abc(L, idx, "barrier");
-  if (lua_getfield(L, idx, "persistent") != LUA_TNIL) {
-    if (!lua_isboolean(L, -1))
-      luaL_argerror(L, 1, "field 'tiling.persistent': must be a boolean");
-    t->persistent = lua_toboolean(L, -1) ? 1 : -1;
+  v = odb_variant_find(odbL_opt_string(L, 1, "variant", "auto"));
+  for (int i = 0; v && i < n; ++i) {
+    int k = odb_param_find(v->opts, v->nopts, vals[i].name);
+    if (v->nopts <= 0) {
+      odb_variant_check_opts(v, &vals[i], 1);
+      luaL_argerror(L, 1, lua_pushfstring(L, "field 'tiling': %s",
+                    odb_last_error()));
+    }
+    if (k < 0)
+      luaL_argerror(L, 1, lua_pushfstring(L, "field 'tiling': unknown field "
+                    "'%s' (%s takes %s)", vals[i].name, v->name,
+                    odb_param_names(v->opts, v->nopts, names,
+                                    sizeof names)));
+    if (odb_param_check(&v->opts[k], &vals[i], &x, why, sizeof why) !=
+        ODB_OK)
+      luaL_argerror(L, 1, lua_pushfstring(L, "field 'tiling.%s': %s",
+                    vals[i].name, why));
   }
-  lua_pop(L, 1);
-  if (lua_getfield(L, idx, "early") != LUA_TNIL) {
-    if (!lua_isboolean(L, -1))
-      luaL_argerror(L, 1, "field 'tiling.early': must be a boolean");
-    t->early = lua_toboolean(L, -1) ? 1 : -1;
-  }
-  lua_pop(L, 1);
-  if (odbL_opt_number(L, idx, "watchdog", &t->watchdog) && !(t->watchdog > 0))
-    luaL_argerror(L, 1, "field 'tiling.watchdog': must be positive seconds");
-  lua_pop(L, 1);
+  o->vopts = vals;
+  o->nvopts = n;
 }
 
 /* Reads the numeric options of the table at 1 into o; raises on bad ones. */
@@ -263,7 +241,7 @@ static void read_opts(lua_State *L, odb_solver_opts *o) {
       else luaL_argerror(L, 1, "field 'sync': must be 'step' or 'call'");
     }
   }
-  read_tiling(L, &o->tiling);
+  read_tiling(L, o);
 }
 
 /* Looks up a backend; the error lists the registered ones and the notes on

@@ -8,6 +8,7 @@
 #include "odb_method.h"
 #include "odb_solver.h"
 #include "odb_team.h"
+#include "odb_size.h"
 
 #include <limits.h>
 #include <math.h>
@@ -206,6 +207,53 @@ static odb_status sync_check(const odb_solver *s) {
                   s->variant->name);
 }
 
+/*
+** Gives s its own copy of the variant options o->vopts in one block (the
+** values, then their names and strings), so that the caller's list need
+** not outlive create and a later init (set_variant) still finds them.
+** s->opts.vopts is that block (freed by destroy) or NULL.
+*/
+static odb_status copy_vopts(odb_solver *s, const odb_solver_opts *o) {
+  size_t bytes = 0, len;
+  odb_param_value *v;
+  char *text;
+  s->opts.vopts = NULL;
+  s->opts.nvopts = 0;
+  if (!o || o->nvopts == 0) return ODB_OK;
+  if (o->nvopts < 0 || !o->vopts)
+    return ODB_FAIL(ODB_ERR_ARG, "variant options: %d given without a list",
+                    o->nvopts);
+  if (odb_size_mul(&bytes, (size_t)o->nvopts, sizeof *v))
+    return ODB_FAIL(ODB_ERR_ARG, "variant options: %d are too many",
+                    o->nvopts);
+  for (int i = 0; i < o->nvopts; ++i) {
+    const odb_param_value *g = &o->vopts[i];
+    if (!g->name)
+      return ODB_FAIL(ODB_ERR_ARG, "variant option %d has no name", i + 1);
+    len = strlen(g->name) + 1 + (g->str ? strlen(g->str) + 1 : 0);
+    if (odb_size_add(&bytes, bytes, len))
+      return ODB_FAIL(ODB_ERR_ARG, "variant options: too long");
+  }
+  v = malloc(bytes);
+  if (!v) return ODB_FAIL(ODB_ERR_NOMEM, "variant options (%zu bytes)", bytes);
+  text = (char *)(v + o->nvopts);
+  for (int i = 0; i < o->nvopts; ++i) {
+    const odb_param_value *g = &o->vopts[i];
+    v[i] = *g;
+    len = strlen(g->name) + 1;
+    v[i].name = memcpy(text, g->name, len);
+    text += len;
+    if (g->str) {
+      len = strlen(g->str) + 1;
+      v[i].str = memcpy(text, g->str, len);
+      text += len;
+    }
+  }
+  s->opts.vopts = v;
+  s->opts.nvopts = o->nvopts;
+  return ODB_OK;
+}
+
 odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
                              const odb_method *m, odb_backend *b,
                              const char *variant, const odb_solver_opts *o,
@@ -223,10 +271,13 @@ odb_status odb_solver_create(odb_ctx *ctx, const odb_problem *p,
   s->backend = b;
   s->n = p->n;
   if (o) s->opts = *o;
+  st = copy_vopts(s, o);
   opts_defaults(&s->opts);
-  st = opts_check(&s->opts);
+  if (st == ODB_OK) st = opts_check(&s->opts);
   if (st == ODB_OK) st = set_orders(s);
   if (st == ODB_OK) st = pick_variant(p, m, b, variant, &s->variant);
+  if (st == ODB_OK)
+    st = odb_variant_check_opts(s->variant, s->opts.vopts, s->opts.nvopts);
   if (st == ODB_OK) st = sync_check(s);
   if (st == ODB_OK) st = alloc_vectors(s);
   if (st == ODB_OK) st = s->variant->init(s);
@@ -243,6 +294,7 @@ void odb_solver_destroy(odb_solver *s) {
   if (!s) return;
   if (s->variant && s->variant->fini) s->variant->fini(s);
   free_vectors(s);
+  free((void *)s->opts.vopts);   /* copy_vopts's block */
   free(s);
 }
 
@@ -278,6 +330,8 @@ odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
   if (!v->applies(s->problem, s->method, why, sizeof why))
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "variant '%s' does not apply: %s",
                     v->name, why);
+  /* the variant options stay with the solver: v must take them */
+  ODB_TRY(odb_variant_check_opts(v, s->opts.vopts, s->opts.nvopts));
   if (old && old->fini) old->fini(s);
   s->vdata = NULL;
   st = enter_variant(s, v, block, threads);

@@ -10,44 +10,6 @@ typedef struct odb_solver odb_solver;
 typedef struct odb_variant odb_variant;
 
 /* Options of a solver. Zero means "the default" for every number. */
-/*
-** Multi-block tiling of the GPU variant gpu_multiblock (M. Korch and
-** T. Werner, "An in-depth introduction of multi-workgroup tiling for
-** improving the locality of explicit one-step methods for ODE systems with
-** limited access distance on GPUs", sections 4.5-4.6); 0 in any field: the
-** variant's default or its choice by that paper's equation (8).
-*/
-typedef struct odb_tiling_opts {
-  int threads;           /* threads per block (default 256) */
-  int comps;             /* consecutive components per block, n_comp (1) */
-  int blocks;            /* blocks per thread, n_blocks (2) */
-  char stride;           /* 'A', 'B' (default) or 'C' */
-  char barrier;          /* 'A' (default), 'B' or 'C' */
-  int wg_per_tile;       /* thread blocks per tile */
-  int tiles;             /* concurrent tiles */
-  int wg_per_sm;         /* thread blocks per multiprocessor, n_wgcore */
-  int persistent;        /* 1 (default): a resident grid loops over the
-                            tiles; -1: one group of blocks per tile */
-  double watchdog;       /* seconds a barrier may wait (default 2) */
-  long rows;             /* gpu_stream2d: grid rows per block */
-  int band;              /* gpu_stream2d: rows a pass (1..4) */
-  int skew;              /* gpu_stream2d: rows between stages, 1 or 2 */
-  int carry;             /* gpu_stream2d (skew 2): 1 + the stencil centre
-                            rows kept in registers (1..4; 0: default) */
-  int lag;               /* gpu_stream2d (skew 2, star stencils): rows
-                            stage l runs behind stage l-1 with a barrier
-                            a pass, 1 or 2 (0: 1 on star stencils, else 2) */
-  long width, width2;    /* gpu_hexagonal / gpu_trapezoid: widest width of
-                            the odd and the even tiles (width2 0: same) */
-  int height;            /* gpu_hexagonal (even, 2..2s) / gpu_trapezoid
-                            (1..s): tile height in stages */
-  int cluster;           /* gpu_stream2d (skew 2, lag 1): blocks of a
-                            cluster, 1, 2, 4 or 8 (0: 1) */
-  int early;             /* gpu_stream2d: 0 (default) or 1 launches each
-                            step early where the device can (compute
-                            capability 9.0 on); -1: after the step before */
-} odb_tiling_opts;
-
 typedef struct odb_solver_opts {
   double rtol, atol;     /* default 1e-6 both */
   double safety;         /* default 0.9 */
@@ -74,7 +36,16 @@ typedef struct odb_solver_opts {
                             the variant has one by default (advance,
                             advance_default), ODB_SYNC_CALL asks for it
                             (an error where there is none) */
-  odb_tiling_opts tiling;  /* gpu_multiblock's tile configuration */
+  /*
+  ** Options of the variant, by name: those it declares (odb_variant.opts,
+  ** e.g. the tile configuration of a tiled GPU variant), checked against
+  ** its declarations when the solver is made and handed to it untouched;
+  ** a variant that declares none refuses any. The solver keeps its own
+  ** copy (s->opts.vopts points at it), so the caller's list need only
+  ** last through odb_solver_create.
+  */
+  const odb_param_value *vopts;
+  int nvopts;
 } odb_solver_opts;
 
 #define ODB_SYNC_STEP 1
@@ -170,6 +141,14 @@ struct odb_variant {
      controller; 0: only when sync = call asks for it (where it measured
      slower than the host's: each launch waits for the controller) */
   int advance_default;
+  /*
+  ** The options the variant takes (odb_solver_opts.vopts) with their
+  ** ranges and docs, as odebench --list shows them; NULL and 0: none. The
+  ** core checks given options against them (odb_variant_check_opts) and
+  ** init resolves them (odb_param_resolve) for its own use.
+  */
+  const odb_param_decl *opts;
+  int nopts;
 };
 
 struct odb_solver {
@@ -217,6 +196,15 @@ odb_status odb_variant_register(const odb_variant *v);
 int odb_variant_count(void);
 const odb_variant *odb_variant_at(int i);
 const odb_variant *odb_variant_find(const char *name);
+/*
+** ODB_OK when every one of given[0..ngiven) names an option v declares,
+** with a value it allows; else ODB_ERR_ARG naming the variant, the option
+** and what is allowed ("variant 'plain' takes no option 'threads' (it
+** declares none)", "variant 'gpu_stream2d': option 'band' must be in
+** 1..4, got 5").
+*/
+odb_status odb_variant_check_opts(const odb_variant *v,
+                                  const odb_param_value *given, int ngiven);
 extern const odb_variant odb_variant_plain;
 extern const odb_variant odb_variant_fused;
 
@@ -278,9 +266,10 @@ odb_status odb_solver_step_to(odb_solver *s, double t1,
 ** one's allocated (variant->init); the state (t, y), the proposed next
 ** step and the running statistics stay; FSAL data is dropped. variant is
 ** a registered name ("auto" is refused); block and threads as in
-** odb_solver_opts (0: the variant's default, all cores). On failure (an
-** unknown name, a variant that does not apply or runs on another backend,
-** init failing) s goes back to its old variant and settings and the error
+** odb_solver_opts (0: the variant's default, all cores). The variant
+** options (opts.vopts) stay with the solver, so v must take them. On
+** failure (an unknown name, a variant that does not apply, runs on another
+** backend or refuses the variant options, init failing) s goes back to its old variant and settings and the error
 ** is returned; ODB_ERR_INTERNAL if even that fails (s then has no usable
 ** variant and must be destroyed).
 */

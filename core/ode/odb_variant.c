@@ -1,5 +1,6 @@
 /* odb_variant.c - the variant registry and the shared explicit RK pieces. */
 #include "odb_status.h"
+#include "odb_param.h"
 #include "odb_method.h"
 #include "odb_solver.h"
 #include "erk_common.h"
@@ -150,6 +151,28 @@ const odb_variant *odb_variant_find(const char *name) {
     if (strcmp(variants[i]->name, name) == 0) v = variants[i];
   pthread_mutex_unlock(&variants_mu);
   return v;
+}
+
+odb_status odb_variant_check_opts(const odb_variant *v,
+                                  const odb_param_value *given, int ngiven) {
+  char names[512], why[256];
+  double value;
+  for (int k = 0; k < ngiven; ++k) {
+    const char *name = given[k].name ? given[k].name : "(null)";
+    int i = odb_param_find(v->opts, v->nopts, given[k].name);
+    if (v->nopts <= 0)
+      return ODB_FAIL(ODB_ERR_ARG, "variant '%s' takes no option '%s' (it "
+                      "declares none)", v->name, name);
+    if (i < 0)
+      return ODB_FAIL(ODB_ERR_ARG, "variant '%s' has no option '%s' (valid: "
+                      "%s)", v->name, name,
+                      odb_param_names(v->opts, v->nopts, names, sizeof names));
+    if (odb_param_check(&v->opts[i], &given[k], &value, why, sizeof why) !=
+        ODB_OK)
+      return ODB_FAIL(ODB_ERR_ARG, "variant '%s': option '%s' %s", v->name,
+                      name, why);
+  }
+  return ODB_OK;
 }
 
 /* Collects the nonzero coefficients of row[0..len) in index order. */

@@ -375,6 +375,8 @@ static odb_status ensure_ref(odb_online *ol) {
   if (ol->ref) return ODB_OK;
   o.block = 0;
   o.threads = 0;                  /* h_fixed stays: redo_with_ref steps */
+  o.vopts = NULL;                 /* s's variant's options, not the CPU's */
+  o.nvopts = 0;
   return odb_solver_create(s->ctx, s->problem, s->method,
                            cpu ? cpu : s->backend, name, &o, &ol->ref);
 }

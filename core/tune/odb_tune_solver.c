@@ -134,6 +134,8 @@ static odb_status make_reference(odb_tune_solver *ts) {
   o.block = 0;
   o.threads = 0;
   o.h_fixed = 0;
+  o.vopts = NULL;   /* the base variant's options; the reference takes none */
+  o.nvopts = 0;
   st = odb_solver_create(b->ctx, b->problem, b->method, cpu ? cpu : b->backend,
                          reference_name(ts), &o, &ref);
   if (st != ODB_OK) return st;

@@ -12,6 +12,7 @@
 #include "odb_nvrtc.h"
 #include "odebench.h"
 #include "odb_gpu_rk.h"
+#include "odb_gpu_rk_opts.h"
 
 /*
 ** The solver's vectors y, ynew and F_0..F_{s-1} live in device memory (the
@@ -332,7 +333,7 @@ static odb_status least_occupancy(const gpu_rk *g, unsigned threads,
 }
 
 /*
-** gpu_multiblock: the solver's tiling options with defaults; blocks per tile
+** gpu_multiblock: its options (odb_gpu_multiblock_opts); blocks per tile
 ** and concurrent tiles from equation (8) of Korch and Werner where not given
 ** (wg_per_tile = floor(wg_per_sm SMs / tiles)). A probe build gives the
 ** kernel's registers and so its occupancy; the final build is refused before
@@ -340,12 +341,15 @@ static odb_status least_occupancy(const gpu_rk *g, unsigned threads,
 ** grid, or one tile's group) exceed what the device holds.
 */
 static odb_status multiblock_init(odb_solver *s) {
-  const odb_tiling_opts *t = &s->opts.tiling;
+  odb_tiling_opts tiling;
+  const odb_tiling_opts *t = &tiling;
   odb_device_info dev;
   odb_gen_opts o;
   gpu_rk *g = NULL;
-  int occ = 0, persistent = t->persistent >= 0;
+  int occ = 0, persistent;
   long halo = (long)(s->method->s - 1) * s->problem->d, per, cap, G, tiles;
+  ODB_TRY(odb_gpu_tiling_resolve(s, &tiling));
+  persistent = t->persistent;
   ODB_TRY(new_state(s, &dev, &g));
   memset(&o, 0, sizeof o);
   o.threads = t->threads > 0 ? t->threads : DEFAULT_THREADS;
@@ -520,31 +524,31 @@ static int s2d_early_store(long S) {
 ** Whether gpu_stream2d launches each step early (odb_gpu_launch_ex: its
 ** blocks start as the step before leaves the multiprocessors, and wait in
 ** the kernel for it to end): on compute capability 9.0 and later, unless
-** tiling.early is false or ODEBENCH_PDL=0 (for comparisons). Measured about
+** the option early is false or ODEBENCH_PDL=0 (for comparisons). Measured about
 ** 1% faster on an H100 (BENCHMARKS.md, "gpu_stream2d: layout
 ** measurements", early launch off / on).
 */
 static int s2d_early(const odb_device_info *dev, const odb_tiling_opts *t) {
   const char *v = getenv("ODEBENCH_PDL");
-  if (t->early < 0 || (v && *v && atoi(v) == 0)) return 0;
+  if (!t->early || (v && *v && atoi(v) == 0)) return 0;
   return dev->cc_major >= 9;
 }
 
 /*
-** The blocks of a gpu_stream2d cluster: tiling.cluster (or ODEBENCH_S2D_CLUSTER
+** The blocks of a gpu_stream2d cluster: the option cluster (or ODEBENCH_S2D_CLUSTER
 ** for all, for comparisons), else 1. Clusters carry halo columns only at
 ** their ends (BRUSS2D N = 2896, Verner, 128 threads: 24 strips in clusters
 ** of 2 against 26 alone, 8% fewer cells computed), but the edge columns
 ** they hand each other every pass cost more than that saves (measured
 ** slower on an H100 for every cluster size; BENCHMARKS.md, "gpu_stream2d:
-** layout measurements", tiling.cluster), so none is the default. Refused
+** layout measurements", cluster), so none is the default. Refused
 ** on a device without clusters.
 */
 static odb_status s2d_cluster(const odb_device_info *dev,
                               const odb_tiling_opts *t, odb_gen_opts *o) {
   const char *v = getenv("ODEBENCH_S2D_CLUSTER");
   if (t->cluster > 1 && dev->cc_major < 9)
-    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: tiling.cluster = %d "
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "gpu_stream2d: cluster = %d "
                     "needs compute capability 9.0 or later (this device: "
                     "%d.%d); leave it out or give 1", t->cluster,
                     dev->cc_major, dev->cc_minor);
@@ -554,13 +558,14 @@ static odb_status s2d_cluster(const odb_device_info *dev,
 }
 
 /*
-** gpu_stream2d: tiling.skew (default 2: one barrier a pass; 1 when a band
-** of several rows is asked for), tiling.threads per block (default: 128
+** gpu_stream2d, its options (odb_gpu_stream2d_opts): skew (default 2: one
+** barrier a pass; 1 when a band of several rows is asked for), threads per
+** block (default: 128
 ** for skew 1, s2d_threads for skew 2; fewer for a grid narrower than that:
 ** a strip is threads - 2 s columns wide),
-** tiling.rows per block, tiling.band rows a pass (skew 1 only, default 2),
-** tiling.carry (skew 2: the stencil's centre rows kept in registers,
-** default s2d_carry), tiling.wg_per_sm as the kernel's minimum resident
+** rows per block, band rows a pass (skew 1 only, default 2),
+** carry (skew 2: the stencil's centre rows kept in registers,
+** default s2d_carry), wg_per_sm as the kernel's minimum resident
 ** blocks. With skew 1
 ** the default rows are 48 (at least 6 s, so that the 2 s halo rows stay a
 ** small part), the best of a sweep on an H200; with skew 2 a probe build
@@ -571,11 +576,13 @@ static odb_status s2d_cluster(const odb_device_info *dev,
 ** layout measurements", rows a block).
 */
 static odb_status stream2d_init(odb_solver *s) {
-  const odb_tiling_opts *t = &s->opts.tiling;
+  odb_tiling_opts tiling;
+  const odb_tiling_opts *t = &tiling;
   odb_device_info dev;
   odb_gen_opts o;
   gpu_rk *g = NULL;
   long S = s->method->s, NR = s->problem->grid_rows;
+  ODB_TRY(odb_gpu_tiling_resolve(s, &tiling));
   ODB_TRY(new_state(s, &dev, &g));
   g->early = s2d_early(&dev, t);
   memset(&o, 0, sizeof o);
@@ -592,8 +599,8 @@ static odb_status stream2d_init(odb_solver *s) {
   /* lag 1 by default only where centre rows may be kept (carry 0 asked
      for takes lag 2) */
   o.lag = t->lag > 0 ? t->lag
-          : o.skew == 2 && t->carry != 1 ? s2d_lag(s->problem) : 2;
-  o.carry = t->carry > 0 ? t->carry - 1
+          : o.skew == 2 && t->carry != 0 ? s2d_lag(s->problem) : 2;
+  o.carry = t->carry >= 0 ? t->carry
             : o.skew != 2 ? 0 : o.lag == 1 ? 3 : s2d_carry(S);
   o.early_store = s2d_early_store(S);
   ODB_TRY(s2d_cluster(&dev, t, &o));
@@ -663,11 +670,11 @@ static int tile_threads(long w, long d) {
 
 /*
 ** The tile width and threads of a tiling with a height (G levels a half
-** tile): tiling.width, else the option block, else default_width;
-** tiling.width2; tiling.threads, else tile_threads of the wider tile.
+** tile): width, else the option block, else default_width; width2;
+** threads, else tile_threads of the wider tile.
 */
-static void height_opts(const odb_solver *s, long G, odb_gen_opts *o) {
-  const odb_tiling_opts *t = &s->opts.tiling;
+static void height_opts(const odb_solver *s, const odb_tiling_opts *t,
+                        long G, odb_gen_opts *o) {
   o->tile_w = t->width > 0 ? t->width : s->opts.block > 0 ? s->opts.block
               : default_width(G, s->problem->d);
   o->tile_w2 = t->width2;
@@ -677,17 +684,19 @@ static void height_opts(const odb_solver *s, long G, odb_gen_opts *o) {
 }
 
 /*
-** gpu_trapezoid: tiling.height below s tiles the step in rows of that
-** height (the shared generator of gpu_hexagonal); otherwise one row of
-** height s. The tile width is tiling.width, else the option block, else
-** default_width for rows and the widest that fits shared memory for one
-** row; rows take tiling.threads, else tile_threads.
+** gpu_trapezoid (odb_gpu_trapezoid_opts): a height below s tiles the step
+** in rows of that height (the shared generator of gpu_hexagonal);
+** otherwise one row of height s. The tile width is the option width, else
+** the option block, else default_width for rows and the widest that fits
+** shared memory for one row; rows take threads, else tile_threads.
 */
 static odb_status trapezoid_init(odb_solver *s) {
-  const odb_tiling_opts *t = &s->opts.tiling;
+  odb_tiling_opts tiling;
+  const odb_tiling_opts *t = &tiling;
   odb_device_info dev;
   odb_gen_opts o;
   gpu_rk *g = NULL;
+  ODB_TRY(odb_gpu_tiling_resolve(s, &tiling));
   ODB_TRY(new_state(s, &dev, &g));
   basic_opts(s, ODB_GEN_TRAPEZOID, &o);
   if (t->height <= 0 || t->height >= s->method->s) {   /* one row */
@@ -695,25 +704,27 @@ static odb_status trapezoid_init(odb_solver *s) {
     return tiled_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
   }
   o.tile_h = t->height;
-  height_opts(s, t->height, &o);
+  height_opts(s, t, t->height, &o);
   return tiled_finish(s, g, ODB_GEN_TRAPEZOID, &o, &dev);
 }
 
 /*
-** gpu_hexagonal: tiling.height (even, 2..2s; default 4, at most 2s),
-** tiling.width and width2 (the odd and even hexagons' widest widths;
-** default_width), tiling.threads (tile_threads).
+** gpu_hexagonal (odb_gpu_hexagonal_opts): height (even, 2..2s; default 4,
+** at most 2s), width and width2 (the odd and even hexagons' widest widths;
+** default_width), threads (tile_threads).
 */
 static odb_status hexagonal_init(odb_solver *s) {
-  const odb_tiling_opts *t = &s->opts.tiling;
+  odb_tiling_opts tiling;
+  const odb_tiling_opts *t = &tiling;
   odb_device_info dev;
   odb_gen_opts o;
   gpu_rk *g = NULL;
   int S = s->method->s;
+  ODB_TRY(odb_gpu_tiling_resolve(s, &tiling));
   ODB_TRY(new_state(s, &dev, &g));
   basic_opts(s, ODB_GEN_HEXAGON, &o);
   o.tile_h = t->height > 0 ? t->height : (2 * S < 4 ? 2 * S : 4);
-  height_opts(s, o.tile_h / 2, &o);
+  height_opts(s, t, o.tile_h / 2, &o);
   return tiled_finish(s, g, ODB_GEN_HEXAGON, &o, &dev);
 }
 
@@ -1043,9 +1054,9 @@ static const odb_variant odb_variant_gpu_trapezoid = {
   .doc = "GPU, single-block trapezoidal tiles across all stages (block = "
          "tile width): each tile's F in shared memory, an inverted "
          "trapezoid per tile boundary; needs (2s-2)d <= W and small d; "
-         "tiling.height below s: rows of that height (gpu_hexagonal's "
-         "generator; width, width2, threads); adaptive steps: the step "
-         "controller on the device (sync = step: on the host)",
+         "a height below s: rows of that height (gpu_hexagonal's "
+         "generator); adaptive steps: the step controller on the device "
+         "(sync = step: on the host)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = trapezoid_init,
@@ -1054,18 +1065,19 @@ static const odb_variant odb_variant_gpu_trapezoid = {
   .traffic = gpu_traffic,
   .advance = gpu_advance,
   .advance_default = 1,
+  .opts = odb_gpu_trapezoid_opts,
+  .nopts = ODB_GPU_TRAPEZOID_NOPTS,
 };
 
 static const odb_variant odb_variant_gpu_hexagonal = {
   .name = "gpu_hexagonal",
   .doc = "GPU, single-block hexagonal tiles across the stages (Korch and "
-         "Werner, §4.1, §4.6): hexagons of a height (tiling.height, even) "
+         "Werner, §4.1, §4.6): hexagons of a height (even) "
          "alternate in two kernels' parities; a thread keeps its components' "
          "stage values in registers, the argument goes through shared "
          "memory; F written only in the next kernel's edge bands (in full "
-         "below a later kernel); tiling options width, width2, height, "
-         "threads; adaptive steps: the step controller on the device (sync = "
-         "step: on the host)",
+         "below a later kernel); adaptive steps: the step controller on the "
+         "device (sync = step: on the host)",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = hexagonal_init,
@@ -1074,20 +1086,23 @@ static const odb_variant odb_variant_gpu_hexagonal = {
   .traffic = gpu_traffic,
   .advance = gpu_advance,
   .advance_default = 1,
+  .opts = odb_gpu_hexagonal_opts,
+  .nopts = ODB_GPU_HEXAGONAL_NOPTS,
 };
 
 static const odb_variant odb_variant_gpu_multiblock = {
   .name = "gpu_multiblock",
   .doc = "GPU, multi-block tiles across all stages (Korch and Werner, §4): "
          "groups of blocks share a tile, F in registers, arguments through an "
-         "L2-resident double buffer, barrier A/B/C per stage; tiling options "
-         "set threads, comps, blocks, stride, tiles, wg_per_tile, barrier",
+         "L2-resident double buffer, barrier A/B/C per stage",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = multiblock_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
   .traffic = gpu_traffic,
+  .opts = odb_gpu_multiblock_opts,
+  .nopts = ODB_GPU_MULTIBLOCK_NOPTS,
 };
 
 static const odb_variant odb_variant_gpu_stream2d = {
@@ -1105,11 +1120,9 @@ static const odb_variant odb_variant_gpu_stream2d = {
          "once; each step launched while the one before ends (compute "
          "capability 9.0 on); adaptive steps run the step controller on the "
          "device (one host round trip a batch of launches; sync = step: on "
-         "the host); tiling options skew, threads, rows, carry (skew 2), lag "
-         "(skew 2: 1 or 2), band (skew 1), wg_per_sm, early (false: after "
-         "the step before), cluster (1, 2, 4 or 8 blocks side by side that "
-         "hand each other their edge columns each pass, compute capability "
-         "9.0; default 1, as the exchange costs more than it saves)",
+         "the host); clusters of blocks that hand each other their edge "
+         "columns are an option, none by default, as the exchange costs "
+         "more than it saves",
   .backend = "cuda",
   .applies = stream2d_applies,
   .init = stream2d_init,
@@ -1118,6 +1131,8 @@ static const odb_variant odb_variant_gpu_stream2d = {
   .traffic = gpu_traffic,
   .advance = gpu_advance,
   .advance_default = 1,
+  .opts = odb_gpu_stream2d_opts,
+  .nopts = ODB_GPU_STREAM2D_NOPTS,
 };
 
 /* See odb_kernels.h. */

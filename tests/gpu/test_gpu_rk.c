@@ -51,13 +51,62 @@ static odb_solver *solver(odb_problem *p, const char *method,
 }
 
 /*
+** A variant's options (odb_solver_opts.vopts) as a test builds them: opt
+** and opt_str set one by name (replacing a value of that name) and point o
+** at the list, opt_drop leaves one out. The list must outlive only the
+** odb_solver_create it is given to (the solver copies it).
+*/
+typedef struct vlist {
+  odb_param_value v[12];
+  int n;
+} vlist;
+
+static void opt_str(odb_solver_opts *o, vlist *l, const char *name,
+                    double num, const char *str) {
+  int i = 0;
+  while (i < l->n && strcmp(l->v[i].name, name) != 0) ++i;
+  if (i == l->n) {
+    if (l->n == (int)(sizeof l->v / sizeof l->v[0])) {
+      printf("Bail out! more than %d options\n", l->n);
+      exit(1);
+    }
+    l->n++;
+  }
+  l->v[i].name = name;
+  l->v[i].num = num;
+  l->v[i].str = str;
+  o->vopts = l->v;
+  o->nvopts = l->n;
+}
+
+static void opt(odb_solver_opts *o, vlist *l, const char *name, double num) {
+  opt_str(o, l, name, num, NULL);
+}
+
+static void opt_drop(odb_solver_opts *o, vlist *l, const char *name) {
+  for (int i = 0; i < l->n; ++i)
+    if (strcmp(l->v[i].name, name) == 0) {
+      l->v[i] = l->v[--l->n];
+      break;
+    }
+  o->nvopts = l->n;
+}
+
+/* The text of a stride or barrier letter. */
+static const char *letter(char c) {
+  return c == 'A' ? "A" : c == 'B' ? "B" : "C";
+}
+
+/*
 ** Options of a GPU variant: gpu_trapezoid gets the narrowest tile width it
 ** takes plus 37 (so that it is a multiple of nothing and n holds several
-** tiles); the others their defaults. base may be NULL.
+** tiles); gpu_hexagonal widths of 3 d and more; the others their defaults.
+** base may be NULL; the options are added to l, which must be the list
+** base's options are in (if it has any).
 */
 static odb_solver_opts gpu_opts(const char *variant, const char *method,
                                 const odb_problem *p,
-                                const odb_solver_opts *base) {
+                                const odb_solver_opts *base, vlist *l) {
   odb_solver_opts o;
   const odb_method *m = odb_method_find(method);
   if (base) o = *base;
@@ -65,8 +114,8 @@ static odb_solver_opts gpu_opts(const char *variant, const char *method,
   if (strcmp(variant, "gpu_trapezoid") == 0 && m)
     o.block = (2L * m->s - 2) * p->d + 37;
   if (strcmp(variant, "gpu_hexagonal") == 0) {   /* height 4: 3 d at least */
-    o.tiling.width = 3 * p->d + 37;
-    o.tiling.width2 = 3 * p->d + 5;
+    opt(&o, l, "width", (double)(3 * p->d + 37));
+    opt(&o, l, "width2", (double)(3 * p->d + 5));
   }
   return o;
 }
@@ -182,7 +231,8 @@ static void test_steps(long N, odb_rng *r) {
       continue;
     }
     for (int vi = 0; vi < NV; ++vi) {
-      odb_solver_opts go = gpu_opts(variants[vi], methods[mi], p, NULL);
+      vlist l = { .n = 0 };
+      odb_solver_opts go = gpu_opts(variants[vi], methods[mi], p, NULL, &l);
       odb_solver *g = solver(p, methods[mi], gpu, variants[vi], &go);
       if (!g) {
         if (strstr(odb_last_error(), "unknown variant"))
@@ -243,7 +293,8 @@ static void test_adaptive(long N, const odb_solver_opts *o, const char *what,
     *rejections += sc.rejected;
     yc = state(c);
     for (int vi = 0; vi < NV; ++vi) {
-      odb_solver_opts go = gpu_opts(variants[vi], methods[mi], p, o);
+      vlist l = { .n = 0 };
+      odb_solver_opts go = gpu_opts(variants[vi], methods[mi], p, o, &l);
       odb_solver *g = solver(p, methods[mi], gpu, variants[vi], &go);
       odb_status st;
       double *yg, e;
@@ -348,15 +399,16 @@ static void test_multiblock(odb_rng *r) {
     for (size_t ci = 0; ci < sizeof cf / sizeof cf[0]; ++ci) {
       odb_solver_opts o;
       odb_solver *g;
+      vlist l = { .n = 0 };
       memset(&o, 0, sizeof o);
-      o.tiling.threads = cf[ci].th;
-      o.tiling.comps = cf[ci].nc;
-      o.tiling.blocks = cf[ci].nb;
-      o.tiling.wg_per_tile = cf[ci].G;
-      o.tiling.tiles = cf[ci].tiles;
-      o.tiling.persistent = cf[ci].pers;
-      o.tiling.stride = cf[ci].st;
-      o.tiling.barrier = cf[ci].bar;
+      opt(&o, &l, "threads", cf[ci].th);
+      opt(&o, &l, "comps", cf[ci].nc);
+      opt(&o, &l, "blocks", cf[ci].nb);
+      if (cf[ci].G) opt(&o, &l, "wg_per_tile", cf[ci].G);
+      if (cf[ci].tiles) opt(&o, &l, "tiles", cf[ci].tiles);
+      opt_str(&o, &l, "persistent", 0, cf[ci].pers > 0 ? "true" : "false");
+      opt_str(&o, &l, "stride", 0, letter(cf[ci].st));
+      opt_str(&o, &l, "barrier", 0, letter(cf[ci].bar));
       g = solver(p, meths[mi], gpu, "gpu_multiblock", &o);
       if (!g) {
         tap_ok(strstr(odb_last_error(), "does not exceed the halo") != NULL,
@@ -389,18 +441,20 @@ static void test_multiblock(odb_rng *r) {
     odb_solver *g;
     odb_solve_stats info;
     const char *e;
+    vlist l = { .n = 0 };
     memset(&o, 0, sizeof o);
-    o.tiling.threads = 1024;
-    o.tiling.wg_per_tile = 20000;
+    opt(&o, &l, "threads", 1024);
+    opt(&o, &l, "wg_per_tile", 20000);
     g = solver(p, "bs3", gpu, "gpu_multiblock", &o);
     e = g ? "(accepted)" : odb_last_error();
     tap_ok(!g && strstr(e, "must be co-resident"), "a tile of 20000 blocks of "
            "1024 threads is refused before launch: %s", one_line(e));
     odb_solver_destroy(g);
     memset(&o, 0, sizeof o);
-    o.tiling.threads = 32;     /* one tile of every block the device */
-    o.tiling.tiles = 1;        /* holds: long waits at each barrier */
-    o.tiling.watchdog = 1e-9;
+    l.n = 0;
+    opt(&o, &l, "threads", 32);     /* one tile of every block the device */
+    opt(&o, &l, "tiles", 1);        /* holds: long waits at each barrier */
+    opt(&o, &l, "watchdog", 1e-9);
     g = solver(p, "bs3", gpu, "gpu_multiblock", &o);
     if (!g) {
       tap_ok(0, "watchdog solver: %s", one_line(odb_last_error()));
@@ -501,17 +555,18 @@ static void test_stream2d(odb_rng *r) {
       for (size_t ci = 0; ci < sizeof cf / sizeof cf[0]; ++ci) {
         odb_solver_opts o;
         odb_solver *g;
+        vlist l = { .n = 0 };
         if (quick && ci % 2) continue;
         if (only_lag1 && cf[ci].lag != 1) continue;
         if (only_cluster && cf[ci].cluster == 0) continue;
         memset(&o, 0, sizeof o);
-        o.tiling.threads = cf[ci].th;
-        o.tiling.rows = cf[ci].rows;
-        o.tiling.band = cf[ci].band;
-        o.tiling.skew = cf[ci].skew;
-        o.tiling.carry = cf[ci].carry;
-        o.tiling.lag = cf[ci].lag;
-        o.tiling.cluster = cf[ci].cluster;
+        if (cf[ci].th) opt(&o, &l, "threads", cf[ci].th);
+        if (cf[ci].rows) opt(&o, &l, "rows", (double)cf[ci].rows);
+        if (cf[ci].band) opt(&o, &l, "band", cf[ci].band);
+        if (cf[ci].skew) opt(&o, &l, "skew", cf[ci].skew);
+        if (cf[ci].carry) opt(&o, &l, "carry", cf[ci].carry - 1);
+        if (cf[ci].lag) opt(&o, &l, "lag", cf[ci].lag);
+        if (cf[ci].cluster) opt(&o, &l, "cluster", cf[ci].cluster);
         g = solver(p, meths[mi], gpu, "gpu_stream2d", &o);
         if (!g && cf[ci].cluster > 1 &&
             shapes[si].Nx <= (cf[ci].th ? cf[ci].th : 256)) {
@@ -568,6 +623,7 @@ static void test_stream2d(odb_rng *r) {
     const char *good = p->gpu_cell_source, *e;
     odb_solver_opts o;
     odb_solver *s;
+    vlist l = { .n = 0 };
     p->gpu_cell_source = NULL;
     expect_refusal(p, "gpu_stream2d", NULL, "not a 2-D grid problem",
                    "stream2d: a problem without a cell source");
@@ -580,30 +636,31 @@ static void test_stream2d(odb_rng *r) {
     odb_solver_destroy(s);
     p->gpu_cell_source = good;
     memset(&o, 0, sizeof o);
-    o.tiling.threads = 32;
+    opt(&o, &l, "threads", 32);
     s = solver(p, "bs3", gpu, "gpu_stream2d", &o);
     tap_ok(s != NULL, "stream2d: 32 threads take bs3 (s = 4): %s",
            s ? "ok" : one_line(odb_last_error()));
     odb_solver_destroy(s);
-    o.tiling.threads = 16;     /* below a warp */
-    expect_refusal(p, "gpu_stream2d", &o, "threads per block",
+    opt(&o, &l, "threads", 16);     /* below a warp */
+    expect_refusal(p, "gpu_stream2d", &o, "variant 'gpu_stream2d': option "
+                   "'threads' must be in 32..1024, got 16",
                    "stream2d: 16 threads per block");
-    o.tiling.threads = 64;     /* skew 2 streams one row a pass */
-    o.tiling.skew = 2;
-    o.tiling.band = 2;
+    opt(&o, &l, "threads", 64);     /* skew 2 streams one row a pass */
+    opt(&o, &l, "skew", 2);
+    opt(&o, &l, "band", 2);
     expect_refusal(p, "gpu_stream2d", &o, "skew 2 takes a band of 1 row",
                    "stream2d: skew 2 with a band of 2 rows");
-    o.tiling.band = 1;
-    o.tiling.carry = 5;        /* 4 rows: a stencil has 3 */
-    expect_refusal(p, "gpu_stream2d", &o, "carry (4) must be 0..3",
-                   "stream2d: 4 centre rows kept");
-    o.tiling.skew = 1;
-    o.tiling.carry = 2;
+    opt(&o, &l, "band", 1);
+    opt(&o, &l, "carry", 4);        /* a stencil has 3 rows */
+    expect_refusal(p, "gpu_stream2d", &o, "option 'carry' must be in 0..3, "
+                   "got 4", "stream2d: 4 centre rows kept");
+    opt(&o, &l, "skew", 1);
+    opt(&o, &l, "carry", 1);
     expect_refusal(p, "gpu_stream2d", &o, "carry 1 needs skew 2",
                    "stream2d: carry with skew 1");
-    o.tiling.skew = 2;
-    o.tiling.carry = 1;        /* lag 1 reads stage l-1's row from registers */
-    o.tiling.lag = 1;
+    opt(&o, &l, "skew", 2);
+    opt(&o, &l, "carry", 0);   /* lag 1 reads stage l-1's row from registers */
+    opt(&o, &l, "lag", 1);
     expect_refusal(p, "gpu_stream2d", &o, "lag 1 needs skew 2, a star",
                    "stream2d: lag 1 with no centre row kept");
     odb_problem_destroy(p);
@@ -648,24 +705,26 @@ static void test_levels(odb_rng *r) {
           for (size_t xi = 0; xi < sizeof extra / sizeof extra[0]; ++xi) {
             const char *v = hex ? "gpu_hexagonal" : "gpu_trapezoid";
             long G = hex ? ht / 2 : ht, wmin = (2 * G - 1) * p->d;
+            long w = wmin + extra[xi][0];
+            long w2 = extra[xi][1] ? wmin + extra[xi][1] : 0;
             odb_solver_opts o;
             odb_solve_stats info;
             odb_solver *g;
+            vlist l = { .n = 0 };
             int ok = 1;
             if ((ht + (int)xi + mi) % (quick ? 4 : 2)) continue;
             memset(&o, 0, sizeof o);
-            o.tiling.height = ht;
-            o.tiling.width = wmin + extra[xi][0];
-            o.tiling.width2 = extra[xi][1] ? wmin + extra[xi][1] : 0;
-            o.tiling.threads = xi % 2 ? 64 : 128;
+            opt(&o, &l, "height", ht);
+            opt(&o, &l, "width", (double)w);
+            if (w2) opt(&o, &l, "width2", (double)w2);
+            opt(&o, &l, "threads", xi % 2 ? 64 : 128);
             if (xi % 2) p->gpu_cell_source = NULL;   /* f_j, not cells */
             g = solver(p, meths[mi], gpu, v, &o);
             p->gpu_cell_source = cell;
             ++cases;
             if (!g) {
               tap_ok(0, "%s %s %s height %d width %ld/%ld: %s", v, p->label,
-                     meths[mi], ht, o.tiling.width, o.tiling.width2,
-                     one_line(odb_last_error()));
+                     meths[mi], ht, w, w2, one_line(odb_last_error()));
               continue;
             }
             odb_solver_set_state(g, 0.0, y0);
@@ -679,7 +738,7 @@ static void test_levels(odb_rng *r) {
               if (!ok)
                 tap_ok(0, "%s %s %s height %d width %ld/%ld step %d: rel "
                        "err %.2e, norm %.9e vs %.9e%s%s", v, p->label,
-                       meths[mi], ht, o.tiling.width, o.tiling.width2, k + 1,
+                       meths[mi], ht, w, w2, k + 1,
                        e, info.err_last, ec[k], st == ODB_OK ? "" : ": ",
                        st == ODB_OK ? "" : one_line(odb_last_error()));
               free(yg);
@@ -700,17 +759,18 @@ static void test_levels(odb_rng *r) {
   {
     odb_problem *p = bruss(9), *big = bruss(200);   /* d = 18, 400 */
     odb_solver_opts o;
+    vlist l = { .n = 0 };
     memset(&o, 0, sizeof o);
-    o.tiling.height = 4;
-    o.tiling.width = 3 * 18 - 2;   /* whole cells (2 components), < 3 d */
+    opt(&o, &l, "height", 4);
+    opt(&o, &l, "width", 3 * 18 - 2);   /* whole cells (2 components), < 3 d */
     expect_refusal(p, "gpu_hexagonal", &o, "narrower than (2 G - 1) d",
                    "hexagonal: a tile narrower than 3 d at height 4");
-    o.tiling.height = 3;
-    o.tiling.width = 0;
+    opt(&o, &l, "height", 3);
+    opt_drop(&o, &l, "width");
     expect_refusal(p, "gpu_hexagonal", &o, "must be even",
                    "hexagonal: an odd height");
-    o.tiling.height = 2;
-    o.tiling.width = 60000;      /* the argument twice over 60800 doubles */
+    opt(&o, &l, "height", 2);
+    opt(&o, &l, "width", 60000);      /* the argument twice over 60800 doubles */
     expect_refusal(big, "gpu_hexagonal", &o, "shared memory",
                    "hexagonal: a tile over shared memory");
     odb_problem_destroy(big);
@@ -861,25 +921,26 @@ static void test_devctl(odb_rng *r) {
   for (int vi = 0; vi < 5; ++vi)
     for (int mi = 0; mi < 3; ++mi)
       for (int c = 0; c < (vi == 0 ? 6 : 2); ++c) {
-        odb_solver_opts od, oh;
+        odb_solver_opts od, oh, oc;
         odb_solve_stats sd, sh, sc;
         double *yd, *yh, *yc, ed, ec;
         long ad = 0, ah = 0;
         odb_solver *cs;
         odb_status st;
+        vlist l = { .n = 0 };
         memset(&od, 0, sizeof od);
         if (c & 1) {
           od.h0 = 0.2;
           od.rtol = od.atol = 1e-9;
         }
-        od.tiling.lag = c & 2 ? 2 : 0;
+        if (c & 2) opt(&od, &l, "lag", 2);
         p = c >= 4 ? pw : p0;   /* 41 columns: strips of 32 threads */
         if (c >= 4) {           /* in clusters of 2 blocks */
-          od.tiling.lag = 1;
-          od.tiling.threads = 32;
-          od.tiling.cluster = 2;
+          opt(&od, &l, "lag", 1);
+          opt(&od, &l, "threads", 32);
+          opt(&od, &l, "cluster", 2);
         }
-        od = gpu_opts(vs[vi], ms[mi], p, &od);
+        od = gpu_opts(vs[vi], ms[mi], p, &od, &l);
         oh = od;
         od.sync = ODB_SYNC_CALL;   /* the device's, default or not */
         oh.sync = ODB_SYNC_STEP;
@@ -892,7 +953,10 @@ static void test_devctl(odb_rng *r) {
           st = devctl_run(p, vs[vi], ms[mi], &oh, y0, t1, &yh, &sh, &ah);
         else
           yh = NULL;
-        cs = solver(p, ms[mi], cpu, "plain", &oh);   /* ignores tiling */
+        oc = oh;   /* plain takes no variant options */
+        oc.vopts = NULL;
+        oc.nvopts = 0;
+        cs = solver(p, ms[mi], cpu, "plain", &oc);
         if (!cs) {
           st = ODB_ERR_INTERNAL;
         } else {
