@@ -95,8 +95,8 @@ describe("variant options (tiling = {...})", function()
       { s2d, { rows = "many" }, "field 'tiling.rows': must be a number, got 'many'" },
       { s2d, { comps = 2 }, "field 'tiling': unknown field 'comps' (gpu_stream2d "
                             .. "takes skew, threads," },
-      { "gpu_hexagonal", { tiles = 2 }, "unknown field 'tiles' (gpu_hexagonal "
-                                        .. "takes height, width, width2, threads)" },
+      { "gpu_hexagonal", { tiles = 2 }, "field 'tiling': unknown field 'tiles' "
+        .. "(gpu_hexagonal takes height, width, width2, threads)" },
       { "gpu_reference", { threads = 64 }, "field 'tiling': variant "
         .. "'gpu_reference' takes no option 'threads' (it declares none)" },
     }
