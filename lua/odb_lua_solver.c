@@ -9,16 +9,17 @@
 typedef struct odbL_solver {
   odb_solver *s;         /* NULL once closed */
   odbL_problem *pb;      /* the problem box (also the user value, kept alive) */
+  odb_measure_opts measure;  /* ob.solver's measure = {...} (zeros: none) */
 } odbL_solver;
 
 static const char *const solver_keys[] = {
   "problem", "method", "backend", "variant", "tol", "rtol", "atol", "h",
   "h0", "safety", "fac_min", "fac_max", "max_steps", "block", "streaming",
-  "m", "threads", "sync", "tiling", NULL
+  "m", "threads", "sync", "tiling", "measure", NULL
 };
 
 static const char *const integrate_keys[] = {
-  "t0", "t1", "reference", "label", NULL
+  "t0", "t1", "reference", "label", "measure", NULL
 };
 
 static const char *const reference_keys[] = {
@@ -276,6 +277,7 @@ int odbL_solver_new(lua_State *L) {
   odb_backend *b;
   odb_solver *s = NULL;
   odb_solver_opts o;
+  odb_measure_opts mopts = {0};
   const char *method, *backend, *variant;
   odb_status st;
   odbL_check_not_in_callback(L, "ob.solver");
@@ -296,10 +298,12 @@ int odbL_solver_new(lua_State *L) {
   if (odb_method_lookup(method, &m) != ODB_OK)
     luaL_argerror(L, 1, odb_last_error());
   b = check_backend(L, S->ctx, backend);
+  odbL_measure_opt_field(L, 1, 1, &mopts);
   odbL_gc_external(L, (double)(m->s + 2) * (double)pb->p->n *
                       sizeof(double));
   box = lua_newuserdatauv(L, sizeof *box, 1);
   memset(box, 0, sizeof *box);
+  box->measure = mopts;
   luaL_setmetatable(L, ODBL_SOLVER);
   lua_pushvalue(L, 2);
   lua_setiuservalue(L, -2, 1);
@@ -392,13 +396,40 @@ typedef struct solve_figures {
   int have_err;
   double err;
   const odb_bandwidth *bw;
+  odb_measurement m;     /* the timed runs (push_result's seconds) */
 } solve_figures;
 
-/* Pushes the result table and records the same fields as a results row. */
+/* The runs of one integrate: each from the same time, state and next
+   step size to t1, so that every run computes the same numbers. */
+typedef struct integrate_runs {
+  odb_solver *s;
+  double t0, t1, h0;
+  const double *y0;      /* the state at t0 (n values) */
+  odb_solve_stats *stats;/* the last run's */
+} integrate_runs;
+
+/* One sample of odb_measure_run: a whole integration, timed by the
+   solver (setup excluded). */
+static odb_status integrate_run(void *ud, double *sec) {
+  integrate_runs *r = ud;
+  odb_status st;
+  odb_solver_set_state(r->s, r->t0, r->y0);
+  r->s->h_next = r->h0;
+  st = odb_solver_integrate(r->s, r->t1, r->stats);
+  *sec = r->stats->seconds;
+  return st;
+}
+
+/*
+** Pushes the result table and records the same fields as a results row.
+** The counts are those of one run (every run does the same steps); the
+** seconds and the rates are the median's, with the quartiles, spread and
+** reps of f->m beside them.
+*/
 static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
                         const solve_figures *f) {
   const odb_solve_stats *st = &f->st;
-  double bytes = st->rbytes + st->wbytes;
+  double bytes = st->rbytes + st->wbytes, sec = f->m.median;
   char sbuf[32];
   row_out w;
   lua_createtable(L, 0, 28);
@@ -427,15 +458,16 @@ static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
   put_int(&w, "accepted", st->accepted);
   put_int(&w, "rejected", st->rejected);
   put_int(&w, "nfev", st->nfev);
-  put_num(&w, "seconds", st->seconds);
+  put_num(&w, "seconds", sec);
+  if (w.st == ODB_OK) w.st = odbL_measure_fields(L, w.tidx, w.row, &f->m);
   if (st->steps > 0)
-    put_num(&w, "time_per_step", st->seconds / (double)st->steps);
-  if (st->seconds > 0) {
-    put_num(&w, "gbs", bytes / st->seconds / 1e9);
-    put_num(&w, "gflops", st->flops / st->seconds / 1e9);
+    put_num(&w, "time_per_step", sec / (double)st->steps);
+  if (sec > 0) {
+    put_num(&w, "gbs", bytes / sec / 1e9);
+    put_num(&w, "gflops", st->flops / sec / 1e9);
     if (f->bw)
       put_num(&w, "floor_pct", 100.0 * odb_bandwidth_floor_seconds(
-              f->bw, st->rbytes, st->wbytes) / st->seconds);
+              f->bw, st->rbytes, st->wbytes) / sec);
   }
   put_num(&w, "bytes", bytes);
   put_num(&w, "t", st->t);
@@ -446,15 +478,23 @@ static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
 }
 
 /*
-** s:integrate{t0 =, t1 =, reference =, label =}. The engine call runs with
-** nothing Lua-side pending; the row is recorded before any error is raised.
+** s:integrate{t0 =, t1 =, reference =, label =, measure =}. The engine
+** calls run with nothing Lua-side pending; the row is recorded before any
+** error is raised. The integration repeats as measure says (over the
+** solver's, then --measure; odb_lua_measure.c), each run from the same
+** start (integrate_run); a first run that alone spends the budget is the
+** only one (warmup_counts), so a long integration runs once. The context
+** is not polled between runs: the solver checks the stop flag every step.
+** A failed run ends it, and the row then holds that run alone.
 */
 static int solver_integrate(lua_State *L) {
   odbL_solver *box;
   odbL_state *S;
   odb_solver *s;
-  odbL_vector *ref = NULL, *y = NULL;
+  odbL_vector *ref = NULL, *y = NULL, *y0;
   solve_figures f;
+  integrate_runs runs;
+  odb_measure_opts mo;
   int has_t0;
   double start;
   odb_status st;
@@ -474,6 +514,10 @@ static int solver_integrate(lua_State *L) {
   has_t0 = odbL_opt_number(L, 2, "t0", &f.t0);
   if (!odbL_opt_number(L, 2, "t1", &f.t1)) f.t1 = s->problem->t1;
   f.label = odbL_opt_string(L, 2, "label", s->problem->label);
+  mo = box->measure;
+  mo.warmup_counts = 1;
+  odbL_measure_opt_field(L, 2, 2, &mo);
+  odbL_measure_final(L, &mo);
   if (lua_getfield(L, 2, "reference") != LUA_TNIL) {
     ref = luaL_testudata(L, -1, ODBL_VECTOR);
     if (!ref || ref->closed)
@@ -490,7 +534,15 @@ static int solver_integrate(lua_State *L) {
   if (s->opts.h_fixed > 0) fixed_step_check(L, s, start, f.t1);
   if (has_t0) odb_solver_reset(s, f.t0);
   f.t0 = s->t;
-  st = odb_solver_integrate(s, f.t1, &f.st);
+  y0 = odbL_vector_new(L, s->n);   /* the start of every run */
+  st = odb_solver_get_state(s, y0->v);
+  runs = (integrate_runs){ s, f.t0, f.t1, s->h_next, y0->v, &f.st };
+  if (st == ODB_OK)
+    st = odb_measure_run(integrate_run, &runs, &mo, NULL, &f.m, NULL);
+  if (st != ODB_OK) {   /* the row is the failed run's */
+    double one = f.st.seconds;
+    odb_measure_summarize(&one, 1, &f.m);
+  }
   f.st.status = st;
   if (st != ODB_OK) copy_error(st, msg, sizeof msg);
   if (ref && st == ODB_OK && odb_solver_get_state(s, y->v) == ODB_OK) {

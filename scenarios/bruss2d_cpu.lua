@@ -15,6 +15,7 @@
 --   odebench scenarios/bruss2d_cpu.lua --set max_mult=1       -- up to 1x LLC
 --   odebench scenarios/bruss2d_cpu.lua --set methods=dopri5 --set steps=10
 local ob = require "odebench"
+local report = require "odebench.report"
 
 local steps    = ob.param("steps", 5)        -- measured steps per run
 local max_mult = ob.param("max_mult", 4.0)    -- largest working set / LLC
@@ -57,25 +58,31 @@ ob.plot { name = "floor_pct_vs_n", x = "n", y = "floor_pct", group = { "method",
 
 local total, done = #sizes * #split(methods) * #split(variants), 0
 ob.progress(0, total)
-io.write(string.format("%6s %10s %8s  %-10s %-6s %10s %8s %7s %8s\n", "N", "n",
-  "MiB/step", "method", "var", "s/step", "GB/s", "floor%", "speedup"))
+io.write(string.format("%6s %10s %8s  %-10s %-6s %10s %6s %8s %7s %8s\n", "N", "n",
+  "MiB/step", "method", "var", "s/step", "+-", "GB/s", "floor%", "speedup"))
 for _, N in ipairs(sizes) do
   local p = ob.problem("bruss2d", { N = N })
   -- a step well inside every method's stability region: |h lambda| <= 1
   local c = 2e-3 * (N - 1) ^ 2
   local h = 1 / (8 * c + 10)
   for _, m in ipairs(split(methods)) do
-    local plain_time
+    local plain_r
     for _, v in ipairs(split(variants)) do
       local s <close> = ob.solver { problem = p, method = m, variant = v, h = h }
       s:step(h)                                        -- warm-up
       local r = s:integrate { t1 = s.t + steps * h, label = "N=" .. N }
       local tps = r.time_per_step
-      if v == "plain" then plain_time = tps end
-      io.write(string.format("%6d %10d %8.1f  %-10s %-6s %10.3e %8.2f %7.1f %8s\n",
-        N, p.n, r.bytes / r.steps / 2^20, m, v, tps,
-        r.gbs, r.floor_pct or 0,
-        (v ~= "plain" and plain_time) and string.format("%.2fx", plain_time / tps) or ""))
+      if v == "plain" then plain_r = r end
+      -- the speed-up over plain is a ratio of medians; where the two are
+      -- within each other's spread ((q3 - q1) / median) it says "tied"
+      local speedup = ""
+      if v ~= "plain" and plain_r then
+        speedup = report.tied(plain_r.time_per_step, plain_r.spread, tps, r.spread)
+                  and "tied" or string.format("%.2fx", plain_r.time_per_step / tps)
+      end
+      io.write(string.format("%6d %10d %8.1f  %-10s %-6s %10.3e %5.1f%% %8.2f %7.1f %8s\n",
+        N, p.n, r.bytes / r.steps / 2^20, m, v, tps, 100 * r.spread,
+        r.gbs, r.floor_pct or 0, speedup))
       done = done + 1
       ob.progress(done, total, string.format("N=%d %s/%s", N, m, v))
     end

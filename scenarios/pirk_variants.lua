@@ -16,6 +16,7 @@
 --   odebench scenarios/pirk_variants.lua --set sizes=1e4,1e5,1e6,4e6 --set steps=3
 --   odebench scenarios/pirk_variants.lua --set problems=bruss2d --set methods=lobatto3c8
 local ob = require "odebench"
+local report = require "odebench.report"
 
 local problems = ob.param("problems", "bruss2d,cusp")
 local methods  = ob.param("methods", "radau1a5,lobatto3c8")
@@ -66,8 +67,8 @@ for _, pname in ipairs(split(problems)) do
       for _ = 1, 3 do probe:step() end
       local h = probe.h * 0.9
       io.write(string.format("\n%s n=%d d=%d, %s, h=%.3g\n", p.label, p.n, p.d, mname, h))
-      io.write(string.format("  %-10s %12s %14s %8s %7s\n", "variant", "s/step",
-                             "ns/(step*comp)", "GB/s", "floor%"))
+      io.write(string.format("  %-10s %12s %6s %14s %8s %7s\n", "variant", "s/step",
+                             "+-", "ns/(step*comp)", "GB/s", "floor%"))
       local rows = {}
       for _, v in ipairs(thesis) do
         if present[v] then
@@ -77,9 +78,10 @@ for _, pname in ipairs(split(problems)) do
             s:set_state(probe:state(), probe.t)
             s:step(h)                                  -- warm-up
             local r = s:integrate { t1 = s.t + steps * h, label = v }
-            rows[#rows + 1] = { v = v, tps = r.time_per_step }
-            io.write(string.format("  %-10s %12.4e %14.3f %8.2f %7.1f\n", v,
-              r.time_per_step, r.time_per_step / p.n * 1e9, r.gbs or 0, r.floor_pct or 0))
+            rows[#rows + 1] = { v = v, tps = r.time_per_step, spread = r.spread }
+            io.write(string.format("  %-10s %12.4e %6s %14.3f %8.2f %7.1f\n", v,
+              r.time_per_step, string.format("%.1f%%", 100 * r.spread),
+              r.time_per_step / p.n * 1e9, r.gbs or 0, r.floor_pct or 0))
             s:close()
           else
             io.write(string.format("  %-10s %s\n", v, "n/a: " .. tostring(s):gsub("^.-%(", "("):sub(1, 90)))
@@ -90,10 +92,12 @@ for _, pname in ipairs(split(problems)) do
       end
       table.sort(rows, function(a, b) return a.tps < b.tps end)
       if #rows > 0 then
-        local rank = {}
-        for i, r in ipairs(rows) do rank[i] = r.v end
+        -- medians within each other's spread ((q3 - q1) / median) are
+        -- tied: "=" rather than an order the noise could reverse
+        local rank = report.ranking(rows, function(r) return r.v end,
+                                    function(r) return r.tps, r.spread end)
         io.write(string.format("  ranking: %s\n  spread slowest/fastest: %.2fx\n",
-          table.concat(rank, " < "), rows[#rows].tps / rows[1].tps))
+          rank, rows[#rows].tps / rows[1].tps))
         ob.metric(string.format("%s/%s/n=%d spread", pname, mname, p.n), rows[#rows].tps / rows[1].tps)
       end
     end

@@ -481,8 +481,10 @@ describe("plain mode and events.jsonl", function()
       n = n + 1
     end
     assert.are.equal(1, kinds.run)
-    assert.are.equal(6, kinds.solve_begin)
-    assert.are.equal(6, kinds.solve_end)
+    -- each of the 6 integrate calls runs a warm-up and at least 3 timed
+    -- runs (odb_measure's defaults), each a solve of its own
+    assert.is_true(kinds.solve_begin >= 6 * 4, tostring(kinds.solve_begin))
+    assert.are.equal(kinds.solve_begin, kinds.solve_end)
     assert.are.equal(1, kinds.metric)
     assert.is_true(kinds.step >= 6)
   end)
