@@ -1,10 +1,14 @@
 /* krylov.c - BiCGStab and QMR (Freund-Nachtigal, no look-ahead, no
 ** preconditioner) CPU reference with residual history, breakdown and
-** stagnation detection, and the true residual recomputed at the end. */
+** stagnation detection, and the true residual recomputed at the end.
+** This file does the vector work (SpMV, dots, axpys) in a fixed order;
+** every scalar and every decision comes from the state machine of
+** odb_krylov_state.h, the one the GPU implementations also run. */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include "odb_sparse.h"
+#include "odb_krylov_state.h"
 
 static const char *outcome_names[] = {"converged", "maxit", "breakdown_rho",
                                       "breakdown_omega", "breakdown", "stagnated"};
@@ -23,128 +27,97 @@ static double dot(long n, const double *a, const double *b)
   return s;
 }
 
-/* Euclidean norm of a vector of length n. */
-static double nrm(long n, const double *a) { return sqrt(dot(n, a, a)); }
-
-/* Stagnation tracker: best relative residual and iterations since it fell 1%. */
-typedef struct stag { double best; int since; int window; } stag;
-/* Returns 1 when no 1% progress for `window` iterations. */
-static int stag_step(stag *s, double rel)
-{
-  if (rel < 0.99 * s->best) { s->best = rel; s->since = 0; return 0; }
-  return ++s->since >= s->window;
-}
-
-/* res->history has room for maxit + 1 entries. */
-static void hist_push(odb_krylov_result *res, double rel)
-{
-  res->history[res->nhist++] = rel;
-  res->relres = rel;
-}
-
-/* True breakdown test: |v| tiny relative to the scale of its factors. */
-static int tiny(double v, double scale) { return !(fabs(v) > 1e-300) || fabs(v) <= 1e-15 * scale; }
-
-/* BiCGStab; w holds 7 n. */
-static void bicgstab(const odb_sparse *A, const double *b, double *x, double bn,
-                     const odb_krylov_opts *o, odb_krylov_result *res, double *w)
+/* BiCGStab on state ks (odb_krylov_state.h has the order of the steps);
+** hist has room for maxit + 2 entries; w holds 6 n. */
+static void bicgstab(const odb_sparse *A, const double *b, double *x, kstate *ks, double *hist, double *w)
 {
   long n = A->n;
   double *r = w, *rh = w + n, *p = w + 2 * n, *v = w + 3 * n, *s = w + 4 * n, *t = w + 5 * n;
   odb_sparse_spmv(A, x, r);
   for (long i = 0; i < n; i++) { r[i] = b[i] - r[i]; rh[i] = r[i]; p[i] = v[i] = 0.0; }
-  double rho_old = 1.0, alpha = 1.0, omega = 1.0, rel = nrm(n, r) / bn;
-  stag sg = {rel, 0, o->stag_window};
-  hist_push(res, rel);
-  if (rel <= o->tol) { res->outcome = ODB_KRY_CONVERGED; return; }
-  for (int it = 1; it <= o->maxit; it++) {
-    res->iters = it;
-    double rho = dot(n, rh, r);
-    if (tiny(rho, nrm(n, rh) * nrm(n, r))) { res->outcome = ODB_KRY_BREAKDOWN_RHO; res->breakdown_iter = it; return; }
-    double beta = (rho / rho_old) * (alpha / omega);
+  bicg_init(ks, hist, dot(n, r, r));
+  while (ks->outcome == KS_RUN) {
+    double beta = ks->beta, omega = ks->omega;
     for (long i = 0; i < n; i++) p[i] = r[i] + beta * (p[i] - omega * v[i]);
     odb_sparse_spmv(A, p, v);
-    double den = dot(n, rh, v);
-    if (tiny(den, nrm(n, rh) * nrm(n, v))) { res->outcome = ODB_KRY_BREAKDOWN_RHO; res->breakdown_iter = it; return; }
-    alpha = rho / den;
+    bicg_after_v(ks, dot(n, rh, v), dot(n, v, v));
+    if (ks->outcome != KS_RUN) break;
+    double alpha = ks->alpha;
     for (long i = 0; i < n; i++) s[i] = r[i] - alpha * v[i];
-    double sn = nrm(n, s) / bn;
-    if (sn <= o->tol) {
-      for (long i = 0; i < n; i++) { x[i] += alpha * p[i]; r[i] = s[i]; }
-      hist_push(res, sn);
-      res->outcome = ODB_KRY_CONVERGED;
-      return;
+    bicg_after_s(ks, hist, dot(n, s, s));
+    if (ks->half) {
+      for (long i = 0; i < n; i++) x[i] += alpha * p[i];
+      break;
     }
     odb_sparse_spmv(A, s, t);
-    double tt = dot(n, t, t), ts = dot(n, t, s);
-    if (tt == 0.0 || tiny(ts, sqrt(tt) * nrm(n, s))) {
-      res->outcome = ODB_KRY_BREAKDOWN_OMEGA; res->breakdown_iter = it; return;
-    }
-    omega = ts / tt;
+    bicg_after_t(ks, dot(n, t, t), dot(n, t, s));
+    if (ks->outcome != KS_RUN) break;
+    omega = ks->omega;
     for (long i = 0; i < n; i++) { x[i] += alpha * p[i] + omega * s[i]; r[i] = s[i] - omega * t[i]; }
-    rho_old = rho;
-    rel = nrm(n, r) / bn;
-    hist_push(res, rel);
-    if (rel <= o->tol) { res->outcome = ODB_KRY_CONVERGED; return; }
-    if (!isfinite(rel)) { res->outcome = ODB_KRY_BREAKDOWN_OTHER; res->breakdown_iter = it; return; }
-    if (stag_step(&sg, rel)) { res->outcome = ODB_KRY_STAGNATED; return; }
+    bicg_end(ks, hist, dot(n, r, r), dot(n, rh, r));
   }
-  res->outcome = ODB_KRY_MAXIT;
 }
 
-/* QMR (Barrett et al., Templates, without look-ahead), M1 = M2 = I; w holds 10 n. */
-static void qmr(const odb_sparse *A, const double *b, double *x, double bn,
-                const odb_krylov_opts *o, odb_krylov_result *res, double *w)
+/* QMR (Barrett et al., Templates, without look-ahead), M1 = M2 = I, on
+** state ks; A CSR (A^T x); hist as for bicgstab; w holds 10 n. */
+static void qmr(const odb_sparse *A, const double *b, double *x, kstate *ks, double *hist, double *w)
 {
   long n = A->n;
   double *r = w, *vt = w + n, *wt = w + 2 * n, *v = w + 3 * n, *ww = w + 4 * n;
   double *p = w + 5 * n, *q = w + 6 * n, *pt = w + 7 * n, *d = w + 8 * n, *s = w + 9 * n;
   odb_sparse_spmv(A, x, r);
-  for (long i = 0; i < n; i++) { r[i] = b[i] - r[i]; vt[i] = wt[i] = r[i]; }
-  double rho = nrm(n, vt), xi = nrm(n, wt), gamma_old = 1.0, eta = -1.0;
-  double eps_old = 1.0, theta_old = 0.0, rel = rho / bn;
-  stag sg = {rel, 0, o->stag_window};
-  hist_push(res, rel);
-  if (rel <= o->tol) { res->outcome = ODB_KRY_CONVERGED; return; }
-  for (int it = 1; it <= o->maxit; it++) {
-    res->iters = it;
-    if (rho == 0.0 || xi == 0.0) { res->outcome = ODB_KRY_BREAKDOWN_RHO; res->breakdown_iter = it; return; }
-    for (long i = 0; i < n; i++) { v[i] = vt[i] / rho; ww[i] = wt[i] / xi; }
-    double delta = dot(n, ww, v);
-    if (tiny(delta, 1.0)) { res->outcome = ODB_KRY_BREAKDOWN_RHO; res->breakdown_iter = it; return; }
-    if (it == 1) { memcpy(p, v, n * sizeof *p); memcpy(q, ww, n * sizeof *q); }
-    else {
-      double cp = xi * delta / eps_old, cq = rho * delta / eps_old;
-      for (long i = 0; i < n; i++) { p[i] = v[i] - cp * p[i]; q[i] = ww[i] - cq * q[i]; }
+  for (long i = 0; i < n; i++) {
+    r[i] = b[i] - r[i]; vt[i] = wt[i] = r[i];
+    p[i] = q[i] = d[i] = s[i] = 0.0;
+  }
+  qmr_init(ks, hist, dot(n, r, r));
+  while (ks->outcome == KS_RUN) {
+    double rho = ks->qrho, xi = ks->xi, cp = ks->cp, cq = ks->cq;
+    for (long i = 0; i < n; i++) {
+      v[i] = vt[i] / rho; ww[i] = wt[i] / xi;
+      p[i] = v[i] - cp * p[i]; q[i] = ww[i] - cq * q[i];
     }
     odb_sparse_spmv(A, p, pt);
-    double eps = dot(n, q, pt);
-    if (tiny(eps, nrm(n, q) * nrm(n, pt))) { res->outcome = ODB_KRY_BREAKDOWN_OTHER; res->breakdown_iter = it; return; }
-    double beta = eps / delta;
+    qmr_after_pt(ks, dot(n, q, pt), dot(n, q, q), dot(n, pt, pt));
+    if (ks->outcome != KS_RUN) break;
+    double beta = ks->qbeta;
     for (long i = 0; i < n; i++) vt[i] = pt[i] - beta * v[i];
     odb_sparse_spmv_t(A, q, wt);
     for (long i = 0; i < n; i++) wt[i] -= beta * ww[i];
-    double rho_new = nrm(n, vt);
-    xi = nrm(n, wt);
-    double theta = rho_new / (gamma_old * fabs(beta));
-    double gamma = 1.0 / sqrt(1.0 + theta * theta);
-    if (gamma == 0.0) { res->outcome = ODB_KRY_BREAKDOWN_OTHER; res->breakdown_iter = it; return; }
-    eta = -eta * rho * gamma * gamma / (beta * gamma_old * gamma_old);
-    if (it == 1) {
-      for (long i = 0; i < n; i++) { d[i] = eta * p[i]; s[i] = eta * pt[i]; }
-    } else {
-      double c = (theta_old * gamma) * (theta_old * gamma);
-      for (long i = 0; i < n; i++) { d[i] = eta * p[i] + c * d[i]; s[i] = eta * pt[i] + c * s[i]; }
+    qmr_after_vw(ks, dot(n, vt, vt), dot(n, wt, wt), dot(n, wt, vt));
+    if (ks->outcome != KS_RUN) break;
+    double eta = ks->eta, c = ks->c;
+    for (long i = 0; i < n; i++) {
+      d[i] = eta * p[i] + c * d[i]; s[i] = eta * pt[i] + c * s[i];
+      x[i] += d[i]; r[i] -= s[i];
     }
-    for (long i = 0; i < n; i++) { x[i] += d[i]; r[i] -= s[i]; }
-    rho = rho_new; gamma_old = gamma; theta_old = theta; eps_old = eps;
-    rel = nrm(n, r) / bn;
-    hist_push(res, rel);
-    if (rel <= o->tol) { res->outcome = ODB_KRY_CONVERGED; return; }
-    if (!isfinite(rel)) { res->outcome = ODB_KRY_BREAKDOWN_OTHER; res->breakdown_iter = it; return; }
-    if (stag_step(&sg, rel)) { res->outcome = ODB_KRY_STAGNATED; return; }
+    qmr_end(ks, hist, dot(n, r, r));
   }
-  res->outcome = ODB_KRY_MAXIT;
+}
+
+/* s finished; res's history is the array the steps wrote. */
+odb_status odb_krylov_state_finish(const kstate *s, odb_krylov_method m, odb_krylov_result *res)
+{
+  const char *name = m == ODB_KRYLOV_QMR ? "QMR" : "BiCGStab";
+  int o = s->outcome;
+  res->outcome = (odb_krylov_outcome)o;
+  res->iters = s->it;
+  res->breakdown_iter = o == ODB_KRY_BREAKDOWN_RHO || o == ODB_KRY_BREAKDOWN_OMEGA ||
+                        o == ODB_KRY_BREAKDOWN_OTHER ? s->bditer : -1;
+  res->relres = s->rel;
+  res->nhist = s->nhist;
+  switch (o) {
+  case ODB_KRY_CONVERGED: return ODB_OK;
+  case ODB_KRY_MAXIT:
+    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s: no convergence in %d iterations (relative residual %.3g)",
+                    name, s->it, s->rel);
+  case ODB_KRY_STAGNATED:
+    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s stagnated at iteration %d (relative residual %.3g, no 1%% progress in %d)",
+                    name, s->it, s->rel, s->window);
+  default:
+    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s breakdown (%s) at iteration %d (relative residual %.3g)",
+                    name, odb_krylov_outcome_name((odb_krylov_outcome)o), s->bditer, s->rel);
+  }
 }
 
 /* A any format (CSR for QMR), b and x of length n; opts may be NULL. */
@@ -165,7 +138,7 @@ odb_status odb_krylov_solve(const odb_sparse *A, odb_krylov_method method,
   if (method == ODB_KRYLOV_QMR && A->fmt != ODB_FMT_CSR)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "QMR needs A^T x and so CSR, got %s", odb_sparse_format_name(A->fmt));
   long n = A->n;
-  double bn = nrm(n, b);
+  double bn = sqrt(dot(n, b, b));
   if (bn == 0.0) bn = 1.0;
   res->history = malloc((size_t)(o.maxit + 2) * sizeof *res->history);
   double *w = malloc((size_t)10 * n * sizeof *w);
@@ -173,25 +146,14 @@ odb_status odb_krylov_solve(const odb_sparse *A, odb_krylov_method method,
     free(w); odb_krylov_result_free(res);
     return ODB_FAIL(ODB_ERR_NOMEM, "Krylov work space for order %ld", n);
   }
-  const char *name = method == ODB_KRYLOV_QMR ? "QMR" : "BiCGStab";
-  if (method == ODB_KRYLOV_QMR) qmr(A, b, x, bn, &o, res, w);
-  else bicgstab(A, b, x, bn, &o, res, w);
+  kstate ks = ks_new(bn, &o);
+  if (method == ODB_KRYLOV_QMR) qmr(A, b, x, &ks, res->history, w);
+  else bicgstab(A, b, x, &ks, res->history, w);
   odb_sparse_spmv(A, x, w);
   for (long i = 0; i < n; i++) w[i] = b[i] - w[i];
-  res->relres_true = nrm(n, w) / bn;
+  res->relres_true = sqrt(dot(n, w, w)) / bn;
   free(w);
-  switch (res->outcome) {
-  case ODB_KRY_CONVERGED: return ODB_OK;
-  case ODB_KRY_MAXIT:
-    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s: no convergence in %d iterations (relative residual %.3g)",
-                    name, res->iters, res->relres);
-  case ODB_KRY_STAGNATED:
-    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s stagnated at iteration %d (relative residual %.3g, no 1%% progress in %d)",
-                    name, res->iters, res->relres, o.stag_window);
-  default:
-    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s breakdown (%s) at iteration %d (relative residual %.3g)",
-                    name, odb_krylov_outcome_name(res->outcome), res->breakdown_iter, res->relres);
-  }
+  return odb_krylov_state_finish(&ks, method, res);
 }
 
 /* Accepts a zeroed or filled result. */

@@ -1,7 +1,7 @@
 /* odb_krylov_cusparse.cu - the "cusparse" Krylov implementation: one
 ** cuSPARSE or cuBLAS call per operation of BiCGStab and QMR, the scalar
-** recurrences on the host (odb_krylov_gpu.cuh). The library baseline of
-** the other two.
+** recurrences on the host (core/sparse/odb_krylov_state.h). The library
+** baseline of the other two.
 */
 #include "odb_krylov_gpu.cuh"
 

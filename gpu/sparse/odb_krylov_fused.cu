@@ -1,7 +1,7 @@
 /* odb_krylov_fused.cu - the "fused" Krylov implementation: our SpMV
 ** (odb_sparse_gpu.h) and fused vector kernels that also reduce their dot
 ** products and advance the scalar state machine on the device, so the
-** host only polls the state (odb_krylov_gpu.cuh).
+** host only polls the state (core/sparse/odb_krylov_state.h).
 */
 #include "odb_krylov_gpu.cuh"
 

@@ -46,15 +46,6 @@ void dfree(void *p) {
   if (p && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
 }
 
-/* Fresh state: constants set, nothing done. */
-kstate ks_new(double bn, const odb_krylov_opts *o) {
-  kstate s;
-  memset(&s, 0, sizeof s);
-  s.bn = bn; s.tol = o->tol; s.maxit = o->maxit; s.window = o->stag_window;
-  s.outcome = KS_RUN; s.bditer = -1;
-  return s;
-}
-
 odb_status red_alloc(red_scratch *r, long n, int sms) {
   long g = (n + FB - 1) / FB;
   r->grid = (int)(g < 4L * sms ? (g > 0 ? g : 1) : 4L * sms);
@@ -160,22 +151,6 @@ static odb_status check_format(const odb_sparse *A, odb_krylov_method m, odb_kry
   return ODB_OK;
 }
 
-/* The CPU's status and message for a finished solve. */
-static odb_status finish(const char *name, const kstate *s, int window) {
-  switch (s->outcome) {
-  case ODB_KRY_CONVERGED: return ODB_OK;
-  case ODB_KRY_MAXIT:
-    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s: no convergence in %d iterations (relative residual %.3g)",
-                    name, s->it, s->rel);
-  case ODB_KRY_STAGNATED:
-    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s stagnated at iteration %d (relative residual %.3g, no 1%% progress in %d)",
-                    name, s->it, s->rel, window);
-  default:
-    return ODB_FAIL(ODB_ERR_MAX_STEPS, "%s breakdown (%s) at iteration %d (relative residual %.3g)",
-                    name, odb_krylov_outcome_name((odb_krylov_outcome)s->outcome), s->bditer, s->rel);
-  }
-}
-
 /* Least traffic of one iteration: A read twice (QMR: A and A^T) and the
 ** vector passes of the fused form (BiCGStab 22, QMR 30 vectors of n). */
 static double bytes_per_iter(const odb_sparse *A, odb_krylov_method m) {
@@ -254,19 +229,14 @@ extern "C" odb_status odb_krylov_gpu_solve(const odb_sparse *A, odb_krylov_metho
   if (st != ODB_OK) { free(out.hist); free(xw); return st; }
   memcpy(x, xw, (size_t)n * sizeof *xw);
   free(xw);
-  res->outcome = (odb_krylov_outcome)out.st.outcome;
-  res->iters = out.st.it;
-  res->breakdown_iter = out.st.outcome == ODB_KRY_BREAKDOWN_RHO || out.st.outcome == ODB_KRY_BREAKDOWN_OMEGA ||
-                        out.st.outcome == ODB_KRY_BREAKDOWN_OTHER ? out.st.bditer : -1;
-  res->relres = out.st.rel;
   res->relres_true = out.rtrue / bn;
   res->history = out.hist;
-  res->nhist = out.st.nhist;
+  st = odb_krylov_state_finish(&out.st, method, res);
   if (info) {
     info->seconds = out.seconds;
     info->seconds_per_iter = out.seconds / (res->iters > 0 ? res->iters : 1);
   }
-  return finish(method == ODB_KRYLOV_QMR ? "QMR" : "BiCGStab", &out.st, o.kry.stag_window);
+  return st;
 }
 
 /* }====== */

@@ -1,17 +1,18 @@
 /* odb_krylov_gpu.cuh - what the files of the GPU Krylov solvers share
 ** (odb_krylov_gpu.cu: common host pieces, the dispatcher and the SpMV
 ** timing; odb_krylov_cusparse.cu, odb_krylov_fused.cu,
-** odb_krylov_persistent.cu: the three implementations): the scalar state
-** machine, the device reductions, the argument block of the persistent
-** kernel and the workspaces of the implementations. Not a public header
-** (see odb_krylov_gpu.h).
+** odb_krylov_persistent.cu: the three implementations): the device
+** reductions, the argument block of the persistent kernel and the
+** workspaces of the implementations. Not a public header (see
+** odb_krylov_gpu.h).
 **
-** All three implementations run one scalar state machine (kstate below,
-** host and device) that mirrors core/sparse/krylov.c step by step: the
-** same recurrences, the same breakdown tests (rho, omega, QMR's
-** delta/eps/gamma), the same stagnation window and maxit, the same
-** history. Only the order of the floating-point sums differs, so iteration
-** counts agree with the CPU up to rounding.
+** All three implementations and the CPU reference (core/sparse/krylov.c)
+** run the one scalar state machine of core/sparse/odb_krylov_state.h
+** (kstate and its steps, host and device): the same recurrences, the same
+** breakdown tests (rho, omega, QMR's delta/eps/gamma), the same stagnation
+** window and maxit, the same history and messages. Only the order of the
+** floating-point sums differs, so iteration counts agree with the CPU up
+** to rounding.
 */
 #ifndef ODB_KRYLOV_GPU_CUH
 #define ODB_KRYLOV_GPU_CUH
@@ -34,172 +35,12 @@ extern "C" {
 #include "odb_measure.h"
 }
 #include "odb_krylov_gpu.h"
+#include "odb_krylov_state.h"
 #include "odb_sparse_gpu.h"
 
-#define HD __host__ __device__
-
-enum { KS_RUN = -1 };
 enum { FB = 256 };                 /* threads per block of the fused kernels */
 enum { PK_LANES = 4 };             /* threads per CSR row in the persistent kernel */
 enum { PK_CSR = 0, PK_BDIA = 1 };
-
-/* {====== the scalar state machine (mirrors krylov.c) */
-
-/* Everything the recurrences carry between reductions. */
-typedef struct kstate {
-  double bn, rhn, tol;             /* ||b|| (1 if 0), ||rhat||, tolerance */
-  int maxit, window;
-  int it, outcome, bditer, half, nhist, since;
-  double rel, best;
-  /* BiCGStab */
-  double rho, rho_old, alpha, omega, beta, rnorm, snorm;
-  /* QMR */
-  double qrho, xi, gamma_old, eta, eps, eps_old, theta_old, delta, cp, cq, qbeta, c, wv;
-} kstate;
-
-/* The CPU's breakdown test: |v| tiny relative to the scale of its factors. */
-HD static inline int ks_tiny(double v, double scale) {
-  return !(fabs(v) > 1e-300) || fabs(v) <= 1e-15 * scale;
-}
-
-/* hist NULL: count only (blocks other than the recording one). */
-HD static inline void ks_push(kstate *s, double *hist, double rel) {
-  if (hist) hist[s->nhist] = rel;
-  s->nhist++;
-  s->rel = rel;
-}
-
-/* Stops with outcome o at the current iteration. */
-HD static inline void ks_break(kstate *s, int o) {
-  s->outcome = o;
-  s->bditer = s->it;
-}
-
-/* After an iteration's residual: converged, non-finite, stagnated, out of
-** iterations (the CPU's order); 1 when the solve stops. */
-HD static inline int ks_judge(kstate *s, double rel) {
-  if (rel <= s->tol) { s->outcome = ODB_KRY_CONVERGED; return 1; }
-  if (!isfinite(rel)) { ks_break(s, ODB_KRY_BREAKDOWN_OTHER); return 1; }
-  if (rel < 0.99 * s->best) { s->best = rel; s->since = 0; }
-  else if (++s->since >= s->window) { s->outcome = ODB_KRY_STAGNATED; return 1; }
-  if (s->it >= s->maxit) { s->outcome = ODB_KRY_MAXIT; return 1; }
-  return 0;
-}
-
-/* The first residual: history[0], the best so far, convergence at 0. */
-HD static inline int ks_first(kstate *s, double *hist, double rnorm) {
-  double rel = rnorm / s->bn;
-  ks_push(s, hist, rel);
-  s->best = rel;
-  s->since = 0;
-  if (rel <= s->tol) { s->outcome = ODB_KRY_CONVERGED; return 1; }
-  return 0;
-}
-
-/* BiCGStab, iteration start: rho = rhat.r known. */
-HD static inline void bicg_begin(kstate *s) {
-  s->it++;
-  if (ks_tiny(s->rho, s->rhn * s->rnorm)) { ks_break(s, ODB_KRY_BREAKDOWN_RHO); return; }
-  s->beta = (s->rho / s->rho_old) * (s->alpha / s->omega);
-}
-
-/* rr = r.r of r = b - A x0; rhat = r0, so rhat.r = rr. */
-HD static inline void bicg_init(kstate *s, double *hist, double rr) {
-  s->rnorm = s->rhn = sqrt(rr);
-  if (ks_first(s, hist, s->rnorm)) return;
-  s->rho = rr;
-  s->rho_old = s->alpha = s->omega = 1.0;
-  bicg_begin(s);
-}
-
-/* v = A p: rhv = rhat.v, vv = v.v. */
-HD static inline void bicg_after_v(kstate *s, double rhv, double vv) {
-  if (ks_tiny(rhv, s->rhn * sqrt(vv))) { ks_break(s, ODB_KRY_BREAKDOWN_RHO); return; }
-  s->alpha = s->rho / rhv;
-}
-
-/* s = r - alpha v: ss = s.s; converged on s sets half (x += alpha p). */
-HD static inline void bicg_after_s(kstate *s, double *hist, double ss) {
-  s->snorm = sqrt(ss);
-  double sn = s->snorm / s->bn;
-  if (sn <= s->tol) {
-    s->half = 1;
-    ks_push(s, hist, sn);
-    s->outcome = ODB_KRY_CONVERGED;
-  }
-}
-
-/* t = A s: tt = t.t, ts = t.s. */
-HD static inline void bicg_after_t(kstate *s, double tt, double ts) {
-  if (tt == 0.0 || ks_tiny(ts, sqrt(tt) * s->snorm)) { ks_break(s, ODB_KRY_BREAKDOWN_OMEGA); return; }
-  s->omega = ts / tt;
-}
-
-/* x, r updated: rr = r.r, rhr = rhat.r (the next rho). */
-HD static inline void bicg_end(kstate *s, double *hist, double rr, double rhr) {
-  s->rho_old = s->rho;
-  double rel = sqrt(rr) / s->bn;
-  ks_push(s, hist, rel);
-  if (ks_judge(s, rel)) return;
-  s->rho = rhr;
-  s->rnorm = sqrt(rr);
-  bicg_begin(s);
-}
-
-/* QMR: delta = w.v of the scaled vectors and the coefficients of p and q. */
-HD static inline void qmr_peek(kstate *s) {
-  s->delta = s->wv / (s->qrho * s->xi);
-  s->cp = s->xi * s->delta / s->eps_old;
-  s->cq = s->qrho * s->delta / s->eps_old;
-}
-
-/* QMR, iteration start (the CPU's checks on rho, xi and delta). */
-HD static inline void qmr_begin(kstate *s) {
-  s->it++;
-  if (s->qrho == 0.0 || s->xi == 0.0) { ks_break(s, ODB_KRY_BREAKDOWN_RHO); return; }
-  if (ks_tiny(s->delta, 1.0)) { ks_break(s, ODB_KRY_BREAKDOWN_RHO); return; }
-  if (s->it == 1) s->cp = s->cq = 0.0;       /* p = v, q = w */
-}
-
-/* rr = r.r of r = b - A x0 (= vt.vt = wt.wt = wt.vt). */
-HD static inline void qmr_init(kstate *s, double *hist, double rr) {
-  s->qrho = s->xi = sqrt(rr);
-  if (ks_first(s, hist, s->qrho)) return;
-  s->gamma_old = 1.0; s->eta = -1.0; s->eps_old = 1.0; s->theta_old = 0.0;
-  s->wv = rr;
-  qmr_peek(s);
-  qmr_begin(s);
-}
-
-/* pt = A p: qpt = q.pt, qq = q.q, ptpt = pt.pt. */
-HD static inline void qmr_after_pt(kstate *s, double qpt, double qq, double ptpt) {
-  if (ks_tiny(qpt, sqrt(qq) * sqrt(ptpt))) { ks_break(s, ODB_KRY_BREAKDOWN_OTHER); return; }
-  s->eps = qpt;
-  s->qbeta = qpt / s->delta;
-}
-
-/* vt, wt updated: vv, ww, wv = wt.vt; the next delta, cp, cq peeked. */
-HD static inline void qmr_after_vw(kstate *s, double vv, double ww, double wv) {
-  double rho_new = sqrt(vv), xi_new = sqrt(ww);
-  double theta = rho_new / (s->gamma_old * fabs(s->qbeta));
-  double gamma = 1.0 / sqrt(1.0 + theta * theta);
-  if (gamma == 0.0) { ks_break(s, ODB_KRY_BREAKDOWN_OTHER); return; }
-  s->eta = -s->eta * s->qrho * gamma * gamma / (s->qbeta * s->gamma_old * s->gamma_old);
-  s->c = s->it == 1 ? 0.0 : (s->theta_old * gamma) * (s->theta_old * gamma);
-  s->qrho = rho_new; s->xi = xi_new; s->gamma_old = gamma; s->theta_old = theta;
-  s->eps_old = s->eps; s->wv = wv;
-  qmr_peek(s);
-}
-
-/* x, r updated: rr = r.r. */
-HD static inline void qmr_end(kstate *s, double *hist, double rr) {
-  double rel = sqrt(rr) / s->bn;
-  ks_push(s, hist, rel);
-  if (ks_judge(s, rel)) return;
-  qmr_begin(s);
-}
-
-/* }====== */
 
 /* {====== device helpers: reductions, ordered atomics, timer */
 
@@ -321,8 +162,6 @@ odb_status dalloc(void *pp, size_t bytes, const char *what);
 /* Host -> new device copy. */
 odb_status dupload(void *pp, const void *src, size_t bytes, const char *what);
 void dfree(void *p);
-/* Fresh state: constants set, nothing done. */
-kstate ks_new(double bn, const odb_krylov_opts *o);
 odb_status red_alloc(red_scratch *r, long n, int sms);
 void red_free(red_scratch *r);
 /* ||b - y|| for device vectors (waits). */

@@ -25,8 +25,9 @@
 **               own); on large matrices the solve picks these by running
 **               each candidate for a few iterations (opts tune).
 **
-** Every form runs the same scalar recurrences, breakdown, stagnation and
-** maxit tests as the CPU reference, records the residual history and
+** Every form runs the CPU reference's scalar state machine
+** (core/sparse/odb_krylov_state.h: the recurrences, the breakdown,
+** stagnation and maxit tests), records the residual history and
 ** recomputes the true residual at the end: the result is the CPU's
 ** odb_krylov_result. Only builds with CUDA have these functions; callers
 ** outside gpu/ reach them through the "cuda" table of odb_sparse_impl.h

@@ -14,7 +14,7 @@
 
 /* Rows [r0, r1) of block blk of G: CSR contiguous rows; Bdia the cells
 ** [c0, c1) (rows c0 k .. c1 k), the last block also the nw well rows. */
-HD static inline void pk_range(int fmt, long n, int M, int k, int blk, int G, int *r0, int *r1,
+ODB_HD static inline void pk_range(int fmt, long n, int M, int k, int blk, int G, int *r0, int *r1,
                                int *c0, int *c1) {
   if (fmt == PK_BDIA) {
     *c0 = (int)((long)M * blk / G);

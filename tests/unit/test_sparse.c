@@ -6,6 +6,7 @@
 #include <time.h>
 #include "tap.h"
 #include "odebench.h"
+#include "odb_krylov_state.h"
 
 /* Dense GH of g built straight from the stencil definition by coordinates. */
 static double *dense_gh(const odb_reservoir *g)
@@ -256,8 +257,9 @@ static void test_breakdown(void)
   odb_krylov_result_free(&res);
   memset(x, 0, sizeof x);
   st = odb_krylov_solve(A, ODB_KRYLOV_QMR, b, x, NULL, &res);
-  tap_ok(st == ODB_ERR_MAX_STEPS && res.breakdown_iter == 1 && strstr(odb_last_error(), "breakdown"),
-         "QMR breakdown reported: %s", odb_last_error());
+  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_BREAKDOWN_OTHER && res.breakdown_iter == 1
+         && strstr(odb_last_error(), "breakdown"),
+         "QMR breakdown (q.Ap = 0) reported: %s", odb_last_error());
   odb_krylov_result_free(&res);
   odb_sparse_free(A);
 }
@@ -280,31 +282,64 @@ static void test_omega_breakdown(void)
 }
 
 /* Cyclic shift with a tiny random diagonal (n = 60): eigenvalues surround
-** the origin, QMR makes no 1% progress for 10 iterations: stagnation. */
-static void test_stagnation_and_maxit(void)
+** the origin; b random. Neither method makes 1% progress for long. */
+enum { NCYC = 60 };
+static void cyclic_system(odb_sparse **A, double *b)
 {
-  enum { N = 60 };
-  int64_t rp[N + 1]; int32_t cl[2 * N]; double vl[2 * N];
+  int64_t rp[NCYC + 1]; int32_t cl[2 * NCYC]; double vl[2 * NCYC];
   odb_rng r; odb_rng_seed(&r, 3);
   int p = 0;
-  for (int i = 0; i < N; i++) {
-    int c1 = i, c2 = (i + 1) % N;
+  for (int i = 0; i < NCYC; i++) {
+    int c1 = i, c2 = (i + 1) % NCYC;
     if (c2 < c1) { int t = c1; c1 = c2; c2 = t; }
     rp[i] = p;
     cl[p] = c1; vl[p++] = c1 == i ? 0.05 * (odb_rng_uniform(&r) - 0.5) : 1.0;
     cl[p] = c2; vl[p++] = c2 == i ? 0.05 * (odb_rng_uniform(&r) - 0.5) : 1.0;
   }
-  rp[N] = p;
+  rp[NCYC] = p;
+  odb_sparse_csr_from(NCYC, rp, cl, vl, A);
+  for (int i = 0; i < NCYC; i++) b[i] = odb_rng_uniform(&r) - 0.5;
+}
+
+/* The stagnation rule replayed on a history, written out here apart from
+** the solver: the best residual moves only on a 1% fall; returns the
+** index of the entry after which `window` entries passed without one,
+** or -1. */
+static long stag_replay(const double *h, long nh, int window)
+{
+  double best = h[0];
+  int since = 0;
+  for (long i = 1; i < nh; i++) {
+    if (h[i] < 0.99 * best) { best = h[i]; since = 0; }
+    else if (++since >= window) return i;
+  }
+  return -1;
+}
+
+/* Both methods stagnate on the cyclic system (window 10): the outcome, no
+** breakdown iteration, one history entry per iteration plus the first, the
+** rule firing exactly at the last entry, the message in full. */
+static void test_stagnation_and_maxit(void)
+{
   odb_sparse *A;
-  odb_sparse_csr_from(N, rp, cl, vl, &A);
-  double b[N], x[N] = {0};
-  for (int i = 0; i < N; i++) b[i] = odb_rng_uniform(&r) - 0.5;
-  odb_krylov_opts o = {1e-10, 300, 10};
-  odb_krylov_result res;
-  odb_status st = odb_krylov_solve(A, ODB_KRYLOV_QMR, b, x, &o, &res);
-  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_STAGNATED && strstr(odb_last_error(), "stagnated"),
-         "QMR stagnation reported: %s", odb_last_error());
-  odb_krylov_result_free(&res);
+  double b[NCYC];
+  cyclic_system(&A, b);
+  for (int m = 0; m < 2; m++) {
+    odb_krylov_method meth = m ? ODB_KRYLOV_QMR : ODB_KRYLOV_BICGSTAB;
+    const char *name = m ? "QMR" : "BiCGStab";
+    double x[NCYC] = {0};
+    odb_krylov_opts o = {1e-10, 300, 10};
+    odb_krylov_result res;
+    odb_status st = odb_krylov_solve(A, meth, b, x, &o, &res);
+    char want[160];
+    snprintf(want, sizeof want, "%s stagnated at iteration %d (relative residual %.3g, no 1%% progress in 10)",
+             name, res.iters, res.relres);
+    tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_STAGNATED && res.breakdown_iter == -1
+           && res.nhist == res.iters + 1 && res.iters < 300 && res.relres == res.history[res.nhist - 1]
+           && stag_replay(res.history, res.nhist, 10) == res.nhist - 1 && strcmp(odb_last_error(), want) == 0,
+           "%s stagnation reported at the iteration the rule fires: %s", name, odb_last_error());
+    odb_krylov_result_free(&res);
+  }
   odb_sparse_free(A);
   odb_reservoir *g; odb_sparse *B;
   odb_reservoir_create(&g, 4, 4, 4, 2, 1, ODB_GH_BLOCK, 2);
@@ -312,11 +347,125 @@ static void test_stagnation_and_maxit(void)
   double *bb = malloc(g->n * sizeof *bb), *xs = malloc(g->n * sizeof *xs), *xx = calloc(g->n, sizeof *xx);
   odb_reservoir_rhs(g, B, xs, bb);
   odb_krylov_opts o2 = {1e-12, 2, 100};
-  st = odb_krylov_solve(B, ODB_KRYLOV_BICGSTAB, bb, xx, &o2, &res);
-  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_MAXIT && res.iters == 2 && res.relres_true > 1e-12,
+  odb_krylov_result res;
+  odb_status st = odb_krylov_solve(B, ODB_KRYLOV_BICGSTAB, bb, xx, &o2, &res);
+  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_MAXIT && res.iters == 2 && res.relres_true > 1e-12
+         && res.breakdown_iter == -1 && res.nhist == 3,
          "maxit reported: %s", odb_last_error());
   odb_krylov_result_free(&res);
   free(bb); free(xs); free(xx); odb_sparse_free(B); odb_reservoir_free(g);
+}
+
+/* A = [1 1; 0 1], b = e2: e2 is an eigenvector of A^T but not of A, so
+** QMR's first step leaves wt = A^T q - beta w = 0 while vt = (1, 0): x =
+** (0, 1/2), r = (-1/2, 1/2), relative residual sqrt(1/2); the second
+** iteration stops on xi = 0 (breakdown_rho). */
+static void test_qmr_rho_breakdown(void)
+{
+  int64_t rp[] = {0, 2, 3};
+  int32_t cl[] = {0, 1, 1};
+  double vl[] = {1.0, 1.0, 1.0};
+  odb_sparse *A;
+  odb_sparse_csr_from(2, rp, cl, vl, &A);
+  double b[2] = {0, 1}, x[2] = {0};
+  odb_krylov_result res;
+  odb_status st = odb_krylov_solve(A, ODB_KRYLOV_QMR, b, x, NULL, &res);
+  tap_ok(st == ODB_ERR_MAX_STEPS && res.outcome == ODB_KRY_BREAKDOWN_RHO && res.breakdown_iter == 2
+         && res.iters == 2 && res.nhist == 2 && res.history[0] == 1.0
+         && fabs(res.history[1] - sqrt(0.5)) <= 1e-15 && x[0] == 0.0 && fabs(x[1] - 0.5) <= 1e-15
+         && strcmp(odb_last_error(), "QMR breakdown (breakdown_rho) at iteration 2 (relative residual 0.707)") == 0,
+         "QMR breakdown on xi = 0 at iteration 2: %s", odb_last_error());
+  odb_krylov_result_free(&res);
+  odb_sparse_free(A);
+}
+
+/* ||b - A x|| / ||b|| from the CSR arrays, apart from the library's SpMV. */
+static double direct_relres(const odb_sparse *A, const double *b, const double *x)
+{
+  double rr = 0.0, bb = 0.0;
+  for (long i = 0; i < A->n; i++) {
+    double y = 0.0;
+    for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) y += A->val[j] * x[A->col[j]];
+    rr += (b[i] - y) * (b[i] - y);
+    bb += b[i] * b[i];
+  }
+  return sqrt(rr) / sqrt(bb);
+}
+
+/* A fresh reservoir matrix (strictly diagonally dominant by construction:
+** diagonal 1 + the row's absolute sum) of random shape, pattern and seed,
+** b random: BiCGStab (CSR, Bdia) and QMR (CSR) converge to tol, checked
+** by the residual computed here. */
+static void test_krylov_random_dd(uint64_t xseed)
+{
+  odb_rng r; odb_rng_seed(&r, xseed);
+  int J = 2 + (int)(5 * odb_rng_uniform(&r)), H = 2 + (int)(5 * odb_rng_uniform(&r));
+  int I = 2 + (int)(5 * odb_rng_uniform(&r)), k = 1 + (int)(4 * odb_rng_uniform(&r));
+  int nw = (int)(4 * odb_rng_uniform(&r));
+  odb_gh_pattern pat = odb_rng_uniform(&r) < 0.5 ? ODB_GH_BLOCK : ODB_GH_HALF;
+  odb_reservoir *g;
+  odb_sparse *A, *Ab;
+  if (odb_reservoir_create(&g, J, H, I, k, nw, pat, xseed) != ODB_OK
+      || odb_reservoir_matrix(g, ODB_FMT_CSR, 0, &A) != ODB_OK
+      || odb_reservoir_matrix(g, ODB_FMT_BDIA, 0, &Ab) != ODB_OK) {
+    tap_ok(0, "random reservoir %dx%dx%d k %d: %s", J, H, I, k, odb_last_error());
+    return;
+  }
+  long n = g->n;
+  double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
+  for (long i = 0; i < n; i++) b[i] = 2.0 * odb_rng_uniform(&r) - 1.0;
+  for (int c = 0; c < 3; c++) {
+    odb_krylov_method meth = c == 2 ? ODB_KRYLOV_QMR : ODB_KRYLOV_BICGSTAB;
+    const odb_sparse *M = c == 1 ? Ab : A;
+    odb_krylov_opts o = {1e-10, 1000, 100};
+    odb_krylov_result res;
+    memset(x, 0, n * sizeof *x);
+    odb_status st = odb_krylov_solve(M, meth, b, x, &o, &res);
+    double dr = direct_relres(A, b, x);
+    tap_ok(st == ODB_OK && res.outcome == ODB_KRY_CONVERGED && res.breakdown_iter == -1
+           && res.nhist == res.iters + 1 && res.relres == res.history[res.nhist - 1] && res.relres <= o.tol
+           && dr <= 2 * o.tol && fabs(dr - res.relres_true) <= 1e-3 * dr,
+           "%s on a random %s reservoir %dx%dx%d k %d, %d wells (%s): %d iterations, ||b - Ax||/||b|| %.2g",
+           meth == ODB_KRYLOV_QMR ? "QMR" : "BiCGStab", odb_sparse_format_name(M->fmt), J, H, I, k, nw,
+           pat == ODB_GH_HALF ? "GH-h" : "GH-b", res.iters, dr);
+    odb_krylov_result_free(&res);
+  }
+  free(b); free(x);
+  odb_sparse_free(A); odb_sparse_free(Ab); odb_reservoir_free(g);
+}
+
+/* The decisions of the shared state machine (odb_krylov_state.h) in their
+** order: convergence at tol, a non-finite residual as a breakdown at its
+** iteration, stagnation before maxit when both hold, maxit. */
+static void test_state_judge(void)
+{
+  odb_krylov_opts o = {1e-3, 4, 2};
+  double h[8];
+  kstate s = ks_new(1.0, &o);
+  int stop0 = ks_first(&s, h, 1.0);
+  s.it = 1; int stop1 = ks_judge(&s, 0.995);      /* no 1% fall: since 1 */
+  s.it = 2; int stop2 = ks_judge(&s, 0.5);        /* new best */
+  s.it = 3; int stop3 = ks_judge(&s, 0.499);      /* since 1 */
+  s.it = 4; int stop4 = ks_judge(&s, 0.498);      /* since 2 = window, and it = maxit */
+  tap_ok(!stop0 && !stop1 && !stop2 && !stop3 && stop4 && s.outcome == ODB_KRY_STAGNATED && s.bditer == -1
+         && s.nhist == 1 && h[0] == 1.0 && s.best == 0.5,
+         "state: stagnation is judged before maxit");
+  s = ks_new(1.0, &o);
+  ks_first(&s, h, 1.0);
+  for (s.it = 1; s.it <= 4 && !ks_judge(&s, 0.5 / s.it);) s.it++;
+  tap_ok(s.outcome == ODB_KRY_MAXIT && s.it == 4, "state: maxit after the 4th residual");
+  s = ks_new(1.0, &o);
+  ks_first(&s, h, 1.0);
+  s.it = 2;
+  tap_ok(ks_judge(&s, NAN) && s.outcome == ODB_KRY_BREAKDOWN_OTHER && s.bditer == 2,
+         "state: a NaN residual is a breakdown at its iteration");
+  s = ks_new(1.0, &o);
+  tap_ok(ks_first(&s, h, 1e-3) && s.outcome == ODB_KRY_CONVERGED && s.nhist == 1,
+         "state: a first residual at tol converges with no iteration");
+  s = ks_new(4.0, &o);
+  ks_first(&s, h, 4.0);
+  s.it = 1;
+  tap_ok(ks_judge(&s, 1e-3) && s.outcome == ODB_KRY_CONVERGED, "state: relative residual equal to tol converges");
 }
 
 static void test_bad_input(void)
@@ -449,6 +598,9 @@ int main(void)
   test_breakdown();
   test_omega_breakdown();
   test_stagnation_and_maxit();
+  test_qmr_rho_breakdown();
+  test_state_judge();
+  for (int rep = 0; rep < 3; rep++) test_krylov_random_dd(xseed + (uint64_t)rep);
   test_bad_input();
   return tap_done();
 }
