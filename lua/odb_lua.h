@@ -150,6 +150,20 @@ void odbL_solver_register(lua_State *L);
 odbL_vector *odbL_vector_new(lua_State *L, long n);
 /* The open Vector at idx, or a "Vector expected" argument error. */
 odbL_vector *odbL_vector_check(lua_State *L, int idx);
+/* The shape the Vector at idx carries (odb_lua_vector.c): its number of
+   dimensions (0: none, a plain list), dims[0..1] (1 past ndim) and
+   whether it is complex ('<c16': two numbers an element). */
+int odbL_vector_shape(lua_State *L, int idx, long dims[2], int *complex);
+/* Gives the Vector at idx the shape (ndim 0 drops it). Assumes the
+   elements (times 2 when complex) are its length. */
+void odbL_vector_set_shape(lua_State *L, int idx, int ndim, const long *dims,
+                           int complex);
+/* Reads the shape table {rows [, cols]} at sidx for a Vector of n numbers
+   into dims (1 past the dimensions given); raises, naming who and the
+   numbers the shape holds, when it does not hold exactly n. The number of
+   dimensions. */
+int odbL_vector_read_shape(lua_State *L, int arg, int sidx, const char *who,
+                           long n, int complex, long dims[2]);
 /* max_i |a_i - b_i| / max_i |b_i| (absolute when b is all zeros). */
 double odbL_max_rel_err(const double *a, const double *b, long n);
 
@@ -266,15 +280,21 @@ int odbL_user_problem(lua_State *L);
 /* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */
 int odbL_reservoir(lua_State *L);
 int odbL_krylov(lua_State *L);
-/* ob.matrix{file = ...}, ob.load(file), v:save(file [, opts]) and, at
-   module open, A:write(file) on SparseMatrix (odb_lua_files.c). */
+/* ob.matrix{file = ...}, ob.load(file), v:save(file [, opts]),
+   A:write(file) (odb_lua_files.c); ob.matrix and ob.load into the module
+   table at -1 (odbL_files_register). */
 int odbL_matrix(lua_State *L);
 int odbL_load(lua_State *L);
 int odbL_vector_save(lua_State *L);
+int odbL_sparse_write(lua_State *L);
 void odbL_files_register(lua_State *L);
-/* Pushes an empty SparseMatrix (odb_lua_sparse.c's type: its __gc frees
-   what is stored through the pointer returned) (odb_lua_files.c). */
+/* The SparseMatrix type (odb_lua_sparse.c, which alone knows its layout):
+   its metatables (idempotent); a new empty one pushed, its __gc freeing
+   what is stored through the pointer returned; the open one at idx (an
+   argument error otherwise). */
+void odbL_sparse_register(lua_State *L);
 odb_sparse **odbL_sparse_box_new(lua_State *L);
+odb_sparse *odbL_sparse_check(lua_State *L, int idx);
 /* ob.blocktridiag (odb_lua_blocktridiag.c) and ob.batched
    (odb_lua_batched.c). */
 int odbL_blocktridiag(lua_State *L);

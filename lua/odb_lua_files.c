@@ -22,12 +22,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* odb_lua_sparse.c's matrix userdata: its metatable name and layout (one
-** pointer, NULL once closed), which odbL_sparse_box_new below relies on. */
-#define ODBL_SPARSE "odebench.SparseMatrix"
-typedef struct { odb_sparse *A; } odbL_mat;
-void odbL_sparse_register(lua_State *L);
-
 /* A block of malloc'd memory owned by a userdata, so that a Lua error
 ** between the reader's allocation and its copy into a Vector frees it. */
 #define ODBL_FILEBUF "odebench.FileBuffer"
@@ -52,16 +46,6 @@ static odbL_buf *buf_new(lua_State *L)
   }
   lua_setmetatable(L, -2);
   return b;
-}
-
-/* See odb_lua.h. */
-odb_sparse **odbL_sparse_box_new(lua_State *L)
-{
-  odbL_sparse_register(L);
-  odbL_mat *m = lua_newuserdatauv(L, sizeof *m, 0);
-  m->A = NULL;
-  luaL_setmetatable(L, ODBL_SPARSE);
-  return &m->A;
 }
 
 /* {====== ob.matrix */
@@ -160,20 +144,20 @@ int odbL_matrix(lua_State *L)
     *gb = grid_arg(L, lua_gettop(L) - 1);
     conv.grid = *gb;
   }
-  odb_sparse **loaded = odbL_sparse_box_new(L);
+  odb_sparse **loaded = odbL_sparse_box_new(L), **top = loaded;
   odb_status st = odb_sparse_read_mtx(file, &o, loaded);
   if (pu.failed) return lua_error(L);        /* the progress function's error */
   if (st != ODB_OK) return luaL_error(L, "ob.matrix: %s", odb_last_error());
   if (f != ODB_FMT_CSR) {
-    odb_sparse **conv_box = odbL_sparse_box_new(L);
-    if (odb_sparse_convert_to(*loaded, f, &conv, conv_box) != ODB_OK)
+    top = odbL_sparse_box_new(L);
+    if (odb_sparse_convert_to(*loaded, f, &conv, top) != ODB_OK)
       return luaL_error(L, "ob.matrix: %s", odb_last_error());
     odb_sparse_free(*loaded);                /* the CSR is not needed now */
     *loaded = NULL;
   } else if (conv.max_bytes && odb_sparse_bytes(*loaded) > conv.max_bytes) {
     return luaL_error(L, "ob.matrix: CSR needs %zu bytes, limit %zu", odb_sparse_bytes(*loaded), conv.max_bytes);
   }
-  odb_sparse *A = *(odb_sparse **)lua_touserdata(L, -1);
+  odb_sparse *A = *top;                      /* the SparseMatrix on top */
   odbL_gc_external(L, (double)odb_sparse_bytes(A));
   if (!strcmp(be, "cuda")) {                 /* A:gpu(), the binding's one upload */
     lua_getfield(L, -1, "gpu");
@@ -183,18 +167,11 @@ int odbL_matrix(lua_State *L)
   return 1;
 }
 
-/* The open SparseMatrix at idx. */
-static odb_sparse *mat_check(lua_State *L, int idx)
+/* See odb_lua.h: A:write(file), Matrix Market coordinate real general,
+** %.17g. */
+int odbL_sparse_write(lua_State *L)
 {
-  odbL_mat *m = luaL_checkudata(L, idx, ODBL_SPARSE);
-  if (!m->A) luaL_argerror(L, idx, "the matrix is closed");
-  return m->A;
-}
-
-/* A:write(file): Matrix Market coordinate real general, %.17g. */
-static int mat_write(lua_State *L)
-{
-  odb_sparse *A = mat_check(L, 1);
+  odb_sparse *A = odbL_sparse_check(L, 1);
   const char *file = luaL_checkstring(L, 2);
   odbL_check_not_in_callback(L, "A:write");
   if (odb_sparse_write_mtx(A, file) != ODB_OK) return luaL_error(L, "A:write: %s", odb_last_error());
@@ -249,6 +226,7 @@ int odbL_load(lua_State *L)
     box->p = m.dense;
     odbL_vector *v = odbL_vector_new(L, m.nrows * m.ncols);
     to_c_order(v->v, m.dense, m.nrows, m.ncols, 1, 1);
+    odbL_vector_set_shape(L, -1, 2, (long[2]){m.nrows, m.ncols}, 0);
     push_info(L, 2, m.nrows, m.ncols, "<f8", 1);
     return 2;
   }
@@ -258,47 +236,44 @@ int odbL_load(lua_State *L)
   int w = a.dtype == ODB_NPY_C16 ? 2 : 1;
   odbL_vector *v = odbL_vector_new(L, (long)a.count * w);
   to_c_order(v->v, a.data, a.shape[0], a.shape[1], w, a.fortran && a.ndim == 2);
+  odbL_vector_set_shape(L, -1, a.ndim, (long[2]){a.shape[0], a.shape[1]}, w == 2);
   push_info(L, a.ndim, a.shape[0], a.shape[1], odb_npy_dtype_name(a.dtype), a.fortran);
   return 2;
 }
 
 /* v:save(file [, {shape = {r [, c]}, dtype = "<f8"|"<c16", order =
-** "C"|"F"}]): the Vector's values (C order; complex: interleaved) as .npy. */
+** "C"|"F"}]): the Vector's values (C order; complex: interleaved) as .npy.
+** shape and dtype default to the ones the Vector carries (ob.load's,
+** k:result()'s, v:reshape's; none: 1-D float64). */
 int odbL_vector_save(lua_State *L)
 {
   static const char *const keys[] = {"shape", "dtype", "order", NULL};
   odbL_vector *v = odbL_vector_check(L, 1);
   const char *file = luaL_checkstring(L, 2);
-  odb_npy a = {ODB_NPY_F8, 1, {v->n, 1}, 0, 0, v->v, 1};
+  long dims[2];
+  int cx, nd = odbL_vector_shape(L, 1, dims, &cx);
+  odb_npy a = {cx ? ODB_NPY_C16 : ODB_NPY_F8, nd ? nd : 1, {nd ? dims[0] : v->n, dims[1]}, 0, 0, v->v, 1};
   odbL_check_not_in_callback(L, "v:save");
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
     odbL_check_keys(L, 3, keys);
-    const char *dt = odbL_opt_string(L, 3, "dtype", "<f8"), *ord = odbL_opt_string(L, 3, "order", "C");
-    if (!strcmp(dt, "<c16")) a.dtype = ODB_NPY_C16;
-    else if (strcmp(dt, "<f8")) return luaL_error(L, "v:save: dtype must be \"<f8\" or \"<c16\", got \"%s\"", dt);
+    const char *dt = odbL_opt_string(L, 3, "dtype", cx ? "<c16" : "<f8"), *ord = odbL_opt_string(L, 3, "order", "C");
+    if (strcmp(dt, "<c16") && strcmp(dt, "<f8")) return luaL_error(L, "v:save: dtype must be \"<f8\" or \"<c16\", got \"%s\"", dt);
     if (strcmp(ord, "C") && strcmp(ord, "F")) return luaL_error(L, "v:save: order must be \"C\" or \"F\", got \"%s\"", ord);
     a.fortran = !strcmp(ord, "F");
-    int w = a.dtype == ODB_NPY_C16 ? 2 : 1;
+    int w = !strcmp(dt, "<c16") ? 2 : 1;
+    a.dtype = w == 2 ? ODB_NPY_C16 : ODB_NPY_F8;
     if (w == 2 && v->n % 2) return luaL_error(L, "v:save: dtype \"<c16\" takes pairs (re, im); the Vector has %I numbers", (lua_Integer)v->n);
-    a.shape[0] = v->n / w;
     lua_getfield(L, 3, "shape");
     if (!lua_isnil(L, -1)) {
       if (lua_type(L, -1) != LUA_TTABLE) return odbL_field_error(L, 3, "shape", "table {rows [, cols]}", -1);
-      int sidx = lua_gettop(L);
-      lua_Integer nd = luaL_len(L, sidx);
-      if (nd != 1 && nd != 2) return luaL_error(L, "v:save: shape must have 1 or 2 dimensions, got %I", nd);
-      a.ndim = (int)nd;
-      for (int d = 0; d < nd; d++) {
-        lua_geti(L, sidx, d + 1);
-        a.shape[d] = (long)odbL_int_in_range(L, 3, -1, d ? "shape[2]" : "shape[1]", 0, (lua_Integer)1 << 40);
-        lua_pop(L, 1);
-      }
-      if (nd == 1) a.shape[1] = 1;
-      if ((double)a.shape[0] * a.shape[1] * w != (double)v->n)
-        return luaL_error(L, "v:save: shape {%I%s%I} holds %I numbers%s, the Vector has %I", (lua_Integer)a.shape[0],
-                          nd == 2 ? ", " : "", nd == 2 ? (lua_Integer)a.shape[1] : (lua_Integer)0,
-                          (lua_Integer)(a.shape[0] * a.shape[1] * w), w == 2 ? " (re, im pairs)" : "", (lua_Integer)v->n);
+      a.ndim = odbL_vector_read_shape(L, 3, -1, "v:save", v->n, w == 2, dims);
+      a.shape[0] = dims[0];
+      a.shape[1] = dims[1];
+    } else if (w != (cx ? 2 : 1) || !nd) {   /* the dtype given changes the count */
+      a.ndim = 1;
+      a.shape[0] = v->n / w;
+      a.shape[1] = 1;
     }
     if (a.fortran && a.ndim == 2) {          /* C-order values -> Fortran order */
       double *t = lua_newuserdatauv(L, (size_t)v->n * sizeof *t + 1, 0);
@@ -315,19 +290,12 @@ int odbL_vector_save(lua_State *L)
 
 /* }====== */
 
-/* See odb_lua.h: ob.matrix and ob.load into the module table at -1, and
-** A:write into the SparseMatrix methods. */
+/* See odb_lua.h: ob.matrix and ob.load into the module table at -1
+** (A:write and v:save are methods of their types, registered with them). */
 void odbL_files_register(lua_State *L)
 {
   lua_pushcfunction(L, odbL_matrix);
   lua_setfield(L, -2, "matrix");
   lua_pushcfunction(L, odbL_load);
   lua_setfield(L, -2, "load");
-  odbL_sparse_register(L);
-  luaL_getmetatable(L, ODBL_SPARSE);
-  if (lua_getfield(L, -1, "__index") == LUA_TTABLE) {
-    lua_pushcfunction(L, mat_write);
-    lua_setfield(L, -2, "write");
-  }
-  lua_pop(L, 2);
 }

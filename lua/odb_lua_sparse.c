@@ -13,6 +13,7 @@
 ** floor_bytes}. A:spmv(x) stays on the CPU. Builds without CUDA raise
 ** the registry's "backend 'cuda': this build has no CUDA". */
 #include "odb_lua.h"
+#include "odb_sparse_file.h"
 #include "odb_sparse_impl.h"
 
 #include <math.h>
@@ -23,11 +24,12 @@
 #define ODBL_SPARSE    "odebench.SparseMatrix"
 #define ODBL_GPUSPARSE "odebench.GpuSparseMatrix"
 
-void odbL_sparse_register(lua_State *L);
-int odbL_reservoir(lua_State *L);
-int odbL_krylov(lua_State *L);
-
 typedef struct { odb_reservoir *g; } odbL_res;
+/* A SparseMatrix: one pointer, NULL once closed (and while the matrix is
+** being made: its __gc frees whatever is stored there, so a Lua error
+** between the allocation and the return leaks nothing). Only this file
+** knows the layout; others go through odbL_sparse_box_new and
+** odbL_sparse_check. */
 typedef struct { odb_sparse *A; } odbL_mat;
 typedef struct { const odb_sparse_ops *ops; odb_sparse_gpu *g; } odbL_gmat;
 
@@ -39,12 +41,22 @@ static odb_reservoir *res_check(lua_State *L, int idx)
   return r->g;
 }
 
-/* The open matrix at idx (argument error otherwise). */
-static odb_sparse *mat_check(lua_State *L, int idx)
+/* See odb_lua.h: the open matrix at idx (argument error otherwise). */
+odb_sparse *odbL_sparse_check(lua_State *L, int idx)
 {
   odbL_mat *m = luaL_checkudata(L, idx, ODBL_SPARSE);
   if (!m->A) luaL_argerror(L, idx, "the matrix is closed");
   return m->A;
+}
+
+/* See odb_lua.h. */
+odb_sparse **odbL_sparse_box_new(lua_State *L)
+{
+  odbL_sparse_register(L);
+  odbL_mat *m = lua_newuserdatauv(L, sizeof *m, 0);
+  m->A = NULL;
+  luaL_setmetatable(L, ODBL_SPARSE);
+  return &m->A;
 }
 
 /*
@@ -148,11 +160,9 @@ static int res_matrix(lua_State *L)
     if (odb_reservoir_matrix(g, f, mb, &A) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
     return gmat_push(L, ops, A, 1);
   }
-  odbL_mat *m = lua_newuserdatauv(L, sizeof *m, 0);
-  m->A = NULL;
-  luaL_setmetatable(L, ODBL_SPARSE);
-  if (odb_reservoir_matrix(g, f, mb, &m->A) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
-  odbL_gc_external(L, (double)odb_sparse_bytes(m->A));   /* for the next one */
+  odb_sparse **box = odbL_sparse_box_new(L);
+  if (odb_reservoir_matrix(g, f, mb, box) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
+  odbL_gc_external(L, (double)odb_sparse_bytes(*box));   /* for the next one */
   return 1;
 }
 
@@ -160,7 +170,7 @@ static int res_matrix(lua_State *L)
 static int res_rhs(lua_State *L)
 {
   odb_reservoir *g = res_check(L, 1);
-  odb_sparse *A = mat_check(L, 2);
+  odb_sparse *A = odbL_sparse_check(L, 2);
   odbL_vector *b = odbL_vector_new(L, g->n);
   odbL_vector *xs = odbL_vector_new(L, g->n);
   if (odb_reservoir_rhs(g, A, xs->v, b->v) != ODB_OK) return luaL_error(L, "%s", odb_last_error());
@@ -197,7 +207,7 @@ static int res_close(lua_State *L)
 /* A:spmv(x) -> Vector y = A x */
 static int mat_spmv(lua_State *L)
 {
-  odb_sparse *A = mat_check(L, 1);
+  odb_sparse *A = odbL_sparse_check(L, 1);
   double *x = vec_arg(L, 2, 2, A->n, "x", 1);
   odbL_vector *y = odbL_vector_new(L, A->n);
   odb_sparse_spmv(A, x, y->v);
@@ -207,7 +217,7 @@ static int mat_spmv(lua_State *L)
 /* A:info() -> {format, n, nnz, bytes} */
 static int mat_info(lua_State *L)
 {
-  odb_sparse *A = mat_check(L, 1);
+  odb_sparse *A = odbL_sparse_check(L, 1);
   lua_createtable(L, 0, 4);
   lua_pushstring(L, odb_sparse_format_name(A->fmt)); lua_setfield(L, -2, "format");
   lua_pushinteger(L, A->n); lua_setfield(L, -2, "n");
@@ -225,14 +235,18 @@ static int mat_close(lua_State *L)
   return 0;
 }
 
-/* {====== GPU matrices */
+static int reps_arg(lua_State *L, int idx, int def);
 
 /* A:convert(format [, {bs=, ell_width=, max_bytes=}]) -> SparseMatrix
-** (A must be CSR; bs defaults to 1, ell_width to automatic). */
+** (A must be CSR; bs defaults to 1, ell_width to automatic). A format that
+** does not apply is refused with the reason (odb_sparse_convert_to: DIA
+** past its fill limit, Bdia, which only the grid builds: grid:matrix or
+** ob.matrix{grid =}), so a matrix from a file never makes a DIA of n
+** values for each of thousands of diagonals. */
 static int mat_convert(lua_State *L)
 {
   static const char *const keys[] = {"bs", "ell_width", "max_bytes", NULL};
-  odb_sparse *A = mat_check(L, 1);
+  odb_sparse *A = odbL_sparse_check(L, 1);
   odb_sparse_format f;
   long long bs = 1, ew = 0, mb = 0;
   if (odb_sparse_format_parse(luaL_checkstring(L, 2), &f) != ODB_OK)
@@ -246,14 +260,87 @@ static int mat_convert(lua_State *L)
   if (bs < 1 || bs > 64) return luaL_error(L, "bs must be in 1..64, got %I", (lua_Integer)bs);
   if (ew < 0 || ew > 1 << 20) return luaL_error(L, "ell_width must be in 0..2^20, got %I", (lua_Integer)ew);
   if (mb < 0) return luaL_error(L, "max_bytes must be positive, got %I", (lua_Integer)mb);
-  odbL_mat *m = lua_newuserdatauv(L, sizeof *m, 0);
-  m->A = NULL;
-  luaL_setmetatable(L, ODBL_SPARSE);
-  if (odb_sparse_convert(A, f, (int)bs, (int)ew, (size_t)mb, &m->A) != ODB_OK)
+  odb_sparse_conv c = {(int)bs, (int)ew, (size_t)mb, NULL};
+  odb_sparse **box = odbL_sparse_box_new(L);
+  if (odb_sparse_convert_to(A, f, &c, box) != ODB_OK)
     return luaL_error(L, "%s", odb_last_error());
-  odbL_gc_external(L, (double)odb_sparse_bytes(m->A));   /* for the next one */
+  odbL_gc_external(L, (double)odb_sparse_bytes(*box));   /* for the next one */
   return 1;
 }
+
+/* One CPU SpMV of A:bench, timed by odb_measure_run. */
+typedef struct mat_run {
+  const odb_sparse *A;
+  odb_team *team;        /* NULL: one thread */
+  const double *x;
+  double *y;
+} mat_run;
+
+static odb_status mat_sample(void *ud, double *sec)
+{
+  mat_run *r = ud;
+  double t0 = odb_clock_now();
+  ODB_TRY(odb_sparse_spmv_team(r->A, r->team, r->x, r->y));
+  *sec = odb_clock_now() - t0;
+  return ODB_OK;
+}
+
+/*
+** A:bench{threads = 1, reps =, measure = {...}} -> seconds per SpMV (the
+** median), and the row {kind = "spmv", impl = "cpu", format, backend =
+** "cpu", threads, n, nnz, bytes, seconds, gbs, median, q1, q3, spread,
+** reps}, also a results row: the CPU's SpMV in A's own format on x = 1,
+** timed by odb_measure_run (reps: exactly that many runs; else as measure
+** and --measure say). threads: the members of a thread team that split the
+** rows (odb_sparse_spmv_team; 0: one per online core). bytes are A's
+** arrays (odb_sparse_bytes), as D:bench's are its device copy's.
+*/
+static int mat_bench(lua_State *L)
+{
+  static const char *const keys[] = {"threads", "reps", "measure", NULL};
+  odb_sparse *A = odbL_sparse_check(L, 1);
+  odb_measure_opts mo;
+  odb_measurement m;
+  int hw = 1;
+  odbL_check_not_in_callback(L, "A:bench");
+  if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_newtable(L); }
+  luaL_checktype(L, 2, LUA_TTABLE);
+  odbL_check_keys(L, 2, keys);
+  int max = odb_team_max_threads(&hw);
+  int threads = (int)odbL_opt_int_range(L, 2, 2, "threads", "threads", 0, max, 1);
+  if (threads == 0) threads = hw > 0 ? hw : 1;
+  memset(&mo, 0, sizeof mo);
+  mo.min_reps = mo.max_reps = reps_arg(L, 2, 0);   /* 0: not given */
+  odbL_measure_opt_field(L, 2, 2, &mo);
+  odbL_measure_final(L, &mo);
+  odbL_state *S = odbL_state_get(L);
+  odbL_vector *x = odbL_vector_new(L, A->n), *y = odbL_vector_new(L, A->n);
+  for (long i = 0; i < A->n; i++) x->v[i] = 1.0;
+  mat_run r = {A, NULL, x->v, y->v};
+  if (threads > 1 && odb_team_create(S->ctx, NULL, threads, ODB_BARRIER_CENTRAL, &r.team) != ODB_OK)
+    return luaL_error(L, "A:bench: %s", odb_last_error());
+  odb_status st = odb_measure_run(mat_sample, &r, &mo, S->ctx, &m, NULL);
+  odb_team_destroy(r.team);
+  if (st == ODB_INTERRUPTED) { lua_pushliteral(L, "interrupted"); return lua_error(L); }
+  if (st != ODB_OK) return luaL_error(L, "A:bench: %s", odb_last_error());
+  size_t bytes = odb_sparse_bytes(A);
+  lua_pushnumber(L, m.median);
+  lua_createtable(L, 0, 15);
+  lua_pushstring(L, "cpu"); lua_setfield(L, -2, "impl");
+  lua_pushstring(L, odb_sparse_format_name(A->fmt)); lua_setfield(L, -2, "format");
+  lua_pushstring(L, "cpu"); lua_setfield(L, -2, "backend");
+  lua_pushinteger(L, threads); lua_setfield(L, -2, "threads");
+  lua_pushinteger(L, A->n); lua_setfield(L, -2, "n");
+  lua_pushinteger(L, A->nnz); lua_setfield(L, -2, "nnz");
+  lua_pushnumber(L, (double)bytes); lua_setfield(L, -2, "bytes");
+  lua_pushnumber(L, m.median); lua_setfield(L, -2, "seconds");
+  lua_pushnumber(L, (double)bytes / m.median * 1e-9); lua_setfield(L, -2, "gbs");
+  odbL_measure_fields(L, -1, NULL, &m);
+  odbL_measure_row(L, -1, "spmv");
+  return 2;
+}
+
+/* {====== GPU matrices */
 
 /* Uploads A and pushes the GpuSparseMatrix; frees A when free_host (also
 ** on failure). */
@@ -275,7 +362,7 @@ static int gmat_push(lua_State *L, const odb_sparse_ops *ops, odb_sparse *A,
 /* A:gpu() -> GpuSparseMatrix (A stays usable on the CPU). */
 static int mat_gpu(lua_State *L)
 {
-  odb_sparse *A = mat_check(L, 1);
+  odb_sparse *A = odbL_sparse_check(L, 1);
   return gmat_push(L, sparse_ops(L, "cuda", ""), A, 0);
 }
 
@@ -591,7 +678,7 @@ int odbL_krylov(lua_State *L)
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
   lua_getfield(L, 1, "A");
-  odb_sparse *A = mat_check(L, -1);
+  odb_sparse *A = odbL_sparse_check(L, -1);
   lua_pop(L, 1);
   const char *meth = odbL_opt_string(L, 1, "method", "bicgstab");
   odb_krylov_method km;
@@ -667,6 +754,7 @@ void odbL_sparse_register(lua_State *L)
                                          {"close", res_close}, {NULL, NULL}};
   static const luaL_Reg mat_methods[] = {{"spmv", mat_spmv}, {"info", mat_info},
                                          {"convert", mat_convert}, {"gpu", mat_gpu},
+                                         {"bench", mat_bench}, {"write", odbL_sparse_write},
                                          {"close", mat_close}, {NULL, NULL}};
   static const luaL_Reg gmat_methods[] = {{"spmv", gmat_spmv}, {"bench", gmat_bench},
                                           {"tune", gmat_tune}, {"set", gmat_set},

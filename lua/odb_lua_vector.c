@@ -1,4 +1,13 @@
-/* odb_lua_vector.c - odebench.Vector: a fixed-length array of doubles. */
+/* odb_lua_vector.c - odebench.Vector: a fixed-length array of doubles,
+** and the shape it may carry.
+**
+** The shape is kept in the userdata's one user value: nil (a plain list of
+** numbers) or {rows [, cols], complex = true|nil}, set by ob.load, by the
+** functions that return a matrix (k:result(), m:solve() and others) and by
+** v:reshape. It says how the values, in C (row-major) order, form a 1-D
+** or 2-D array; complex (NumPy's '<c16') holds interleaved (re, im)
+** pairs, two numbers an element. The values never move: a shape is only
+** a reading of them, so every function taking a Vector keeps working. */
 #include "odb_lua.h"
 
 #include <math.h>
@@ -29,12 +38,52 @@ odbL_vector *odbL_vector_new(lua_State *L, long n) {
     luaL_error(L, "a vector of %I numbers would need %s bytes, more than "
                "this machine's memory (%s bytes)", (lua_Integer)n, need, have);
   }
-  v = lua_newuserdatauv(L, bytes, 0);
+  v = lua_newuserdatauv(L, bytes, 1);   /* the user value: the shape */
   v->n = n;
   v->closed = 0;
   memset(v->v, 0, (size_t)n * sizeof(double));
   luaL_setmetatable(L, ODBL_VECTOR);
   return v;
+}
+
+/* See odb_lua.h. */
+int odbL_vector_shape(lua_State *L, int idx, long dims[2], int *complex) {
+  int nd = 0;
+  dims[0] = dims[1] = 1;
+  *complex = 0;
+  if (lua_getiuservalue(L, idx, 1) == LUA_TTABLE) {
+    nd = (int)luaL_len(L, -1);
+    for (int d = 0; d < nd && d < 2; ++d) {
+      lua_geti(L, -1, d + 1);
+      dims[d] = (long)lua_tointeger(L, -1);
+      lua_pop(L, 1);
+    }
+    lua_getfield(L, -1, "complex");
+    *complex = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return nd;
+}
+
+/* See odb_lua.h. */
+void odbL_vector_set_shape(lua_State *L, int idx, int ndim, const long *dims,
+                           int complex) {
+  idx = lua_absindex(L, idx);
+  if (ndim == 0) {
+    lua_pushnil(L);
+  } else {
+    lua_createtable(L, ndim, 1);
+    for (int d = 0; d < ndim; ++d) {
+      lua_pushinteger(L, dims[d]);
+      lua_rawseti(L, -2, d + 1);
+    }
+    if (complex) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, "complex");
+    }
+  }
+  lua_setiuservalue(L, idx, 1);
 }
 
 /* A closed vector is an argument error, like a wrong type. */
@@ -171,6 +220,77 @@ static int vector_copy(lua_State *L) {
   odbL_vector *v = odbL_vector_check(L, 1);
   odbL_vector *w = odbL_vector_new(L, v->n);
   memcpy(w->v, v->v, (size_t)v->n * sizeof(double));
+  lua_getiuservalue(L, 1, 1);          /* the same shape (a table no one */
+  lua_setiuservalue(L, -2, 1);         /* changes: v:reshape makes a new one) */
+  return 1;
+}
+
+/* v:shape() -> {rows [, cols]}, dtype ("<f8" or "<c16"): the shape the
+   Vector carries, or {#v}, "<f8" when it has none. */
+static int vector_shape(lua_State *L) {
+  odbL_vector *v = odbL_vector_check(L, 1);
+  long dims[2];
+  int cx, nd = odbL_vector_shape(L, 1, dims, &cx);
+  if (nd == 0) {
+    nd = 1;
+    dims[0] = v->n;
+  }
+  lua_createtable(L, nd, 0);
+  for (int d = 0; d < nd; ++d) {
+    lua_pushinteger(L, dims[d]);
+    lua_rawseti(L, -2, d + 1);
+  }
+  lua_pushstring(L, cx ? "<c16" : "<f8");
+  return 2;
+}
+
+/* See odb_lua.h. */
+int odbL_vector_read_shape(lua_State *L, int arg, int sidx, const char *who,
+                           long n, int complex, long dims[2]) {
+  int w = complex ? 2 : 1;
+  lua_Integer nd;
+  sidx = lua_absindex(L, sidx);
+  if (lua_type(L, sidx) != LUA_TTABLE)
+    luaL_argerror(L, arg, lua_pushfstring(L, "shape: table {rows [, cols]} "
+                  "expected, got %s", luaL_typename(L, sidx)));
+  nd = luaL_len(L, sidx);
+  if (nd != 1 && nd != 2)
+    luaL_error(L, "%s: shape must have 1 or 2 dimensions, got %I", who, nd);
+  dims[1] = 1;
+  for (int d = 0; d < nd; ++d) {
+    lua_geti(L, sidx, d + 1);
+    dims[d] = (long)odbL_int_in_range(L, arg, -1, d ? "shape[2]" : "shape[1]",
+                                      0, (lua_Integer)1 << 40);
+    lua_pop(L, 1);
+  }
+  if ((double)dims[0] * (double)dims[1] * w != (double)n) {
+    if (nd == 2)
+      lua_pushfstring(L, "{%I, %I}", (lua_Integer)dims[0], (lua_Integer)dims[1]);
+    else
+      lua_pushfstring(L, "{%I}", (lua_Integer)dims[0]);
+    double held = (double)dims[0] * (double)dims[1] * w;   /* < 2^81 */
+    char cnt[32];
+    snprintf(cnt, sizeof cnt, "%.0f", held);
+    luaL_error(L, "%s: shape %s holds %s numbers%s, the Vector has %I", who,
+               lua_tostring(L, -1), cnt, w == 2 ? " (re, im pairs)" : "",
+               (lua_Integer)n);
+  }
+  return (int)nd;
+}
+
+/* v:reshape({rows [, cols]} [, dtype "<f8"|"<c16"]) -> v: the shape the
+   Vector carries from now on (its values stay as they are). */
+static int vector_reshape(lua_State *L) {
+  odbL_vector *v = odbL_vector_check(L, 1);
+  const char *dt = luaL_optstring(L, 3, "<f8");
+  long dims[2];
+  int cx = strcmp(dt, "<c16") == 0;
+  if (!cx && strcmp(dt, "<f8") != 0)
+    return luaL_error(L, "v:reshape: dtype must be \"<f8\" or \"<c16\", "
+                      "got \"%s\"", dt);
+  int nd = odbL_vector_read_shape(L, 2, 2, "v:reshape", v->n, cx, dims);
+  odbL_vector_set_shape(L, 1, nd, dims, cx);
+  lua_settop(L, 1);
   return 1;
 }
 
@@ -210,6 +330,8 @@ static const luaL_Reg vector_methods[] = {
   {"norm_inf", vector_norm_inf},
   {"totable", vector_totable},
   {"copy", vector_copy},
+  {"shape", vector_shape},
+  {"reshape", vector_reshape},
   {"save", odbL_vector_save},          /* odb_lua_files.c */
   {"close", vector_close},
   {NULL, NULL}

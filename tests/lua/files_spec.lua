@@ -142,6 +142,82 @@ describe("ob.load and v:save", function()
   end)
 end)
 
+describe("a Vector's shape", function()
+  local dir
+  setup(function() dir = H.tmpdir("files") end)
+  teardown(H.cleanup)
+
+  it("comes from ob.load, v:reshape and v:copy, and v:save writes it", function()
+    local v = ob.vector { 1, 2, 3, 4, 5, 6 }
+    local s, dt = v:shape()
+    assert.same({ 6 }, s)
+    assert.equal("<f8", dt)
+    assert.equal(v, v:reshape { 2, 3 })
+    assert.same({ 2, 3 }, (v:shape()))
+    v:save(dir .. "/s.npy")                  -- the shape it carries
+    local w, info = ob.load(dir .. "/s.npy")
+    assert.same({ 2, 3 }, info.shape)
+    assert.same({ 2, 3 }, (w:shape()))
+    assert.same({ 2, 3 }, (w:copy():shape()))
+    v:reshape({ 3 }, "<c16")
+    s, dt = v:shape()
+    assert.same({ 3 }, s)
+    assert.equal("<c16", dt)
+    v:save(dir .. "/c.npy")
+    w, info = ob.load(dir .. "/c.npy")
+    assert.equal("<c16", info.dtype)
+    assert.same({ 3 }, info.shape)
+    assert.equal("<c16", select(2, w:shape()))
+    v:save(dir .. "/f.npy", { dtype = "<f8" })   -- a dtype given: 1-D of its count
+    assert.same({ 6 }, select(2, ob.load(dir .. "/f.npy")).shape)
+  end)
+
+  it("refuses a shape that does not hold the values", function()
+    local v = ob.vector { 1, 2, 3 }
+    fails("v:reshape: shape {2, 2} holds 4 numbers, the Vector has 3", v.reshape, v, { 2, 2 })
+    fails("v:reshape: shape {3} holds 6 numbers (re, im pairs), the Vector has 3", v.reshape, v, { 3 }, "<c16")
+    fails("v:reshape: shape must have 1 or 2 dimensions, got 3", v.reshape, v, { 1, 1, 3 })
+    fails("v:reshape: dtype must be \"<f8\" or \"<c16\", got \"<f4\"", v.reshape, v, { 3 }, "<f4")
+    fails("shape[1]: must be in 0..1099511627776, got -3", v.reshape, v, { -3 })
+    assert.same({ 3 }, (v:shape()))
+  end)
+end)
+
+describe("A:bench and A:convert", function()
+  it("times the CPU SpMV in A's format and records an spmv row", function()
+    local g = ob.reservoir { J = 6, H = 5, I = 4, k = 2 }
+    local A = g:matrix("bsr")
+    local sec, row = A:bench { reps = 3, threads = 2 }
+    assert.is_true(sec > 0)
+    assert.equal(sec, row.seconds)
+    assert.equal("spmv", row.kind)
+    assert.equal("bsr", row.format)
+    assert.equal("cpu", row.backend)
+    assert.equal(2, row.threads)
+    assert.equal(3, row.reps)
+    assert.equal(g:info().n, row.n)
+    assert.equal(A:info().nnz, row.nnz)
+    assert.equal(A:info().bytes, row.bytes)
+    fails("field 'threads': must be in 0..", A.bench, A, { threads = -1 })
+    fails("unknown field 'rep'", A.bench, A, { rep = 1 })
+  end)
+
+  it("refuses a format that does not apply with the reason", function()
+    -- the diagonal and 20 entries on 20 other diagonals: DIA would store
+    -- 21 x 40 values for 60 nonzeros
+    local file = H.tmpdir("files") .. "/wide.mtx"
+    local f = assert(io.open(file, "w"))
+    f:write("%%MatrixMarket matrix coordinate real general\n40 40 60\n")
+    for i = 1, 40 do f:write(("%d %d 1\n"):format(i, i)) end
+    for j = 2, 21 do f:write(("1 %d 0.5\n"):format(j)) end
+    f:close()
+    local A = ob.matrix { file = file }
+    fails("dia does not apply: the 60 nonzeros lie on 21 diagonals", A.convert, A, "dia")
+    fails("bdia does not apply without the grid the matrix comes from", A.convert, A, "bdia")
+    assert.equal("ell", A:convert("ell"):info().format)
+  end)
+end)
+
 describe("the odebench program", function()
   teardown(H.cleanup)
 
