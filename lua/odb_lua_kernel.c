@@ -1,6 +1,14 @@
 /* odb_lua_kernel.c - ob.kernel(name, shape): a dense kernel tuned per
    shape (the tall & skinny products of odb_tsm.h), through the ops table
-   of its backend (odb_tsm_impl.h: "cpu", or "cuda" in builds with CUDA). */
+   of its backend (odb_tsm_impl.h: "cpu", or "cuda" in builds with CUDA).
+
+   The inputs are random (seeded by the run) unless the user gives them:
+   A and the op's second input (B for tsmttsm, C for tsmm), each a Vector
+   with a 2-D shape (ob.load's, or v:reshape's) or the name of a file
+   ob.load reads. The shape M, N, K then comes from them, checked against
+   the op here (the engine assumes it), and the backend's load copies them
+   in place of the random ones, so time, compare and check run on them;
+   k:result() hands the product back as a Vector with its shape. */
 #include "odb_lua.h"
 
 #include <string.h>
@@ -16,6 +24,7 @@ typedef struct odbL_tsmk {
   odb_tsm_op op;
   odb_tsm_dtype t;
   long M, N, K;
+  int user;              /* 1: the inputs are the user's */
 } odbL_tsmk;
 
 /* Raises the recorded message when st is a failure. */
@@ -52,9 +61,25 @@ static double gflops(const odbL_tsmk *k, double sec) {
   return odb_tsm_flops(k->t, k->M, k->N, k->K) / sec * 1e-9;
 }
 
+/*
+** The floor fields of the row on top (odbL_floor_fields): A and the
+** second input read once, the output written once (odb_tsm_min_bytes).
+** A^T B writes only its M x N C, so its floor is nearly all at the read
+** bandwidth: the roofline of Ernst et al. is min(I b_read, P) for it.
+*/
+static void kernel_floor(lua_State *L, const odbL_tsmk *k, double median) {
+  odb_tsm_desc d;
+  double r, w;
+  k->ops->describe(k->run, &d);
+  odb_tsm_min_bytes(k->op, k->t, k->M, k->N, k->K, &r, &w);
+  odbL_floor_fields(L, -1, NULL, k->ops->backend, d.threads, r, w, r + w,
+                    median);
+}
+
 /* Pushes the row of a timing {kind = "kernel", name, dtype, M, N, K,
-   backend, timed, seconds, gflops, median, q1, q3, spread, reps} and
-   records it as a results row; leaves it on the stack. */
+   backend, timed, seconds, gflops, median, q1, q3, spread, reps,
+   floor_bytes, floor_pct, floor_bw[, floor_note]} and records it as a
+   results row; leaves it on the stack. */
 static void push_row(lua_State *L, const odbL_tsmk *k, const char *timed,
                      const odb_measurement *m) {
   lua_createtable(L, 0, 16);
@@ -72,11 +97,14 @@ static void push_row(lua_State *L, const odbL_tsmk *k, const char *timed,
   lua_setfield(L, -2, "backend");
   lua_pushstring(L, timed);
   lua_setfield(L, -2, "timed");
+  lua_pushstring(L, k->user ? "user" : "random");
+  lua_setfield(L, -2, "data");
   lua_pushnumber(L, m->median);
   lua_setfield(L, -2, "seconds");
   lua_pushnumber(L, gflops(k, m->median));
   lua_setfield(L, -2, "gflops");
   odbL_measure_fields(L, -1, NULL, m);
+  kernel_floor(L, k, m->median);
 }
 
 /* seconds (the median), GFLOP/s and the row of one timing. */
@@ -176,6 +204,21 @@ static int kernel_checkm(lua_State *L) {
   return 1;
 }
 
+/* k:result() -> Vector: one product of the inputs (the user's or the
+   random ones), C (M x N) for tsmttsm or B (K x N) for tsmm, with that
+   shape (complex: '<c16', interleaved pairs); v:save writes it. */
+static int kernel_result(lua_State *L) {
+  odbL_tsmk *k = kernel_check(L, 1);
+  size_t na, nx, nout;
+  long dims[2] = { k->op == ODB_TSM_TSMTTSM ? k->M : k->K, k->N };
+  odbL_check_not_in_callback(L, "k:result");
+  raise_on(L, odb_tsm_sizes(k->op, k->t, k->M, k->N, k->K, &na, &nx, &nout));
+  odbL_vector *v = odbL_vector_new(L, (long)nout);
+  raise_on(L, k->ops->result(k->run, v->v));
+  odbL_vector_set_shape(L, -1, 2, dims, k->t == ODB_TSM_Z);
+  return 1;
+}
+
 /* Sets t[key] = v for the table on top. */
 static void set_int(lua_State *L, const char *key, lua_Integer v) {
   lua_pushinteger(L, v);
@@ -210,6 +253,8 @@ static int kernel_info(lua_State *L) {
   } else {
     set_int(L, "threads", d.threads);
   }
+  lua_pushstring(L, k->user ? "user" : "random");
+  lua_setfield(L, -2, "data");
   set_int(L, "evals", d.evals);
   set_int(L, "cached", d.cached);
   lua_pushnumber(L, odb_tsm_flops(k->t, k->M, k->N, k->K));
@@ -233,6 +278,7 @@ static void kernel_meta(lua_State *L) {
     {"time", kernel_time}, {"cublas", kernel_cublas},
     {"compare", kernel_compare},
     {"check", kernel_checkm}, {"info", kernel_info},
+    {"result", kernel_result},
     {"close", kernel_close}, {NULL, NULL}
   };
   if (luaL_newmetatable(L, ODBL_KERNEL)) {
@@ -270,28 +316,131 @@ static const odb_tsm_ops *read_backend(lua_State *L, odb_ctx *ctx) {
 }
 
 /*
-** ob.kernel(name, {M=, N=, K=, dtype="d"|"z", backend="auto"|"cuda"|"cpu",
-** space="quick"|"full", threads=}): name is "tsmttsm" (C = A^T B) or
-** "tsmm" (B = A C). On the GPU it tunes on first use (the tuning database
-** keeps the result, so later runs start at once); on the CPU it runs the
-** threaded CPU version (threads: 0, the default, one per core).
+** The user's matrix in field `name` of the options (argument 2) pushed as
+** a Vector, with its rows, columns and whether it is complex; NULL, with
+** nothing pushed, when the field is absent. A string is a file ob.load
+** reads (.npy or a Matrix Market array).
+*/
+static odbL_vector *user_matrix(lua_State *L, const char *name, long *rows,
+                                long *cols, int *cx) {
+  long d[2];
+  int nd, ty = lua_getfield(L, 2, name);
+  odbL_vector *v;
+  if (ty == LUA_TNIL) {
+    lua_pop(L, 1);
+    return NULL;
+  }
+  if (ty == LUA_TSTRING) {
+    lua_pushcfunction(L, odbL_load);
+    lua_insert(L, -2);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+      luaL_error(L, "ob.kernel: %s: %s", name, lua_tostring(L, -1));
+  }
+  v = luaL_testudata(L, -1, ODBL_VECTOR);
+  if (!v || v->closed)
+    luaL_error(L, "ob.kernel: %s: a matrix expected (a Vector with a 2-D "
+               "shape, or a .npy file name), got %s", name,
+               v ? "a closed Vector" : luaL_typename(L, -1));
+  nd = odbL_vector_shape(L, -1, d, cx);
+  if (nd != 2) {
+    if (nd == 1) lua_pushfstring(L, "shape {%I}", (lua_Integer)d[0]);
+    else lua_pushfstring(L, "%I numbers without a shape", (lua_Integer)v->n);
+    luaL_error(L, "ob.kernel: %s: a 2-D matrix expected (a Vector with a "
+               "shape {rows, cols}: ob.load's, or v:reshape's), got %s",
+               name, lua_tostring(L, -1));
+  }
+  *rows = d[0];
+  *cols = d[1];
+  return v;
+}
+
+/* The dtype name of a user matrix. */
+static const char *npy_dtype(int cx) { return cx ? "'<c16'" : "'<f8'"; }
+
+/*
+** The shape of the user's inputs A (ar x ac) and X (xr x xc, named xn):
+** *M, *N, *K and *t, checked against the op and against M, N, K and dtype
+** when the options give them too. Raises naming the matrix, the shape
+** expected and the one given.
+*/
+static void user_shape(lua_State *L, odb_tsm_op op, const char *xn, long ar,
+                       long ac, int acx, long xr, long xc, int xcx, long *M,
+                       long *N, long *K, odb_tsm_dtype *t) {
+  static const char *const dims[] = { "M", "N", "K" };
+  long got[3], *want[3] = { M, N, K };
+  if (op == ODB_TSM_TSMTTSM && xr != ar)
+    luaL_error(L, "ob.kernel: tsmttsm (C = A^T B): B must be K x N with "
+               "K = %I, the rows of A (%I x %I), got %I x %I",
+               (lua_Integer)ar, (lua_Integer)ar, (lua_Integer)ac,
+               (lua_Integer)xr, (lua_Integer)xc);
+  if (op == ODB_TSM_TSMM && xr != ac)
+    luaL_error(L, "ob.kernel: tsmm (B = A C): C must be M x N with M = %I, "
+               "the columns of A (%I x %I), got %I x %I", (lua_Integer)ac,
+               (lua_Integer)ar, (lua_Integer)ac, (lua_Integer)xr,
+               (lua_Integer)xc);
+  if (acx != xcx)
+    luaL_error(L, "ob.kernel: A is %s and %s %s: both real ('<f8') or both "
+               "complex ('<c16')", npy_dtype(acx), xn, npy_dtype(xcx));
+  if (has_int(L, "dtype") && (*t == ODB_TSM_Z) != acx)
+    luaL_error(L, "ob.kernel: dtype '%s' but A and %s are %s",
+               odb_tsm_dtype_name(*t), xn, npy_dtype(acx));
+  *t = acx ? ODB_TSM_Z : ODB_TSM_D;
+  got[0] = ac;
+  got[1] = xc;
+  got[2] = ar;
+  for (int i = 0; i < 3; ++i) {
+    if (has_int(L, dims[i]) && *want[i] != got[i])
+      luaL_error(L, "ob.kernel: %s = %I but A is %I x %I and %s %I x %I",
+                 dims[i], (lua_Integer)*want[i], (lua_Integer)ar,
+                 (lua_Integer)ac, xn, (lua_Integer)xr, (lua_Integer)xc);
+    *want[i] = got[i];
+  }
+  if (*M < 1 || *M > ODB_TSM_MAX_WIDTH || *N < 1 || *N > ODB_TSM_MAX_WIDTH ||
+      *K < 1)
+    luaL_error(L, "ob.kernel: A is %I x %I and %s %I x %I: K (the rows of "
+               "A) must be at least 1, M and N (the columns) in 1..%d",
+               (lua_Integer)ar, (lua_Integer)ac, xn, (lua_Integer)xr,
+               (lua_Integer)xc, ODB_TSM_MAX_WIDTH);
+}
+
+/*
+** ob.kernel(name, {M=, N=, K=, A=, B= | C=, dtype="d"|"z",
+** backend="auto"|"cuda"|"cpu", space="quick"|"full", threads=}): name is
+** "tsmttsm" (C = A^T B) or "tsmm" (B = A C). On the GPU it tunes on first
+** use (the tuning database keeps the result, so later runs start at once);
+** on the CPU it runs the threaded CPU version (threads: 0, the default,
+** one per core). A with B (tsmttsm) or C (tsmm): the user's inputs (see
+** the top of the file), which give M, N, K and the dtype; without them
+** M, N and K are required and the inputs are random.
 */
 int odbL_kernel(lua_State *L) {
   static const char *const keys[] = { "M", "N", "K", "dtype", "space",
-                                      "backend", "threads", NULL };
+                                      "backend", "threads", "A", "B", "C",
+                                      NULL };
   odbL_state *S = odbL_state_get(L);
   const char *name = luaL_checkstring(L, 1);
-  long M, N, K, threads;
+  long M, N, K, threads, ar = 0, ac = 0, xr = 0, xc = 0;
   size_t na, nx, nout;
-  const char *dt, *space;
+  const char *dt, *space, *xn, *other;
   const odb_tsm_ops *ops;
+  odbL_vector *ua, *ux;
   odbL_tsmk *k;
   odb_tsm_op op;
   odb_tsm_dtype t;
+  int acx = 0, xcx = 0;
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
-  if (!has_int(L, "M") || !has_int(L, "N") || !has_int(L, "K"))
-    return luaL_error(L, "ob.kernel: M, N and K are required");
+  raise_on(L, odb_tsm_op_parse(name, &op));
+  xn = op == ODB_TSM_TSMM ? "C" : "B";
+  other = op == ODB_TSM_TSMM ? "B" : "C";
+  if (has_int(L, other))
+    return luaL_error(L, "ob.kernel: %s takes A and %s; %s is its output",
+                      op == ODB_TSM_TSMM ? "tsmm (B = A C)"
+                                         : "tsmttsm (C = A^T B)", xn, other);
+  if (!has_int(L, "A") && !has_int(L, xn) &&
+      (!has_int(L, "M") || !has_int(L, "N") || !has_int(L, "K")))
+    return luaL_error(L, "ob.kernel: M, N and K are required (or the "
+                      "matrices A and %s)", xn);
   /* K any positive count: whether its matrices fit is odb_tsm_sizes's
      to say (with the bytes they would need) */
   M = (long)odbL_opt_int_range(L, 2, 2, "M", "M", 1, ODB_TSM_MAX_WIDTH, 1);
@@ -302,8 +451,15 @@ int odbL_kernel(lua_State *L) {
   if (strcmp(space, "quick") != 0 && strcmp(space, "full") != 0)
     return luaL_error(L, "ob.kernel: space '%s' (expected quick or full)",
                       space);
-  raise_on(L, odb_tsm_op_parse(name, &op));
   raise_on(L, odb_tsm_dtype_parse(dt, &t));
+  ua = user_matrix(L, "A", &ar, &ac, &acx);      /* pushed: stays alive */
+  ux = user_matrix(L, xn, &xr, &xc, &xcx);
+  if (!ua != !ux)
+    return luaL_error(L, "ob.kernel: %s takes A and %s together (the "
+                      "inputs to use), or neither (random inputs)", name,
+                      xn);
+  if (ua)
+    user_shape(L, op, xn, ar, ac, acx, xr, xc, xcx, &M, &N, &K, &t);
   raise_on(L, odb_tsm_check_shape(M, N, K, 1));
   if (odb_tsm_sizes(op, t, M, N, K, &na, &nx, &nout) != ODB_OK)
     return luaL_error(L, "ob.kernel: %s", odb_last_error());
@@ -329,5 +485,9 @@ int odbL_kernel(lua_State *L) {
   raise_on(L, ops->create(S->ctx, op, t, M, N, K,
                           strcmp(space, "full") == 0, (int)threads,
                           S->ctx->seed, &k->run));
+  if (ua) {
+    raise_on(L, ops->load(k->run, ua->v, ux->v));
+    k->user = 1;
+  }
   return 1;
 }

@@ -113,6 +113,16 @@ odb_status odb_tsm_host_time(odb_tsm_host *h, const odb_measure_opts *o,
 odb_status odb_tsm_host_compare(odb_tsm_host *h, const odb_measure_opts *o,
                                 struct odb_ctx *ctx, odb_measurement *mine,
                                 odb_measurement *plain);
+/*
+** The caller's inputs in place of the random ones: A (K x M) and the
+** second input X (B: K x N, or C: M x N for tsmm), host arrays in the
+** layout above (complex: interleaved), copied. Time, check and result use
+** them from then on. Assumes the shape of h.
+*/
+void odb_tsm_host_load(odb_tsm_host *h, const double *A, const double *X);
+/* One product of the current inputs by odb_tsm_cpu into out (the output's
+   doubles: C M x N, or B K x N). */
+odb_status odb_tsm_host_result(odb_tsm_host *h, double *out);
 /* The larger relative Frobenius difference of ours and of the plain loop
    from odb_tsm_naive, on the first min(K, 20011) rows (outputs poisoned
    first). */

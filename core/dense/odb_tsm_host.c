@@ -116,6 +116,21 @@ static void plain(const odb_tsm_host *h, long K, double *out) {
       }
 }
 
+/* See the header: the sizes are the shape's, which h was made with. */
+void odb_tsm_host_load(odb_tsm_host *h, const double *A, const double *X) {
+  size_t na, nx, nout;
+  if (odb_tsm_sizes(h->op, h->t, h->M, h->N, h->K, &na, &nx, &nout) != ODB_OK)
+    return;                         /* cannot be: create checked them */
+  memcpy(h->A, A, na * sizeof(double));
+  memcpy(h->X, X, nx * sizeof(double));
+}
+
+/* See the header. */
+odb_status odb_tsm_host_result(odb_tsm_host *h, double *out) {
+  return odb_tsm_cpu(h->op, h->t, h->M, h->N, h->K, h->A, h->X, out,
+                     h->threads);
+}
+
 /* One timed run of ours (which = 0) or of the plain loop (1). */
 static odb_status run_one(odb_tsm_host *h, int which, double *sec) {
   double t0 = odb_clock_now();

@@ -52,6 +52,13 @@ typedef struct odb_tsm_ops {
                         odb_measurement *peer);
   /* The relative difference from the reference. */
   odb_status (*check)(odb_tsm_run *r, double *err);
+  /* The caller's inputs in place of the random ones (host arrays of the
+     shape: A K x M, then B K x N or, for tsmm, C M x N), for time,
+     check and result from then on; the GPU copies them to the device. */
+  odb_status (*load)(odb_tsm_run *r, const double *A, const double *X);
+  /* One product of the current inputs into out (host: C M x N, or B
+     K x N). */
+  odb_status (*result)(odb_tsm_run *r, double *out);
   void (*describe)(const odb_tsm_run *r, odb_tsm_desc *d);
 } odb_tsm_ops;
 

@@ -42,6 +42,16 @@ static odb_status cpu_check(odb_tsm_run *r, double *err) {
   return odb_tsm_host_check((odb_tsm_host *)r, err);
 }
 
+static odb_status cpu_load(odb_tsm_run *r, const double *A,
+                           const double *X) {
+  odb_tsm_host_load((odb_tsm_host *)r, A, X);
+  return ODB_OK;
+}
+
+static odb_status cpu_result(odb_tsm_run *r, double *out) {
+  return odb_tsm_host_result((odb_tsm_host *)r, out);
+}
+
 static void cpu_describe(const odb_tsm_run *r, odb_tsm_desc *d) {
   memset(d, 0, sizeof *d);
   d->threads = odb_tsm_host_threads((const odb_tsm_host *)r);
@@ -53,7 +63,8 @@ const odb_tsm_ops odb_tsm_cpu_ops = {
   .takes_threads = 1,
   .ready = cpu_ready, .create = cpu_create, .destroy = cpu_destroy,
   .time = cpu_time, .peer_time = NULL, .compare = cpu_compare,
-  .check = cpu_check, .describe = cpu_describe,
+  .check = cpu_check, .load = cpu_load, .result = cpu_result,
+  .describe = cpu_describe,
 };
 
 static odb_registry registry = {

@@ -69,6 +69,15 @@ static odb_status cuda_check(odb_tsm_run *r, double *err) {
   return odb_tsm_plan_check((odb_tsm_plan *)r, err);
 }
 
+static odb_status cuda_load(odb_tsm_run *r, const double *A,
+                            const double *X) {
+  return odb_tsm_plan_load((odb_tsm_plan *)r, A, X);
+}
+
+static odb_status cuda_result(odb_tsm_run *r, double *out) {
+  return odb_tsm_plan_result((odb_tsm_plan *)r, out);
+}
+
 static void cuda_describe(const odb_tsm_run *r, odb_tsm_desc *d) {
   const odb_tsm_plan *p = (const odb_tsm_plan *)r;
   memset(d, 0, sizeof *d);
@@ -83,5 +92,6 @@ const odb_tsm_ops odb_tsm_cuda_ops = {
   .backend = "cuda", .peer = "cuBLAS", .copies = 2.0, .takes_threads = 0,
   .ready = cuda_ready, .create = cuda_create, .destroy = cuda_destroy,
   .time = cuda_time, .peer_time = cuda_peer_time, .compare = cuda_compare,
-  .check = cuda_check, .describe = cuda_describe,
+  .check = cuda_check, .load = cuda_load, .result = cuda_result,
+  .describe = cuda_describe,
 };

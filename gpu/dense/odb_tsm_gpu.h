@@ -135,9 +135,18 @@ odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps,
                                 odb_measurement *mine,
                                 odb_measurement *cublas);
 /* The larger relative Frobenius difference of the chosen kernel's output
-   from the CPU reference and from cuBLAS's, on fresh random matrices of
-   min(K, 20011) rows (output poisoned before each run). */
+   from the CPU reference and from cuBLAS's, on the verification rows:
+   min(K, 20011) rows, random or the first rows of the loaded inputs
+   (output poisoned before each run). */
 odb_status odb_tsm_plan_check(odb_tsm_plan *p, double *err);
+/* The caller's host inputs (A K x M, X as the op's second input) in place
+   of the random ones, for time, check and result; the verification rows
+   become their first min(K, 20011) rows (the CPU reference recomputed). */
+odb_status odb_tsm_plan_load(odb_tsm_plan *p, const double *A,
+                             const double *X);
+/* One run of the chosen kernel on the current inputs, its output copied
+   to out (host). */
+odb_status odb_tsm_plan_result(odb_tsm_plan *p, double *out);
 
 /* }====== */
 

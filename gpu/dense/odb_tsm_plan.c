@@ -510,6 +510,26 @@ odb_status odb_tsm_plan_compare(odb_tsm_plan *p, int reps,
   return ODB_OK;
 }
 
+/* See odb_tsm_gpu.h: A and X to the device, and their first Kc rows (a
+   product of their own: row-major matrices begin with them; tsmm's C is
+   whole in Xc) as the verification rows with the CPU reference of them. */
+odb_status odb_tsm_plan_load(odb_tsm_plan *p, const double *A,
+                             const double *X) {
+  odb_backend *b = p->b;
+  ODB_TRY(b->ops->to_device(b, p->A, A, 8 * p->na));
+  ODB_TRY(b->ops->to_device(b, p->X, X, 8 * p->nx));
+  ODB_TRY(b->ops->to_device(b, p->Ac, A, 8 * p->nac));
+  ODB_TRY(b->ops->to_device(b, p->Xc, X, 8 * p->nxc));
+  return odb_tsm_cpu(p->op, p->t, p->M, p->N, p->Kc, A, X, p->ref, 0);
+}
+
+/* See odb_tsm_gpu.h. */
+odb_status odb_tsm_plan_result(odb_tsm_plan *p, double *out) {
+  ODB_TRY(odb_tsm_kernel_run(p->best, p->A, p->X, p->out, p->K));
+  ODB_TRY(odb_backend_sync(p->b));
+  return p->b->ops->to_host(p->b, out, p->out, 8 * p->no);
+}
+
 /* The verification rows: the chosen kernel against the CPU reference and
    against cuBLAS; the larger difference. */
 odb_status odb_tsm_plan_check(odb_tsm_plan *p, double *err) {
