@@ -24,9 +24,33 @@ struct odb_problem {
   long d;                 /* access distance; n means unlimited */
   double t0, t1;          /* the problem's usual interval */
   double flops_per_comp;  /* flops of one f_j, for GFLOP/s figures */
+  /*
+  ** The times where f jumps, ascending and finite (filled by setup; NULL
+  ** and 0: none). f at a stop belongs to the piece before it (MEDAKZO's
+  ** phi(t) = 2 for t <= 5): the solver steps exactly onto each stop and
+  ** starts again just after it with a fresh step-size choice
+  ** (odb_solver_integrate), so that no error estimate is asked to see
+  ** the jump. The array outlives the problem's use (static, or in data).
+  */
+  const double *tstops;
+  int ntstops;
   odb_rhs_fn rhs;
   void (*initial)(const odb_problem *p, double *y0);   /* y0[0..n) */
   const char *gpu_source; /* CUDA C of f_j for runtime compilation, or NULL */
+  /*
+  ** The FP64 instructions (DFMA, DADD, DMUL, one each) of one f_j of
+  ** gpu_source and of one cell of gpu_cell_source (all grid_comps
+  ** components of the cell; _lag1: compiled with ODB_LAG 1, where a source
+  ** may take another form, 0 there: the same as gpu_fp64_cell), counted by
+  ** hand from the source as NVRTC compiles it: a * b + c contracted into
+  ** one fused multiply-add (--fmad=true), expressions of the constants
+  ** ODB_P0..7 folded, a branch counting its own path. The GPU generator
+  ** counts a step's FP64 instructions from them (gpu/ode/gen_rk_*.c,
+  ** docs/gpu.md "the compute roof"); 0: unknown, and no FP64 floor is
+  ** claimed for a kernel that evaluates that source.
+  */
+  double gpu_fp64_per_comp;
+  double gpu_fp64_cell, gpu_fp64_cell_lag1;
   /*
   ** Problems on a 2-D grid with a radius-1 stencil (5 or 9 points): component c
   ** of cell (i, j) is y[K (i cols + j) + c], i < rows, j < cols, K comps.

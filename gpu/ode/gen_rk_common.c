@@ -2,6 +2,7 @@
    flow of a step, the text every family shares (the prelude, kernel
    heads, linear combinations, the step controller's prologue), and the
    checks of the plan. The families are gen_rk_<family>.c. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,10 +155,10 @@ void rkg_put_kernel_head(gen *g, const char *name) {
 }
 
 /* See gen_rk_int.h. */
-void rkg_put_lc(odb_emit *b, const char *yexpr, const erk_terms *t) {
+int rkg_put_lc(odb_emit *b, const char *yexpr, const erk_terms *t) {
   if (t->n == 0) {
     put(b, "%s", yexpr ? yexpr : "0.0");
-    return;
+    return 0;
   }
   if (yexpr) put(b, "%s + ", yexpr);
   put(b, "a.h * (");
@@ -167,6 +168,7 @@ void rkg_put_lc(odb_emit *b, const char *yexpr, const erk_terms *t) {
     put(b, " * f%d", t->idx[i]);
   }
   put(b, ")");
+  return rkg_lc_fp64(t, yexpr != NULL, 1);
 }
 
 /* See gen_rk_int.h. */
@@ -207,6 +209,41 @@ void rkg_put_ctl_prologue(gen *g) {
     rkg_put_num(b, g->m->c[l]);
     put(b, ", a.h));   // as the host rounds it\n");
   }
+}
+
+/* }====== */
+
+/* {====== the FP64 count */
+
+/* See gen_rk_int.h. */
+int rkg_lc_fp64(const erk_terms *t, int with_y, int literal) {
+  (void)with_y;   /* y + h S: one DFMA; h S alone: one DMUL */
+  if (t->n == 0) return 0;
+  return t->n + 1 - (literal && fabs(t->coef[0]) == 1.0 ? 1 : 0);
+}
+
+/* See gen_rk_int.h. */
+double rkg_rhs_fp64(gen *g) {
+  double v = g->p->gpu_fp64_per_comp;
+  if (!(v > 0)) g->fp64_unknown = 1;
+  return v > 0 ? v : 0;
+}
+
+/* See gen_rk_int.h. */
+double rkg_cell_fp64(gen *g, int lag) {
+  double v = lag == 1 && g->p->gpu_fp64_cell_lag1 > 0
+                 ? g->p->gpu_fp64_cell_lag1 : g->p->gpu_fp64_cell;
+  if (!(v > 0)) g->fp64_unknown = 1;
+  return v > 0 ? v : 0;
+}
+
+/* See the header. */
+double odb_gen_plan_fp64(const odb_gen_plan *plan, int stage0) {
+  double sum = 0;
+  for (int i = 0; i < plan->nlaunch; ++i)
+    if (odb_gen_launch_runs(&plan->launch[i], stage0))
+      sum += plan->launch[i].fp64;
+  return sum;
 }
 
 /* }====== */
@@ -311,6 +348,8 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
     odb_emit_free(&g.b);
     return ODB_FAIL(ODB_ERR_NOMEM, "generated source");
   }
+  if (g.fp64_unknown)   /* an f without a count: no count of the step */
+    for (int i = 0; i < plan->nlaunch; ++i) plan->launch[i].fp64 = 0;
   if (g.devctl && !last_launch_reduces(plan)) {
     odb_emit_free(&g.b);   /* the controller must run in the step's last
                               launch */

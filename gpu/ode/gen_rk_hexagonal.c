@@ -84,11 +84,13 @@ static void put_lv_loads(odb_emit *b, const erk_terms *t, int L0, int i,
 }
 
 /* f of unit i at level l into F<l>_<i>_<c> (c < K), reading the argument
-   at ya: the cell form (K > 1) or f_j. */
-static void put_lv_rhs(odb_emit *b, int K, int i, int l, const char *ya) {
+   at ya: the cell form (K > 1) or f_j. Returns its FP64 instructions a
+   component. */
+static double put_lv_rhs(gen *g, int K, int i, int l, const char *ya) {
+  odb_emit *b = &g->b;
   if (K == 1) {
     put(b, "      F%d_%d_0 = odb_rhs(j%d, a.tl[%d], %s);\n", l, i, i, l, ya);
-    return;
+    return rkg_rhs_fp64(g);
   }
   put(b, "      {\n        const odb_idx ci = j%d / %d / ODB_GX, cj = j%d / %d - "
          "ci * ODB_GX;\n        const odb_cell_in in = { %s + j%d };\n"
@@ -97,6 +99,33 @@ static void put_lv_rhs(odb_emit *b, int K, int i, int l, const char *ya) {
       i, K, i, K, ya, i, K, l);
   for (int c = 0; c < K; ++c) put(b, "        F%d_%d_%d = f[%d];\n", l, i, c, c);
   put(b, "      }\n");
+  return rkg_cell_fp64(g, 0) / K;   /* ODB_LAG is not defined here */
+}
+
+/*
+** Components of kernel k's tiles at level l, over all its tiles (period
+** P): the level's range (put_lv_range) widened by grow d a side (1: the
+** argument Y_l, formed on [lo - d, hi + d)), clipped to the tile's
+** window and to [0, n).
+*/
+static double lv_comps(const lv_kernel *k, int l, long P, long d, long n,
+                       int grow) {
+  long u = lv_u(k, l);
+  double sum = 0;
+  for (long i = k->i0; i < k->i0 + k->count; ++i) {
+    long org = i * P + k->off;
+    long lo = org + u * d, hi = org + k->w - u * d;
+    if (lo < 0) lo = 0;
+    if (hi > n) hi = n;
+    lo -= grow * d;
+    hi += grow * d;
+    if (lo < org - d) lo = org - d;
+    if (lo < 0) lo = 0;
+    if (hi > org + k->w + d) hi = org + k->w + d;
+    if (hi > n) hi = n;
+    if (hi > lo) sum += (double)(hi - lo);
+  }
+  return sum;
 }
 
 /*
@@ -104,18 +133,20 @@ static void put_lv_rhs(odb_emit *b, int K, int i, int l, const char *ya) {
 ** written in full; G: levels a half tile; last: no kernel follows; slot0:
 ** its first partial sum of the norm, total: the partial sums of a step;
 ** np units a thread, K components a unit (K > 1: the cells of a 2-D grid
-** problem, f in its cell form). Thread x owns the window's units x + i T
+** problem, f in its cell form); P the tiles' period. Returns the FP64
+** instructions of the kernel over all its tiles (lv_comps). Thread x owns the window's units x + i T
 ** through every level: their stage values stay in registers F<q>_<i>_<c>,
 ** y in y_<i>_<c>; only the argument Y_l, which f reads within d, goes
 ** through shared memory, double-buffered so that one barrier a level
 ** suffices. Ranges are multiples of K, so a unit is in or out whole.
 */
-static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
-                          int full_below, long G, int last, long slot0,
-                          long total, int np, int K) {
+static double gen_lv_kernel(gen *g, const lv_kernel *k, int idx,
+                            int fsal_load, int full_below, long G, int last,
+                            long slot0, long total, int np, int K, long P) {
   odb_emit *b = &g->b;
-  long win = k->w + 2 * g->p->d;
+  long win = k->w + 2 * g->p->d, d = g->p->d, n = g->p->n;
   int S = g->S, T = g->plan->threads;
+  double fp64 = 0;
   char name[24];
   snprintf(name, sizeof name, "k_lv%d%s", idx, fsal_load ? "f" : "");
   rkg_put_kernel_head(g, name);
@@ -151,6 +182,8 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
     int full = (l < full_below) || (l == S - 1 && g->m->fsal);
     long bw = lv_band(k, l, G, last) * g->p->d;
     int write = full || (bw > 0 && lv_used_later(g, l));
+    int fpl = 0;          /* Y_l's LC a component */
+    double fpf = 0;       /* F_l's a component */
     put(b, "  // level %d\n", l);
     put_lv_range(b, k, l);
     if (l > 0) {
@@ -165,7 +198,7 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
           put_lv_loads(b, &g->e.a[l], k->L0, i, c);
           put(b, "      Yb[j%d + %d] = ", i, c);
           snprintf(ye, sizeof ye, "y_%d_%d", i, c);
-          rkg_put_lc(b, ye, &g->e.a[l]);
+          fpl = rkg_put_lc(b, ye, &g->e.a[l]);
           put(b, ";\n     }\n");
         }
         put(b, "    }\n");
@@ -180,7 +213,7 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
         for (int c = 0; c < K; ++c)
           put(b, "      F0_%d_%d = __ldg(a.F[0] + j%d + %d);\n", i, c, i, c);
       } else {
-        put_lv_rhs(b, K, i, l, l == 0 ? "a.y" : "Yb");
+        fpf = put_lv_rhs(g, K, i, l, l == 0 ? "a.y" : "Yb");
         if (write)
           for (int c = 0; c < K; ++c) {
             if (full) put(b, "      ");
@@ -192,8 +225,10 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
       put(b, "    }\n");
     }
     put(b, "  }\n");
+    fp64 += fpl * lv_comps(k, l, P, d, n, 1) + fpf * lv_comps(k, l, P, d, n, 0);
   }
-  if (k->L1 == S) {   /* ynew, the estimate and the norm at level s-1 */
+  if (k->L1 == S) {
+    int fpt = 0;          /* ynew, the estimate and the norm a component */   /* ynew, the estimate and the norm at level s-1 */
     erk_terms both = g->e.b;   /* the loads of b and e together */
     for (int q = 0; q < g->e.e.n; ++q)
       if (!rkg_uses(&both, g->e.e.idx[q]) && both.n < ERK_MAX_STAGES) {
@@ -209,11 +244,11 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
         put(b, "   {\n");
         put_lv_loads(b, &both, k->L0, i, c);
         put(b, "      const double yn = ");
-        rkg_put_lc(b, ye, &g->e.b);
+        fpt = rkg_put_lc(b, ye, &g->e.b);
         put(b, ";\n      a.ynew[j%d + %d] = yn;\n", i, c);
         if (g->plan->has_err) {
           put(b, "      const double ej = ");
-          rkg_put_lc(b, NULL, &g->e.e);
+          fpt += rkg_put_lc(b, NULL, &g->e.e) + RKG_FP64_NORM;
           put(b, ";\n      acc += odb_sq_scaled(ej, %s, yn, a.atol, "
                  "a.rtol);\n", ye);
         }
@@ -226,8 +261,10 @@ static void gen_lv_kernel(gen *g, const lv_kernel *k, int idx, int fsal_load,
           total);
     else
       put(b, "  (void)acc;\n");
+    fp64 += fpt * lv_comps(k, S - 1, P, d, n, 0);
   }
   put(b, "}\n");
+  return fp64;
 }
 
 /* floor(a / b) for b > 0. */
@@ -351,11 +388,11 @@ odb_status rkg_levels(gen *g, const odb_gen_opts *o, int hex) {
       else if (lv_used_later(g, l)) wv += e < 0.5 ? e : 0.5;
     }
     if (x->L1 == S) wv += 0.5;
-    gen_lv_kernel(g, x, k, 0, full_below, G, k == nk - 1, slot, total, np,
-                  cu);
+    double fk = gen_lv_kernel(g, x, k, 0, full_below, G, k == nk - 1, slot,
+                              total, np, cu, P), fkf = 0;
     if (has0)
-      gen_lv_kernel(g, x, k, 1, full_below, G, k == nk - 1, slot, total, np,
-                    cu);
+      fkf = gen_lv_kernel(g, x, k, 1, full_below, G, k == nk - 1, slot,
+                          total, np, cu, P);
     {
       char kn[24];
       odb_gen_launch *l;
@@ -363,12 +400,12 @@ odb_status rkg_levels(gen *g, const odb_gen_opts *o, int hex) {
       l = rkg_add_launch(g, kn, has0 ? ODB_GEN_IF_STAGE0 : ODB_GEN_ALWAYS,
                          x->L1 == S, rv, wv);
       if (l) { l->grid = ODB_GEN_GRID_COUNT; l->blocks = x->count;
-               l->smem = sm; }
+               l->smem = sm; l->fp64 = fk; }
       if (has0) {
         snprintf(kn, sizeof kn, "k_lv%df", k);
         l = rkg_add_launch(g, kn, ODB_GEN_IF_FSAL, x->L1 == S, rv + cover, wv);
         if (l) { l->grid = ODB_GEN_GRID_COUNT; l->blocks = x->count;
-                 l->smem = sm; }
+                 l->smem = sm; l->fp64 = fkf; }
       }
     }
     if (x->L1 == S) slot += x->count;

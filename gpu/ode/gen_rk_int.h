@@ -37,6 +37,9 @@ typedef struct gen {
                             stages in order, a barrier every pass) */
   int cluster;           /* stream2d: blocks of a cluster side by side along
                             a row, exchanging edge columns (1: none) */
+  int fp64_unknown;      /* a kernel evaluates an f whose FP64 count the
+                            problem does not declare: every launch's fp64
+                            is 0 */
   odb_gen_plan *plan;
   odb_emit b;
 } gen;
@@ -66,9 +69,39 @@ void rkg_put_kernel_head(gen *g, const char *name);
 void rkg_put_ctl_prologue(gen *g);
 /*
 ** "yexpr + a.h * (c0 * f<i0> + c1 * f<i1> + ...)" (yexpr NULL: no y term),
-** the order of erk_lc. Stage values are the registers f<q>.
+** the order of erk_lc. Stage values are the registers f<q>. Returns its
+** FP64 instructions (rkg_lc_fp64 with literal coefficients).
 */
-void rkg_put_lc(odb_emit *b, const char *yexpr, const erk_terms *t);
+int rkg_put_lc(odb_emit *b, const char *yexpr, const erk_terms *t);
+
+/* }====== */
+
+/* {====== the FP64 count: DFMA, DADD and DMUL (one thread instruction
+   each; compares, conversions and MUFU are not counted, nor are they in
+   ncu's dfma/dadd/dmul metrics), summed where the text is written */
+
+/*
+** acc += odb_sq_scaled(e, y, yn, atol, rtol) (device/rk_loop.cuh) per
+** component: atol + rtol max(...) 1 DFMA, the reciprocal's two refining
+** steps 3 DFMA (d = 1 - s x, then x + x (d + d d) in two), e times it 1
+** DMUL, acc + r r 1 DFMA.
+*/
+#define RKG_FP64_NORM 6
+
+/*
+** The FP64 instructions of "[y +] h * (c0 F0 + c1 F1 + ...)": the first
+** product a DMUL, each further term a DFMA, h times the sum one DFMA with
+** y (a DMUL without): n + 1; none for no terms. literal: the coefficients
+** are literals in the text, and a first one of +-1 costs nothing (NVVM
+** folds x * 1 and x * -1; a later one makes a DADD, still 1); from a
+** table (stream2d's odb_cf) every product counts.
+*/
+int rkg_lc_fp64(const erk_terms *t, int with_y, int literal);
+/* f_j of the problem's gpu_source; marks the count unknown when it is 0. */
+double rkg_rhs_fp64(gen *g);
+/* One cell of gpu_cell_source compiled with ODB_LAG lag (0: undefined);
+   marks the count unknown when it is 0. */
+double rkg_cell_fp64(gen *g, int lag);
 /*
 ** Loads into registers f<q> the stages of t that are not in register yet
 ** (loaded[q] == 0), and marks them. Returns the number of loads.

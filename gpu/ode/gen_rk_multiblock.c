@@ -31,10 +31,11 @@ static void put_mb_for(odb_emit *b, const char *lo, const char *hi) {
          "      if (j < %s || j >= %s) continue;\n", lo, hi);
 }
 
-/* "y<q> + h (sum a F)" with registers fl[q]. */
-static void put_mb_lc(odb_emit *b, const erk_terms *t) {
+/* "y<q> + h (sum a F)" with registers fl[q]; returns its FP64
+   instructions. */
+static int put_mb_lc(odb_emit *b, const erk_terms *t) {
   put(b, "yv[q]");
-  if (t->n == 0) return;
+  if (t->n == 0) return 0;
   put(b, " + a.h * (");
   for (int i = 0; i < t->n; ++i) {
     if (i) put(b, " + ");
@@ -42,8 +43,23 @@ static void put_mb_lc(odb_emit *b, const erk_terms *t) {
     put(b, " * f%d[q]", t->idx[i]);
   }
   put(b, ")");
+  return rkg_lc_fp64(t, 1, 1);
 }
 
+/*
+** Components over all tiles of width w of the range [ta - x d, tb + x d)
+** (clipped to [0, n)) of each tile [ta, tb).
+*/
+static double mb_comps(long n, long w, long d, long x) {
+  double sum = 0;
+  for (long ta = 0; ta < n; ta += w) {
+    long tb = ta + w < n ? ta + w : n;
+    long lo = ta - x * d > 0 ? ta - x * d : 0;
+    long hi = tb + x * d < n ? tb + x * d : n;
+    sum += (double)(hi - lo);
+  }
+  return sum;
+}
 /*
 ** The kernel (fsal_load: F_0 from memory). A group of ODB_G blocks owns
 ** one tile at a time (persistent: tiles grp, grp + groups, ...): the top
@@ -54,11 +70,15 @@ static void put_mb_lc(odb_emit *b, const erk_terms *t) {
 ** keeps y and every F_q of its components in registers (the same mapping
 ** for all stages, §4.2 and §4.4); only the argument Y_l goes through the
 ** group's double buffer in global memory (L2-resident), one barrier per
-** stage.
+** stage. Returns its FP64 instructions over all tiles (tile width w):
+** stage l's argument on the tile widened by (s - l) d a side, F_l by
+** (s - 1 - l) d, ynew, the estimate and the norm on the tile.
 */
-static void gen_mb_kernel(gen *g, int fsal_load, char barrier) {
+static double gen_mb_kernel(gen *g, int fsal_load, char barrier, long w) {
   odb_emit *b = &g->b;
-  int S = g->S;
+  int S = g->S, fpt;
+  long n = g->p->n, d = g->p->d;
+  double fp64 = fsal_load ? 0 : rkg_rhs_fp64(g) * mb_comps(n, w, d, S - 1);
   rkg_put_kernel_head(g, fsal_load ? "k_mbtf" : "k_mbt");
   put(b, "  const unsigned grp = blockIdx.x / ODB_G, gb = blockIdx.x %% ODB_G;\n"
          "  const unsigned ngrp = gridDim.x / ODB_G;\n"
@@ -84,7 +104,7 @@ static void gen_mb_kernel(gen *g, int fsal_load, char barrier) {
         S - l, S - l);
     put_mb_for(b, "lo", "hi");
     put(b, "      B[j - e0] = ");
-    put_mb_lc(b, &g->e.a[l]);
+    fp64 += put_mb_lc(b, &g->e.a[l]) * mb_comps(n, w, d, S - l);
     put(b, ";\n    }\n    ++k;\n"
            "    if (!odb_bar_%c(a.bar, a.fail, grp, gb, k)) return;\n",
         g->plan->wg_per_tile == 1 ? '1'
@@ -94,10 +114,11 @@ static void gen_mb_kernel(gen *g, int fsal_load, char barrier) {
            "    const double *const arg = B - e0;\n", S - 1 - l, S - 1 - l);
     put_mb_for(b, "lo", "hi");
     put(b, "      f%d[q] = odb_rhs(j, a.tl[%d], arg);\n    }\n    }\n", l, l);
+    fp64 += rkg_rhs_fp64(g) * mb_comps(n, w, d, S - 1 - l);
   }
   put_mb_for(b, "ta", "tb");
   put(b, "      const double yn = ");
-  put_mb_lc(b, &g->e.b);
+  fpt = put_mb_lc(b, &g->e.b);
   put(b, ";\n      a.ynew[j] = yn;\n");
   if (g->m->fsal) put(b, "      a.F[%d][j] = f%d[q];\n", S - 1, S - 1);
   if (g->plan->has_err) {
@@ -114,11 +135,14 @@ static void gen_mb_kernel(gen *g, int fsal_load, char barrier) {
       put(b, ")");
     }
     put(b, ";\n      acc += odb_sq_scaled(ej, yv[q], yn, a.atol, a.rtol);\n");
+    fpt += rkg_lc_fp64(&g->e.e, 0, 1) + RKG_FP64_NORM;
   }
+  fp64 += fpt * mb_comps(n, w, d, 0);
   put(b, "    }\n  }\n");
   if (g->plan->has_err) put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
   else put(b, "  (void)acc;\n");
   put(b, "  odb_bar_exit(a.bar, ODB_NBAR);\n}\n");
+  return fp64;
 }
 
 /*
@@ -180,17 +204,17 @@ odb_status rkg_multiblock(gen *g, const odb_gen_opts *o) {
       pl->nbar, (o->watchdog > 0 ? o->watchdog : 2.0) * 1e9);
   odb_emit_cuh(&g->b, &odb_cuh_rk_barrier, NULL);
   put_mb_mapping(&g->b, stride);
-  gen_mb_kernel(g, 0, bar);
-  gen_mb_kernel(g, 1, bar);
+  double f_all = gen_mb_kernel(g, 0, bar, w);
+  double f_f0 = gen_mb_kernel(g, 1, bar, w);
   {
     double halo_v = (double)nt * 2.0 * (double)halo / (double)n;
     double wv = 1 + (g->m->fsal ? 1 : 0);
     odb_gen_launch *l = rkg_add_launch(g, "k_mbt", ODB_GEN_IF_STAGE0,
                                        g->plan->has_err, 1 + halo_v, wv);
-    if (l) l->grid = ODB_GEN_GRID_GROUPS;
+    if (l) { l->grid = ODB_GEN_GRID_GROUPS; l->fp64 = f_all; }
     l = rkg_add_launch(g, "k_mbtf", ODB_GEN_IF_FSAL, g->plan->has_err,
                        2 + 2 * halo_v, wv);
-    if (l) l->grid = ODB_GEN_GRID_GROUPS;
+    if (l) { l->grid = ODB_GEN_GRID_GROUPS; l->fp64 = f_f0; }
   }
   return ODB_OK;
 }

@@ -21,6 +21,8 @@ static void gen_ref_kernel(gen *g, int l, int fsal_load) {
   odb_emit *b = &g->b;
   int S = g->S, last = l == S - 1, loaded[ODB_GEN_MAX_STAGES] = {0};
   int rv = 1, wv = 0;   /* the argument (or F_0) and y */
+  double fp = 0;        /* FP64 instructions per component */
+  odb_gen_launch *ln;
   char name[24], arg[16], out[16];
   snprintf(name, sizeof name, fsal_load ? "k_ref%df" : "k_ref%d", l);
   arg_name(g, l, arg, sizeof arg);
@@ -32,6 +34,7 @@ static void gen_ref_kernel(gen *g, int l, int fsal_load) {
     put(b, "    const double f0 = __ldg(a.F[0] + j);\n");
   } else {
     put(b, "    const double f%d = odb_rhs(j, a.tl[%d], arg);\n", l, l);
+    fp += rkg_rhs_fp64(g);
     if (g->need_mem[l]) {
       put(b, "    a.F[%d][j] = f%d;\n", l, l);
       ++wv;
@@ -44,7 +47,7 @@ static void gen_ref_kernel(gen *g, int l, int fsal_load) {
     rv += rkg_put_loads(b, &g->e.a[l + 1], loaded);
     arg_name(g, l + 1, out, sizeof out);
     put(b, "    %s[j] = ", out);
-    rkg_put_lc(b, "yj", &g->e.a[l + 1]);
+    fp += rkg_put_lc(b, "yj", &g->e.a[l + 1]);
     put(b, ";\n  }\n}\n");
     ++wv;
   } else {
@@ -53,14 +56,14 @@ static void gen_ref_kernel(gen *g, int l, int fsal_load) {
     } else {
       rv += rkg_put_loads(b, &g->e.b, loaded);
       put(b, "    const double yn = ");
-      rkg_put_lc(b, "yj", &g->e.b);
+      fp += rkg_put_lc(b, "yj", &g->e.b);
       put(b, ";\n    a.ynew[j] = yn;\n");
       ++wv;
     }
     if (g->plan->has_err) {
       rv += rkg_put_loads(b, &g->e.e, loaded);
       put(b, "    const double ej = ");
-      rkg_put_lc(b, NULL, &g->e.e);
+      fp += rkg_put_lc(b, NULL, &g->e.e) + RKG_FP64_NORM;
       put(b, ";\n    acc += odb_sq_scaled(ej, yj, yn, a.atol, a.rtol);\n");
     }
     put(b, "  }\n");
@@ -68,9 +71,11 @@ static void gen_ref_kernel(gen *g, int l, int fsal_load) {
       put(b, "  odb_reduce(a, acc, blockIdx.x, gridDim.x);\n");
     put(b, "}\n");
   }
-  rkg_add_launch(g, name, l > 0 ? ODB_GEN_ALWAYS
-                            : fsal_load ? ODB_GEN_IF_FSAL : ODB_GEN_IF_STAGE0,
-                 last && g->plan->has_err, rv, wv);
+  ln = rkg_add_launch(g, name, l > 0 ? ODB_GEN_ALWAYS
+                                 : fsal_load ? ODB_GEN_IF_FSAL
+                                             : ODB_GEN_IF_STAGE0,
+                      last && g->plan->has_err, rv, wv);
+  if (ln) ln->fp64 = fp * (double)g->p->n;   /* every component once */
 }
 
 /* See gen_rk_int.h. */

@@ -40,14 +40,15 @@ static int s2_slot(int u, int R, int off, int P) {
 /*
 ** "ysm(q, c) + a.h * (coef * k<q>_<slot>_<c> + ...)" (with_y 0: no y term;
 ** no terms: y alone or 0.0), in the order of put_lc; q the row variable.
+** Returns its FP64 instructions.
 */
-static void put_s2_lc(odb_emit *b, int with_y, int slot, int c,
-                      const erk_terms *t) {
+static int put_s2_lc(odb_emit *b, int with_y, int slot, int c,
+                     const erk_terms *t) {
   if (with_y) put(b, "odb_ysm[(odb_yslot(q) * ODB_K + %d) * ODB_TP + t + 1]",
                   c);
   if (t->n == 0) {
     if (!with_y) put(b, "0.0");
-    return;
+    return 0;
   }
   if (with_y) put(b, " + ");
   put(b, "a.h * (");
@@ -57,11 +58,14 @@ static void put_s2_lc(odb_emit *b, int with_y, int slot, int c,
     put(b, " * k%d_%d_%d", t->idx[i], slot, c);
   }
   put(b, ")");
+  return rkg_lc_fp64(t, with_y, 1);
 }
 
-/* Stage l of phase u: Y_l at rows ip - l + r (l > 0), F_l one row behind. */
-static void put_s2_stage(gen *g, int u, int l, int R, int P, int K) {
+/* Stage l of phase u: Y_l at rows ip - l + r (l > 0), F_l one row behind.
+   Returns its FP64 instructions a thread. */
+static double put_s2_stage(gen *g, int u, int l, int R, int P, int K) {
   odb_emit *b = &g->b;
+  double fp = 0;
   if (l == 0) {
     put(b, "      for (int r = 0; r < ODB_R; ++r)\n"
            "        odb_fetch(a.y, odb_ysm, ip + ODB_PF * ODB_R + r, it0, "
@@ -77,7 +81,7 @@ static void put_s2_stage(gen *g, int u, int l, int R, int P, int K) {
              "ODB_K * ODB_TP + t + 1;\n", l - 1);
       for (int c = 0; c < K; ++c) {
         put(b, "        w[%d * ODB_TP] = ", c);
-        put_s2_lc(b, 1, sf, c, &g->e.a[l]);
+        fp += put_s2_lc(b, 1, sf, c, &g->e.a[l]);
         put(b, ";\n");
       }
       put(b, "      }\n");
@@ -96,19 +100,29 @@ static void put_s2_stage(gen *g, int u, int l, int R, int P, int K) {
              "ODB_K * ODB_TP, odb_mod(q), ODB_D3, t);\n", l - 1);
     put(b, "        double f[ODB_K];\n");
     put(b, "        odb_rhs_cell(q, col, a.tl[%d], in, f);\n", l);
+    fp += rkg_cell_fp64(g, 0);   /* ODB_LAG is not defined at skew 1 */
     for (int c = 0; c < K; ++c)
       put(b, "        k%d_%d_%d = f[%d];\n", l, sr, c, c);
     put(b, "      }\n");
   }
+  return fp;
 }
 
-/* Phase u of the unrolled loop: every stage, then the finished rows. */
-static void put_s2_phase(gen *g, int u, int R, int P, int K) {
+/*
+** Phase u of the unrolled loop: every stage, then the finished rows.
+** Returns the stages' FP64 instructions a thread, which every thread runs
+** (halo columns and rows included); *own gets those of a finished cell
+** (ynew, the estimate and the norm), which its owner alone runs.
+*/
+static double put_s2_phase(gen *g, int u, int R, int P, int K,
+                           double *own) {
   odb_emit *b = &g->b;
   int S = g->S;
+  double fp = 0;
+  *own = 0;
   put(b, "    {  // phase %d\n      const odb_idx ip = it + %d;\n"
          "      if (ip >= it1) break;\n", u, u * R);
-  for (int l = 0; l < S; ++l) put_s2_stage(g, u, l, R, P, K);
+  for (int l = 0; l < S; ++l) fp += put_s2_stage(g, u, l, R, P, K);
   for (int r = 0; r < R; ++r) {
     int sl = s2_slot(u, R, r - S, P);
     put(b, "      {  // row ip - %d is complete\n", S - r);
@@ -119,17 +133,19 @@ static void put_s2_phase(gen *g, int u, int R, int P, int K) {
       put(b, "          const double y%d = odb_ysm[(odb_yslot(q) * ODB_K + %d) "
              "* ODB_TP + t + 1];\n", c, c);
       put(b, "          const double yn%d = ", c);
-      put_s2_lc(b, 1, sl, c, &g->e.b);
+      *own += put_s2_lc(b, 1, sl, c, &g->e.b);
       put(b, ";\n          dst[%d] = yn%d;\n", c, c);
       if (g->plan->has_err) {
         put(b, "          acc += odb_sq_scaled(");
-        put_s2_lc(b, 0, sl, c, &g->e.e);
+        *own += put_s2_lc(b, 0, sl, c, &g->e.e) + RKG_FP64_NORM;
         put(b, ", y%d, yn%d, a.atol, a.rtol);\n", c, c);
       }
     }
     put(b, "        }\n      }\n");
   }
   put(b, "    }\n");
+  *own /= R;   /* the R rows' cells */
+  return fp;
 }
 
 /*
@@ -225,8 +241,13 @@ static void put_s2_tail(gen *g) {
   put(b, "}\n");
 }
 
-/* The helpers, the problem's cell source and the kernel k_s2d. */
-static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
+/*
+** The helpers, the problem's cell source and the kernel k_s2d. *pass gets
+** the FP64 instructions of a thread's phase, *own those of an owned cell
+** (put_s2_phase).
+*/
+static void gen_s2_kernel(gen *g, int K, int R, int min_blocks, double *pass,
+                          double *own) {
   odb_emit *b = &g->b;
   int S = g->S, P = R * ((S + R - 1 + R - 1) / R), U = P / R;
   odb_emit_cuh(b, &odb_cuh_s2d_skew1, NULL);
@@ -244,7 +265,10 @@ static void gen_s2_kernel(gen *g, int K, int R, int min_blocks) {
          "      odb_fetch(a.y, odb_ysm, it0 + i * ODB_R + r, it0, colc, t);\n"
          "    asm volatile(\"cp.async.commit_group;\" ::);\n  }\n");
   put(b, "  for (odb_idx it = it0; it < it1; it += %d) {\n", P);
-  for (int u = 0; u < U; ++u) put_s2_phase(g, u, R, P, K);
+  for (int u = 0; u < U; ++u) {   /* every phase the same arithmetic */
+    double f = put_s2_phase(g, u, R, P, K, own);
+    if (u == 0) *pass = f;
+  }
   put_s2_tail(g);
 }
 
@@ -403,13 +427,14 @@ static void put_s2w_coefs(gen *g) {
 ** The terms of LC id with stages up to l, from the state st entering
 ** stage l (parity par, component c) and F_l in fl<c> (defer: in
 ** odb_f<l>_<c>, kept to the pass's end with lag 1), all but F_l where but
-** is set; "0.0" when none.
+** is set; "0.0" when none. Returns its FP64 instructions: one a product
+** (the first a DMUL, the others DFMA), the coefficients being odb_cf's.
 */
-static void s2w_partial_but(gen *g, const s2w_state *st, int l, int par,
-                            int c, int id, int defer, int but) {
+static int s2w_partial_but(gen *g, const s2w_state *st, int l, int par,
+                           int c, int id, int defer, int but) {
   odb_emit *b = &g->b;
   const erk_terms *t = s2w_lc(g, id);
-  int any = 0;
+  int any = 0, fp = 0;
   if (st->acc) {
     int j = s2w_find(st, id);
     if (j >= 0) {
@@ -426,14 +451,16 @@ static void s2w_partial_but(gen *g, const s2w_state *st, int l, int par,
     else if (q == l) put(b, " * fl%d", c);
     else put(b, " * s%d_%d_%d_%d", l, par, c, s2w_find(st, q));
     any = 1;
+    ++fp;
   }
   if (!any) put(b, "0.0");
+  return fp;
 }
 
 /* s2w_partial_but with every term */
-static void s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
-                        int id, int defer) {
-  s2w_partial_but(g, st, l, par, c, id, defer, 0);
+static int s2w_partial(gen *g, const s2w_state *st, int l, int par, int c,
+                       int id, int defer) {
+  return s2w_partial_but(g, st, l, par, c, id, defer, 0);
 }
 
 /*
@@ -465,24 +492,29 @@ static int s2w_has_other(const gen *g, const s2w_state *st, int l, int id) {
 ** keeps it in registers). Lag 2 keeps one product by h: its stages do not
 ** wait for each other within a pass, and the factors would take registers
 ** (DOPRI5 already spills at lag 2).
+** Returns its FP64 instructions: the partial sum's, one for h times it
+** (a DFMA with y, a DMUL without) and one for the F_l term at lag 1 (its
+** factor a.h * odb_cf[k] is the same in every pass, computed once a
+** thread, not counted).
 */
-static void s2w_lc_term(gen *g, const s2w_state *st, int l, int par, int c,
-                        int id, const char *yexpr) {
+static int s2w_lc_term(gen *g, const s2w_state *st, int l, int par, int c,
+                       int id, const char *yexpr) {
   odb_emit *b = &g->b;
-  int k = g->lag == 1 ? s2w_own_cf(g, l, id) : -1;
+  int k = g->lag == 1 ? s2w_own_cf(g, l, id) : -1, fp = 0;
   if (yexpr) put(b, "%s + ", yexpr);
   if (k < 0) {
     put(b, "a.h * (");
-    s2w_partial(g, st, l, par, c, id, 0);
+    fp = s2w_partial(g, st, l, par, c, id, 0) + 1;
     put(b, ")");
-    return;
+    return fp;
   }
   if (s2w_has_other(g, st, l, id)) {
     put(b, "a.h * (");
-    s2w_partial_but(g, st, l, par, c, id, 0, 1);
+    fp = s2w_partial_but(g, st, l, par, c, id, 0, 1) + 1;
     put(b, ") + ");
   }
   put(b, "(a.h * odb_cf[%d]) * fl%d", k, c);
+  return fp + 1;
 }
 
 /*
@@ -574,33 +606,39 @@ static void put_s2w_in(gen *g, int l, int sl, int K) {
 /*
 ** The state a row carries into stage l+1 (parity par, indented by ind
 ** spaces), from stage l's state and F_l: fl<c> in the stage (lag 2),
-** odb_f<l>_<c> kept to the pass's end (defer, lag 1).
+** odb_f<l>_<c> kept to the pass's end (defer, lag 1). Returns its FP64
+** instructions (partial sums; copies of F_q cost none).
 */
-static void put_s2w_next(gen *g, const s2w_state *st, int l, int par, int K,
-                         int defer, int ind) {
+static int put_s2w_next(gen *g, const s2w_state *st, int l, int par, int K,
+                        int defer, int ind) {
   odb_emit *b = &g->b;
   const s2w_state *nx = &st[l + 1];
+  int fp = 0;
   odb_emit_indent(b, ind);
   for (int c = 0; c < K; ++c)
     for (int j = 0; j < nx->n; ++j) {
       put(b, "s%d_%d_%d_%d = ", l + 1, par, c, j);
-      if (nx->acc) s2w_partial(g, &st[l], l, par, c, nx->item[j], defer);
+      if (nx->acc) fp += s2w_partial(g, &st[l], l, par, c, nx->item[j], defer);
       else if (nx->item[j] == l && defer) put(b, "odb_f%d_%d", l, c);
       else if (nx->item[j] == l) put(b, "fl%d", c);
       else put(b, "s%d_%d_%d_%d", l, par, c, s2w_find(&st[l], nx->item[j]));
       put(b, ";\n");
     }
   odb_emit_indent(b, -ind);
+  return fp;
 }
 
 /*
 ** Stage l of phase u: F_l at row ip - 1 - 2l, then Y_{l+1} there (from
 ** Y_l's centre and the relative LC ra[l+1], into odb_w<l>, stored at the
 ** pass's end) and the row's state for stage l+1, or (last stage) its new
-** solution.
+** solution. Returns its FP64 instructions a thread (lag 1 without the
+** state for stage l+1, put_s2w_defer's).
 */
-static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
+static double put_s2w_stage(gen *g, const s2w_state *st, int u, int l,
+                            int K) {
   odb_emit *b = &g->b;
+  double fp = 0;
   int S = g->S, par = g->lag == 2 ? u & 1 : 0, back = 1 + g->lag * l;
   int sl = s2_slot(u, 1, -back, 4);   /* the stage rings' slot of its row */
   put(b, "      {  // stage %d at row ip - %d\n", l, back);
@@ -610,8 +648,10 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
   put(b, "        {\n");
   put(b, "          double fl[ODB_K];\n");
   put_s2w_in(g, l, sl, K);
-  if (s2w_need_f(g, l))
+  if (s2w_need_f(g, l)) {
     put(b, "          odb_rhs_cell(q, col, a.tl[%d], in, fl);\n", l);
+    fp += rkg_cell_fp64(g, g->lag);   /* the cell source sees ODB_LAG */
+  }
   else
     put(b, "          for (int c = 0; c < ODB_K; ++c) fl[c] = 0.0;\n");
   for (int c = 0; c < K; ++c) {   /* the centres' rows move on a pass */
@@ -626,14 +666,14 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
       char y0[32];
       snprintf(y0, sizeof y0, "in.v0[%d]", c);
       put(b, "          odb_w%d_%d = ", l, c);
-      s2w_lc_term(g, &st[l], l, par, c, l + 1, y0);
+      fp += s2w_lc_term(g, &st[l], l, par, c, l + 1, y0);
       put(b, ";\n");
     }
     if (g->lag == 1)   /* the state for stage l+1 after it has run */
       for (int c = 0; c < K; ++c)
         put(b, "          odb_f%d_%d = fl%d;\n", l, c, c);
     else
-      put_s2w_next(g, st, l, par, K, 0, 10);
+      fp += put_s2w_next(g, st, l, par, K, 0, 10);
   } else {   /* the row's results; put_s2w_done stores them */
     put(b, "          const double *yr = odb_ysm + (ysl * ODB_TP + t + 1) * "
            "ODB_K;\n");
@@ -645,12 +685,12 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
         char yv[32];
         snprintf(yv, sizeof yv, "odb_yv[%d]", c);
         put(b, "          odb_yo[%d] = ", c);
-        s2w_lc_term(g, &st[l], l, par, c, S, yv);
+        fp += s2w_lc_term(g, &st[l], l, par, c, S, yv);
         put(b, ";\n");
       }
       if (g->plan->has_err) {
         put(b, "          odb_eo[%d] = ", c);
-        s2w_lc_term(g, &st[l], l, par, c, S + 1, NULL);
+        fp += s2w_lc_term(g, &st[l], l, par, c, S + 1, NULL);
         put(b, ";\n");
       }
     }
@@ -661,6 +701,7 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
              "          for (int c = 0; c < ODB_K; ++c)\n"
              "            odb_nv += odb_sq_scaled(odb_eo[c], odb_yv[c], "
              "odb_yo[c], a.atol, a.rtol);\n");
+      fp += K * RKG_FP64_NORM;
     }
     if (g->early_store)   /* ynew's row now (st.global.cs: no alias of
                              the rings, so the loads that follow may pass it) */
@@ -678,17 +719,21 @@ static void put_s2w_stage(gen *g, const s2w_state *st, int u, int l, int K) {
                                                 : "");
   }
   put(b, "        }\n      }\n");
+  return fp;
 }
 
 /*
 ** Lag 1: the state a row carries from stage l to stage l+1, formed after
 ** stage l+1 has used the one of the row before (one register set a
 ** boundary instead of one a pass's parity); for l = S-2 down to 0, so
-** that each reads stage l's state before it is replaced.
+** that each reads stage l's state before it is replaced. Returns their
+** FP64 instructions.
 */
-static void put_s2w_defer(gen *g, const s2w_state *st, int K) {
+static int put_s2w_defer(gen *g, const s2w_state *st, int K) {
+  int fp = 0;
   for (int l = g->S - 2; l >= 0; --l)
-    put_s2w_next(g, st, l, 0, K, 1, 6);
+    fp += put_s2w_next(g, st, l, 0, K, 1, 6);
+  return fp;
 }
 
 /*
@@ -725,10 +770,12 @@ static void put_s2w_done(gen *g) {
   put(b, "        }\n      }\n");
 }
 
-/* The kernel k_s2d with skew 2 (its helpers, device/s2d_skew2.cuh, first). */
-static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
+/* The kernel k_s2d with skew 2 (its helpers, device/s2d_skew2.cuh, first);
+   *pass gets the FP64 instructions of a thread's pass. */
+static void gen_s2w_kernel(gen *g, int K, int min_blocks, double *pass) {
   odb_emit *b = &g->b;
   int S = g->S;
+  double fp = 0;
   s2w_state st[ODB_GEN_MAX_STAGES];
   s2w_relative(g);
   s2w_states(g, st);
@@ -778,12 +825,13 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
       }
       for (int l = 0; l < S; ++l) {
         if (l == 1) put_s2w_cluster_wait(g);
-        put_s2w_stage(g, st, u, l, K);
+        fp += put_s2w_stage(g, st, u, l, K);
       }
-      put_s2w_defer(g, st, K);
+      fp += put_s2w_defer(g, st, K);
     } else {   /* stage l uses rows formed in earlier passes */
-      for (int l = S - 1; l >= 0; --l) put_s2w_stage(g, st, u, l, K);
+      for (int l = S - 1; l >= 0; --l) fp += put_s2w_stage(g, st, u, l, K);
     }
+    if (u == 0) *pass = fp;   /* every pass the same arithmetic */
     put_s2w_stores(g, u, K);
     put_s2w_cluster_send(g, u);
     put_s2w_done(g);
@@ -799,6 +847,31 @@ static void gen_s2w_kernel(gen *g, int K, int min_blocks) {
     put(b, "      ys = ys + 1 == ODB_YR ? 0 : ys + 1;\n    }\n");
   }
   put_s2_tail(g);
+}
+
+/*
+** The passes (skew 2; skew 1: phases of R rows) that all threads of the
+** grid run, summed over the threads: a block of the chunk [r0, r1) runs
+** the rows r0 - s .. r1 + s (whole rows: every sub-strip r0 + hc + s,
+** hc the rows a chunk), at skew 2 from row r0 - s + 2 on and (lag - 1)
+** (s - 1) rows on, every thread every pass, halo columns and rows, and
+** chunks past the grid's end, included.
+*/
+static double s2_thread_passes(const odb_gen_plan *pl, long NR, long T,
+                               long S, long R, long skew, long lag,
+                               int whole) {
+  long hc = pl->rows;
+  double sum = 0;
+  if (whole) {
+    long p = hc + 2 * S - 2 + (lag - 1) * (S - 1);
+    return (double)pl->ntiles * (double)T * (double)(p > 0 ? p : 0);
+  }
+  for (long c = 0; c < pl->chunks; ++c) {
+    long r0 = c * hc, r1 = r0 + hc < NR ? r0 + hc : NR, span = r1 - r0 + 2 * S;
+    long p = skew == 2 ? span - 2 + (lag - 1) * (S - 1) : (span + R - 1) / R;
+    if (span > 0 && p > 0) sum += (double)pl->strips * (double)T * (double)p;
+  }
+  return sum;
 }
 
 /* See the header. */
@@ -908,8 +981,15 @@ odb_status rkg_stream2d(gen *g, const odb_gen_opts *o) {
   put(&g->b, "#define ODB_CL %ld\n#define ODB_WC ((odb_idx)%ld)\n", C,
       C * T - 2 * S);
   if (G > 0) put(&g->b, "#define ODB_G ((odb_idx)%ld)\n", G);
-  if (skew == 2) gen_s2w_kernel(g, (int)K, o->min_blocks);
-  else gen_s2_kernel(g, (int)K, (int)R, o->min_blocks);
+  double pass = 0, own = 0, fp64;
+  if (skew == 2) {
+    gen_s2w_kernel(g, (int)K, o->min_blocks, &pass);
+    own = pl->has_err ? 1 : 0;   /* acc += the cell's share of the norm */
+  } else {
+    gen_s2_kernel(g, (int)K, (int)R, o->min_blocks, &pass, &own);
+  }
+  fp64 = pass * s2_thread_passes(pl, NR, T, S, R, skew, lag, g->whole) +
+         own * (double)(NR * NC);
   {
     /* y is read by every block over its strip and rows with their halos
        (whole rows: by each sub-strip over its rows and halo rows) */
@@ -922,6 +1002,7 @@ odb_status rkg_stream2d(gen *g, const odb_gen_opts *o) {
     if (l) {
       l->grid = ODB_GEN_GRID_TILES;
       l->smem = (size_t)((YR + (S - 1) * D3) * K * (T + 2)) * sizeof(double);
+      l->fp64 = fp64;
     }
   }
   return ODB_OK;

@@ -36,9 +36,10 @@ static void put_loads_sm(odb_emit *b, const erk_terms *t, int *loaded,
 /*
 ** The levels of one trapezoid (A: base [ta, tb) shrinking where lft/rgt;
 ** B: window around x growing). lo(l)/hi(l) are C expressions of the range
-** of F_l; base is the index of component j in the shared arrays.
+** of F_l; base is the index of component j in the shared arrays. fp[l]
+** gets the FP64 instructions of Y_l's LC a component (l >= 1).
 */
-static void put_levels(gen *g, int isB) {
+static void put_levels(gen *g, int isB, int *fp) {
   odb_emit *b = &g->b;
   const char *st = isB ? "ODB_WIN" : "ODB_W";
   for (int l = 1; l < g->S; ++l) {
@@ -53,7 +54,7 @@ static void put_levels(gen *g, int isB) {
            "{\n      const odb_idx k = j - base;\n");
     put_loads_sm(b, &g->e.a[l], loaded, st);
     put(b, "      Ys[k] = ");
-    rkg_put_lc(b, "__ldg(a.y + j)", &g->e.a[l]);
+    fp[l] = rkg_put_lc(b, "__ldg(a.y + j)", &g->e.a[l]);
     put(b, ";\n  }\n  __syncthreads();\n");
     if (isB)
       put(b, "  lo = x - %d * ODB_D; hi = x + %d * ODB_D < ODB_N ? "
@@ -67,17 +68,18 @@ static void put_levels(gen *g, int isB) {
   }
 }
 
-/* ynew, F_{s-1} (FSAL), the estimate and the norm on [lo, hi). */
-static void put_top(gen *g, const char *stride, const char *slot) {
+/* ynew, F_{s-1} (FSAL), the estimate and the norm on [lo, hi); returns
+   their FP64 instructions a component. */
+static int put_top(gen *g, const char *stride, const char *slot) {
   odb_emit *b = &g->b;
-  int loaded[ODB_GEN_MAX_STAGES] = {0};
+  int loaded[ODB_GEN_MAX_STAGES] = {0}, fp;
   put(b, "  double acc = 0.0;\n"
          "  for (odb_idx j = lo + (odb_idx)threadIdx.x; j < hi; j += ODB_T) {\n"
          "      const odb_idx k = j - base;\n"
          "      const double yj = __ldg(a.y + j);\n");
   put_loads_sm(b, &g->e.b, loaded, stride);
   put(b, "      const double yn = ");
-  rkg_put_lc(b, "yj", &g->e.b);
+  fp = rkg_put_lc(b, "yj", &g->e.b);
   put(b, ";\n      a.ynew[j] = yn;\n");
   if (g->m->fsal) {
     put_loads_sm(b, &(erk_terms){ .n = 1, .idx = { g->S - 1 } }, loaded,
@@ -87,7 +89,7 @@ static void put_top(gen *g, const char *stride, const char *slot) {
   if (g->plan->has_err) {
     put_loads_sm(b, &g->e.e, loaded, stride);
     put(b, "      const double ej = ");
-    rkg_put_lc(b, NULL, &g->e.e);
+    fp += rkg_put_lc(b, NULL, &g->e.e) + RKG_FP64_NORM;
     put(b, ";\n      acc += odb_sq_scaled(ej, yj, yn, a.atol, a.rtol);\n");
   }
   put(b, "  }\n");
@@ -95,10 +97,12 @@ static void put_top(gen *g, const char *stride, const char *slot) {
     put(b, "  odb_reduce(a, acc, %s, 2u * (unsigned)ODB_NT - 1u);\n", slot);
   else
     put(b, "  (void)acc;\n");
+  return fp;
 }
 
-/* Kernel A (fsal_load: F_0 from memory instead of f(y)). */
-static void gen_trap_a(gen *g, int fsal_load) {
+/* Kernel A (fsal_load: F_0 from memory instead of f(y)); fp as
+   put_levels, fp[S] the top's. */
+static void gen_trap_a(gen *g, int fsal_load, int *fp) {
   odb_emit *b = &g->b;
   rkg_put_kernel_head(g, fsal_load ? "k_trapAf" : "k_trapA");
   put(b, "  extern __shared__ double sm[];\n"
@@ -112,7 +116,7 @@ static void gen_trap_a(gen *g, int fsal_load) {
          "    Fs[j - ta] = %s;\n"
          "  __syncthreads();\n",
       fsal_load ? "__ldg(a.F[0] + j)" : "odb_rhs(j, a.tl[0], a.y)");
-  put_levels(g, 0);
+  put_levels(g, 0, fp);
   /* the bands of F_p that kernel B needs, at both edges */
   put(b, "  for (int p = 0; p < ODB_S - 1; ++p) {\n"
          "    if (rgt) {\n"
@@ -134,12 +138,13 @@ static void gen_trap_a(gen *g, int fsal_load) {
          "  }\n");
   put(b, "  lo = lft ? ta + (ODB_S - 1) * ODB_D : ta;\n"
          "  hi = rgt ? tb - (ODB_S - 1) * ODB_D : tb;\n");
-  put_top(g, "ODB_W", "blockIdx.x");
+  fp[g->S] = put_top(g, "ODB_W", "blockIdx.x");
   put(b, "}\n");
 }
 
-/* Kernel B: the inverted trapezoid around boundary x = (blockIdx + 1) W. */
-static void gen_trap_b(gen *g) {
+/* Kernel B: the inverted trapezoid around boundary x = (blockIdx + 1) W;
+   fp as gen_trap_a's. */
+static void gen_trap_b(gen *g, int *fp) {
   odb_emit *b = &g->b;
   rkg_put_kernel_head(g, "k_trapB");
   put(b, "  extern __shared__ double sm[];\n"
@@ -158,12 +163,49 @@ static void gen_trap_b(gen *g) {
          "        Fs[p * ODB_WIN + (j - base)] = __ldcg(X + j);\n"
          "  }\n"
          "  __syncthreads();\n");
-  put_levels(g, 1);
+  put_levels(g, 1, fp);
   put(b, "  lo = x - (ODB_S - 1) * ODB_D;\n"
          "  hi = x + (ODB_S - 1) * ODB_D < ODB_N ? x + (ODB_S - 1) * ODB_D "
          ": ODB_N;\n");
-  put_top(g, "ODB_WIN", "(unsigned)ODB_NT + blockIdx.x");
+  fp[g->S] = put_top(g, "ODB_WIN", "(unsigned)ODB_NT + blockIdx.x");
   put(b, "}\n");
+}
+
+/*
+** The FP64 instructions of kernel A (stage0: f of stage 0 too) over all
+** tiles and of kernel B over all boundaries, from the counts a component
+** fp[] (put_levels, put_top) and the ranges of the levels: tile [ta, tb)
+** computes F_l on its range less l d at each side with a neighbour, Y_l
+** on F_{l-1}'s and the top on F_{s-1}'s; boundary x computes Y_l on
+** [x - (l + 1) d, x + (l + 1) d), F_l on [x - l d, x + l d) and the top
+** on [x - (s - 1) d, x + (s - 1) d), all clipped to n.
+*/
+static void trap_fp64(gen *g, long W, long nt, const int *fp, double *a,
+                      double *a_f0, double *bnd) {
+  long S = g->S, d = g->p->d, n = g->p->n;
+  double rhs = rkg_rhs_fp64(g);
+  *a = *a_f0 = *bnd = 0;
+  for (long i = 0; i < nt; ++i) {
+    long ta = i * W, tb = ta + W < n ? ta + W : n;
+    long sides = (ta > 0) + (tb < n);
+    *a_f0 += rhs * (double)(tb - ta);
+    for (long l = 1; l < S; ++l)
+      *a += fp[l] * (double)(tb - ta - sides * (l - 1) * d) +
+            rhs * (double)(tb - ta - sides * l * d);
+    *a += fp[S] * (double)(tb - ta - sides * (S - 1) * d);
+    if (i + 1 < nt) {   /* boundary x = tb */
+      long x = tb;
+      for (long l = 1; l < S; ++l) {
+        long hy = x + (l + 1) * d < n ? x + (l + 1) * d : n;
+        long hf = x + l * d < n ? x + l * d : n;
+        *bnd += fp[l] * (double)(hy - (x - (l + 1) * d)) +
+                rhs * (double)(hf - (x - l * d));
+      }
+      *bnd += fp[S] * (double)((x + (S - 1) * d < n ? x + (S - 1) * d : n) -
+                               (x - (S - 1) * d));
+    }
+  }
+  *a_f0 += *a;
 }
 
 /*
@@ -175,7 +217,8 @@ odb_status rkg_trapezoid(gen *g, const odb_gen_opts *o) {
   odb_gen_plan *pl = g->plan;
   long S = g->S, d = g->p->d, n = g->p->n, W = o->tile_w, nt;
   size_t smA, smB, per = (size_t)(S + 1) * sizeof(double);
-  double xch = 0, v;
+  double xch = 0, v, fa, fa0, fb;
+  int fp[ODB_GEN_MAX_STAGES + 1] = {0};
   if (W <= 0) W = (o->smem_max / (long)per) / 32 * 32;
   if (W > n) W = n;
   nt = (n + W - 1) / W;
@@ -200,22 +243,23 @@ odb_status rkg_trapezoid(gen *g, const odb_gen_opts *o) {
   put(&g->b, "#define ODB_S %ld\n#define ODB_W ((odb_idx)%ld)\n"
              "#define ODB_NT ((odb_idx)%ld)\n#define ODB_SD (ODB_S * ODB_D)\n"
              "#define ODB_WIN (2 * ODB_SD)\n", S, W, nt);
-  gen_trap_a(g, 0);
-  gen_trap_a(g, 1);
-  gen_trap_b(g);
+  gen_trap_a(g, 0, fp);
+  gen_trap_a(g, 1, fp);
+  gen_trap_b(g, fp);
+  trap_fp64(g, W, nt, fp, &fa, &fa0, &fb);
   for (long p = 0; p + 1 < S; ++p) xch += 2.0 * (double)((S - p) * d);
   v = nt > 1 ? (double)(nt - 1) / (double)n : 0;   /* per boundary */
   {
     double rA = 1, wA = 1 + (g->m->fsal ? 1 : 0) + xch * v;
     odb_gen_launch *l = rkg_add_launch(g, "k_trapA", ODB_GEN_IF_STAGE0, 1,
                                        rA, wA);
-    if (l) { l->grid = ODB_GEN_GRID_TILES; l->smem = smA; }
+    if (l) { l->grid = ODB_GEN_GRID_TILES; l->smem = smA; l->fp64 = fa0; }
     l = rkg_add_launch(g, "k_trapAf", ODB_GEN_IF_FSAL, 1, rA + 1, wA);
-    if (l) { l->grid = ODB_GEN_GRID_TILES; l->smem = smA; }
+    if (l) { l->grid = ODB_GEN_GRID_TILES; l->smem = smA; l->fp64 = fa; }
     if (nt > 1) {
       l = rkg_add_launch(g, "k_trapB", ODB_GEN_ALWAYS, 1,
                          xch * v + 2.0 * S * d * v, 0);
-      if (l) { l->grid = ODB_GEN_GRID_BOUNDS; l->smem = smB; }
+      if (l) { l->grid = ODB_GEN_GRID_BOUNDS; l->smem = smB; l->fp64 = fb; }
     }
   }
   return ODB_OK;

@@ -117,6 +117,11 @@ typedef struct odb_gen_launch {
   int grid;              /* ODB_GEN_GRID_* */
   size_t smem;           /* dynamic shared memory in bytes */
   long blocks;           /* ODB_GEN_GRID_COUNT: blocks launched */
+  /* FP64 instructions (DFMA, DADD, DMUL; one a thread each) the launch
+     executes over the whole system, halos and a layout's recomputed
+     components included, counted by the generator where it writes the
+     code (gen_rk_int.h); 0 where the problem's f has no count */
+  double fp64;
 } odb_gen_launch;
 
 /* 1 when launch l runs in a step that evaluates stage 0 (stage0), else in
@@ -201,6 +206,18 @@ typedef struct odb_gen_plan {
   int subs;
   int cluster;           /* blocks a cluster (launched as such when > 1) */
 } odb_gen_plan;
+
+/*
+** The FP64 instructions of one step of plan (the launches that run in a
+** step that evaluates stage 0, or in one that takes F_0 from memory);
+** 0 when the problem declares no count of its f (gpu_fp64_per_comp,
+** gpu_fp64_cell). What is left out, per thread or block rather than per
+** component: the norm's sum over a block and the blocks, the step
+** controller's t + c_l h, products of loop constants that the compiler
+** hoists. docs/gpu.md ("the compute roof") says how to check the count
+** against ncu.
+*/
+double odb_gen_plan_fp64(const odb_gen_plan *plan, int stage0);
 
 /*
 ** The strips of gpu_stream2d across a row of NC columns with T threads a

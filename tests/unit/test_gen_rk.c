@@ -686,6 +686,103 @@ static void check_cluster(void) {
 }
 #endif
 
+#if ODB_HAVE_CUDA
+/*
+** The FP64 count of a step (odb_gen_plan_fp64) against a count by hand, on
+** BRUSS2D 64 x 64 (n = 8192, d = 128), whose f_j is 8 FP64 instructions
+** (bruss2d.c). The rule of a linear combination "[y +] h (c0 F0 + ...)"
+** of k terms: the first product a DMUL, each further term a DFMA, h times
+** the sum a DFMA with y (a DMUL without): k + 1. The norm's share a
+** component: 6 (rk_loop.cuh's odb_sq_scaled and the sum).
+**
+** bs3 (s = 4, FSAL, Y_3 = ynew): Y_1 1 term (2), Y_2 1 term (a_31 = 0: 2),
+** Y_3 = ynew 3 terms (4), E = b - bhat 4 terms (5). gpu_reference, a
+** component: kernel 0: f + Y_1 = 10 (F_0 loaded after an FSAL step: 2),
+** kernel 1: f + Y_2 = 10, kernel 2: f + Y_3 = 12, kernel 3: f + E + norm
+** (ynew is Y_3) = 19: 51 n with stage 0, 43 n without.
+** dopri5 (s = 7, FSAL, Y_6 = ynew): Y_1..Y_6 of 1, 2, 3, 4, 5, 5 terms
+** (2, 3, 4, 5, 6, 6), E 6 terms (b_2 = bhat_2 = 0: 7): 7 f + 26 + 7 + 6 =
+** 95 n, 87 n without stage 0.
+** gpu_multiblock with tiles of w = 1024 (8 tiles; bs3: 7 components a
+** thread x 256 threads = 1792 = w + 2 (s-1) d; dopri5: 5 x 512 = 2560):
+** stage l's argument on each tile widened by (s - l) d a side, F_l by
+** (s - 1 - l) d, ynew (its LC, even where it is Y_{s-1}), E and the norm
+** on the tile. Widened by x d a side, clipped to [0, n) (x d <= w: only
+** the system's two ends clip): n + 2 x d (tiles - 1) components.
+*/
+static void check_fp64(void) {
+  odb_problem *p = bruss(64, 64), nof;
+  const odb_method *bs3 = odb_method_find("bs3");
+  const odb_method *dp5 = odb_method_find("dopri5");
+  const double n = 8192, d = 128, nt = 8;
+#define WIDE(x) (n + 2.0 * (x) * d * (nt - 1))
+  /* bs3, the stage-0 kernel k_mbt: F_0 on +-3d; Y_1 (2) on +-3d, F_1 on
+     +-2d; Y_2 (2) on +-2d, F_2 on +-d; Y_3 (4) on +-d, F_3 on the tile;
+     ynew (4) + E (5) + norm (6) on the tile */
+  const double bs3_mb = 8 * WIDE(3) + 2 * WIDE(3) + 8 * WIDE(2) +
+                        2 * WIDE(2) + 8 * WIDE(1) + 4 * WIDE(1) +
+                        8 * WIDE(0) + (4 + 5 + 6) * WIDE(0);
+  /* dopri5: F_0 on +-6d, then Y_l (lc[l]) on +-(7-l)d and F_l on
+     +-(6-l)d; ynew (6) + E (7) + norm (6) on the tile */
+  static const int lc[7] = { 0, 2, 3, 4, 5, 6, 6 };
+  double dp5_mb = 8 * WIDE(6) + (6 + 7 + 6) * WIDE(0);
+  static const struct { int stage0; double want; } ref[4] = {
+    { 1, 51 }, { 0, 43 }, { 1, 95 }, { 0, 87 } };
+  for (int l = 1; l < 7; ++l) dp5_mb += lc[l] * WIDE(7 - l) + 8 * WIDE(6 - l);
+  for (int i = 0; p && bs3 && dp5 && i < 4; ++i) {
+    const odb_method *m = i < 2 ? bs3 : dp5;
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    char *src = NULL;
+    double got = -1, want = -1;
+    memset(&o, 0, sizeof o);
+    o.threads = 128;
+    if (odb_gen_rk(p, m, ODB_GEN_REFERENCE, &o, &src, &pl) == ODB_OK)
+      got = odb_gen_plan_fp64(&pl, ref[i].stage0);
+    free(src);
+    tap_ok(got == ref[i].want * n, "gpu_reference %s, %s: %.0f FP64 "
+           "instructions a step, by hand %.0f n = %.0f", m->name,
+           ref[i].stage0 ? "stage 0 evaluated" : "F_0 from memory", got,
+           ref[i].want, ref[i].want * n);
+    memset(&o, 0, sizeof o);
+    o.comps = i < 2 ? 7 : 5;
+    o.threads = i < 2 ? 256 : 512;
+    o.blocks = o.wg_per_tile = o.groups = 1;
+    o.stride = 'B';
+    o.barrier = 'A';
+    o.watchdog = 2.0;
+    got = want = -1;
+    if (odb_gen_rk(p, m, ODB_GEN_MULTIBLOCK, &o, &src, &pl) == ODB_OK &&
+        pl.tile_w == 1024 && pl.ntiles == 8) {
+      got = odb_gen_plan_fp64(&pl, ref[i].stage0);
+      want = (i < 2 ? bs3_mb : dp5_mb) - (ref[i].stage0 ? 0 : 8 * WIDE(m->s - 1));
+    }
+    free(src);
+    tap_ok(got == want && want > 0, "gpu_multiblock %s (tiles of 1024 with "
+           "halos), %s: %.0f FP64 instructions a step, by hand %.0f", m->name,
+           ref[i].stage0 ? "stage 0 evaluated" : "F_0 from memory", got,
+           want);
+  }
+  if (p) {   /* an f without a count: no count of the step */
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    char *src = NULL;
+    int ok;
+    nof = *p;
+    nof.gpu_fp64_per_comp = 0;
+    memset(&o, 0, sizeof o);
+    o.threads = 128;
+    ok = odb_gen_rk(&nof, bs3, ODB_GEN_REFERENCE, &o, &src, &pl) == ODB_OK;
+    free(src);
+    tap_ok(ok && odb_gen_plan_fp64(&pl, 1) == 0 &&
+           odb_gen_plan_fp64(&pl, 0) == 0, "a problem without the FP64 count "
+           "of its f: the step's count is 0 (unknown)");
+  }
+#undef WIDE
+  odb_problem_destroy(p);
+}
+#endif
+
 int main(void) {
 #if ODB_HAVE_CUDA
   check_stream2d();
@@ -696,6 +793,7 @@ int main(void) {
   check_layouts();
   check_early();
   check_cluster();
+  check_fp64();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
 #endif

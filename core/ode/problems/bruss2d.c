@@ -226,6 +226,19 @@ static odb_status bruss_setup(odb_problem *p) {
   p->initial = bruss_initial;
   p->gpu_source = bruss_gpu_source;
   p->gpu_cell_source = bruss_gpu_cell_source;
+  /*
+  ** FP64 instructions by hand (c, 4.4 + 4 c and 4 c fold: N and alpha are
+  ** the constants ODB_P0, ODB_P1). odb_rhs, either branch: the Laplacian
+  ** 3 DADD + 1 DFMA (- 4 U), then f_U: U U (DMUL), + 1 with V, - 4.4 U, +
+  ** c lu (3 DFMA); f_V: 3.4 U and U U (2 DMUL), - U U V and + c lv (2
+  ** DFMA): 8. The cell (both branches above in one): 2 x 4 for the
+  ** Laplacians, U U once, 3 DFMA for f_U, 3.4 U and 2 DFMA for f_V: 15.
+  ** At lag 1: gu 2 DFMA, gv 2 DFMA + 1 DMUL (kv V), tu and tv 2 DADD + 1
+  ** DFMA each, f 1 DFMA each: 13.
+  */
+  p->gpu_fp64_per_comp = 8;
+  p->gpu_fp64_cell = 15;
+  p->gpu_fp64_cell_lag1 = 13;
   p->grid_rows = N;
   p->grid_cols = X;
   p->grid_comps = 2;
