@@ -288,6 +288,14 @@ int odbL_load(lua_State *L);
 int odbL_vector_save(lua_State *L);
 int odbL_sparse_write(lua_State *L);
 void odbL_files_register(lua_State *L);
+/* A user's array: the value at vidx, a Vector or a file name ob.load
+   reads, pushed as a Vector (one value pushed, whatever it was) with its
+   shape in dims and whether it is complex; dims[0] = its length when it
+   carries no shape. need2d: a 2-D shape required. Errors begin with
+   "<who>: <field>: " and say what was expected and what was given. */
+odbL_vector *odbL_array_arg(lua_State *L, int vidx, const char *who,
+                            const char *field, int need2d, long dims[2],
+                            int *complex);
 /* The SparseMatrix type (odb_lua_sparse.c, which alone knows its layout):
    its metatables (idempotent); a new empty one pushed, its __gc freeing
    what is stored through the pointer returned; the open one at idx (an

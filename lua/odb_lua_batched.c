@@ -9,7 +9,15 @@
    words the bad-pivot errors itself, so no 0-based engine message reaches
    the user. lu() and factor() are all or nothing: the pivots are checked
    first or a copy is restored (the table's lu_safe and btd_factor), so
-   that a failure leaves every matrix and block as it was. */
+   that a failure leaves every matrix and block as it was.
+
+   A user's matrices (ob.batched{data = ...}) come as one 2-D array of
+   shape (batch*B, B): the B rows of matrix 1, then those of matrix 2, and
+   so on, in C order. That is byte for byte NumPy's (batch, B, B) in C
+   order (np.save("a.npy", A.reshape(-1, B)) costs no copy), it is the
+   standard layout the engine packs from (odb_batched_pack), and it is 2-D,
+   which is what the .npy and Matrix Market readers and a Vector's shape
+   hold. Right-hand sides and solutions are (batch, B). */
 #include "odb_lua.h"
 
 #include <math.h>
@@ -227,6 +235,22 @@ static int bat_lu(lua_State *L) {
   return 1;
 }
 
+/* m:matrices() -> Vector of shape (n*B, B): every matrix, row-major, one
+   after the other (the LU factors once factored; L unit lower below the
+   diagonal, U on and above it), the layout ob.batched{data =} takes. */
+static int bat_matrices(lua_State *L) {
+  odbL_bat *m = bat_check(L, 1);
+  size_t ml = odb_batch_mat_len(&m->bt);
+  long dims[2] = { m->bt.n * m->bt.b, m->bt.b };
+  odbL_vector *v = odbL_vector_new(L, dims[0] * dims[1]);
+  double *host = lua_newuserdatauv(L, ml * sizeof *host, 0);
+  raise_on(L, m->ops->download(host, m->a, ml));
+  odb_batched_unpack(&m->bt, host, v->v);
+  lua_pop(L, 1);
+  odbL_vector_set_shape(L, -1, 2, dims, 0);
+  return 1;
+}
+
 /* Checks a Vector of n*B*cols values at idx (who names the op). */
 static odbL_vector *bat_vec(lua_State *L, const odbL_bat *m, int idx,
                             int cols, const char *who) {
@@ -269,14 +293,25 @@ static odb_status run_solve(odbL_bat *m, double **d, double *sec, void *arg) {
   return m->ops->toc(t0, sec);
 }
 
-/* m:solve(b) -> x (a new Vector), seconds: with the factors of lu(); b
-   holds n*B values, b[(p-1)*B + i] for matrix p. */
+/* m:solve(b) -> x (a new Vector of shape (n, B)), seconds: with the
+   factors of lu(); b holds n*B values, b[(p-1)*B + i] for matrix p: a
+   Vector (any shape holding n*B real numbers) or a file ob.load reads. */
 static int bat_solve(lua_State *L) {
   odbL_bat *m = bat_check(L, 1);
+  long dims[2] = { m->bt.n, m->bt.b };
+  int cx = 0;
+  odbL_array_arg(L, 2, "ob.batched solve", "b", 0, dims, &cx);
+  if (cx)
+    return luaL_error(L, "ob.batched solve: b: complex ('<c16') values are "
+                      "not taken (real float64 only)");
+  lua_replace(L, 2);
   odbL_vector *b = bat_vec(L, m, 2, 1, "solve");
   if (!m->factored)
     return luaL_error(L, "ob.batched solve: call lu() first");
   odbL_vector *x = odbL_vector_new(L, b->n);
+  dims[0] = m->bt.n;
+  dims[1] = m->bt.b;
+  odbL_vector_set_shape(L, -1, 2, dims, 0);
   const double *in[1] = { b->v };
   double sec = 0;
   raise_on(L, bat_with_vectors(m, in, 1, 0, x->v, run_solve, NULL, &sec));
@@ -591,7 +626,8 @@ static void bat_meta(lua_State *L) {
     {"random", bat_random}, {"set", bat_set}, {"get", bat_get},
     {"lu", bat_lu}, {"solve", bat_solve}, {"gemv", bat_gemv},
     {"gemm", bat_gemm}, {"trsm", bat_trsm}, {"bench", bat_bench},
-    {"info", bat_info}, {"close", bat_close}, {NULL, NULL}
+    {"info", bat_info}, {"matrices", bat_matrices}, {"close", bat_close},
+    {NULL, NULL}
   };
   if (luaL_newmetatable(L, ODBL_BAT)) {
     luaL_newlib(L, methods);
@@ -605,25 +641,80 @@ static void bat_meta(lua_State *L) {
 }
 
 /*
-** ob.batched{n=, block=, layout="compact"|"standard", vl=0,
+** The user's matrices of ob.batched{data = ...} (see the top of the file):
+** the array at the top of the stack as n matrices of block x block, into
+** *n and *block; refused with the reason (complex, a shape that is not a
+** stack of square blocks, n or block given and different, NaN).
+*/
+static void data_shape(lua_State *L, const odbL_vector *v, const long *dims,
+                       int cx, long *n, int *block) {
+  long r = dims[0], c = dims[1];
+  if (cx)
+    luaL_error(L, "ob.batched: data: complex ('<c16') matrices are not taken "
+               "(real float64 only)");
+  if (c < ODB_BATCHED_MIN_B || c > ODB_BATCHED_MAX_B || r < c || r % c)
+    luaL_error(L, "ob.batched: data: shape {%I, %I} is not a stack of B x B "
+               "matrices (batch*B, B) with B (the columns) in %d..%d and "
+               "the rows a multiple of B", (lua_Integer)r, (lua_Integer)c,
+               ODB_BATCHED_MIN_B, ODB_BATCHED_MAX_B);
+  if (odbL_bt_has_fields(L, "n", NULL, NULL) &&
+      odbL_opt_int_range(L, 1, 1, "n", "n", 1, (lua_Integer)1 << 40, 1) !=
+          r / c)
+    luaL_error(L, "ob.batched: n = %I but data holds %I matrices of %I x %I "
+               "(shape {%I, %I})", (lua_Integer)odbL_opt_int_range(L, 1, 1,
+               "n", "n", 1, (lua_Integer)1 << 40, 1), (lua_Integer)(r / c),
+               (lua_Integer)c, (lua_Integer)c, (lua_Integer)r,
+               (lua_Integer)c);
+  if (odbL_bt_has_fields(L, "block", NULL, NULL) &&
+      odbL_opt_int_range(L, 1, 1, "block", "block", ODB_BATCHED_MIN_B,
+                         ODB_BATCHED_MAX_B, ODB_BATCHED_MIN_B) != c)
+    luaL_error(L, "ob.batched: block = %I but data holds %I x %I matrices "
+               "(shape {%I, %I})", (lua_Integer)odbL_opt_int_range(L, 1, 1,
+               "block", "block", ODB_BATCHED_MIN_B, ODB_BATCHED_MAX_B,
+               ODB_BATCHED_MIN_B), (lua_Integer)c, (lua_Integer)c,
+               (lua_Integer)r, (lua_Integer)c);
+  for (long e = 0; e < v->n; ++e)
+    if (isnan(v->v[e]))
+      luaL_error(L, "ob.batched: data: matrix %I, row %I, column %I is NaN",
+                 (lua_Integer)(e / (c * c) + 1),
+                 (lua_Integer)(e / c % c + 1), (lua_Integer)(e % c + 1));
+  *n = r / c;
+  *block = (int)c;
+}
+
+/*
+** ob.batched{n=, block=, data=, layout="compact"|"standard", vl=0,
 ** backend="cpu"|"cuda", variant="auto"}: n matrices block x block (block
-** 2..32), identity until random or set. vl: lanes per pack (CPU: 1, 2, 4,
-** 8, 16, 0 = the SIMD width; cuda: also 32, 0 = 16). variant (cuda): the
-** thread mapping of the kernels (odb_batched_gpu.h).
+** 2..32), identity until random or set; or the user's matrices, data: a
+** Vector of shape (n*block, block) or a file ob.load reads (n and block
+** then come from it). vl: lanes per pack (CPU: 1, 2, 4, 8, 16, 0 = the
+** SIMD width; cuda: also 32, 0 = 16). variant (cuda): the thread mapping
+** of the kernels (odb_batched_gpu.h).
 */
 int odbL_batched(lua_State *L) {
   static const char *const keys[] = { "n", "block", "layout", "vl",
-                                      "backend", "variant", NULL };
+                                      "backend", "variant", "data", NULL };
   odb_batched_layout layout;
+  odbL_vector *data = NULL;
+  long n;
+  int block;
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
-  if (!odbL_bt_has_fields(L, "n", "block", NULL))
-    return luaL_error(L, "ob.batched: n and block are required");
-  long n = (long)odbL_opt_int_range(L, 1, 1, "n", "n", 1,
-                                    (lua_Integer)1 << 40, 1);
-  int block = (int)odbL_opt_int_range(L, 1, 1, "block", "block",
-                                      ODB_BATCHED_MIN_B, ODB_BATCHED_MAX_B,
-                                      ODB_BATCHED_MIN_B);
+  if (lua_getfield(L, 1, "data") != LUA_TNIL) {
+    long dims[2];
+    int cx = 0;
+    data = odbL_array_arg(L, -1, "ob.batched", "data", 1, dims, &cx);
+    data_shape(L, data, dims, cx, &n, &block);
+  } else {
+    if (!odbL_bt_has_fields(L, "n", "block", NULL))
+      return luaL_error(L, "ob.batched: n and block are required (or "
+                        "data)");
+    n = (long)odbL_opt_int_range(L, 1, 1, "n", "n", 1,
+                                 (lua_Integer)1 << 40, 1);
+    block = (int)odbL_opt_int_range(L, 1, 1, "block", "block",
+                                    ODB_BATCHED_MIN_B, ODB_BATCHED_MAX_B,
+                                    ODB_BATCHED_MIN_B);
+  }
   int vl = (int)odbL_opt_int_range(L, 1, 1, "vl", "vl", 0, 64, 0);
   raise_on(L, odb_batched_layout_parse(
                 odbL_opt_string(L, 1, "layout", "compact"), &layout));
@@ -662,7 +753,16 @@ int odbL_batched(lua_State *L) {
                       ops->says_why ? odb_last_error() : "");
   }
   m->open = 1;
-  raise_on(L, ops->identity(&bt, m->a));   /* padding included */
+  if (!data) {
+    raise_on(L, ops->identity(&bt, m->a));   /* padding included */
+  } else if (strcmp(ops->memory, "host") == 0) {
+    odb_batched_pack(&bt, data->v, m->a);    /* padding: identity */
+  } else {                                   /* packed on the host, copied */
+    double *host = lua_newuserdatauv(L, ml * sizeof *host, 0);
+    odb_batched_pack(&bt, data->v, host);
+    raise_on(L, ops->upload(m->a, host, ml));
+    lua_pop(L, 1);
+  }
   return 1;
 }
 

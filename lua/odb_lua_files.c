@@ -241,6 +241,36 @@ int odbL_load(lua_State *L)
   return 2;
 }
 
+/* See odb_lua.h. */
+odbL_vector *odbL_array_arg(lua_State *L, int vidx, const char *who,
+                            const char *field, int need2d, long dims[2],
+                            int *complex)
+{
+  vidx = lua_absindex(L, vidx);
+  if (lua_type(L, vidx) == LUA_TSTRING) {
+    lua_pushcfunction(L, odbL_load);
+    lua_pushvalue(L, vidx);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+      luaL_error(L, "%s: %s: %s", who, field, lua_tostring(L, -1));
+  } else {
+    lua_pushvalue(L, vidx);
+  }
+  odbL_vector *v = luaL_testudata(L, -1, ODBL_VECTOR);
+  if (!v || v->closed)
+    luaL_error(L, "%s: %s: a %s expected (a Vector%s, or a .npy file name), got %s", who, field,
+               need2d ? "matrix" : "Vector", need2d ? " with a 2-D shape" : "",
+               v ? "a closed Vector" : luaL_typename(L, -1));
+  int nd = odbL_vector_shape(L, -1, dims, complex);
+  if (need2d && nd != 2) {
+    if (nd == 1) lua_pushfstring(L, "shape {%I}", (lua_Integer)dims[0]);
+    else lua_pushfstring(L, "%I numbers without a shape", (lua_Integer)v->n);
+    luaL_error(L, "%s: %s: a 2-D matrix expected (a Vector with a shape {rows, cols}: ob.load's, or v:reshape's), got %s",
+               who, field, lua_tostring(L, -1));
+  }
+  if (nd == 0) dims[0] = v->n;               /* a plain list: 1-D */
+  return v;
+}
+
 /* v:save(file [, {shape = {r [, c]}, dtype = "<f8"|"<c16", order =
 ** "C"|"F"}]): the Vector's values (C order; complex: interleaved) as .npy.
 ** shape and dtype default to the ones the Vector carries (ob.load's,

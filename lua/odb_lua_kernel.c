@@ -317,38 +317,20 @@ static const odb_tsm_ops *read_backend(lua_State *L, odb_ctx *ctx) {
 
 /*
 ** The user's matrix in field `name` of the options (argument 2) pushed as
-** a Vector, with its rows, columns and whether it is complex; NULL, with
-** nothing pushed, when the field is absent. A string is a file ob.load
-** reads (.npy or a Matrix Market array).
+** a Vector (odbL_array_arg: a Vector with a 2-D shape, or a file), with
+** its rows, columns and whether it is complex; NULL, with nothing pushed,
+** when the field is absent.
 */
 static odbL_vector *user_matrix(lua_State *L, const char *name, long *rows,
                                 long *cols, int *cx) {
   long d[2];
-  int nd, ty = lua_getfield(L, 2, name);
   odbL_vector *v;
-  if (ty == LUA_TNIL) {
+  if (lua_getfield(L, 2, name) == LUA_TNIL) {
     lua_pop(L, 1);
     return NULL;
   }
-  if (ty == LUA_TSTRING) {
-    lua_pushcfunction(L, odbL_load);
-    lua_insert(L, -2);
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
-      luaL_error(L, "ob.kernel: %s: %s", name, lua_tostring(L, -1));
-  }
-  v = luaL_testudata(L, -1, ODBL_VECTOR);
-  if (!v || v->closed)
-    luaL_error(L, "ob.kernel: %s: a matrix expected (a Vector with a 2-D "
-               "shape, or a .npy file name), got %s", name,
-               v ? "a closed Vector" : luaL_typename(L, -1));
-  nd = odbL_vector_shape(L, -1, d, cx);
-  if (nd != 2) {
-    if (nd == 1) lua_pushfstring(L, "shape {%I}", (lua_Integer)d[0]);
-    else lua_pushfstring(L, "%I numbers without a shape", (lua_Integer)v->n);
-    luaL_error(L, "ob.kernel: %s: a 2-D matrix expected (a Vector with a "
-               "shape {rows, cols}: ob.load's, or v:reshape's), got %s",
-               name, lua_tostring(L, -1));
-  }
+  v = odbL_array_arg(L, -1, "ob.kernel", name, 1, d, cx);
+  lua_remove(L, -2);                 /* the field's value */
   *rows = d[0];
   *cols = d[1];
   return v;

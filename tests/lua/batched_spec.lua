@@ -259,3 +259,123 @@ describe("ob.blocktridiag (get, random, bench)", function()
     assert.matches("op 'lu' is unknown", err, 1, true)
   end)
 end)
+
+describe("ob.batched with the user's matrices", function()
+  local H = dofile(os.getenv("ODEBENCH_SRC") .. "/tests/lua/spec_helpers.lua")
+  local dir
+  setup(function() dir = H.tmpdir("batched") end)
+  teardown(H.cleanup)
+
+  -- n random B x B matrices, diagonally dominant, as one (n*B, B) Vector,
+  -- and n right-hand sides as (n, B).
+  local function stack(n, B)
+    local A = ob.vector(n * B * B)
+    for p = 0, n - 1 do
+      for i = 0, B - 1 do
+        for j = 0, B - 1 do
+          A[p * B * B + i * B + j + 1] = (i == j and B + 1 or 0) + 2 * math.random() - 1
+        end
+      end
+    end
+    local b = ob.vector(n * B)
+    for e = 1, #b do b[e] = 2 * math.random() - 1 end
+    return A:reshape { n * B, B }, b:reshape { n, B }
+  end
+
+  -- x = A \ b for each matrix: Gaussian elimination without pivoting in
+  -- Lua, the reference.
+  local function reference(A, b, n, B)
+    local x = ob.vector(n * B)
+    for p = 0, n - 1 do
+      local M, y = {}, {}
+      for i = 1, B do
+        M[i] = {}
+        for j = 1, B do M[i][j] = A[p * B * B + (i - 1) * B + j] end
+        y[i] = b[p * B + i]
+      end
+      for k = 1, B do
+        for i = k + 1, B do
+          local l = M[i][k] / M[k][k]
+          for j = k, B do M[i][j] = M[i][j] - l * M[k][j] end
+          y[i] = y[i] - l * y[k]
+        end
+      end
+      for i = B, 1, -1 do
+        local s = y[i]
+        for j = i + 1, B do s = s - M[i][j] * x[p * B + j] end
+        x[p * B + i] = s / M[i][i]
+      end
+    end
+    return x
+  end
+
+  it("solves fresh random data saved to .npy and read back, equal to the reference", function()
+    math.randomseed(77)
+    for _, c in ipairs { { 13, 2, "compact" }, { 7, 5, "standard" }, { 21, 8, "compact" } } do
+      local n, B, lay = c[1], c[2], c[3]
+      local A, b = stack(n, B)
+      A:save(dir .. "/a.npy")
+      b:save(dir .. "/b.npy")
+      local m = ob.batched { data = dir .. "/a.npy", layout = lay }
+      local info = m:info()
+      assert.same({ n, B }, { info.n, info.block })
+      assert.same(A:totable(), m:matrices():totable())
+      assert.same({ n * B, B }, (m:matrices():shape()))
+      m:lu()
+      local x = m:solve(dir .. "/b.npy")
+      local what = table.concat(c, " ")
+      assert.is_true(x:max_rel_err(reference(A, b, n, B)) <= 1e-13, what)
+      assert.same({ n, B }, (x:shape()))
+      x:save(dir .. "/x.npy")
+      local back, binfo = ob.load(dir .. "/x.npy")
+      assert.same(x:totable(), back:totable())
+      assert.same({ n, B }, binfo.shape)
+      -- the product of the user's matrices with x gives b back
+      local m2 = ob.batched { data = A, n = n, block = B }
+      assert.is_true(m2:gemv(x):max_rel_err(b) <= 1e-13, what)
+    end
+  end)
+
+  it("refuses a singular matrix of a user batch naming it, all or nothing", function()
+    local A = stack(5, 3)
+    for e = 1, 9 do A[2 * 9 + e] = 0 end      -- matrix 3 is zero
+    A[2 * 9 + 1] = 1
+    local m = ob.batched { data = A }
+    local before = m:matrices():totable()
+    local ok, err = pcall(m.lu, m)
+    assert.is_false(ok)
+    assert.matches("ob.batched lu: matrix 3 has a zero or tiny pivot at row 2", err, 1, true)
+    assert.same(before, m:matrices():totable())
+  end)
+
+  it("refuses data that is not a stack of square matrices, with the reason", function()
+    local function refuses(msg, opts)
+      local ok, err = pcall(ob.batched, opts)
+      assert.is_false(ok)
+      assert.is_truthy(tostring(err):find(msg, 1, true), tostring(err))
+    end
+    local shape = "is not a stack of B x B matrices (batch*B, B) with B (the columns) in 2..32 and the rows a multiple of B"
+    refuses("ob.batched: data: shape {10, 4} " .. shape, { data = ob.vector(40):reshape { 10, 4 } })
+    refuses("ob.batched: data: shape {3, 1} " .. shape, { data = ob.vector(3):reshape { 3, 1 } })
+    refuses("ob.batched: data: shape {66, 33} " .. shape, { data = ob.vector(66 * 33):reshape { 66, 33 } })
+    refuses("ob.batched: data: a 2-D matrix expected (a Vector with a shape {rows, cols}: ob.load's, or "
+            .. "v:reshape's), got 8 numbers without a shape", { data = ob.vector(8) })
+    refuses("ob.batched: data: complex ('<c16') matrices are not taken (real float64 only)",
+            { data = ob.vector(16):reshape({ 4, 2 }, "<c16") })
+    refuses("ob.batched: n = 3 but data holds 2 matrices of 2 x 2 (shape {4, 2})",
+            { data = ob.vector(8):reshape { 4, 2 }, n = 3 })
+    refuses("ob.batched: block = 4 but data holds 2 x 2 matrices (shape {4, 2})",
+            { data = ob.vector(8):reshape { 4, 2 }, block = 4 })
+    local v = ob.vector(8):reshape { 4, 2 }
+    v[6] = 0 / 0
+    refuses("ob.batched: data: matrix 2, row 1, column 2 is NaN", { data = v })
+    refuses("ob.batched: data: ob.load: " .. dir .. "/none.npy", { data = dir .. "/none.npy" })
+    local m = ob.batched { data = ob.vector(8):reshape { 4, 2 } }
+    local ok, err = pcall(m.solve, m, ob.vector(3))
+    assert.is_false(ok)
+    assert.matches("ob.batched solve: vector has 3 values, expected n*block = 4", err, 1, true)
+    ok, err = pcall(m.solve, m, ob.vector(8):reshape({ 4 }, "<c16"))
+    assert.is_false(ok)
+    assert.matches("ob.batched solve: b: complex ('<c16') values are not taken (real float64 only)", err, 1, true)
+  end)
+end)
