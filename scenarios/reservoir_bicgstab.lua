@@ -27,6 +27,16 @@
 --   odebench scenarios/reservoir_bicgstab.lua
 --   odebench scenarios/reservoir_bicgstab.lua --set V=20,64 --set k=2,8
 --   odebench scenarios/reservoir_bicgstab.lua --set methods=bicgstab --set syncs=wss --set delay=200
+--
+-- A matrix of one's own: --set file=a.mtx (Matrix Market, ob.matrix) is
+-- solved instead of the grids, with b = A x for x = 1 (so the solution is
+-- known), by the CPU reference and, where there is a GPU, every
+-- implementation above in the formats that apply to it (Bdia needs the grid
+-- a matrix comes from and is listed with that reason). The same two solves
+-- and columns as for a grid; relres_true is |b - A x| / |b| recomputed from
+-- the returned x.
+--
+--   odebench scenarios/reservoir_bicgstab.lua --set file=a.mtx --set tol=1e-8
 local ob = require "odebench"
 
 local sizes   = ob.param("V", ob.param("sizes", "20,32,41,51,64,96,128"))
@@ -45,9 +55,10 @@ local grid    = ob.param("grid", 0)               -- persistent blocks (0: autom
 local block   = ob.param("block", 256)
 local grain   = ob.param("grain", 0)              -- persistent Bdia rows of a cell per thread: 1, 2, 4 or k (0: chosen)
 local cpu_max = ob.param("cpu_max", 20)
+local file    = ob.param("file", "")              -- a Matrix Market file instead of the grids
 
-local gpu = ob.info().gpu
-if not gpu then
+local gpu = ob.info { bandwidth = false }.gpu and ob.info().gpu
+if not gpu and file == "" then
   print("reservoir_bicgstab: no GPU in this run (or a build without CUDA); nothing to measure")
   return
 end
@@ -78,28 +89,58 @@ local function plan(method, V)
       end
     end
   end
+  if not gpu then runs = {} end
   if V <= cpu_max then table.insert(runs, 1, { impl = "cpu", fmt = "csr" }) end
   return runs
 end
 
-print(string.format("%s: copy bandwidth %.1f GB/s; k=%s, wells=%d, GH-%s, tol %g", gpu.name,
-                    gpu.copy_gbs, ks, wells, pattern, tol))
+if file ~= "" then
+  print(string.format("%s; %s, tol %g", file, gpu and string.format("%s: copy bandwidth %.1f GB/s", gpu.name,
+                      gpu.copy_gbs) or "no GPU in this run: the CPU reference only", tol))
+else
+  print(string.format("%s: copy bandwidth %.1f GB/s; k=%s, wells=%d, GH-%s, tol %g", gpu.name,
+                      gpu.copy_gbs, ks, wells, pattern, tol))
+end
 print(string.format("%2s %4s %9s %-8s %-10s %-4s %-8s %5s %9s %9s %7s %6s %6s %s", "k", "V", "n", "method",
                     "impl", "fmt", "sync", "iters", "us/iter", "ms", "xcusp", "xSpMV", "floor", "relres_true"))
 
 local grids = {}
-for _, kstr in ipairs(split(ks)) do
-  for _, vstr in ipairs(split(sizes)) do grids[#grids + 1] = { k = tonumber(kstr), V = tonumber(vstr) } end
+if file ~= "" then
+  grids[1] = { file = file, k = 0, V = 0 }
+else
+  for _, kstr in ipairs(split(ks)) do
+    for _, vstr in ipairs(split(sizes)) do grids[#grids + 1] = { k = tonumber(kstr), V = tonumber(vstr) } end
+  end
 end
 ob.progress(0, #grids, "grids")
 for iv, gd in ipairs(grids) do
   local V, k = gd.V, gd.k
-  local kv = string.format("k%d V%d", k, V)   -- metric prefix
-  local g = ob.reservoir { J = V, H = V, I = V, k = k, wells = wells, pattern = pattern, seed = 1 }
-  local mats = { csr = g:matrix("csr") }
-  for _, f in ipairs(split(formats)) do mats[f] = mats[f] or g:matrix(f) end
-  local b = g:rhs(mats.csr)
-  local n = g:info().n
+  local kv = gd.file and "file" or string.format("k%d V%d", k, V)   -- metric prefix
+  local g, mats, b, n
+  if gd.file then
+    -- the user's matrix in the formats that apply; b = A 1
+    mats = { csr = ob.matrix { file = gd.file } }
+    n = mats.csr:info().n
+    print(string.format("%s: n = %d, nnz = %d", gd.file, n, mats.csr:info().nnz))
+    local keep = {}
+    for _, f in ipairs(split(formats)) do
+      if f ~= "csr" then
+        local ok, M = pcall(mats.csr.convert, mats.csr, f)
+        if ok then mats[f] = M else print(string.format("  %s does not apply: %s", f, tostring(M))) end
+      end
+      if mats[f] then keep[#keep + 1] = f end
+    end
+    formats = table.concat(keep, ",")
+    local one = ob.vector(n)
+    for i = 1, n do one[i] = 1 end
+    b = mats.csr:spmv(one)
+  else
+    g = ob.reservoir { J = V, H = V, I = V, k = k, wells = wells, pattern = pattern, seed = 1 }
+    mats = { csr = g:matrix("csr") }
+    for _, f in ipairs(split(formats)) do mats[f] = mats[f] or g:matrix(f) end
+    b = g:rhs(mats.csr)
+    n = g:info().n
+  end
   local spmv = {}       -- seconds of one SpMV per impl/format, measured once
   for _, method in ipairs(split(methods)) do
     local base                      -- cusparse seconds per iteration
@@ -116,7 +157,7 @@ for iv, gd in ipairs(grids) do
       local fixed = ob.krylov(opts)
       local t = fixed.seconds_per_iter
       if r.impl == "cusparse" then base = t end
-      local floor = res.bytes_per_iter / (gpu.copy_gbs * 1e9) / t
+      local floor = gpu and res.bytes_per_iter / (gpu.copy_gbs * 1e9) / t or 0
       local name = string.format("%s %s %s %s%s", kv, method, r.impl, r.fmt, r.sync and (" " .. r.sync) or "")
       print(string.format("%2d %4d %9d %-8s %-10s %-4s %-8s %5d %9.1f %9.3f %7s %6s %6s %.2g%s", k, V, n, method,
                           r.impl, r.fmt, r.sync or "-", res.iters, t * 1e6, res.seconds * 1e3,
@@ -144,6 +185,6 @@ for iv, gd in ipairs(grids) do
     ob.metric(string.format("%s spmv %s us", kv, key), s * 1e6, "us")
   end
   for _, A in pairs(mats) do A:close() end
-  g:close()
+  if g then g:close() end
   ob.progress(iv, #grids, "grids")
 end
