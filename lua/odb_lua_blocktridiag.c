@@ -122,12 +122,24 @@ static int btd_factor(lua_State *L) {
   return 1;
 }
 
-/* t:solve(b) -> x (a new Vector), seconds; b: lines*length*block values in
-   the order ((line*length + row)*block + i). cuda: seconds of the kernel. */
+/* t:solve(b) -> x (a new Vector of shape (lines*length, block)), seconds;
+   b: lines*length*block values in the order ((line*length + row)*block +
+   i), a Vector or a file ob.load reads. cuda: seconds of the kernel. */
 static int btd_solve(lua_State *L) {
   odbL_btd *b = btd_check(L, 1);
-  odbL_vector *rhs = odbL_vector_check(L, 2);
+  long dims[2];
+  int cx = 0;
+  odbL_vector *rhs = odbL_array_arg(L, 2, "blocktridiag solve", "b", 0, dims,
+                                    &cx);
+  if (cx)
+    return luaL_error(L, "blocktridiag solve: b: complex ('<c16') values "
+                      "are not taken (real float64 only)");
   odbL_vector *x = odbL_vector_new(L, rhs->n);
+  const odb_batch *bt = odb_blocktridiag_batch(b->t);
+  dims[0] = bt->n * odb_blocktridiag_length(b->t);
+  dims[1] = bt->b;
+  if ((double)dims[0] * dims[1] == (double)rhs->n)
+    odbL_vector_set_shape(L, -1, 2, dims, 0);
   memcpy(x->v, rhs->v, sizeof(double) * (size_t)rhs->n);
   double sec = 0;
   raise_on(L, b->ops->btd_solve(b->t, b->s, b->variant, x->v,

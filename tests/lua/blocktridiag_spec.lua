@@ -76,3 +76,24 @@ describe("ob.blocktridiag", function()
     assert.matches('variant "stream"', err, 1, true)
   end)
 end)
+
+describe("ob.blocktridiag with the user's right-hand side", function()
+  local H = dofile(os.getenv("ODEBENCH_SRC") .. "/tests/lua/spec_helpers.lua")
+  teardown(H.cleanup)
+
+  it("solves b from a .npy file and returns x of shape (lines*length, block)", function()
+    local dir = H.tmpdir("btd")
+    local t = ob.blocktridiag { lines = 3, length = 4, block = 2 }
+    t:random { seed = 5 }
+    t:factor()
+    local b = ob.vector(3 * 4 * 2)
+    for i = 1, #b do b[i] = math.cos(i) end
+    b:save(dir .. "/b.npy")
+    local x = t:solve(dir .. "/b.npy")
+    assert.same(t:solve(b):totable(), x:totable())
+    assert.same({ 12, 2 }, (x:shape()))
+    local ok, err = pcall(t.solve, t, ob.vector(24):reshape({ 12 }, "<c16"))
+    assert.is_false(ok)
+    assert.matches("blocktridiag solve: b: complex ('<c16') values are not taken (real float64 only)", err, 1, true)
+  end)
+end)
