@@ -20,6 +20,7 @@
 #include "odb_sha256.h"
 #include "odb_cachedir.h"
 #include "odb_bandwidth.h"
+#include "odb_floor.h"
 #include "odb_team.h"
 #include "odb_space.h"
 #include "odb_measure.h"
@@ -30,7 +31,10 @@
 #include "odb_blockmodel.h"
 #include "odb_online.h"
 #include "odb_stepcheck.h"
+#include "odb_ode_floor.h"
 #include "odb_sparse.h"
+#include "odb_sparse_floor.h"
 #include "odb_batched.h"
+#include "odb_dense_floor.h"
 
 #endif

@@ -56,6 +56,8 @@ typedef struct odbL_state {
   int rows_announced;    /* rows told to the reporters (odbL_check_record) */
   odb_measure_opts measure;      /* --measure: the run-wide override of
                                     every timing (zero fields: none) */
+  int floor_warned;      /* a row's floor_note "floor to fix" was warned */
+  double gpu_l2;         /* the GPU's L2 bytes (0: not asked, -1 unknown) */
 } odbL_state;
 
 /* What the host (or the lazy plain-lua path) wants the run state to be. */
@@ -110,6 +112,8 @@ const odb_gpu_bandwidth *odbL_state_gpu_bandwidth(odbL_state *S);
 ** builder ends with this call), for the dashboard and events.jsonl.
 */
 void odbL_check_record(lua_State *L, odb_status st);
+/* One warning line: in the run's log, and on stderr under plain lua5.4. */
+void odbL_state_warn(odbL_state *S, const char *msg);
 /* Writes S->results to the context's output directory; 0 on success, with
    the reason in odb_last_error() otherwise. */
 odb_status odbL_state_write(odbL_state *S);
@@ -361,3 +365,24 @@ int odbL_tied(lua_State *L);
 int luaopen_odebench(lua_State *L);
 
 #endif
+/*
+** The figures the floor of a row on backend ("cpu", "cuda") with threads
+** threads (CPU; below 1: one) is taken from (odb_floor.h): the run's CPU
+** figures (measured when none are cached) or the GPU's of this process,
+** with the cache size of the machine. 0 when there are none.
+*/
+int odbL_floor_bw(lua_State *L, const char *backend, int threads,
+                  odb_floor_bw *fb);
+/*
+** Sets the floor fields of a row that read rbytes and wrote wbytes at
+** least (the family's min_bytes) in median seconds, into the table at
+** tidx and, when row is not NULL, into the results row: floor_bytes (r +
+** w), floor_pct (100 floor / median), floor_bw (the figure used, e.g.
+** "cpu read 1t") and, above 100, floor_note: "in cache" when touched
+** (the distinct bytes) fits the cache, else "floor to fix" with one
+** warning line a run. Nothing but floor_bytes without figures. The
+** record's status.
+*/
+odb_status odbL_floor_fields(lua_State *L, int tidx, odb_record *row,
+                             const char *backend, int threads, double rbytes,
+                             double wbytes, double touched, double median);

@@ -102,10 +102,11 @@ void odbL_bt_random_opts(lua_State *L, int idx, long long *seed,
 }
 
 /* See odb_lua_batched.h. */
-void odbL_bt_push_bench(lua_State *L, const odb_measurement *m, double bytes,
-                        const char *variant, const char *op,
-                        const char *backend, const char *kind) {
-  double med = m->median, best = m->min;
+void odbL_bt_push_bench(lua_State *L, const odb_measurement *m, double rbytes,
+                        double wbytes, double touched, const char *variant,
+                        const char *op, const char *backend,
+                        const char *kind) {
+  double med = m->median, best = m->min, bytes = rbytes + wbytes;
   lua_createtable(L, 0, 14);
   lua_pushstring(L, op);
   lua_setfield(L, -2, "op");
@@ -124,6 +125,7 @@ void odbL_bt_push_bench(lua_State *L, const odb_measurement *m, double bytes,
   lua_pushstring(L, variant);
   lua_setfield(L, -2, "variant");
   odbL_measure_fields(L, -1, NULL, m);
+  odbL_floor_fields(L, -1, NULL, backend, 1, rbytes, wbytes, touched, med);
   odbL_measure_row(L, -1, kind);
 }
 
@@ -521,8 +523,9 @@ static odb_status bench_prepare(odbL_bat *m, odb_batched_op op, bat_bufs *w) {
 ** output. cuda: device event times; variant auto|serial|serial2|team, or
 ** "cublas" / "cublas_nopiv" (lu and solve: the backend's baseline_bench,
 ** cublasDgetrfBatched / getrsBatched on column-major copies, with /
-** without partial pivoting). bytes: odb_batched_op_bytes (each operand
-** read once, results written once).
+** without partial pivoting). bytes: the fewest the op moves
+** (odb_batched_min_bytes: each operand read once, what changes written
+** once), with the row's floor fields (odbL_floor_fields).
 */
 static int bat_bench(lua_State *L) {
   static const char *const keys[] = { "op", "reps", "variant", "measure",
@@ -581,8 +584,12 @@ static int bat_bench(lua_State *L) {
     bat_bench_free(m, &w);
   }
   raise_on(L, st);
-  odbL_bt_push_bench(L, &meas, odb_batched_op_bytes(&m->bt, op), name,
-                     odb_batched_op_name(op), ops->backend, "batched");
+  {
+    double r, w, touched;
+    odb_batched_min_bytes(&m->bt, op, pivot, &r, &w, &touched);
+    odbL_bt_push_bench(L, &meas, r, w, touched, name, odb_batched_op_name(op),
+                       ops->backend, "batched");
+  }
   return 1;
 }
 

@@ -47,12 +47,15 @@ void odbL_bt_measure(lua_State *L, int arg, odb_measure_opts *o);
 /* Reads {seed=, dominance=} at idx (an optional table; NaN refused). */
 void odbL_bt_random_opts(lua_State *L, int idx, long long *seed,
                          double *dom);
-/* Pushes the row of a benchmark: seconds (the median), best (the fastest
-   run), bytes, gbs and gbs_best (from those two), median, q1, q3, spread,
-   reps, variant, op, backend; records it as a results row of kind
-   `kind`. */
-void odbL_bt_push_bench(lua_State *L, const odb_measurement *m, double bytes,
-                        const char *variant, const char *op,
-                        const char *backend, const char *kind);
+/* Pushes the row of a benchmark that reads rbytes and writes wbytes at
+   least (odb_dense_floor.h; touched: the distinct bytes): seconds (the
+   median), best (the fastest run), bytes (rbytes + wbytes), gbs and
+   gbs_best (from those two), median, q1, q3, spread, reps, variant, op,
+   backend and the floor fields (odbL_floor_fields); records it as a
+   results row of kind `kind`. */
+void odbL_bt_push_bench(lua_State *L, const odb_measurement *m, double rbytes,
+                        double wbytes, double touched, const char *variant,
+                        const char *op, const char *backend,
+                        const char *kind);
 
 #endif

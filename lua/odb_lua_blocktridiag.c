@@ -208,8 +208,9 @@ static odb_status btd_sample(void *ud, double *sec) {
 
 /*
 ** t:bench{op="factor"|"solve", reps=, measure=, seed=1, dominance=3} ->
-** {seconds (the median), best, bytes, gbs, gbs_best, median, q1, q3,
-** spread, reps, variant, op, backend}, also a results row (kind
+** {seconds (the median), best, bytes (the fewest: odb_dense_floor.h), gbs,
+** gbs_best, median, q1, q3, spread, reps, variant, op, backend, floor_bytes,
+** floor_pct, floor_bw[, floor_note]}, also a results row (kind
 ** "blocktridiag"). reps: exactly that many timed runs; else as measure
 ** and --measure say (odb_lua_measure.c). factor: each run (the warm-up
 ** too) factors fresh random blocks (seed + run; not timed), leaving the
@@ -236,6 +237,7 @@ static int btd_bench(lua_State *L) {
   btd_run run;
   odbL_state *S;
   odb_status st = ODB_OK;
+  double r, wr, touched;   /* the fewest bytes (odb_dense_floor.h) */
   luaL_checktype(L, 2, LUA_TTABLE);
   odbL_check_keys(L, 2, keys);
   odbL_check_not_in_callback(L, "t:bench");
@@ -275,8 +277,9 @@ static int btd_bench(lua_State *L) {
   if (!solve) {
     st = odb_measure_run(btd_sample, &run, &mo, S->ctx, &meas, NULL);
     raise_on(L, st);
-    odbL_bt_push_bench(L, &meas, odb_blocktridiag_factor_bytes(b->t), vname,
-                       "factor", ops->backend, "blocktridiag");
+    odb_blocktridiag_min_bytes(b->t, 0, &r, &wr, &touched);
+    odbL_bt_push_bench(L, &meas, r, wr, touched, vname, "factor",
+                       ops->backend, "blocktridiag");
     return 1;
   }
   if (!ops->btd_factored(b->t, b->s)) {
@@ -289,8 +292,9 @@ static int btd_bench(lua_State *L) {
     st = odb_measure_run(btd_sample, &run, &mo, S->ctx, &meas, NULL);
   btd_bench_free(b, &w);
   raise_on(L, st);
-  odbL_bt_push_bench(L, &meas, odb_blocktridiag_solve_bytes(b->t), vname,
-                     "solve", ops->backend, "blocktridiag");
+  odb_blocktridiag_min_bytes(b->t, 1, &r, &wr, &touched);
+  odbL_bt_push_bench(L, &meas, r, wr, touched, vname, "solve", ops->backend,
+                     "blocktridiag");
   return 1;
 }
 

@@ -261,6 +261,93 @@ void odbL_measure_row(lua_State *L, int tidx, const char *kind) {
   lua_pop(L, 1);
 }
 
+/* }====== */
+
+/* {====== floors: every timed row's share of its floor (odb_floor.h) */
+
+/* The GPU's L2 bytes, asked once a run (0 unknown). */
+static double gpu_l2(odbL_state *S, odb_backend *b) {
+  odb_device_info info;
+  if (S->gpu_l2 == 0) {
+    S->gpu_l2 = -1;
+    if (odb_backend_query(b, &info) == ODB_OK && info.l2_bytes > 0)
+      S->gpu_l2 = (double)info.l2_bytes;
+  }
+  return S->gpu_l2 > 0 ? S->gpu_l2 : 0;
+}
+
+/* See odb_lua.h. */
+int odbL_floor_bw(lua_State *L, const char *backend, int threads,
+                  odb_floor_bw *fb) {
+  odbL_state *S = odbL_state_get(L);
+  memset(fb, 0, sizeof *fb);
+  if (backend && strcmp(backend, "cpu") != 0) {
+    const odb_gpu_bandwidth *g = odbL_state_gpu_bandwidth(S);
+    odb_backend *b = odb_ctx_backend(S->ctx, backend);
+    if (!g || !b) return 0;
+    return odb_floor_bw_gpu(g->read, g->copy, gpu_l2(S, b), fb);
+  }
+  return odb_bandwidth_floor_bw(odbL_state_bandwidth(S, 1), &S->ctx->topo,
+                                threads, fb);
+}
+
+/* t[key] = v and, with a row, the same field there. */
+static odb_status set_num(lua_State *L, int tidx, odb_record *row,
+                          const char *key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, tidx, key);
+  return row ? odb_record_set_num(row, key, v) : ODB_OK;
+}
+
+static odb_status set_str(lua_State *L, int tidx, odb_record *row,
+                          const char *key, const char *v) {
+  lua_pushstring(L, v);
+  lua_setfield(L, tidx, key);
+  return row ? odb_record_set_str(row, key, v) : ODB_OK;
+}
+
+/*
+** See odb_lua.h. The warning names the first such row's kind of figure
+** and working set; the row's own fields say the rest. Assumes the row
+** has its label fields (kind is set later by odbL_measure_row for the
+** tables of the bench calls).
+*/
+odb_status odbL_floor_fields(lua_State *L, int tidx, odb_record *row,
+                             const char *backend, int threads, double rbytes,
+                             double wbytes, double touched, double median) {
+  odbL_state *S = odbL_state_get(L);
+  odb_floor_bw fb;
+  double fs, pct;
+  const char *note;
+  char name[48];
+  odb_status st;
+  tidx = lua_absindex(L, tidx);
+  st = set_num(L, tidx, row, "floor_bytes", rbytes + wbytes);
+  if (st != ODB_OK || !(median > 0) || !odbL_floor_bw(L, backend, threads, &fb))
+    return st;
+  fs = odb_floor_seconds(&fb, rbytes, wbytes);
+  if (!(fs > 0)) return st;
+  pct = 100.0 * fs / median;
+  st = set_num(L, tidx, row, "floor_pct", pct);
+  if (st == ODB_OK)
+    st = set_str(L, tidx, row, "floor_bw",
+                 odb_floor_name(&fb, rbytes, wbytes, name, sizeof name));
+  note = odb_floor_note(&fb, pct, touched);
+  if (note && st == ODB_OK) st = set_str(L, tidx, row, "floor_note", note);
+  if (note && strcmp(note, ODB_FLOOR_TO_FIX) == 0 && !S->floor_warned) {
+    char msg[200];
+    S->floor_warned = 1;
+    snprintf(msg, sizeof msg, "a row at %.1f%% of its floor (%s) with %.3g MB "
+             "beyond the cache: floor to fix", pct, name, touched / 1e6);
+    odbL_state_warn(S, msg);
+  }
+  return st;
+}
+
+/* }====== */
+
+/* {====== ob.tied */
+
 /*
 ** ob.tied(m1, s1, m2, s2) -> true when medians m1 and m2 with relative
 ** spreads s1 and s2 are within each other's spread (odb_measure_tied):

@@ -465,9 +465,16 @@ static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
   if (sec > 0) {
     put_num(&w, "gbs", bytes / sec / 1e9);
     put_num(&w, "gflops", st->flops / sec / 1e9);
-    if (f->bw)
-      put_num(&w, "floor_pct", 100.0 * odb_bandwidth_floor_seconds(
-              f->bw, st->rbytes, st->wbytes) / sec);
+  }
+  /* the floor: the solve's fewest bytes (odb_ode_floor.h), not the
+     variant's count, at the figures of its backend and thread count */
+  if (f->bw && w.st == ODB_OK) {
+    double mr, mw, touched;
+    odb_solve_min_bytes(s->n, st, &mr, &mw, &touched);
+    w.st = odbL_floor_fields(L, w.tidx, w.row, s->backend->ops->name,
+                             strncmp(s->variant->name, "par_", 4) == 0
+                               ? odb_solver_threads(s) : 1,
+                             mr, mw, touched, sec);
   }
   put_num(&w, "bytes", bytes);
   put_num(&w, "t", st->t);

@@ -31,7 +31,9 @@ typedef struct { odb_reservoir *g; } odbL_res;
 ** knows the layout; others go through odbL_sparse_box_new and
 ** odbL_sparse_check. */
 typedef struct { odb_sparse *A; } odbL_mat;
-typedef struct { const odb_sparse_ops *ops; odb_sparse_gpu *g; } odbL_gmat;
+/* floor_r, floor_w: the fewest bytes of one SpMV (odb_sparse_min_bytes),
+   from the host matrix it was made of. */
+typedef struct { const odb_sparse_ops *ops; odb_sparse_gpu *g; double floor_r, floor_w; } odbL_gmat;
 
 /* The open grid at idx (argument error otherwise). */
 static odb_reservoir *res_check(lua_State *L, int idx)
@@ -336,6 +338,9 @@ static int mat_bench(lua_State *L)
   lua_pushnumber(L, m.median); lua_setfield(L, -2, "seconds");
   lua_pushnumber(L, (double)bytes / m.median * 1e-9); lua_setfield(L, -2, "gbs");
   odbL_measure_fields(L, -1, NULL, &m);
+  double fr, fw;
+  odb_sparse_min_bytes(A, &fr, &fw);
+  odbL_floor_fields(L, -1, NULL, "cpu", threads, fr, fw, fr + fw, m.median);
   odbL_measure_row(L, -1, "spmv");
   return 2;
 }
@@ -353,6 +358,7 @@ static int gmat_push(lua_State *L, const odb_sparse_ops *ops, odb_sparse *A,
   luaL_setmetatable(L, ODBL_GPUSPARSE);
   odb_status st = ops->upload(A, &d->g);
   double bytes = (double)odb_sparse_bytes(A);
+  odb_sparse_min_bytes(A, &d->floor_r, &d->floor_w);
   if (free_host) odb_sparse_free(A);
   if (st != ODB_OK) return luaL_error(L, "%s", odb_last_error());
   odbL_gc_external(L, bytes);   /* device memory, for the next one */
@@ -450,6 +456,8 @@ static int gmat_bench(lua_State *L)
   lua_pushnumber(L, m.median); lua_setfield(L, -2, "seconds");
   lua_pushnumber(L, (double)bytes / m.median * 1e-9); lua_setfield(L, -2, "gbs");
   odbL_measure_fields(L, -1, NULL, &m);
+  odbL_floor_fields(L, -1, NULL, d->ops->backend, 0, d->floor_r, d->floor_w,
+                    d->floor_r + d->floor_w, m.median);
   odbL_measure_row(L, -1, "spmv");
   return 2;
 }
@@ -740,6 +748,15 @@ int odbL_krylov(lua_State *L)
   lua_pushstring(L, km == ODB_KRYLOV_QMR ? "qmr" : "bicgstab");
   lua_setfield(L, -2, "method");
   set_int(L, "n", A->n);
+  {   /* the floor of the iterations (the setup's residual not counted) */
+    double kr, kw, it = r.res.iters > 0 ? (double)r.res.iters : 1.0;
+    odb_krylov_min_bytes(A, km, &kr, &kw);
+    set_num(L, "bytes_per_iter", kr + kw);
+    lua_pushstring(L, be);
+    lua_setfield(L, -2, "backend");
+    odbL_floor_fields(L, -1, NULL, be, 1, kr * it, kw * it,
+                      odb_krylov_touched_bytes(A, km), m.median);
+  }
   odbL_measure_row(L, -1, "krylov");
   lua_pushvalue(L, xi);
   return 2;

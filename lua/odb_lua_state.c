@@ -228,6 +228,11 @@ static void state_warn(odbL_state *S, const char *msg) {
   if (!S->hosted) fprintf(stderr, "odebench: warning: %s\n", msg);
 }
 
+/* See odb_lua.h. */
+void odbL_state_warn(odbL_state *S, const char *msg) {
+  state_warn(S, msg);
+}
+
 /* Says that S->bw was measured while other work shared the cores. */
 static void busy_warning(odbL_state *S) {
   char msg[200];

@@ -20,13 +20,16 @@
 -- and has a GPU).
 --
 -- Reported: matrices (or block rows) per second, GB/s of the bytes each op
--- must move at least (every matrix or block read once and written once
--- where it changes; for the line solve every factor block read once --
--- 3*length - 2 blocks per line, A_0 and C_last lying outside the matrix --
--- and the right-hand side read once and the solution written once, the
--- intermediate y not counted), their share of the floor (those bytes at the
--- copy bandwidth measured in this run: device-to-device on the GPU, one
--- thread's on the CPU, whose kernels run on one thread), the ratio
+-- must move at least (odb_dense_floor.h: every matrix or block read once and
+-- written once where it changes -- an in-place LU keeps the first row of U,
+-- A's own; for the line solve every factor block read once -- 3*length - 2
+-- blocks per line, A_0 and C_last lying outside the matrix -- and the
+-- right-hand side read once and the solution written once, the intermediate
+-- y not counted), the row's floor% (floor_pct: those bytes, the read ones at
+-- the read bandwidth and the written ones at the write bandwidth derived
+-- from the copy, measured in this run: the GPU's, one thread's on the CPU,
+-- whose kernels run on one thread; a '*' marks a row above its floor, with
+-- a footnote saying whether it ran in cache), the ratio
 -- compact/standard (best variant of each), and ours over each library (above
 -- 1: ours faster). The solves are timed on right-hand sides already in the
 -- layout (the conversion is not timed); every time is the median of reps
@@ -40,6 +43,7 @@
 -- Without a GPU (or in a build without CUDA) only the CPU part runs, with a
 -- note saying why.
 local ob = require "odebench"
+local report = require "odebench.report"
 
 if not (ob.blocktridiag and ob.batched) then
   print("blocktridiag: ob.blocktridiag / ob.batched are not in this build; "
@@ -67,19 +71,19 @@ end
 local bs = split(blocks)
 
 local info = ob.info { bandwidth = "now" }   -- the CPU floor measured in this run
-local cpu_gbs = info.bandwidth and info.bandwidth.copy_1t or nil
+local cpu_gbs = info.bandwidth and info.bandwidth.read_1t or nil
 local gpu = do_gpu and info.gpu or nil
-local gpu_gbs = gpu and gpu.copy_gbs or nil
+local gpu_gbs = gpu and gpu.read_gbs or nil
 if do_gpu and not gpu then
   print("blocktridiag: no GPU here (the \"cuda\" backend is not registered: "
         .. "no CUDA in this build or no device); the CPU part only")
 end
 if gpu then
-  print(string.format("GPU %s (cc %s, %d SMs): copy bandwidth %.0f GB/s",
+  print(string.format("GPU %s (cc %s, %d SMs): read bandwidth %.0f GB/s",
                       gpu.name, gpu.cc, gpu.sm_count, gpu_gbs or 0))
 end
 if cpu_gbs and do_cpu then
-  print(string.format("CPU %s: copy bandwidth %.1f GB/s (one thread)",
+  print(string.format("CPU %s: read bandwidth %.1f GB/s (one thread)",
                       info.cpu.model, cpu_gbs))
 end
 
@@ -91,15 +95,13 @@ local best = {}      -- best[part.."/"..op.."/"..B][group] = seconds
 local HEAD = string.format("%-4s %-9s %3s %-22s %10s %12s %8s %7s", "part",
                            "op", "B", "impl", "n", "per s", "GB/s", "floor%")
 local function record(part, op, B, impl, group, n, r)
-  local gbs_floor = part == "gpu" and gpu_gbs or cpu_gbs
-  local floor = gbs_floor and 100 * r.gbs / gbs_floor or nil
+  local floor = r.floor_pct      -- the row's own (nil for an outside peer)
   local row = { part = part, op = op, B = B, impl = impl, n = n,
                 seconds = r.seconds, per_s = n / r.seconds, gbs = r.gbs,
-                floor = floor }
+                floor = floor, floor_note = r.floor_note }
   rows_out[#rows_out + 1] = row
   print(string.format("%-4s %-9s %3d %-22s %10d %12.4g %8.1f %7s", part, op,
-                      B, impl, n, row.per_s, r.gbs,
-                      floor and string.format("%.1f", floor) or "-"))
+                      B, impl, n, row.per_s, r.gbs, report.floor(r)))
   local key = string.format("%s/%s/%d", part, op, B)
   best[key] = best[key] or {}
   if not best[key][group] or r.seconds < best[key][group].seconds then
@@ -236,7 +238,7 @@ local function gpu_batched(B, torch)
   end
   local tr = torch and torch[B]
   if tr then
-    local bytes = 2 * tr.N * B * B * 8
+    local bytes = (2 * B * B - B) * 8 * tr.N   -- as odb_batched_min_bytes
     record("gpu", "lu", B, "torch " .. (tr.version or ""), "torch", tr.N,
            { seconds = tr.seconds, gbs = bytes / tr.seconds * 1e-9 })
     if tr.seconds_nopiv and tr.seconds_nopiv > 0 then
@@ -329,14 +331,16 @@ end
 
 local csv = io.open(ob.outdir() .. "/blocktridiag.csv", "w")
 if csv then
-  csv:write("part,op,B,impl,n,seconds,per_s,gbs,floor_pct\n")
+  csv:write("part,op,B,impl,n,seconds,per_s,gbs,floor_pct,floor_note\n")
   for _, r in ipairs(rows_out) do
-    csv:write(string.format("%s,%s,%d,%s,%d,%.6g,%.6g,%.6g,%s\n", r.part, r.op,
+    csv:write(string.format("%s,%s,%d,%s,%d,%.6g,%.6g,%.6g,%s,%s\n", r.part, r.op,
       r.B, r.impl, r.n, r.seconds, r.per_s, r.gbs,
-      r.floor and string.format("%.2f", r.floor) or ""))
+      r.floor and string.format("%.2f", r.floor) or "", r.floor_note or ""))
   end
   csv:close()
 end
-print("floor%: GB/s over the copy bandwidth measured in this run; ratios: "
-      .. "the other's time over the best compact variant's (above 1: "
-      .. "compact faster)")
+print("floor%: the row's floor_pct, the fewest bytes of the op at the read "
+      .. "(and, for the written bytes, copy) bandwidth measured in this run "
+      .. "over the time; ratios: the other's time over the best compact "
+      .. "variant's (above 1: compact faster)")
+for _, l in ipairs(report.floor_notes(rows_out)) do print(l) end

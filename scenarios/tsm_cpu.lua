@@ -9,16 +9,19 @@
 -- P), and the speed-up over the plain loop (one thread, the rows streamed
 -- in order: C += A[k]^T B[k], B[k] = A[k] C), both run in turn on the same
 -- matrices, reps rounds, medians (the speed-up is the ratio of the
--- medians, printed with its range from the quartiles). I = flops / (bytes of A, B and C once);
--- b is the all-core bandwidth, measured at the start of this run:
--- the read bandwidth for A^T B, which only reads, the copy bandwidth for
--- A C; P is the FP64 multiply-add peak of one core times the cores.
+-- medians, printed with its range from the quartiles). The memory roof is
+-- the row's floor (floor_pct: A and the second input read once at the read
+-- bandwidth of the kernel's thread count, measured at the start of this
+-- run, the output written once at the write bandwidth derived from the
+-- copy: I * b_read for A^T B, whose C is tiny); P is the FP64 multiply-add
+-- peak of one core times the threads. A '*' marks a floor passed (footnote).
 -- Each product is checked against the reference triple loop first.
 --
 --   odebench scenarios/tsm_cpu.lua
 --   odebench scenarios/tsm_cpu.lua --set widths=1,8,32 --set dtypes=d
 --   odebench scenarios/tsm_cpu.lua --set widths=5-9 --set ops=tsmm
 local ob = require "odebench"
+local report = require "odebench.report"
 
 local widths = ob.param("widths", "1,2,4,8,16,32,64")   -- or 1-64
 local dtypes = ob.param("dtypes", "d,z")
@@ -47,7 +50,7 @@ end
 print(string.format("%-7s %s %3s %3s %10s %3s %9s %6s %9s %8s %s", "op", "t",
                     "M", "N", "K", "thr", "GFLOP/s", "roof", "plain", "speedup",
                     "q1/q3"))
-local list = {}
+local list, notes = {}, {}
 for _, w in ipairs(square) do
   for _, op in ipairs(split(ops)) do
     for _, dt in ipairs(split(dtypes)) do
@@ -69,16 +72,21 @@ for i, c in ipairs(list) do
   -- q: the speed-up over the plain loop, the ratio of the medians q[2]
   -- with the range q[1]..q[3] from the quartiles (plain q1 / ours q3 to
   -- plain q3 / ours q1), which holds it
-  local _, g, _, gp, q = k:compare(reps)
-  local b = op == "tsmttsm" and bw.read_all or bw.copy_all
-  local roof = math.min(kinfo.flops / kinfo.bytes * b, peak)
+  local _, g, _, gp, q, row = k:compare(reps)
+  local mem_s = (row.floor_pct or 0) / 100 * row.median
+  local roof_s = math.max(mem_s, kinfo.flops / (bw.peak_gflops_1t
+                                                * kinfo.threads * 1e9))
+  local roof = math.min(kinfo.flops / roof_s * 1e-9, peak)   -- GFLOP/s
+  local mark = (row.floor_note and mem_s >= roof_s) and "*" or " "
+  notes[#notes + 1] = mem_s >= roof_s and row or nil
   local tag = string.format("%s_%s_%d", op, dt, w)
   ob.metric(tag .. "_gflops", g, "GFLOP/s")
   ob.metric(tag .. "_roofline_pct", 100 * g / roof, "%")
   ob.metric(tag .. "_plain_gflops", gp, "GFLOP/s")
   ob.metric(tag .. "_speedup", q[2], "x")
-  print(string.format("%-7s %s %3d %3d %10d %3d %9.2f %5.1f%% %9.2f %7.2fx "
+  print(string.format("%-7s %s %3d %3d %10d %3d %9.2f %5.1f%%%s%9.2f %7.2fx "
                       .. "%.2f-%.2f", op, dt, w, w, K, kinfo.threads, g,
-                      100 * g / roof, gp, q[2], q[1], q[3]))
+                      100 * g / roof, mark, gp, q[2], q[1], q[3]))
   ob.progress(i, #list, "shapes")
 end
+for _, l in ipairs(report.floor_notes(notes)) do print(l) end

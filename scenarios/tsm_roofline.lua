@@ -8,9 +8,11 @@
 -- (ob.kernel; the tuning database keeps the result, so a second run starts
 -- at once) and compared with cuBLAS (row-major data read as column-major
 -- transposes) on the same matrices. Reported per shape: GFLOP/s of both,
--- the percentage of the roofline min(I * b, P) with I = flops / (bytes of
--- A, B and C once), b the device-to-device copy bandwidth measured in this
--- run (ob.info().gpu.copy_gbs) and P the FP64 peak (--set fp64_peak=GFLOP/s;
+-- the percentage of the roofline min(I * b, P): its memory part is the
+-- row's floor (floor_pct: A and the second input read once at the read
+-- bandwidth measured in this run, the output written once at the write
+-- bandwidth derived from the copy; for A^T B, whose C is tiny, that is
+-- I * b_read with I = flops / bytes), P the FP64 peak (--set fp64_peak=GFLOP/s;
 -- the default is the tensor-core FP64 rate of an H100/H200 SXM, 67 TFLOP/s),
 -- and the speedup over cuBLAS (the tuned kernel and cuBLAS run in turn,
 -- reps rounds, medians; a shape is slower when cuBLAS wins more than
@@ -32,6 +34,7 @@
 --     (every M = N, the seed's figures; about 25 minutes with tuning)
 --   odebench scenarios/tsm_roofline.lua --set space=full   (exhaustive)
 local ob = require "odebench"
+local report = require "odebench.report"
 
 local widths  = ob.param("widths", "1,2,4,8,16,32,64,3,12,24,48") -- or 1-64
 local pairs_  = ob.param("pairs", "4x16,16x4,32x8")       -- M x N, M ~= N
@@ -51,9 +54,9 @@ if not gpu then
         .. "tsm_cpu.lua measures the CPU versions)")
   return
 end
-local bw = gpu.copy_gbs
-print(string.format("%s: copy bandwidth %.1f GB/s, FP64 peak %.0f GFLOP/s",
-                    gpu.name, bw, peak))
+print(string.format("%s: read bandwidth %.1f GB/s, copy %.1f GB/s, FP64 peak "
+                    .. "%.0f GFLOP/s", gpu.name, gpu.read_gbs or 0,
+                    gpu.copy_gbs or 0, peak))
 
 local function split(s)
   local t = {}
@@ -74,7 +77,7 @@ print(string.format("%-7s %s %3s %3s %10s %9s %6s %9s %6s %6s  %s", "op",
                     "t", "M", "N", "K", "GFLOP/s", "roof", "cuBLAS", "roof",
                     "speedup", "configuration"))
 local n, i = #shapes * #split(ops) * #split(dtypes), 0
-local met, missed, slower, ties = 0, {}, {}, {}
+local met, missed, slower, ties, notes = 0, {}, {}, {}, {}
 ob.progress(0, n, "shapes")
 for _, s in ipairs(shapes) do
   for _, op in ipairs(split(ops)) do
@@ -89,8 +92,11 @@ for _, s in ipairs(shapes) do
                                          op, dt, M, N, err))
       -- both in turn, so that both see the same clocks (at the power cap
       -- a compute-bound FP64 kernel's clock moves by 10-15%)
-      local _, g, _, gb, q = k:compare(reps)
-      local roof = math.min(info.flops / info.bytes * bw, peak)
+      local _, g, _, gb, q, row = k:compare(reps)
+      -- the roof as a time: the row's memory floor or the compute floor
+      local mem_s = (row.floor_pct or 0) / 100 * row.median
+      local roof_s = math.max(mem_s, info.flops / (peak * 1e9))
+      local roof = info.flops / roof_s * 1e-9      -- GFLOP/s
       local tag = string.format("%s_%s_%dx%d", op, dt, M, N)
       ob.metric(tag .. "_gflops", g, "GFLOP/s")
       ob.metric(tag .. "_roofline_pct", 100 * g / roof, "%")
@@ -113,9 +119,11 @@ for _, s in ipairs(shapes) do
         ties[#ties + 1] = string.format("%s %s %dx%d (%.3fx, rounds %.3f-%.3f)",
                                         op, dt, M, N, g / gb, q[1], q[3])
       end
-      print(string.format("%-7s %s %3d %3d %10d %9.1f %5.1f%% %9.1f %5.1f%% "
+      local mark = (row.floor_note and mem_s >= roof_s) and "*" or " "
+      notes[#notes + 1] = mem_s >= roof_s and row or nil
+      print(string.format("%-7s %s %3d %3d %10d %9.1f %5.1f%%%s%9.1f %5.1f%% "
                           .. "%6.2f  %s (%d evals, %d cached%s)", op, dt, M,
-                          N, K, g, 100 * g / roof, gb, 100 * gb / roof,
+                          N, K, g, 100 * g / roof, mark, gb, 100 * gb / roof,
                           g / gb, info.config, info.evals, info.cached,
                           (info.raced or 0) > 0 and string.format(
                             ", %d raced%s", info.raced, info.race_changed
@@ -134,3 +142,4 @@ print(string.format("slower than cuBLAS: %d%s", #slower,
 print(string.format("tied with cuBLAS (slower by the medians, within the "
                     .. "rounds' quartiles): %d%s", #ties,
                     #ties > 0 and (": " .. table.concat(ties, ", ")) or ""))
+for _, l in ipairs(report.floor_notes(notes)) do print(l) end

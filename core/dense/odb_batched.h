@@ -277,10 +277,12 @@ double *odb_blocktridiag_blocks(odb_blocktridiag *t);
 size_t odb_blocktridiag_blocks_len(const odb_blocktridiag *t);
 void odb_blocktridiag_mark_factored(odb_blocktridiag *t, int factored);
 
-/* Bytes read and written at least, for GB/s figures: factor reads and
-   writes each block that matters once (3K - 2 per line: A_0 and C_{K-1}
-   lie outside the matrix), solve reads each of those blocks once and the
-   right-hand side once and writes the solution once. */
+/* Bytes read and written at least, for GB/s figures
+   (odb_blocktridiag_min_bytes in odb_dense_floor.h): factor reads each
+   block that matters once (3K - 2 per line: A_0 and C_{K-1} lie outside
+   the matrix) and writes all but the first rows of D_0 and of each C_r,
+   solve reads each of those blocks once and the right-hand side once and
+   writes the solution once. */
 double odb_blocktridiag_factor_bytes(const odb_blocktridiag *t);
 double odb_blocktridiag_solve_bytes(const odb_blocktridiag *t);
 

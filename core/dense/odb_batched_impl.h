@@ -26,9 +26,8 @@ typedef enum odb_batched_op {
 /* "lu", "solve", "trsm", "gemm", "gemv"; ODB_ERR_NAME for others. */
 const char *odb_batched_op_name(odb_batched_op op);
 odb_status odb_batched_op_parse(const char *name, odb_batched_op *out);
-/* Bytes an op must move at least (each operand read once, each result
-   written once; LU 2nB^2, solve and GEMV n(B^2 + 2B), TRSM and GEMM
-   3nB^2, times 8). */
+/* Bytes an op must move at least, read + written, without pivoting:
+   odb_batched_min_bytes (odb_dense_floor.h has the count per op). */
 double odb_batched_op_bytes(const odb_batch *bt, odb_batched_op op);
 
 /* A stream solve's plan (odb_bgpu_btd_solve_stream); plain: none given. */

@@ -416,16 +416,45 @@ int odb_bandwidth_cacheable(const odb_bandwidth *bw) {
   return bw->from_cache || (odb_bandwidth_quiet(bw) && !bw->slow_build);
 }
 
-/* Assumes a finite, positive read_1t for a meaningful floor; else 0. */
+/* See the header; the counts of bw ascend. */
+int odb_bandwidth_floor_bw(const odb_bandwidth *bw, const odb_topo *t,
+                           int threads, odb_floor_bw *out) {
+  int last = 0;
+  memset(out, 0, sizeof *out);
+  snprintf(out->where, sizeof out->where, "cpu");
+  if (!bw || !(bw->read_1t > 0)) return 0;
+  if (threads < 1) threads = 1;
+  if (bw->ncounts > 0) {
+    while (last + 1 < bw->ncounts && bw->threads[last] < threads) ++last;
+    for (int i = 0; i <= last; ++i) {
+      if (bw->read[i] > out->read) out->read = bw->read[i];
+      if (bw->copy[i] > out->copy) out->copy = bw->copy[i];
+    }
+    out->threads = bw->threads[last];
+  } else {   /* the one-thread and all-core figures only */
+    int all = threads > 1 && bw->threads_all > 1;
+    out->read = all && bw->read_all > bw->read_1t ? bw->read_all : bw->read_1t;
+    out->copy = all && bw->copy_all > bw->copy_1t ? bw->copy_all : bw->copy_1t;
+    out->threads = all ? bw->threads_all : 1;
+  }
+  if (!(out->read > 0)) out->read = bw->read_1t;
+  if (t)
+    out->cache_bytes = (double)(out->threads <= 1 ? odb_topo_llc_bytes(t)
+                                                  : odb_topo_llc_total(t));
+  return 1;
+}
+
+/* The one-thread floor of odb_floor.h (odb_floor_seconds); 0 without a
+   positive read_1t. */
 double odb_bandwidth_floor_seconds(const odb_bandwidth *bw, double rbytes,
                                    double wbytes) {
-  double rd, wr, inv_w;
+  odb_floor_bw f;
   if (!bw || !(bw->read_1t > 0)) return 0;
-  rd = bw->read_1t;
-  inv_w = bw->copy_1t > 0 ? 2 / bw->copy_1t - 1 / rd : 0;
-  wr = inv_w > 0 ? 1 / inv_w : bw->copy_1t;
-  if (!(wr > 0)) wr = rd;
-  return rbytes / rd + wbytes / wr;
+  memset(&f, 0, sizeof f);
+  f.read = bw->read_1t;
+  f.copy = bw->copy_1t;
+  f.threads = 1;
+  return odb_floor_seconds(&f, rbytes, wbytes);
 }
 
 /* }==================================================================== */

@@ -4,6 +4,7 @@
 #define ODB_BANDWIDTH_H
 
 #include "odb_backend.h"
+#include "odb_floor.h"
 #include "odb_status.h"
 #include "odb_topo.h"
 
@@ -160,9 +161,21 @@ odb_status odb_bandwidth_gpu_get(odb_backend *b, int mode,
 const char *odb_bandwidth_gpu_check(const odb_gpu_bandwidth *g);
 
 /*
+** The CPU figures a floor of threads threads is taken from (odb_floor.h):
+** the read and copy of the smallest thread count measured that is at
+** least threads (all cores when threads is more), each the highest of the
+** counts up to it (a curve that dips does not lower the bound).
+** cache_bytes: one LLC instance for one thread, the machine's LLC for
+** more (t may be NULL: unknown). 0 when bw has no positive read figure,
+** else 1.
+*/
+int odb_bandwidth_floor_bw(const odb_bandwidth *bw, const odb_topo *t,
+                           int threads, odb_floor_bw *out);
+/*
 ** Seconds a single-thread variant needs at least to read rbytes and write
 ** wbytes: rbytes/read_1t + wbytes/write_1t, where the write bandwidth is
-** derived from copy_1t = 2/(1/read + 1/write).
+** derived from copy_1t = 2/(1/read + 1/write): odb_floor_seconds
+** (odb_floor.h) on the one-thread figures.
 */
 double odb_bandwidth_floor_seconds(const odb_bandwidth *bw, double rbytes,
                                    double wbytes);

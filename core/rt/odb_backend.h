@@ -20,6 +20,8 @@ typedef struct odb_device_info {
   double mem_clock_mhz;  /* memory clock, 0 where not known */
   int mem_bus_bits;      /* memory bus width, 0 where not known */
   char pci_bus_id[32];   /* "0000:1b:00.0" for a GPU, "" otherwise */
+  size_t l2_bytes;       /* a GPU's L2 cache, 0 where not known (the CPU's
+                            caches are in odb_topo) */
 } odb_device_info;
 
 /*

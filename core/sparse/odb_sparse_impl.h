@@ -84,7 +84,7 @@ typedef struct odb_krylov_gpu_opts {
 typedef struct odb_krylov_gpu_info {
   double seconds;            /* solve, from the initial residual to the end (device events) */
   double seconds_per_iter;   /* seconds / max(iters, 1) */
-  double bytes_per_iter;     /* least traffic of one iteration: A twice + the vector passes */
+  double bytes_per_iter;     /* least traffic of one iteration (odb_krylov_min_bytes) */
   int grid, block;           /* persistent: launch shape; max_grid the co-resident limit */
   int max_grid;
   int rv_shared;             /* persistent: range vectors were in shared memory */

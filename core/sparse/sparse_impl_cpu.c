@@ -7,6 +7,7 @@
 
 #include "odb_clock.h"
 #include "odb_registry.h"
+#include "odb_sparse_floor.h"
 
 /* The checks the cuda table makes of the same options. */
 static odb_status check_opts(const odb_krylov_gpu_opts *o)
@@ -49,8 +50,9 @@ static odb_status cpu_krylov_solve(const odb_sparse *A, odb_krylov_method method
   if (info) {
     info->seconds = odb_clock_since(t0);
     info->seconds_per_iter = info->seconds / (res->iters > 0 ? res->iters : 1);
-    info->bytes_per_iter = 2.0 * (double)odb_sparse_bytes(A)
-                           + (method == ODB_KRYLOV_QMR ? 30.0 : 22.0) * 8.0 * (double)A->n;
+    double r, w;
+    odb_krylov_min_bytes(A, method, &r, &w);
+    info->bytes_per_iter = r + w;
   }
   return st;
 }

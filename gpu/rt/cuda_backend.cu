@@ -132,6 +132,7 @@ static odb_status cuda_query(odb_backend *b, odb_device_info *info) {
   info->clock_mhz = cuda_attr(cudaDevAttrClockRate, cu->device) / 1000.0;
   info->mem_clock_mhz =
     cuda_attr(cudaDevAttrMemoryClockRate, cu->device) / 1000.0;
+  info->l2_bytes = (size_t)cuda_attr(cudaDevAttrL2CacheSize, cu->device);
   if (cudaDeviceGetPCIBusId(info->pci_bus_id, (int)sizeof info->pci_bus_id,
                             cu->device) != cudaSuccess) {
     (void)cudaGetLastError();   /* left "": NVML takes its first device */

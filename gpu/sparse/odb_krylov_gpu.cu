@@ -7,6 +7,9 @@
 */
 #include "odb_krylov_gpu.cuh"
 #include "cuda_backend.h"
+extern "C" {
+#include "odb_sparse_floor.h"
+}
 
 /* {====== the true residual's kernel */
 
@@ -151,10 +154,12 @@ static odb_status check_format(const odb_sparse *A, odb_krylov_method m, odb_kry
   return ODB_OK;
 }
 
-/* Least traffic of one iteration: A read twice (QMR: A and A^T) and the
-** vector passes of the fused form (BiCGStab 22, QMR 30 vectors of n). */
+/* Least traffic of one iteration (odb_krylov_min_bytes, read + written:
+** A twice, or A and A^T, and the vectors the recurrences carry). */
 static double bytes_per_iter(const odb_sparse *A, odb_krylov_method m) {
-  return 2.0 * (double)odb_sparse_bytes(A) + (m == ODB_KRYLOV_QMR ? 30.0 : 22.0) * 8.0 * (double)A->n;
+  double r, w;
+  odb_krylov_min_bytes(A, m, &r, &w);
+  return r + w;
 }
 
 /* The CPU reference, timed on the host. */

@@ -100,6 +100,37 @@ local function collect(t, solves, metrics)
   end
 end
 
+-- A row's share of its floor as printed: "86.1", "118.6*" when the row
+-- carries a floor_note (above 100%: see M.floor_notes), "-" without one.
+-- The row computed it (floor_pct: the fewest bytes of its operation at the
+-- measured bandwidth named by floor_bw); scenarios print this, never a
+-- floor of their own.
+function M.floor(r, fmt)
+  if type(r) ~= "table" or type(r.floor_pct) ~= "number" then return "-" end
+  return string.format(fmt or "%.1f", r.floor_pct) .. (r.floor_note and "*" or "")
+end
+
+-- The footnote lines for the rows printed with a '*' (empty when none):
+-- one per note, saying what it means.
+function M.floor_notes(rows)
+  local seen, lines = {}, {}
+  local text = {
+    ["in cache"] = "* above 100% of the floor, in cache: the bytes touched fit " ..
+      "the last-level cache (CPU LLC, GPU L2), which is faster than the " ..
+      "memory bandwidth the floor uses",
+    ["floor to fix"] = "* above 100% of the floor with a working set beyond the " ..
+      "cache: the floor's bytes or bandwidth figure are wrong (floor to fix)",
+  }
+  for _, r in ipairs(rows or {}) do
+    local n = type(r) == "table" and r.floor_note
+    if n and not seen[n] then
+      seen[n] = true
+      lines[#lines + 1] = text[n] or ("* " .. tostring(n))
+    end
+  end
+  return lines
+end
+
 local columns = {
   { "label", "left",
     function(r) return tostring(r.label or r.problem or "") end },
@@ -116,7 +147,7 @@ local columns = {
   { "reps", "right", function(r) return num("%d", r.reps) end },
   { "time/step", "right", function(r) return M.duration(r.time_per_step) end },
   { "GB/s", "right", function(r) return num("%.2f", r.gbs) end },
-  { "% floor", "right", function(r) return num("%.1f", r.floor_pct) end },
+  { "% floor", "right", function(r) return M.floor(r) end },
   { "err", "right", function(r) return num("%.2e", r.err) end },
 }
 
@@ -189,13 +220,7 @@ function M.format(list)
         lines[#lines + 1] = string.format("%s, time per step: %s", l, text)
       end
     end
-    for _, r in ipairs(solves) do
-      if type(r.floor_pct) == "number" and r.floor_pct > 100 then
-        lines[#lines + 1] = "% floor above 100: the data stays in a cache; " ..
-          "the floor is main memory's bandwidth (odebench info)"
-        break
-      end
-    end
+    for _, l in ipairs(M.floor_notes(solves)) do lines[#lines + 1] = l end
   end
   for _, m in ipairs(metrics) do
     lines[#lines + 1] = string.format("%s = %.6g%s", tostring(m.name),

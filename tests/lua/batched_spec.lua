@@ -146,8 +146,14 @@ describe("ob.batched", function()
       assert.are.equal(3, r.reps)
     end
     assert.is_false(m:info().factored)      -- bench leaves the matrices
+    -- in place: 25 read, 20 written (the first row of U is A's own)
     local lu = m:bench { op = "lu", reps = 1 }
-    assert.are.equal(50 * 2 * 25 * 8, lu.bytes)
+    assert.are.equal(50 * (25 + 20) * 8, lu.bytes)
+    assert.are.equal(lu.bytes, lu.floor_bytes)
+    if lu.floor_pct then   -- with bandwidth figures: named, noted above 100
+      assert.are.equal("cpu read+copy 1t", lu.floor_bw)
+      assert.are.equal(lu.floor_pct > 100, lu.floor_note ~= nil)
+    end
   end)
 
   it("refuses bad input with the reason", function()

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "odb_clock.h"
+#include "odb_dense_floor.h"
 #include "odb_registry.h"
 #include "odb_topo.h"
 
@@ -27,14 +28,12 @@ odb_status odb_batched_op_parse(const char *name, odb_batched_op *out) {
                   "trsm, gemm, gemv)", name ? name : "(null)");
 }
 
+/* The fewest bytes of op without pivoting, read + written
+   (odb_batched_min_bytes, odb_dense_floor.h). */
 double odb_batched_op_bytes(const odb_batch *bt, odb_batched_op op) {
-  double n = (double)bt->n, b = bt->b;
-  switch (op) {
-  case ODB_BATCHED_OP_LU: return 8.0 * n * 2 * b * b;
-  case ODB_BATCHED_OP_SOLVE:
-  case ODB_BATCHED_OP_GEMV: return 8.0 * n * (b * b + 2 * b);
-  default: return 8.0 * n * 3 * b * b;
-  }
+  double r, w;
+  odb_batched_min_bytes(bt, op, 0, &r, &w, NULL);
+  return r + w;
 }
 
 /* {====== the "cpu" table */

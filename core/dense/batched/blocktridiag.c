@@ -486,9 +486,12 @@ static double btd_blocks(const odb_blocktridiag *t) {
   return (double)t->bt.n * (3.0 * t->K - 2.0) * t->bt.b * t->bt.b;
 }
 
-/* Each block read once and written once. */
+/* The fewest bytes of the factorization, read + written
+   (odb_blocktridiag_min_bytes in odb_dense_floor.h: every block read once,
+   all but the first rows of D_0 and the C_r written once). */
 double odb_blocktridiag_factor_bytes(const odb_blocktridiag *t) {
-  return 2.0 * 8.0 * btd_blocks(t);
+  return 8.0 * (2.0 * btd_blocks(t)
+                - (double)t->bt.n * t->K * t->bt.b);
 }
 
 /* Each factor block read once (L of D_r forward, U of D_r backward: D_r
