@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "odb_kernels.h"
 #include "odb_tsm.h"
 
 static const char *param_type_name(odb_param_type t) {
@@ -336,6 +337,24 @@ static void print_gpu_reason(const odb_ctx *c, FILE *f) {
     fprintf(f, "%-10s %s\n", "", note);
 }
 
+/*
+** The device's FP64 peaks, measured now (odb_cuda_fp64_peak): DFMA on the
+** FP64 pipes, the compute roof of the GPU RK kernels, and DMMA on the
+** tensor cores where the device has them.
+*/
+static void print_gpu_peak(odb_backend *b, FILE *f) {
+  double pk = 0, tpk = 0;
+  if (odb_kernels_fp64_peak(b, &pk, &tpk) != ODB_OK) {
+    fprintf(f, "%-10s FP64 peak unknown: %s\n", "", odb_last_error());
+    return;
+  }
+  fprintf(f, "%-10s %-5s %-12s %8.0f GFLOP/s  (FP64 multiply-add peak, "
+          "measured now)\n", "compute", "peak", "gpu DFMA", pk / 1e9);
+  if (tpk > 0)
+    fprintf(f, "%-10s %-5s %-12s %8.0f GFLOP/s  (tensor cores)\n", "", "peak",
+            "gpu DMMA", tpk / 1e9);
+}
+
 /* The "cuda" backend's device, or why there is none. */
 static void print_gpu(odb_ctx *c, FILE *f) {
   odb_backend *b = odb_ctx_backend(c, "cuda");
@@ -347,6 +366,7 @@ static void print_gpu(odb_ctx *c, FILE *f) {
             d.name, d.sm_count,
             odbL_format_bytes((double)d.mem_bytes, mem, sizeof mem),
             d.cc_major, d.cc_minor);
+    print_gpu_peak(b, f);
     return;
   }
   fprintf(f, "%-10s no GPU visible\n", "gpu");

@@ -18,8 +18,11 @@
 -- controller in one jitted lax.while_loop. It prints the
 -- time per step, GB/s (the bytes the variant must move over the time), the
 -- share of the floor (reading y and writing ynew once, 2 n 8 bytes, at the
--- device-to-device copy bandwidth measured in this run) and the ratio to
--- each peer. The peers' final state is checked against ours by its sum.
+-- device-to-device copy bandwidth measured in this run), the FP64 floor (the
+-- step's FP64 instructions as the generator counts them, at the DFMA peak
+-- measured in this run: ob.info().gpu.fp64_gflops), the share of the
+-- roofline (the larger floor over the time; docs/gpu.md, "the compute
+-- roof") and the ratio to each peer. The peers' final state is checked against ours by its sum.
 -- Where the driver's NVML is present, a line under each of our variants
 -- gives the SM clock and the power draw sampled while its fixed steps ran
 -- (ob.gpu_watch): a long run (--set steps=4000) meets the card's power
@@ -72,6 +75,13 @@ io.write(string.format("%s (cc %s, %d SMs), copy bandwidth %.0f GB/s; "
 if floor_s then
   io.write(string.format("floor: read y + write ynew = %.0f MB at %.0f GB/s "
     .. "= %.1f us per step\n", floor_bytes / 1e6, gpu.copy_gbs, floor_s * 1e6))
+end
+if gpu.fp64_gflops then
+  io.write(string.format("FP64 peak (measured): %.0f GFLOP/s DFMA = %.0f G "
+    .. "instructions/s%s; fp64 us: a step's counted FP64 instructions at it\n",
+    gpu.fp64_gflops, gpu.fp64_gflops / 2, gpu.fp64_tensor_gflops
+      and string.format(" (tensor cores, unused here: %.0f GFLOP/s)",
+                        gpu.fp64_tensor_gflops) or ""))
 end
 
 -- The directory of this scenario (the peers live in peers/ beside it).
@@ -147,8 +157,9 @@ local function state_sum(s)
   return sum
 end
 
-io.write(string.format("%-9s %-14s %11s %8s %7s %8s %8s %10s\n", "method",
-  "impl", "us/step", "GB/s", "floor%", "vs jax", "vs torch", "sum diff"))
+io.write(string.format("%-9s %-14s %11s %8s %7s %8s %6s %8s %8s %10s\n",
+  "method", "impl", "us/step", "GB/s", "floor%", "fp64 us", "roof%", "vs jax",
+  "vs torch", "sum diff"))
 for _, m in ipairs(split(methods)) do
   local rows, peer_res = {}, {}
   for _, v in ipairs(split(variants)) do
@@ -169,7 +180,8 @@ for _, m in ipairs(split(methods)) do
       end)
       rows[#rows + 1] = { name = v, tps = r.time_per_step, gbs = r.gbs,
                           sum = peers ~= "none" and state_sum(s) or nil,
-                          ours = true }
+                          ours = true, fp64_s = r.fp64_floor_s,
+                          roof = r.roofline_pct }
       s:close()
       -- the same steps with the error norm read back once a run
       local sa = ob.solver { problem = p, method = m, backend = "cuda",
@@ -207,18 +219,24 @@ for _, m in ipairs(split(methods)) do
     local vt = peer_res.torch and string.format("%.2fx", peer_res.torch.time_per_step / r.tps) or "-"
     local sd = (ref_sum and r.sum) and string.format("%.1e",
       math.abs(r.sum - ref_sum) / math.abs(ref_sum)) or "-"
-    io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %8s %10s\n", m,
-      r.name, r.tps * 1e6, r.gbs and string.format("%.0f", r.gbs) or "-", fl,
-      vj, vt, sd))
+    -- the FP64 floor of a step and the roofline: the larger floor over
+    -- the time (the solve row's roofline_pct)
+    local f64 = r.fp64_s and string.format("%.1f", r.fp64_s * 1e6) or "-"
+    local rf = r.roof and string.format("%.1f", r.roof) or "-"
+    io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %6s %8s %8s %10s\n",
+      m, r.name, r.tps * 1e6, r.gbs and string.format("%.0f", r.gbs) or "-",
+      fl, f64, rf, vj, vt, sd))
     if r.async then
       local function va(pr)
         local pa = pr and pr.time_per_step_async
         return pa and string.format("%.2fx", pa / r.async) or "-"
       end
-      io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %8s   (one "
-        .. "synchronisation per %d steps)\n", "", "", r.async * 1e6, "",
+      local ra = r.fp64_s and string.format("%.1f", 100 * math.max(
+        floor_s or 0, r.fp64_s) / r.async) or "-"
+      io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %6s %8s %8s   "
+        .. "(one synchronisation per %d steps)\n", "", "", r.async * 1e6, "",
         floor_s and string.format("%.1f", 100 * floor_s / r.async) or "-",
-        va(peer_res.jax), va(peer_res.torch), steps))
+        "", ra, va(peer_res.jax), va(peer_res.torch), steps))
     end
     local ad = r.adaptive
     if ad then
@@ -227,11 +245,11 @@ for _, m in ipairs(split(methods)) do
       for _, k in ipairs({ "call", "step" }) do
         local a = ad[k]
         if a then
-          io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %8s   "
-            .. "(adaptive to t=%.3g, tol %g: %d attempts, %d rejected; step "
-            .. "controller on the %s%s)\n", "", "", a.tpa * 1e6, "",
+          io.write(string.format("%-9s %-14s %11.1f %8s %7s %8s %6s %8s "
+            .. "%8s   (adaptive to t=%.3g, tol %g: %d attempts, %d rejected; "
+            .. "step controller on the %s%s)\n", "", "", a.tpa * 1e6, "",
             floor_s and string.format("%.1f", 100 * floor_s / a.tpa) or "-",
-            jt and string.format("%.2fx", jt / a.tpa) or "-", "-", t1a, tol,
+            "", "", jt and string.format("%.2fx", jt / a.tpa) or "-", "-", t1a, tol,
             a.steps, a.rejected,
             k == "step" and "host" or "device",
             jt and k == "call" and string.format("; JAX while_loop %.1f us, %d "
@@ -259,6 +277,11 @@ for _, m in ipairs(split(methods)) do
         ob.metric(string.format("%s_%s_floor_pct", m, r.name),
                   100 * floor_s / r.tps)
       end
+      if r.roof then
+        ob.metric(string.format("%s_%s_fp64_floor_us", m, r.name),
+                  r.fp64_s * 1e6)
+        ob.metric(string.format("%s_%s_roofline_pct", m, r.name), r.roof)
+      end
       for pn, pr in pairs(peer_res) do
         ob.metric(string.format("%s_%s_vs_%s", m, r.name, pn),
                   pr.time_per_step / r.tps)
@@ -266,6 +289,8 @@ for _, m in ipairs(split(methods)) do
     end
   end
 end
-io.write("floor%: the floor's time over the measured time; vs jax/torch: "
-  .. "the peer's time per step over ours (above 1: we are faster); sum diff: "
-  .. "relative difference of the final state's sum from the first row's\n")
+io.write("floor%: the floor's time over the measured time; fp64 us: the "
+  .. "step's FP64 instructions at the measured DFMA peak; roof%: the larger "
+  .. "of the two floors over the measured time; vs jax/torch: the peer's time "
+  .. "per step over ours (above 1: we are faster); sum diff: relative "
+  .. "difference of the final state's sum from the first row's\n")

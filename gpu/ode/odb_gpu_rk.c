@@ -1143,6 +1143,15 @@ int odb_gpu_rk_cluster(const odb_solver *s) {
   return g->plan.cluster > 0 ? g->plan.cluster : 1;
 }
 
+/* See odb_gpu_rk.h. */
+double odb_gpu_rk_fp64(const odb_solver *s, int stage0) {
+  const gpu_rk *g;
+  if (!s || !s->variant || s->variant->attempt != gpu_attempt || !s->vdata)
+    return 0;
+  g = s->vdata;
+  return odb_gen_plan_fp64(&g->plan, stage0);
+}
+
 odb_status odb_gpu_rk_register(void) {
   static const odb_variant *const all[] = {
     &odb_variant_gpu_reference, &odb_variant_gpu_unfused,

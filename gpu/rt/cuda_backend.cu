@@ -324,6 +324,15 @@ static odb_status cuda_read_bandwidth(odb_backend *b, double *gbs) {
   return ODB_OK;
 }
 
+/* See the header: the peaks of odb_fp64_peak.cu on the backend's device. */
+extern "C" odb_status odb_cuda_backend_fp64_peak(odb_backend *b,
+                                                 double *flops,
+                                                 double *tensor_flops) {
+  *flops = *tensor_flops = 0;
+  ODB_TRY(cuda_use(b));
+  return odb_cuda_fp64_peak(flops, tensor_flops);
+}
+
 /* }====== */
 
 /* Frees only the private state; buffers must have been destroyed before. */

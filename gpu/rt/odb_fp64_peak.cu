@@ -1,0 +1,172 @@
+/* odb_fp64_peak.cu - the FP64 peaks of the device, measured: fused
+   multiply-adds on the FP64 pipes (DFMA) and on the tensor cores (DMMA),
+   the compute roof of the GPU RK kernels (odb_cuda_fp64_peak). */
+#include <pthread.h>
+#include <stdio.h>
+
+#include <cuda_runtime.h>
+
+#include "odb_cuda_check.h"
+#include "cuda_backend.h"
+extern "C" {
+#include "odb_measure.h"
+}
+
+/*
+** What a peak is checked against: an H100 or H200 SXM has 132 SMs, each
+** issuing 64 FP64 FMA a clock (4 sub-partitions x 16 lanes), so at the
+** 1.98 GHz boost clock 132 x 64 x 2 x 1.98e9 = 33.5 TFLOP/s on the
+** vector pipes (NVIDIA quotes 34), and twice that, 67 TFLOP/s, through
+** the tensor cores' DMMA. A measured figure within a few per cent below
+** these is the clock the card holds under this load (its power limit can
+** lower it), and that is the figure the roofline takes.
+**
+** Vector: every thread runs PK_CHAINS independent chains x = fma(x, a, b),
+** 8 blocks of 256 threads an SM (64 warps, the most an SM holds), so each
+** sub-partition has 16 warps x 8 chains of independent DFMA to hide their
+** latency (a few clocks) behind. Tensor: every warp runs PK_MMA chains
+** of mma.sync m8n8k4 f64 (8 x 8 x 4 = 256 FMA, 512 FLOP an instruction),
+** its accumulator fed back. Each kernel runs PK_REPS times after a
+** warm-up, timed with events; the peak is from the median time.
+*/
+enum {
+  PK_THREADS = 256, PK_BLOCKS_PER_SM = 8, PK_CHAINS = 8, PK_ITERS = 16384,
+  PK_MMA = 4, PK_MMA_ITERS = 4096, PK_REPS = 9, PK_DEVICES = 64
+};
+
+/* PK_CHAINS DFMA chains a thread, PK_ITERS steps; the sum is stored only
+   in a case that does not happen, which keeps the chains alive. */
+static __global__ void __launch_bounds__(PK_THREADS, PK_BLOCKS_PER_SM)
+dfma_kernel(double a, double b, double *out) {
+  double x[PK_CHAINS];
+#pragma unroll
+  for (int k = 0; k < PK_CHAINS; ++k) x[k] = (double)(threadIdx.x + k);
+#pragma unroll 16
+  for (int i = 0; i < PK_ITERS; ++i) {
+#pragma unroll
+    for (int k = 0; k < PK_CHAINS; ++k) x[k] = fma(x[k], a, b);
+  }
+  double s = 0;
+#pragma unroll
+  for (int k = 0; k < PK_CHAINS; ++k) s += x[k];
+  if (s == -1.0) *out = s;
+}
+
+/* PK_MMA DMMA chains a warp, PK_MMA_ITERS steps: d = A B + d with the
+   thread's one element of A (8 x 4, row) and B (4 x 8, col) and two of d
+   (8 x 8). Nothing below compute capability 8.0 (no f64 mma). */
+static __global__ void __launch_bounds__(PK_THREADS, PK_BLOCKS_PER_SM)
+dmma_kernel(double a, double b, double *out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  double d[PK_MMA][2];
+  const double av = a * (double)(threadIdx.x & 31u), bv = b;
+#pragma unroll
+  for (int k = 0; k < PK_MMA; ++k) d[k][0] = d[k][1] = (double)k;
+#pragma unroll 8
+  for (int i = 0; i < PK_MMA_ITERS; ++i) {
+#pragma unroll
+    for (int k = 0; k < PK_MMA; ++k)
+      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
+                   "{%0, %1}, {%2}, {%3}, {%0, %1};"
+                   : "+d"(d[k][0]), "+d"(d[k][1])
+                   : "d"(av), "d"(bv));
+  }
+  double s = 0;
+#pragma unroll
+  for (int k = 0; k < PK_MMA; ++k) s += d[k][0] + d[k][1];
+  if (s == -1.0) *out = s;
+#else
+  (void)a;
+  (void)b;
+  (void)out;
+#endif
+}
+
+/*
+** Times PK_REPS launches of one kernel (after a warm-up) of `blocks`
+** blocks with events; *flops = the FLOP of a launch over the median time.
+*/
+static odb_status time_kernel(int tensor, unsigned blocks, double *out,
+                              double flop, double *flops) {
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  double sec[PK_REPS];
+  odb_status st = ODB_OK;
+  cudaError_t err = cudaEventCreate(&e0);
+  if (err == cudaSuccess) err = cudaEventCreate(&e1);
+  for (int r = -1; r < PK_REPS && err == cudaSuccess; ++r) {
+    float ms = 0;
+    err = cudaEventRecord(e0, 0);
+    if (err == cudaSuccess) {
+      if (tensor) dmma_kernel<<<blocks, PK_THREADS>>>(1e-3, 1e-3, out);
+      else dfma_kernel<<<blocks, PK_THREADS>>>(0.999999, 1e-6, out);
+      err = cudaGetLastError();
+    }
+    if (err == cudaSuccess) err = cudaEventRecord(e1, 0);
+    if (err == cudaSuccess) err = cudaEventSynchronize(e1);
+    if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, e0, e1);
+    if (r >= 0) sec[r] = ms * 1e-3;   /* r = -1: the warm-up */
+  }
+  if (err != cudaSuccess)
+    st = odb_cuda_fail(err, tensor ? "FP64 tensor peak: events and DMMA "
+                                     "launches"
+                                   : "FP64 peak: events and DFMA launches",
+                       __FILE__, __LINE__);
+  else
+    *flops = flop / odb_median(sec, PK_REPS);
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  return st;
+}
+
+/* Both peaks of the current device (tensor 0 below compute capability 8). */
+static odb_status measure_peaks(int device, double *pk) {
+  int sms = 0, major = 0;
+  double *out = NULL, threads;
+  unsigned blocks;
+  odb_status st;
+  ODB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                        device));
+  ODB_CUDA_CHECK(cudaDeviceGetAttribute(&major,
+                                        cudaDevAttrComputeCapabilityMajor,
+                                        device));
+  blocks = (unsigned)(sms > 0 ? sms : 1) * PK_BLOCKS_PER_SM;
+  threads = (double)blocks * PK_THREADS;
+  ODB_CUDA_CHECK(cudaMalloc((void **)&out, sizeof *out));
+  st = time_kernel(0, blocks, out, 2.0 * threads * PK_CHAINS * PK_ITERS,
+                   &pk[0]);
+  pk[1] = 0;
+  if (st == ODB_OK && major >= 8)   /* 512 FLOP a warp's mma */
+    st = time_kernel(1, blocks, out, 512.0 * (threads / 32) * PK_MMA *
+                                         PK_MMA_ITERS, &pk[1]);
+  cudaFree(out);
+  return st;
+}
+
+/* See cuda_backend.h: one measurement per device and process. */
+extern "C" odb_status odb_cuda_fp64_peak(double *flops,
+                                         double *tensor_flops) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static double cached[PK_DEVICES][2];
+  double once[2] = { 0, 0 };
+  int device = 0;
+  odb_status st = ODB_OK;
+  *flops = *tensor_flops = 0;
+  ODB_CUDA_CHECK(cudaGetDevice(&device));
+  pthread_mutex_lock(&lock);
+  if (device >= 0 && device < PK_DEVICES && cached[device][0] > 0) {
+    once[0] = cached[device][0];
+    once[1] = cached[device][1];
+  } else {   /* kept only when both were measured */
+    st = measure_peaks(device, once);
+    if (st == ODB_OK && device >= 0 && device < PK_DEVICES) {
+      cached[device][0] = once[0];
+      cached[device][1] = once[1];
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  if (st == ODB_OK) {
+    *flops = once[0];
+    *tensor_flops = once[1];
+  }
+  return st;
+}
