@@ -1,5 +1,6 @@
 /* odb_lua_module.c - luaopen_odebench: the functions of the odebench table. */
 #include "odb_lua.h"
+#include "odb_kernels.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -353,7 +354,9 @@ static void push_bandwidth(lua_State *L, const odb_bandwidth *bw) {
 /*
 ** Pushes the gpu table of the "cuda" backend, or nil; with bw also its
 ** read and device-to-device copy bandwidth (read_gbs, copy_gbs: this
-** process's figures, odbL_state_gpu_bandwidth).
+** process's figures, odbL_state_gpu_bandwidth) and its FP64 peaks in
+** GFLOP/s (fp64_gflops through DFMA, fp64_tensor_gflops through DMMA,
+** where the device has it: odb_cuda_fp64_peak, measured once a process).
 */
 static void push_gpu(lua_State *L, odbL_state *S, int bw) {
   const odb_gpu_bandwidth *g;
@@ -378,6 +381,17 @@ static void push_gpu(lua_State *L, odbL_state *S, int bw) {
     lua_setfield(L, -2, "copy_gbs");
     lua_pushnumber(L, g->read / 1e9);
     lua_setfield(L, -2, "read_gbs");
+  }
+  if (bw) {
+    double pk = 0, tpk = 0;
+    if (odb_kernels_fp64_peak(b, &pk, &tpk) == ODB_OK && pk > 0) {
+      lua_pushnumber(L, pk / 1e9);
+      lua_setfield(L, -2, "fp64_gflops");
+      if (tpk > 0) {
+        lua_pushnumber(L, tpk / 1e9);
+        lua_setfield(L, -2, "fp64_tensor_gflops");
+      }
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 /* odb_lua_solver.c - odebench.Solver (step, integrate) and ob.reference. */
 #include "odb_lua.h"
+#include "odb_kernels.h"
 
 #include <limits.h>
 #include <math.h>
@@ -421,6 +422,40 @@ static odb_status integrate_run(void *ud, double *sec) {
 }
 
 /*
+** The compute roof of a GPU RK solve (docs/gpu.md, "the compute roof"):
+** fp64_per_step, the FP64 instructions (DFMA, DADD, DMUL) of a step as the
+** generator counted them, averaged over the run's attempts (those that
+** evaluated stage 0 and those that took F_0 from memory, told apart by
+** the evaluations: nfev = steps (s - 1) + the former); fp64_peak_gflops,
+** the device's measured DFMA peak; fp64_floor_s, a step's instructions at
+** that peak (one DFMA a thread instruction: the peak's FLOP/s over 2);
+** roofline_pct, the larger of the memory floor (the row's floor_pct) and
+** the FP64 floor over the measured time. Nothing for another solver or
+** where the count is unknown; the count alone where the peak is.
+*/
+static void put_roof(row_out *w, const odb_solver *s,
+                     const odb_solve_stats *st, double sec) {
+  double f1 = odb_gpu_rk_fp64(s, 1), f0 = odb_gpu_rk_fp64(s, 0);
+  double pk = 0, tpk = 0, n0, per, floor_s, mem = 0;
+  if (!(f1 > 0) || st->steps <= 0) return;
+  n0 = (double)st->nfev - (double)st->steps * (s->method->s - 1);
+  n0 = n0 < 0 ? 0 : n0 > (double)st->steps ? (double)st->steps : n0;
+  per = (f1 * n0 + f0 * ((double)st->steps - n0)) / (double)st->steps;
+  put_num(w, "fp64_per_step", per);
+  if (!(sec > 0) || odb_kernels_fp64_peak(s->backend, &pk, &tpk) != ODB_OK ||
+      !(pk > 0))
+    return;
+  floor_s = per / (pk / 2);
+  put_num(w, "fp64_peak_gflops", pk / 1e9);
+  put_num(w, "fp64_floor_s", floor_s);
+  if (lua_getfield(w->L, w->tidx, "floor_pct") == LUA_TNUMBER)
+    mem = lua_tonumber(w->L, -1) / 100 * sec;
+  lua_pop(w->L, 1);
+  put_num(w, "roofline_pct", 100.0 * fmax(mem, floor_s * (double)st->steps) /
+                             sec);
+}
+
+/*
 ** Pushes the result table and records the same fields as a results row.
 ** The counts are those of one run (every run does the same steps); the
 ** seconds and the rates are the median's, with the quartiles, spread and
@@ -476,6 +511,7 @@ static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
                                ? odb_solver_threads(s) : 1,
                              mr, mw, touched, sec);
   }
+  put_roof(&w, s, st, sec);   /* after floor_pct, which it reads */
   put_num(&w, "bytes", bytes);
   put_num(&w, "t", st->t);
   put_num(&w, "h", st->h);
