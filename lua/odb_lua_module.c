@@ -554,6 +554,7 @@ int luaopen_odebench(lua_State *L) {
   luaL_newlib(L, odb_funcs);
   odbL_gpupower_register(L);
   odbL_files_register(L);
+  odbL_checkpoint_register(L);
   lua_pushstring(L, odb_version());
   lua_setfield(L, -2, "_VERSION");
   return 1;

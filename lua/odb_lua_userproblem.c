@@ -4,6 +4,7 @@
    a 2-D grid as CUDA C of a cell (gpu_stream2d compiles it). */
 #include "odb_lua.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,7 +21,8 @@
 ** the thread is the Problem userdata's user value, so it lives as long as
 ** the Problem and not as long as whichever coroutine made it), a lock that
 ** serialises calls into Lua (a threaded CPU variant may call f from several
-** threads), the initial value and the GPU source.
+** threads), the initial value, the stops (p->tstops points at them) and
+** the GPU source.
 */
 typedef struct user_data {
   lua_State *L;          /* the problem's thread; f at its stack index 1 */
@@ -29,19 +31,20 @@ typedef struct user_data {
   char what[96];         /* "f of problem 'name'", for the callback guard */
   pthread_mutex_t mu;
   double *y0;            /* n values, after the struct */
-  char *src;             /* NULL or the CUDA C, after y0 */
+  double *tstops;        /* the stops, ascending, after y0 */
+  char *src;             /* NULL or the CUDA C, after the stops */
   char *cell;            /* NULL or the cell's CUDA C, after src */
 } user_data;
 
 static const odb_problem_type user_type = {
   .name = ODB_PROBLEM_USER,
   .doc = "an IVP defined in a scenario: ob.problem{name=, n=, d=, f=, y0=, "
-         "gpu_source=, grid=, cell_source=, star=}",
+         "gpu_source=, grid=, cell_source=, star=, tstops=}",
 };
 
 static const char *const user_keys[] = {
   "name", "n", "d", "f", "y0", "gpu_source", "params", "t0", "t1", "flops",
-  "grid", "cell_source", "star", NULL
+  "grid", "cell_source", "star", "tstops", NULL
 };
 
 /* One call of f, as user_rhs hands it to rhs_protected. */
@@ -261,6 +264,39 @@ static void read_grid(lua_State *L, odb_problem *p, const char *cell) {
   p->gpu_cell_source = cell;
 }
 
+/* qsort's order of doubles (the stops are finite). */
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* See odb_lua.h. */
+int odbL_check_tstops(lua_State *L, int arg, int idx, const char *field,
+                      double *out) {
+  lua_Integer len;
+  idx = lua_absindex(L, idx);
+  if (!lua_istable(L, idx))
+    odbL_field_error(L, arg, field, "list of times", idx);
+  len = (lua_Integer)lua_rawlen(L, idx);
+  if (len > ODBL_MAX_TSTOPS)
+    luaL_argerror(L, arg, lua_pushfstring(L, "field '%s': %I stops, at most "
+                  "%d", field, len, ODBL_MAX_TSTOPS));
+  for (lua_Integer i = 1; i <= len; ++i) {
+    int t = lua_rawgeti(L, idx, i);
+    double x = t == LUA_TNUMBER ? (double)lua_tonumber(L, -1) : 0.0;
+    if (t != LUA_TNUMBER || !isfinite(x))
+      luaL_argerror(L, arg, lua_pushfstring(L, "field '%s': entry %I is %s%s, "
+                    "a finite number (a time) expected", field, i,
+                    t == LUA_TNUMBER || t == LUA_TNIL ? "" : "a ",
+                    t != LUA_TNUMBER ? luaL_typename(L, -1)
+                    : isnan(x) ? "nan" : x > 0 ? "inf" : "-inf"));
+    if (out) out[i - 1] = x;
+    lua_pop(L, 1);
+  }
+  if (out) qsort(out, (size_t)len, sizeof *out, cmp_double);
+  return (int)len;
+}
+
 /* lua_dump's writer: feeds the chunk's bytes to the digest. */
 static int dump_hash(lua_State *L, const void *b, size_t n, void *ud) {
   (void)L;
@@ -330,13 +366,15 @@ static size_t check_size(lua_State *L, lua_Integer n, size_t extra) {
 ** f fills the Vector f from y, gpu_source defines `__device__ double
 ** odb_rhs(odb_idx j, double t, const double *y)` (y[k] is component k,
 ** 0-based; ODB_N, ODB_D, ODB_P0..7 defined), cell_source defines
-** odb_rhs_cell for gpu_stream2d (odb_problem.h; read_grid). Pushes the
+** odb_rhs_cell for gpu_stream2d (odb_problem.h; read_grid), tstops lists
+** the times where f jumps (odb_problem.tstops; sorted here). Pushes the
 ** Problem.
 */
 int odbL_user_problem(lua_State *L) {
   lua_Integer n, d;
   size_t srclen = 0, celllen = 0, bytes;
   const char *name, *src, *cell;
+  int nstops = 0;
   odbL_problem *pb;
   odb_problem *p;
   user_data *u;
@@ -361,7 +399,11 @@ int odbL_user_problem(lua_State *L) {
   if (src) srclen = strlen(src) + 1;
   cell = odbL_opt_string(L, 1, "cell_source", NULL);
   if (cell) celllen = strlen(cell) + 1;
-  bytes = check_size(L, n, srclen + celllen);
+  if (lua_getfield(L, 1, "tstops") != LUA_TNIL)   /* counted and checked */
+    nstops = odbL_check_tstops(L, 1, -1, "tstops", NULL);
+  lua_pop(L, 1);
+  bytes = check_size(L, n, srclen + celllen +
+                           (size_t)nstops * sizeof(double));
   odbL_gc_external(L, (double)bytes);
   pb = lua_newuserdatauv(L, sizeof *pb, 1);                       /* 2 */
   memset(pb, 0, sizeof *pb);
@@ -378,9 +420,10 @@ int odbL_user_problem(lua_State *L) {
   pb->p = p;                      /* freed with the userdata from now on */
   pb->closed = 0;
   u->y0 = (double *)(u + 1);
-  u->src = src ? (char *)(u->y0 + n) : NULL;
+  u->tstops = u->y0 + n;
+  u->src = src ? (char *)(u->tstops + nstops) : NULL;
   if (src) memcpy(u->src, src, srclen);
-  u->cell = cell ? (char *)(u->y0 + n) + srclen : NULL;
+  u->cell = cell ? (char *)(u->tstops + nstops) + srclen : NULL;
   if (cell) memcpy(u->cell, cell, celllen);
   pthread_mutex_init(&u->mu, NULL);
   snprintf(u->what, sizeof u->what, "f of problem '%s'", name);
@@ -397,6 +440,13 @@ int odbL_user_problem(lua_State *L) {
   p->take_failure = user_take_failure;
   p->initial = user_initial;
   p->gpu_source = u->src;
+  if (nstops > 0) {   /* read again, into their place, and sorted */
+    lua_getfield(L, 1, "tstops");
+    odbL_check_tstops(L, 1, -1, "tstops", u->tstops);
+    lua_pop(L, 1);
+    p->tstops = u->tstops;
+    p->ntstops = nstops;
+  }
   snprintf(p->label, sizeof p->label, "%s(n=%lld,d=%lld)", name,
            (long long)n, (long long)d);
   read_params(L, 1, p->param);

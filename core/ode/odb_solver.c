@@ -782,6 +782,61 @@ static odb_status device_batch(odb_solver *s, double t1, double span,
   return ODB_OK;
 }
 
+/* {====== stops: the times where f jumps (odb_problem.tstops, a call's) */
+
+/* The first of a[0..n) (ascending) that is at least t; INFINITY if none. */
+static double first_from(const double *a, int n, double t) {
+  int lo = 0, hi = a ? n : 0, len = hi;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (a[mid] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < len ? a[lo] : INFINITY;
+}
+
+/* The first stop at or after t: the problem's or one of x[0..nx). */
+static double stop_from(const odb_solver *s, const double *x, int nx,
+                        double t) {
+  return fmin(first_from(s->problem->tstops, s->problem->ntstops, t),
+              first_from(x, nx, t));
+}
+
+/*
+** A step never starts on a stop: f there belongs to the piece before it,
+** and the first stage of the next step would read that piece. When s->t
+** is a stop, s moves on to the next double up (the state's change over
+** that one unit in the last place, |f| ulp, is below any tolerance) and
+** chooses its step size again as at a start (h_next = 0: the first-step
+** algorithm; FSAL's f(t, y) dropped): the step size and F_0 belong to the
+** other piece of f. Returns 1 when it did.
+*/
+static int leave_stop(odb_solver *s, const double *x, int nx) {
+  if (stop_from(s, x, nx, s->t) != s->t) return 0;
+  s->t = nextafter(s->t, INFINITY);
+  s->h_next = 0;
+  s->fsal_ready = 0;
+  return 1;
+}
+
+/* ODB_OK when x[0..nx) are finite and ascending. */
+static odb_status stops_check(const double *x, int nx) {
+  if (nx < 0 || (nx > 0 && !x))
+    return ODB_FAIL(ODB_ERR_ARG, "stops: %d given without a list", nx);
+  for (int i = 0; i < nx; ++i) {
+    if (!isfinite(x[i]))
+      return ODB_FAIL(ODB_ERR_ARG, "stop %d is %g: stops must be finite",
+                      i + 1, x[i]);
+    if (i > 0 && !(x[i] >= x[i - 1]))
+      return ODB_FAIL(ODB_ERR_ARG, "stop %d (%.17g) is below stop %d "
+                      "(%.17g): stops must be ascending", i + 1, x[i], i,
+                      x[i - 1]);
+  }
+  return ODB_OK;
+}
+
+/* }====== */
+
 /*
 ** Records the time and status reached in s->stats and, when info is not
 ** NULL, gives the figures of the calls since before (counts and sums as
@@ -810,10 +865,18 @@ odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info) {
   double t0 = odb_clock_now();
   if (h < 0 || !isfinite(h))
     return ODB_FAIL(ODB_ERR_ARG, "step size must be positive, got %g", h);
-  if (h > 0)
+  if (h > 0) {
     st = fixed_step(s, h, 0);
-  else
-    st = adaptive_step(s, 1e300, s->opts.hmin > 0 ? s->opts.hmin : 1e-300);
+  } else {   /* adaptive: not past the problem's next stop */
+    double hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-300, stop, left;
+    leave_stop(s, NULL, 0);
+    stop = stop_from(s, NULL, 0, s->t);
+    left = isfinite(stop) ? stop - s->t : 1e300;
+    st = adaptive_step(s, left, hmin);
+    if (st == ODB_OK && isfinite(stop) &&
+        stop - s->t < 1e-14 * fmax(fabs(stop), left))
+      s->t = stop;
+  }
   s->stats.seconds += odb_clock_now() - t0;
   finish_stats(s, st, &before, info);
   return st;
@@ -843,7 +906,7 @@ static odb_status step_toward(odb_solver *s, double t1, double span,
 odb_status odb_solver_step_to(odb_solver *s, double t1,
                               odb_solve_stats *info) {
   odb_solve_stats before = s->stats;
-  double span = t1 - s->t, t0 = odb_clock_now(), hmin;
+  double span = t1 - s->t, t0 = odb_clock_now(), hmin, end;
   odb_status st;
   if (!(span > 0) || !isfinite(t1))
     return ODB_FAIL(ODB_ERR_ARG, "t1 (%g) must be greater than the current "
@@ -854,7 +917,15 @@ odb_status odb_solver_step_to(odb_solver *s, double t1,
     return ODB_FAIL(ODB_ERR_ARG, "the current time (%g) must be finite",
                     s->t);
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
-  st = step_toward(s, t1, span, hmin);
+  leave_stop(s, NULL, 0);
+  end = fmin(stop_from(s, NULL, 0, s->t), t1);
+  if (!(s->t < t1) ||   /* t1 was the double after a stop */
+      (end < t1 && end - s->t < 1e-14 * fmax(fabs(end), span))) {
+    s->t = end;   /* a sliver before a stop, as step_toward merges one */
+    st = ODB_OK;
+  } else {
+    st = step_toward(s, end, span, hmin);
+  }
   s->stats.seconds += odb_clock_now() - t0;
   finish_stats(s, st, &before, info);
   return st;
@@ -875,6 +946,19 @@ void odb_solve_stats_delta(const odb_solve_stats *a, const odb_solve_stats *b,
 
 odb_status odb_solver_integrate(odb_solver *s, double t1,
                                 odb_solve_stats *stats) {
+  return odb_solver_integrate_stops(s, t1, NULL, 0, stats);
+}
+
+/*
+** The loop runs one step (or one batch on the device) at a time toward the
+** end of the current segment: the first stop after s->t, or t1. A sliver
+** of a segment before a stop (below 1e-14 of the span) is merged away:
+** s->t moves onto the stop without a step, as step_toward merges a
+** sliver left before t1 into the step.
+*/
+odb_status odb_solver_integrate_stops(odb_solver *s, double t1,
+                                      const double *x, int nx,
+                                      odb_solve_stats *stats) {
   odb_solve_stats start = s->stats, cur;
   odb_status st = ODB_OK;
   double span = t1 - s->t, hmin, t0 = odb_clock_now(), last_pub = t0;
@@ -887,19 +971,28 @@ odb_status odb_solver_integrate(odb_solver *s, double t1,
   if (!isfinite(s->t) || !isfinite(span))
     return ODB_FAIL(ODB_ERR_ARG, "the current time (%g) must be finite",
                     s->t);
+  ODB_TRY(stops_check(x, nx));
   hmin = s->opts.hmin > 0 ? s->opts.hmin : 1e-14 * fmax(fabs(t1), span);
   publish(s, ODB_EV_SOLVE_BEGIN, &s->stats, (double)s->n, t1);
   st = sync_check(s);   /* the variant may have changed since create */
   while (st == ODB_OK && s->t < t1) {
     long done = s->stats.steps - start.steps;
+    double end;
     if (done >= s->opts.max_steps) {
       st = ODB_FAIL(ODB_ERR_MAX_STEPS, "%ld steps reached at t = %.17g",
                     s->opts.max_steps, s->t);
       break;
     }
-    st = dev ? device_batch(s, t1, span, hmin, s->opts.max_steps - done,
+    if (leave_stop(s, x, nx)) capped = 0;   /* a new segment */
+    if (!(s->t < t1)) break;   /* t1 was the double after a stop */
+    end = fmin(stop_from(s, x, nx, s->t), t1);
+    if (end < t1 && end - s->t < 1e-14 * fmax(fabs(end), span)) {
+      s->t = end;
+      continue;
+    }
+    st = dev ? device_batch(s, end, span, hmin, s->opts.max_steps - done,
                             &launches, &capped)
-             : step_toward(s, t1, span, hmin);
+             : step_toward(s, end, span, hmin);
     if (st != ODB_OK) break;
     if (odb_ctx_stop_requested(s->ctx)) {
       st = ODB_FAIL(ODB_INTERRUPTED, "interrupted at t = %.17g", s->t);

@@ -237,8 +237,10 @@ void odb_solver_reset(odb_solver *s, double t0);
 /*
 ** One step. h > 0: a step of exactly h, always accepted (fixed step).
 ** h == 0: one adaptive step: retries rejected attempts with smaller h until
-** one is accepted (or hmin/max steps is hit). info receives the step's
-** figures (t after the step, h used, err). 
+** one is accepted (or hmin/max steps is hit); it ends on the problem's next
+** stop rather than pass it, and a step from a stop starts just after it
+** with a fresh step size (odb_solver_integrate_stops). info receives the
+** step's figures (t after the step, h used, err).
 */
 odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info);
 
@@ -247,15 +249,34 @@ odb_status odb_solver_step(odb_solver *s, double h, odb_solve_stats *info);
 ** opts.h_fixed > 0 (then the last step is shortened to hit t1). stats gets
 ** the figures of this call only. Checks the context's stop flag after every
 ** step and returns ODB_INTERRUPTED (with stats filled) when it is set.
+** The problem's stops (odb_problem.tstops) are honoured as
+** odb_solver_integrate_stops says.
 */
 odb_status odb_solver_integrate(odb_solver *s, double t1,
                                 odb_solve_stats *stats);
 
 /*
+** odb_solver_integrate with the call's own stops x[0..nx) (ascending,
+** finite; else ODB_ERR_ARG naming the first bad one) beside the problem's.
+** The integration runs segment by segment: every stop inside (t, t1) ends
+** a segment, which a step lands on exactly, and the next segment starts
+** just after it (the next double up: f at a stop belongs to the piece
+** before it) with the step size chosen again as at a fresh start
+** (h_next = 0, FSAL data dropped) on every variant and backend. A call
+** that starts on a stop starts just after it in the same way; stops
+** before the start or past t1 play no part, and one at t1 ends the call
+** there (the next call then starts just after it). stats sum the
+** segments.
+*/
+odb_status odb_solver_integrate_stops(odb_solver *s, double t1,
+                                      const double *x, int nx,
+                                      odb_solve_stats *stats);
+
+/*
 ** One step toward t1 (> s->t) as odb_solver_integrate takes it: adaptive
-** unless opts.h_fixed > 0, never past t1 (a step that would end within a
-** sliver of t1 lands on it). info as for odb_solver_step. Does not check
-** the stop flag or publish events.
+** unless opts.h_fixed > 0, never past t1 nor past the problem's next stop
+** (a step that would end within a sliver of either lands on it). info as
+** for odb_solver_step. Does not check the stop flag or publish events.
 */
 odb_status odb_solver_step_to(odb_solver *s, double t1,
                               odb_solve_stats *info);
