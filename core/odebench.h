@@ -15,6 +15,7 @@
 #include "odb_problem.h"
 #include "odb_method.h"
 #include "odb_solver.h"
+#include "odb_checkpoint.h"
 #include "odb_json.h"
 #include "odb_results.h"
 #include "odb_sha256.h"

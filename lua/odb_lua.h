@@ -281,6 +281,22 @@ int odbL_gpu_barrier(lua_State *L);
 void odbL_gpupower_register(lua_State *L);
 /* ob.problem{...}: a problem defined in a scenario (odb_lua_userproblem.c) */
 int odbL_user_problem(lua_State *L);
+/*
+** The list of stops (times where f jumps) in field `field` of argument arg,
+** whose value is at idx: a list of finite numbers (raw entries 1..#list),
+** at most ODBL_MAX_TSTOPS, else an argument error naming the field and
+** the entry. Returns the count; with out (room for that count) also
+** writes them there, ascending (odb_lua_userproblem.c; ob.problem's
+** tstops and s:integrate's).
+*/
+#define ODBL_MAX_TSTOPS 10000000
+int odbL_check_tstops(lua_State *L, int arg, int idx, const char *field,
+                      double *out);
+/* s:checkpoint(file) into the Solver's methods, at module open, and
+   ob.solver's restart = file (odb_lua_checkpoint.c). */
+void odbL_checkpoint_register(lua_State *L);
+int odbL_checkpoint_restore(lua_State *L, int arg, odb_solver *s,
+                            const char *file);
 /* ob.reservoir and ob.krylov (lua/odb_lua_sparse.c). */
 int odbL_reservoir(lua_State *L);
 int odbL_krylov(lua_State *L);

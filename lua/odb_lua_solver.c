@@ -16,11 +16,11 @@ typedef struct odbL_solver {
 static const char *const solver_keys[] = {
   "problem", "method", "backend", "variant", "tol", "rtol", "atol", "h",
   "h0", "safety", "fac_min", "fac_max", "max_steps", "block", "streaming",
-  "m", "threads", "sync", "tiling", "measure", NULL
+  "m", "threads", "sync", "tiling", "measure", "restart", NULL
 };
 
 static const char *const integrate_keys[] = {
-  "t0", "t1", "reference", "label", "measure", NULL
+  "t0", "t1", "reference", "label", "measure", "tstops", NULL
 };
 
 static const char *const reference_keys[] = {
@@ -279,7 +279,7 @@ int odbL_solver_new(lua_State *L) {
   odb_solver *s = NULL;
   odb_solver_opts o;
   odb_measure_opts mopts = {0};
-  const char *method, *backend, *variant;
+  const char *method, *backend, *variant, *restart;
   odb_status st;
   odbL_check_not_in_callback(L, "ob.solver");
   S = odbL_state_get(L);
@@ -295,6 +295,7 @@ int odbL_solver_new(lua_State *L) {
   method = odbL_opt_string(L, 1, "method", "dopri5");
   backend = odbL_opt_string(L, 1, "backend", "auto");
   variant = odbL_opt_string(L, 1, "variant", "auto");
+  restart = odbL_opt_string(L, 1, "restart", NULL);   /* a checkpoint */
   read_opts(L, &o);
   if (odb_method_lookup(method, &m) != ODB_OK)
     luaL_argerror(L, 1, odb_last_error());
@@ -313,6 +314,7 @@ int odbL_solver_new(lua_State *L) {
   box->s = s;
   box->pb = pb;
   pb->refs++;
+  if (restart) odbL_checkpoint_restore(L, 1, s, restart);
   return 1;
 }
 
@@ -407,6 +409,8 @@ typedef struct integrate_runs {
   double t0, t1, h0;
   const double *y0;      /* the state at t0 (n values) */
   odb_solve_stats *stats;/* the last run's */
+  const double *tstops;  /* the call's stops (tstops = {...}), ascending */
+  int ntstops;
 } integrate_runs;
 
 /* One sample of odb_measure_run: a whole integration, timed by the
@@ -416,7 +420,8 @@ static odb_status integrate_run(void *ud, double *sec) {
   odb_status st;
   odb_solver_set_state(r->s, r->t0, r->y0);
   r->s->h_next = r->h0;
-  st = odb_solver_integrate(r->s, r->t1, r->stats);
+  st = odb_solver_integrate_stops(r->s, r->t1, r->tstops, r->ntstops,
+                                  r->stats);
   *sec = r->stats->seconds;
   return st;
 }
@@ -536,7 +541,7 @@ static int solver_integrate(lua_State *L) {
   odb_solver *s;
   odbL_vector *ref = NULL, *y = NULL, *y0;
   solve_figures f;
-  integrate_runs runs;
+  integrate_runs runs = {0};
   odb_measure_opts mo;
   int has_t0;
   double start;
@@ -571,6 +576,13 @@ static int solver_integrate(lua_State *L) {
                     (lua_Integer)ref->n));
     y = odbL_vector_new(L, s->n);   /* scratch for the state, made now */
   }
+  if (lua_getfield(L, 2, "tstops") != LUA_TNIL) {   /* kept on the stack */
+    int k = odbL_check_tstops(L, 2, -1, "tstops", NULL);
+    runs.tstops = lua_newuserdatauv(L, (size_t)(k > 0 ? k : 1) *
+                                    sizeof(double), 0);
+    runs.ntstops = odbL_check_tstops(L, 2, -2, "tstops",
+                                     (double *)runs.tstops);
+  }
   start = has_t0 ? f.t0 : s->t;
   if (!(f.t1 > start))
     order_error(L, 2, f.t1, has_t0 ? "t0" : "the current time", start);
@@ -579,7 +591,8 @@ static int solver_integrate(lua_State *L) {
   f.t0 = s->t;
   y0 = odbL_vector_new(L, s->n);   /* the start of every run */
   st = odb_solver_get_state(s, y0->v);
-  runs = (integrate_runs){ s, f.t0, f.t1, s->h_next, y0->v, &f.st };
+  runs = (integrate_runs){ s, f.t0, f.t1, s->h_next, y0->v, &f.st,
+                           runs.tstops, runs.ntstops };
   if (st == ODB_OK)
     st = odb_measure_run(integrate_run, &runs, &mo, NULL, &f.m, NULL);
   if (st != ODB_OK) {   /* the row is the failed run's */
