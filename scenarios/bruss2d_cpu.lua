@@ -4,10 +4,13 @@
 --
 -- For each grid size, method and variant it takes a fixed number of fixed
 -- steps (after one warm-up step) and reports the time per step, the
--- effective bandwidth (bytes the variant must move over the time), the
--- percentage of the bandwidth floor (those bytes at the read/copy bandwidth
--- `odebench info` measured for one thread; both variants run on one core),
--- and how much faster the fused variant is than the plain loop.
+-- effective bandwidth (the bytes the variant counts it moves over the
+-- time), the row's floor% (floor_pct: the fewest bytes any variant must
+-- move, y read and ynew written once a step, at the one-thread read and
+-- write bandwidth `odebench info` measured; both variants run on one core;
+-- a '*' marks a row above its floor, with a footnote: in cache when y and
+-- ynew fit the last-level cache), and how much faster the fused variant is
+-- than the plain loop.
 -- `odebench plot RUN_DIR` draws GB/s and % of the floor against n per
 -- method and variant (gbs_vs_n, floor_pct_vs_n).
 --
@@ -56,7 +59,7 @@ ob.plot { name = "gbs_vs_n", x = "n", y = "gbs", group = { "method", "variant" }
 ob.plot { name = "floor_pct_vs_n", x = "n", y = "floor_pct", group = { "method", "variant" },
           logx = true, title = "BRUSS2D on one core: % of the bandwidth floor against n" }
 
-local total, done = #sizes * #split(methods) * #split(variants), 0
+local total, done, rows = #sizes * #split(methods) * #split(variants), 0, {}
 ob.progress(0, total)
 io.write(string.format("%6s %10s %8s  %-10s %-6s %10s %6s %8s %7s %8s\n", "N", "n",
   "MiB/step", "method", "var", "s/step", "+-", "GB/s", "floor%", "speedup"))
@@ -80,11 +83,13 @@ for _, N in ipairs(sizes) do
         speedup = report.tied(plain_r.time_per_step, plain_r.spread, tps, r.spread)
                   and "tied" or string.format("%.2fx", plain_r.time_per_step / tps)
       end
-      io.write(string.format("%6d %10d %8.1f  %-10s %-6s %10.3e %5.1f%% %8.2f %7.1f %8s\n",
+      rows[#rows + 1] = r
+      io.write(string.format("%6d %10d %8.1f  %-10s %-6s %10.3e %5.1f%% %8.2f %7s %8s\n",
         N, p.n, r.bytes / r.steps / 2^20, m, v, tps, 100 * r.spread,
-        r.gbs, r.floor_pct or 0, speedup))
+        r.gbs, report.floor(r), speedup))
       done = done + 1
       ob.progress(done, total, string.format("N=%d %s/%s", N, m, v))
     end
   end
 end
+for _, l in ipairs(report.floor_notes(rows)) do print(l) end

@@ -17,8 +17,10 @@
 -- none) and on the host (sync = "step"), against JAX running the same
 -- controller in one jitted lax.while_loop. It prints the
 -- time per step, GB/s (the bytes the variant must move over the time), the
--- share of the floor (reading y and writing ynew once, 2 n 8 bytes, at the
--- device-to-device copy bandwidth measured in this run), the FP64 floor (the
+-- share of the floor (reading y and writing ynew once, 8 n bytes each: y at
+-- the read bandwidth measured in this run and ynew at the write bandwidth
+-- derived from the copy, taken from our first solve row's floor_pct, which
+-- the floor routine of odb_floor.h computes), the FP64 floor (the
 -- step's FP64 instructions as the generator counts them, at the DFMA peak
 -- measured in this run: ob.info().gpu.fp64_gflops), the share of the
 -- roofline (the larger floor over the time; docs/gpu.md, "the compute
@@ -67,15 +69,11 @@ local c = 2e-3 * (N - 1) ^ 2
 local h = 1 / (8 * c + 10)
 local t1a = 12 * steps * h   -- the adaptive runs' span, first step h
 local floor_bytes = 2 * n * 8
-local floor_s = gpu.copy_gbs and floor_bytes / (gpu.copy_gbs * 1e9) or nil
-io.write(string.format("%s (cc %s, %d SMs), copy bandwidth %.0f GB/s; "
-  .. "BRUSS2D N=%d, n=%d (%.0f MB a vector), h=%.4g, %d steps\n",
-  gpu.name, gpu.cc, gpu.sm_count, gpu.copy_gbs or 0, N, n, n * 8 / 1e6, h,
-  steps))
-if floor_s then
-  io.write(string.format("floor: read y + write ynew = %.0f MB at %.0f GB/s "
-    .. "= %.1f us per step\n", floor_bytes / 1e6, gpu.copy_gbs, floor_s * 1e6))
-end
+local floor_s      -- a step's floor, from the first solve row (fixed steps)
+io.write(string.format("%s (cc %s, %d SMs), read bandwidth %.0f GB/s, copy "
+  .. "%.0f GB/s; BRUSS2D N=%d, n=%d (%.0f MB a vector), h=%.4g, %d steps\n",
+  gpu.name, gpu.cc, gpu.sm_count, gpu.read_gbs or 0, gpu.copy_gbs or 0, N, n,
+  n * 8 / 1e6, h, steps))
 if gpu.fp64_gflops then
   io.write(string.format("FP64 peak (measured): %.0f GFLOP/s DFMA = %.0f G "
     .. "instructions/s%s; fp64 us: a step's counted FP64 instructions at it\n",
@@ -178,6 +176,13 @@ for _, m in ipairs(split(methods)) do
         return s:integrate { t0 = 0, t1 = steps * h,
                              label = string.format("%s %s N=%d", m, v, N) }
       end)
+      if not floor_s and r.floor_pct then
+        -- every fixed step reads y and writes ynew once: the row's floor
+        -- over its steps is steps times a step's
+        floor_s = r.floor_pct / 100 * r.time_per_step
+        io.write(string.format("floor: read y + write ynew = %.0f MB (%s) "
+          .. "= %.1f us per step\n", floor_bytes / 1e6, r.floor_bw, floor_s * 1e6))
+      end
       rows[#rows + 1] = { name = v, tps = r.time_per_step, gbs = r.gbs,
                           sum = peers ~= "none" and state_sum(s) or nil,
                           ours = true, fp64_s = r.fp64_floor_s,

@@ -51,6 +51,7 @@ for _, v in ipairs(thesis) do
   if present[v] then npresent = npresent + 1 end
 end
 local total, done = #split(problems) * #split(methods) * #split(sizes) * npresent, 0
+local noted = {}   -- every row, for the floor footnotes
 ob.progress(0, total)
 
 for _, pname in ipairs(split(problems)) do
@@ -79,9 +80,10 @@ for _, pname in ipairs(split(problems)) do
             s:step(h)                                  -- warm-up
             local r = s:integrate { t1 = s.t + steps * h, label = v }
             rows[#rows + 1] = { v = v, tps = r.time_per_step, spread = r.spread }
-            io.write(string.format("  %-10s %12.4e %6s %14.3f %8.2f %7.1f\n", v,
+            noted[#noted + 1] = r
+            io.write(string.format("  %-10s %12.4e %6s %14.3f %8.2f %7s\n", v,
               r.time_per_step, string.format("%.1f%%", 100 * r.spread),
-              r.time_per_step / p.n * 1e9, r.gbs or 0, r.floor_pct or 0))
+              r.time_per_step / p.n * 1e9, r.gbs or 0, report.floor(r)))
             s:close()
           else
             io.write(string.format("  %-10s %s\n", v, "n/a: " .. tostring(s):gsub("^.-%(", "("):sub(1, 90)))
@@ -103,3 +105,4 @@ for _, pname in ipairs(split(problems)) do
     end
   end
 end
+for _, l in ipairs(report.floor_notes(noted)) do print(l) end

@@ -4,8 +4,10 @@
 -- distance 2N) from t = 0 to 1 with Dormand-Prince 5(4) at tolerance 1e-6 in
 -- the fused CPU variant, checks the result against an independent
 -- high-accuracy solution (Verner 6(5) at tolerance 1e-10), and prints the
--- steps, the time per step, the effective bandwidth and how close that comes
--- to the bandwidth floor this machine measured.
+-- steps, the time per step, the effective bandwidth and the row's % floor:
+-- the least time of the solve (y read and ynew written once a step) at the
+-- bandwidth this machine measured, over the time taken ('*' and a footnote
+-- when above 100%: in cache when y and ynew fit the last-level cache).
 --
 --   odebench scenarios/quickstart.lua                 -- N = 128
 --   odebench scenarios/quickstart.lua --set N=256     -- a larger grid

@@ -18,8 +18,12 @@
 -- that it does not rest on a dozen iterations; the ratio of the cusparse time per
 -- iteration to this one (the persistent/cusparse speedup), the iteration in
 -- SpMVs (time of one SpMV of the same kind measured in the same run), and
--- the percentage of the floor: A read twice plus the vector passes of one
--- iteration (bytes_per_iter) over the device copy bandwidth of this run.
+-- the row's floor% (floor_pct of the fixed-iteration solve: the fewest
+-- bytes of its iterations, odb_krylov_min_bytes -- A twice, or A and A^T,
+-- and the vectors the recurrences carry between their dot products -- the
+-- read ones at the read bandwidth of this run and the written ones at the
+-- write bandwidth derived from the copy; a '*' marks a row above its
+-- floor, with a footnote).
 --
 -- V (also accepted as sizes) and k take comma-separated lists, so a sweep
 -- too long for one run splits into subsets (--set V=96,128 --set k=8).
@@ -38,6 +42,7 @@
 --
 --   odebench scenarios/reservoir_bicgstab.lua --set file=a.mtx --set tol=1e-8
 local ob = require "odebench"
+local report = require "odebench.report"
 
 local sizes   = ob.param("V", ob.param("sizes", "20,32,41,51,64,96,128"))
 local ks      = ob.param("k", "4")
@@ -95,16 +100,16 @@ local function plan(method, V)
 end
 
 if file ~= "" then
-  print(string.format("%s; %s, tol %g", file, gpu and string.format("%s: copy bandwidth %.1f GB/s", gpu.name,
-                      gpu.copy_gbs) or "no GPU in this run: the CPU reference only", tol))
+  print(string.format("%s; %s, tol %g", file, gpu and string.format("%s: read bandwidth %.1f GB/s", gpu.name,
+                      gpu.read_gbs or 0) or "no GPU in this run: the CPU reference only", tol))
 else
-  print(string.format("%s: copy bandwidth %.1f GB/s; k=%s, wells=%d, GH-%s, tol %g", gpu.name,
-                      gpu.copy_gbs, ks, wells, pattern, tol))
+  print(string.format("%s: read bandwidth %.1f GB/s; k=%s, wells=%d, GH-%s, tol %g", gpu.name,
+                      gpu.read_gbs or 0, ks, wells, pattern, tol))
 end
 print(string.format("%2s %4s %9s %-8s %-10s %-4s %-8s %5s %9s %9s %7s %6s %6s %s", "k", "V", "n", "method",
                     "impl", "fmt", "sync", "iters", "us/iter", "ms", "xcusp", "xSpMV", "floor", "relres_true"))
 
-local grids = {}
+local grids, floor_rows = {}, {}
 if file ~= "" then
   grids[1] = { file = file, k = 0, V = 0 }
 else
@@ -157,13 +162,13 @@ for iv, gd in ipairs(grids) do
       local fixed = ob.krylov(opts)
       local t = fixed.seconds_per_iter
       if r.impl == "cusparse" then base = t end
-      local floor = gpu and res.bytes_per_iter / (gpu.copy_gbs * 1e9) / t or 0
+      floor_rows[#floor_rows + 1] = fixed
       local name = string.format("%s %s %s %s%s", kv, method, r.impl, r.fmt, r.sync and (" " .. r.sync) or "")
       print(string.format("%2d %4d %9d %-8s %-10s %-4s %-8s %5d %9.1f %9.3f %7s %6s %6s %.2g%s", k, V, n, method,
                           r.impl, r.fmt, r.sync or "-", res.iters, t * 1e6, res.seconds * 1e3,
                           base and string.format("%.2f", base / t) or "-",
                           spmv[key] and string.format("%.2f", t / spmv[key]) or "-",
-                          r.impl == "cpu" and "-" or string.format("%.0f%%", 100 * floor),
+                          report.floor(fixed, "%.0f%%"),
                           res.relres_true, res.converged and "" or ("  " .. res.outcome)))
       if r.impl == "persistent" then
         -- stream (evict-first values), call (SpMV as a called function) and
@@ -188,3 +193,4 @@ for iv, gd in ipairs(grids) do
   if g then g:close() end
   ob.progress(iv, #grids, "grids")
 end
+for _, l in ipairs(report.floor_notes(floor_rows)) do print(l) end

@@ -19,11 +19,13 @@
 -- in the same run on the same matrices.
 --
 -- Reported per implementation: microseconds per SpMV, GFLOP/s = 2 nnz / t,
--- GB/s counting the values, x and y once (8 (nnz + 2n) bytes, the floor's
--- bytes; the same for every format, so GB/s compares times), that as a
--- percentage of the device-to-device copy bandwidth measured in this run
--- (ob.info().gpu.copy_gbs), and the speedup of each of ours over cuSPARSE
--- CSR and BSR. Targets: Bdia >= 85% of the copy bandwidth for
+-- GB/s counting the values, x and y once (8 (nnz + 2n) bytes; the same for
+-- every format, so GB/s compares times), the row's floor% (floor_pct: the
+-- fewest bytes of the format's SpMV -- its arrays, x and y once,
+-- odb_sparse_min_bytes -- the read ones at the read bandwidth measured in
+-- this run and y at the write bandwidth derived from the copy; a '*' marks
+-- a row above its floor, with a footnote), and the speedup of each of ours
+-- over cuSPARSE CSR and BSR. Targets: Bdia >= 85% of its floor for
 -- V >= 64, >= 1.5x cuSPARSE CSR and >= 1.2x cuSPARSE BSR.
 -- Matrices that do not fit (host limit host_gb, or the device) are skipped
 -- with a note. Without a GPU the scenario says so and ends (exit 0).
@@ -54,6 +56,7 @@
 --
 --   odebench scenarios/reservoir_spmv.lua --set file=a.mtx --set bs=4
 local ob = require "odebench"
+local report = require "odebench.report"
 
 local Vs       = ob.param("V", "20,32,41,51,64,96,128")
 local ks       = ob.param("k", "2,4,8")
@@ -85,22 +88,25 @@ local function run_file()
   for i = 1, n do x[i] = math.sin(i) + i / n end
   local y0 = A:spmv(x)                       -- the CSR reference
   local gpu = ob.info { bandwidth = false }.gpu and ob.info().gpu
-  local bw = gpu and gpu.copy_gbs or 0
-  print(string.format("%s: n = %d, nnz = %d, floor %.1f MB%s", file, n, nnz, 8 * (nnz + 2 * n) / 1e6,
-                      gpu and string.format("; GPU %s, copy bandwidth %.1f GB/s", gpu.name, bw)
+  print(string.format("%s: n = %d, nnz = %d, values, x and y %.1f MB%s", file, n, nnz,
+                      8 * (nnz + 2 * n) / 1e6,
+                      gpu and string.format("; GPU %s, read bandwidth %.1f GB/s", gpu.name,
+                                            gpu.read_gbs or 0)
                           or "; no GPU in this run: CPU only"))
   local path = csv_path ~= "" and csv_path or (ob.outdir() .. "/reservoir_spmv_file.csv")
   local csv = io.open(path, "w")
-  if csv then csv:write("file,n,nnz,backend,impl,format,us,gflops,gbs,pct_copy_bw,device_bytes,config\n") end
+  if csv then csv:write("file,n,nnz,backend,impl,format,us,gflops,gbs,floor_pct,floor_note,device_bytes,config\n") end
   print(string.format("  %-8s %-14s %9s %9s %8s %7s  %s", "backend", "impl", "us", "GFLOP/s", "GB/s",
-                      "copy%", "configuration"))
-  local function emit(backend, name, fmt, t, devb, cfg)
+                      "floor%", "configuration"))
+  local floor_rows = {}
+  local function emit(backend, name, fmt, t, devb, cfg, row)
     local us, gflops, gbs = t * 1e6, 2 * nnz / t / 1e9, 8 * (nnz + 2 * n) / t / 1e9
-    local pct = backend == "cuda" and bw > 0 and 100 * gbs / bw or 0
-    print(string.format("  %-8s %-14s %9.1f %9.1f %8.1f %6.1f%%  %s", backend, name, us, gflops, gbs, pct, cfg))
+    floor_rows[#floor_rows + 1] = row
+    print(string.format("  %-8s %-14s %9.1f %9.1f %8.1f %7s  %s", backend, name, us, gflops, gbs,
+                        report.floor(row), cfg))
     if csv then
-      csv:write(string.format("%s,%d,%d,%s,%s,%s,%.3f,%.2f,%.2f,%.2f,%d,%s\n", file, n, nnz, backend, name, fmt,
-                              us, gflops, gbs, pct, devb, cfg))
+      csv:write(string.format("%s,%d,%d,%s,%s,%s,%.3f,%.2f,%.2f,%.2f,%s,%d,%s\n", file, n, nnz, backend, name, fmt,
+                              us, gflops, gbs, row.floor_pct or 0, row.floor_note or "", devb, cfg))
     end
     ob.metric(string.format("file_%s_%s_us", backend, name), us, "us")
     ob.metric(string.format("file_%s_%s_gbs", backend, name), gbs, "GB/s")
@@ -115,7 +121,7 @@ local function run_file()
       local err = M:spmv(x):max_rel_err(y0)
       assert(err <= 1e-12, string.format("%s: CPU %s SpMV differs from CSR by %.2e", file, f, err))
       local t, row = M:bench { reps = reps, threads = threads }
-      emit("cpu", f, f, t, M:info().bytes, "threads=" .. row.threads)
+      emit("cpu", f, f, t, M:info().bytes, "threads=" .. row.threads, row)
       if gpu then
         local okd, D = pcall(M.gpu, M)
         if not okd then
@@ -124,12 +130,13 @@ local function run_file()
           local _, cfg = D:tune { reps = tune_reps }
           err = D:spmv(x):max_rel_err(y0)
           assert(err <= 1e-12, string.format("%s: GPU %s SpMV differs from the CPU by %.2e", file, f, err))
-          emit("cuda", f, f, D:bench { reps = reps }, D:info().bytes, cfg)
+          local tg, rg = D:bench { reps = reps }
+          emit("cuda", f, f, tg, D:info().bytes, cfg, rg)
           if f == "csr" or f == "bsr" then
             err = D:spmv(x, "cusparse"):max_rel_err(y0)
             assert(err <= 1e-12, string.format("%s: cuSPARSE %s differs from the CPU by %.2e", file, f, err))
-            emit("cuda", "cusparse_" .. f, f, D:bench { impl = "cusparse", reps = reps }, D:info().bytes,
-                 D:info().cusparse)
+            local tc, rc = D:bench { impl = "cusparse", reps = reps }
+            emit("cuda", "cusparse_" .. f, f, tc, D:info().bytes, D:info().cusparse, rc)
           end
           D:close()
         end
@@ -138,6 +145,7 @@ local function run_file()
     end
     collectgarbage()
   end
+  for _, l in ipairs(report.floor_notes(floor_rows)) do print(l) end
   if csv then
     csv:close()
     print("rows in " .. path)
@@ -161,14 +169,14 @@ if not probe then
   return
 end
 local gpu = ob.info().gpu
-local bw = gpu.copy_gbs or 0
-print(string.format("%s: %d SMs, %.1f GiB, copy bandwidth %.1f GB/s (read + write)",
-                    gpu.name, gpu.sm_count, gpu.mem_bytes / 2^30, bw))
+print(string.format("%s: %d SMs, %.1f GiB, read bandwidth %.1f GB/s, copy %.1f GB/s "
+                    .. "(read + write)", gpu.name, gpu.sm_count, gpu.mem_bytes / 2^30,
+                    gpu.read_gbs or 0, gpu.copy_gbs or 0))
 
 local path = csv_path ~= "" and csv_path or (ob.outdir() .. "/reservoir_spmv.csv")
 local csv = io.open(path, "w")
 if csv then
-  csv:write("V,k,pattern,wells,n,nnz,impl,format,us,gflops,gbs,pct_copy_bw,"
+  csv:write("V,k,pattern,wells,n,nnz,impl,format,us,gflops,gbs,floor_pct,floor_note,"
             .. "speedup_vs_cusparse_csr,speedup_vs_cusparse_bsr,device_bytes,config\n")
 else
   print("reservoir_spmv: cannot write " .. path .. "; CSV rows skipped")
@@ -184,30 +192,31 @@ for _, V in ipairs(split(Vs)) do
   end
 end
 
-local notes = {}
+local notes, floor_rows = {}, {}
 local done = 0
 ob.progress(0, #cases, "grids")
 
 -- One measured implementation: table row, CSV row, metrics.
-local function emit(c, n, nnz, name, fmt, t, cs, devb, cfg)
+local function emit(c, n, nnz, name, fmt, t, cs, devb, cfg, row)
   local us = t * 1e6
   local gflops = 2 * nnz / t / 1e9
   local gbs = 8 * (nnz + 2 * n) / t / 1e9
-  local pct = bw > 0 and 100 * gbs / bw or 0
+  local pct = row.floor_pct or 0      -- the row's own floor (odb_floor.h)
   local vs_csr = cs.csr and cs.csr / t or 0
   local vs_bsr = cs.bsr and cs.bsr / t or 0
-  print(string.format("  %-14s %9.1f %9.1f %8.1f %6.1f%% %7.2f %7.2f  %s", name, us, gflops,
-                      gbs, pct, vs_csr, vs_bsr, cfg))
+  floor_rows[#floor_rows + 1] = row
+  print(string.format("  %-14s %9.1f %9.1f %8.1f %7s %7.2f %7.2f  %s", name, us, gflops,
+                      gbs, report.floor(row), vs_csr, vs_bsr, cfg))
   if csv then
-    csv:write(string.format("%d,%d,%s,%d,%d,%d,%s,%s,%.3f,%.2f,%.2f,%.2f,%.3f,%.3f,%d,%s\n",
+    csv:write(string.format("%d,%d,%s,%d,%d,%d,%s,%s,%.3f,%.2f,%.2f,%.2f,%s,%.3f,%.3f,%d,%s\n",
                             c.V, c.k, c.p, wells, n, nnz, name, fmt, us, gflops, gbs, pct,
-                            vs_csr, vs_bsr, devb, cfg))
+                            row.floor_note or "", vs_csr, vs_bsr, devb, cfg))
     csv:flush()
   end
   local tag = string.format("V%d_k%d_%s_%s", c.V, c.k, c.p, name)
   ob.metric(tag .. "_us", us, "us")
   ob.metric(tag .. "_gbs", gbs, "GB/s")
-  ob.metric(tag .. "_pct_copy_bw", pct, "%")
+  ob.metric(tag .. "_floor_pct", pct, "%")
   if name == "bdia" then
     if cs.csr then ob.metric(tag .. "_vs_cusparse_csr", vs_csr) end
     if cs.bsr then ob.metric(tag .. "_vs_cusparse_bsr", vs_bsr) end
@@ -227,10 +236,10 @@ for _, c in ipairs(cases) do
     local n, nnz = info.n, A:info().nnz
     local y0, x
     if check then y0, x = g:rhs(A) end
-    print(string.format("%s: n = %d, nnz = %d, floor %.1f MB", label, n, nnz,
+    print(string.format("%s: n = %d, nnz = %d, values, x and y %.1f MB", label, n, nnz,
                         8 * (nnz + 2 * n) / 1e6))
     print(string.format("  %-14s %9s %9s %8s %7s %7s %7s  %s", "impl", "us", "GFLOP/s",
-                        "GB/s", "copy%", "/csCSR", "/csBSR", "configuration"))
+                        "GB/s", "floor%", "/csCSR", "/csBSR", "configuration"))
     local rows, cs = {}, {}
     for _, f in ipairs(fmts) do
       local okm, M
@@ -250,24 +259,25 @@ for _, c in ipairs(cases) do
           assert(err <= 1e-12, string.format("%s %s: GPU SpMV differs from the CPU by %.2e",
                                              label, f, err))
         end
-        local t = D:bench { reps = reps }
-        rows[#rows + 1] = { name = f, fmt = f, t = t, devb = D:info().bytes, cfg = cfg }
+        local t, row = D:bench { reps = reps }
+        rows[#rows + 1] = { name = f, fmt = f, t = t, devb = D:info().bytes, cfg = cfg,
+                            row = row }
         if f == "csr" or f == "bsr" then
           if check then
             local err = D:spmv(x, "cusparse"):max_rel_err(y0)
             assert(err <= 1e-12, string.format("%s cuSPARSE %s differs from the CPU by %.2e",
                                                label, f, err))
           end
-          local tc = D:bench { impl = "cusparse", reps = reps }
+          local tc, rc = D:bench { impl = "cusparse", reps = reps }
           cs[f] = tc
           rows[#rows + 1] = { name = "cusparse_" .. f, fmt = f, t = tc, devb = D:info().bytes,
-                              cfg = D:info().cusparse }
+                              cfg = D:info().cusparse, row = rc }
         end
         D:close()
       end
       collectgarbage()
     end
-    for _, r in ipairs(rows) do emit(c, n, nnz, r.name, r.fmt, r.t, cs, r.devb, r.cfg) end
+    for _, r in ipairs(rows) do emit(c, n, nnz, r.name, r.fmt, r.t, cs, r.devb, r.cfg, r.row) end
     A:close()
   end
   g:close()
@@ -284,3 +294,4 @@ if #notes > 0 then
   print("skipped:")
   for _, s in ipairs(notes) do print("  " .. s) end
 end
+for _, l in ipairs(report.floor_notes(floor_rows)) do print(l) end
