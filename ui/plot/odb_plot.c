@@ -463,7 +463,8 @@ static double median_of(double *v, int n) {
 int odb_plot_roofs(const odb_csv *res, const int *rows, int nrows,
                    double floor_gbs, double peak_1t, odb_plot_roof *out) {
   int pk = odb_csv_col(res, "fp64_peak_gflops"), be = odb_csv_col(res, "backend"),
-      gbs = odb_csv_col(res, "gbs"), fl = odb_csv_col(res, "floor_pct");
+      gbs = odb_csv_col(res, "gbs"), fl = odb_csv_col(res, "floor_pct"),
+      fb = odb_csv_col(res, "floor_bytes"), sec = odb_csv_col(res, "seconds");
   int n = 0, host = 0;
   double *bw = malloc((size_t)(nrows + 1) * sizeof *bw);
   for (int i = 0; i < nrows; ++i) {
@@ -481,7 +482,12 @@ int odb_plot_roofs(const odb_csv *res, const int *rows, int nrows,
              be >= 0 && *odb_csv_cell(res, rows[i], be)
                ? odb_csv_cell(res, rows[i], be) : "FP64 rows");
     for (int j = i; bw && j < nrows; ++j) {   /* this peak's memory roof */
-      double g = odb_csv_num(res, rows[j], gbs),
+      /* floor_pct is of the row's floor_bytes (docs/floors.md), which a
+         solve's gbs (the variant's own bytes) does not count */
+      double g = fb >= 0 && sec >= 0 && odb_csv_num(res, rows[j], sec) > 0
+                   ? odb_csv_num(res, rows[j], fb) /
+                       odb_csv_num(res, rows[j], sec) * 1e-9
+                   : odb_csv_num(res, rows[j], gbs),
              f = odb_csv_num(res, rows[j], fl);
       if (odb_csv_num(res, rows[j], pk) == p && g > 0 && f > 0 &&
           isfinite(g) && isfinite(f))
