@@ -1,0 +1,278 @@
+/* odb_dist_mpi.c - the run across ranks with MPI (Open MPI 4.x): start and
+   end, rank and size, collectives that give up after a timeout, and the
+   abort that ends every rank.
+
+   Assumptions:
+   - Only the main thread calls MPI (MPI_THREAD_FUNNELED): the thread team
+     of core/rt computes between collectives and never communicates.
+   - Every collective is non-blocking (MPI_Iallreduce, MPI_Ibcast,
+     MPI_Iallgatherv, MPI_Ibarrier) and waited for by polling
+     (odb_dist_waitall), so a rank that never arrives costs the others
+     odb_dist_timeout() seconds and a message, not a hang. After a timeout
+     the request is still pending: the caller ends the run
+     (odb_dist_abort), which is the only safe continuation in MPI.
+   - Which ranks did not arrive cannot be known in general (a rank may be
+     computing). What can be known is which ranks have left the run:
+     odb_dist_finalize sends a message on a private communicator to every
+     other rank before MPI_Finalize, and a timed-out collective lists the
+     ranks whose message has come.
+   - MPI errors return (MPI_ERRORS_RETURN) and become ODB_ERR_IO with MPI's
+     own text. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "odb_clock.h"
+#include "odb_dist.h"
+#include "odb_dist_one.h"
+
+#define DIST_TAG_LEFT 7101       /* "this rank has left the run" */
+#define DIST_LIST_MAX 512        /* characters of a list of ranks */
+#define DIST_BCAST_CHUNK (1 << 30)
+
+static int dist_on;              /* odb_dist_init started MPI */
+static int dist_done;            /* odb_dist_finalize ran */
+static int dist_rank, dist_size = 1;
+static double dist_timeout = 60.0;
+static MPI_Comm dist_ctl = MPI_COMM_NULL;   /* leave messages only */
+static unsigned char *dist_left;            /* dist_size flags */
+
+/* Turns an MPI error code into ODB_ERR_IO naming the call. */
+static odb_status mpi_fail(int rc, const char *what) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  text[len] = '\0';
+  return ODB_FAIL(ODB_ERR_IO, "%s: MPI error %d: %s", odb_dist_what(what), rc,
+                  len > 0 ? text : "(no text)");
+}
+
+/* ODEBENCH_MPI: unset, "", "0" or "1". */
+static odb_status read_switch(int *on) {
+  const char *s = getenv("ODEBENCH_MPI");
+  *on = 0;
+  if (s == NULL || *s == '\0' || strcmp(s, "0") == 0) return ODB_OK;
+  if (strcmp(s, "1") == 0) { *on = 1; return ODB_OK; }
+  return ODB_FAIL(ODB_ERR_ARG, "ODEBENCH_MPI: expected 0 or 1, got '%.40s'", s);
+}
+
+odb_status odb_dist_init(int *argc, char ***argv) {
+  int want, inited = 0, provided = 0, rc;
+  if (dist_on || dist_done) return ODB_OK;
+  ODB_TRY(odb_dist_read_timeout(&dist_timeout));
+  ODB_TRY(read_switch(&want));
+  if (getenv("OMPI_COMM_WORLD_SIZE") != NULL) want = 1;
+  if (!want) return ODB_OK;
+  MPI_Initialized(&inited);
+  if (!inited) {
+    rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Init_thread");
+    if (provided < MPI_THREAD_FUNNELED) {
+      MPI_Finalize();
+      return ODB_FAIL(ODB_ERR_UNSUPPORTED, "MPI_Init_thread: this MPI gives "
+                      "thread level %d, odebench needs MPI_THREAD_FUNNELED",
+                      provided);
+    }
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &dist_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &dist_size);
+  rc = MPI_Comm_dup(MPI_COMM_WORLD, &dist_ctl);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Comm_dup");
+  dist_left = calloc((size_t)dist_size, 1);
+  if (dist_left == NULL)
+    return ODB_FAIL(ODB_ERR_NOMEM, "MPI: %d flags of ranks", dist_size);
+  dist_on = 1;
+  return ODB_OK;
+}
+
+/* Tells every other rank that this one has left, then ends MPI. The
+   zero-byte sends complete locally (eager); a peer that has already gone
+   is waited for at most the timeout. */
+void odb_dist_finalize(void) {
+  MPI_Request *reqs;
+  int r, n = 0;
+  if (!dist_on) return;
+  dist_on = 0;
+  dist_done = 1;
+  reqs = malloc(sizeof *reqs * (size_t)dist_size);
+  if (reqs != NULL) {
+    for (r = 0; r < dist_size; r++)
+      if (r != dist_rank &&
+          MPI_Isend(NULL, 0, MPI_BYTE, r, DIST_TAG_LEFT, dist_ctl,
+                    &reqs[n]) == MPI_SUCCESS)
+        n++;
+    dist_on = 1;   /* odb_dist_waitall polls only while MPI is on */
+    if (odb_dist_waitall(n, reqs, "MPI_Isend (leaving the run)") != ODB_OK)
+      odb_clear_error();
+    dist_on = 0;
+    free(reqs);
+  }
+  free(dist_left);
+  dist_left = NULL;
+  MPI_Finalize();
+}
+
+int odb_dist_rank(void) { return dist_on ? dist_rank : 0; }
+int odb_dist_size(void) { return dist_on ? dist_size : 1; }
+int odb_dist_active(void) { return dist_on; }
+double odb_dist_timeout(void) { return dist_timeout; }
+MPI_Comm odb_dist_comm(void) { return dist_on ? MPI_COMM_WORLD : MPI_COMM_NULL; }
+
+/* Receives the leave messages that have come and writes the ranks that
+   have left into buf ("" when none). */
+static void ranks_left(char *buf, size_t cap) {
+  size_t used = 0;
+  int r, flag, w;
+  MPI_Status st;
+  buf[0] = '\0';
+  for (;;) {
+    flag = 0;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, DIST_TAG_LEFT, dist_ctl, &flag, &st) !=
+        MPI_SUCCESS || !flag)
+      break;
+    MPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, DIST_TAG_LEFT, dist_ctl,
+             MPI_STATUS_IGNORE);
+    dist_left[st.MPI_SOURCE] = 1;
+  }
+  for (r = 0; r < dist_size; r++) {
+    if (!dist_left[r]) continue;
+    w = snprintf(buf + used, cap - used, "%s%d", used ? ", " : "", r);
+    if (w < 0 || (size_t)w >= cap - used) { buf[used] = '\0'; break; }
+    used += (size_t)w;
+  }
+}
+
+/* Sleeps between tests once the first ones found nothing: ranks share
+   cores when oversubscribed, and a spinning waiter would slow the rank
+   it waits for. */
+static void pause_after(long tests) {
+  struct timespec ts = {0, 0};
+  if (tests < 64) return;
+  ts.tv_nsec = tests < 1024 ? 20000L : 500000L;
+  nanosleep(&ts, NULL);
+}
+
+odb_status odb_dist_waitall(int n, MPI_Request *reqs, const char *what) {
+  double t0 = odb_clock_now();
+  long tests = 0;
+  int done = 0, rc;
+  char left[DIST_LIST_MAX];
+  if (n <= 0) return ODB_OK;
+  for (;;) {
+    rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
+    if (done) return ODB_OK;
+    if (odb_clock_since(t0) > dist_timeout) break;
+    pause_after(++tests);
+  }
+  if (!dist_on || dist_left == NULL) left[0] = '\0';
+  else ranks_left(left, sizeof left);
+  if (left[0] != '\0')
+    return ODB_FAIL(ODB_ERR_IO, "%s: timed out after %g s "
+                    "(ODEBENCH_MPI_TIMEOUT) on rank %d of %d; rank%s %s "
+                    "left the run without calling it", odb_dist_what(what),
+                    dist_timeout, dist_rank, dist_size,
+                    strchr(left, ',') ? "s" : "", left);
+  return ODB_FAIL(ODB_ERR_IO, "%s: timed out after %g s (ODEBENCH_MPI_TIMEOUT) "
+                  "on rank %d of %d; not every rank called it",
+                  odb_dist_what(what), dist_timeout, dist_rank, dist_size);
+}
+
+static odb_status allreduce(double *v, int count, MPI_Op op, const char *what) {
+  MPI_Request req;
+  int rc;
+  ODB_TRY(odb_dist_check_reduce(v, count, what));
+  if (!dist_on) return ODB_OK;
+  rc = MPI_Iallreduce(MPI_IN_PLACE, v, count, MPI_DOUBLE, op, MPI_COMM_WORLD,
+                      &req);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
+  return odb_dist_waitall(1, &req, what);
+}
+
+odb_status odb_dist_allreduce_sum(double *v, int count, const char *what) {
+  return allreduce(v, count, MPI_SUM, what);
+}
+
+odb_status odb_dist_allreduce_max(double *v, int count, const char *what) {
+  return allreduce(v, count, MPI_MAX, what);
+}
+
+/* Broadcasts in chunks of at most 1 GiB: MPI counts are int. */
+odb_status odb_dist_bcast(void *buf, size_t bytes, int root, const char *what) {
+  MPI_Request req;
+  size_t off, n;
+  int rc;
+  ODB_TRY(odb_dist_check_bcast(buf, bytes, root, odb_dist_size(), what));
+  if (!dist_on) return ODB_OK;
+  for (off = 0; off < bytes; off += n) {
+    n = bytes - off < DIST_BCAST_CHUNK ? bytes - off : DIST_BCAST_CHUNK;
+    rc = MPI_Ibcast((char *)buf + off, (int)n, MPI_BYTE, root, MPI_COMM_WORLD,
+                    &req);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
+    ODB_TRY(odb_dist_waitall(1, &req, what));
+  }
+  return ODB_OK;
+}
+
+odb_status odb_dist_allgatherv(const double *mine, long nmine, double *all,
+                               const long *counts, const long *displs,
+                               const char *what) {
+  MPI_Request req;
+  int *ic = NULL, *id = NULL, r, rc;
+  odb_status st;
+  if (!dist_on)
+    return odb_dist_one_allgatherv(mine, nmine, all, counts, displs, what);
+  ODB_TRY(odb_dist_check_gather(mine, nmine, all, counts, displs, dist_rank,
+                                dist_size, what));
+  ic = malloc(sizeof *ic * (size_t)dist_size);
+  id = malloc(sizeof *id * (size_t)dist_size);
+  if (ic == NULL || id == NULL) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "%s: counts of %d ranks", odb_dist_what(what),
+                  dist_size);
+    goto fail;
+  }
+  for (r = 0; r < dist_size; r++) {   /* checked <= INT_MAX above */
+    ic[r] = (int)counts[r];
+    id[r] = (int)displs[r];
+  }
+  /* In place when this rank's block already sits in all (MPI forbids
+     aliased send and receive buffers). */
+  rc = MPI_Iallgatherv(mine == all + displs[dist_rank] ? MPI_IN_PLACE : mine,
+                       (int)nmine, MPI_DOUBLE, all, ic, id, MPI_DOUBLE,
+                       MPI_COMM_WORLD, &req);
+  if (rc != MPI_SUCCESS) {
+    st = mpi_fail(rc, what);
+    goto fail;
+  }
+  st = odb_dist_waitall(1, &req, what);
+fail:
+  free(ic);
+  free(id);
+  return st;
+}
+
+odb_status odb_dist_barrier(const char *what) {
+  MPI_Request req;
+  int rc;
+  if (!dist_on) return ODB_OK;
+  rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
+  return odb_dist_waitall(1, &req, what);
+}
+
+/* Prints once (a second call, from a handler of the first, stays quiet)
+   and ends every rank. MPI_Abort makes mpirun end the job with `status`. */
+void odb_dist_abort(int status, const char *msg) {
+  static volatile int said;
+  if (!said) {
+    said = 1;
+    odb_dist_say(odb_dist_rank(), msg);
+  }
+  if (dist_on) MPI_Abort(MPI_COMM_WORLD, status);
+  exit(status);
+}
