@@ -22,6 +22,9 @@
 
 #include "odb_config.h"
 #include "odb_kernels.h"
+#ifdef ODB_HAVE_MPI
+#include "odb_dist_ode.h"
+#endif
 #include "odb_plot.h"
 #include "odb_ui.h"
 #include "odb_ui_events.h"
@@ -964,6 +967,9 @@ static odb_ctx *plain_ctx(void) {
     return NULL;
   }
   odb_kernels_register(c);
+#ifdef ODB_HAVE_MPI
+  odb_dist_ode_register();   /* --list shows mpi_A, mpi_S, mpi_N, mpi_X */
+#endif
   return c;
 }
 

@@ -8,6 +8,10 @@
 #include <time.h>
 
 #include "odb_kernels.h"
+#include "odb_config.h"
+#ifdef ODB_HAVE_MPI
+#include "odb_dist_ode.h"
+#endif
 
 /* Frees everything the state owns; safe to call twice. */
 static void state_free(odbL_state *S) {
@@ -125,6 +129,10 @@ odbL_state *odbL_state_open(lua_State *L, const odbL_config *cfg) {
     luaL_error(L, "cannot create the odebench context: %s", odb_last_error());
   if (odb_kernels_register(S->ctx) != ODB_OK)
     odb_ctx_log(S->ctx, ODB_LOG_WARN, "GPU backends: %s", odb_last_error());
+#ifdef ODB_HAVE_MPI
+  if (odb_dist_ode_register() != ODB_OK)   /* mpi_A, mpi_S, mpi_N, mpi_X */
+    odb_ctx_log(S->ctx, ODB_LOG_WARN, "MPI variants: %s", odb_last_error());
+#endif
   odbL_check_record(L, odbL_context_fill(S));
   new_registry_table(L, ODBL_ROWS_KEY);
   new_registry_table(L, ODBL_REFCACHE_KEY);

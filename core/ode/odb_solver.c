@@ -332,6 +332,7 @@ odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
                     v->name, why);
   /* the variant options stay with the solver: v must take them */
   ODB_TRY(odb_variant_check_opts(v, s->opts.vopts, s->opts.nvopts));
+  if (old && old->gather) ODB_TRY(old->gather(s));   /* v reads all of y */
   if (old && old->fini) old->fini(s);
   s->vdata = NULL;
   st = enter_variant(s, v, block, threads);
@@ -396,6 +397,7 @@ double odb_solver_cache_bytes(const odb_solver *s, int level, double fallback) {
 
 odb_status odb_solver_get_state(odb_solver *s, double *y) {
   size_t bytes = (size_t)s->n * sizeof(double);
+  if (s->variant && s->variant->gather) ODB_TRY(s->variant->gather(s));
   if (s->backend->host_memory) {
     memcpy(y, s->y, bytes);
     return ODB_OK;
@@ -612,6 +614,8 @@ static odb_status adaptive_step(odb_solver *s, double hmax_left,
   if (s->err_order <= 0)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "method '%s' has no error estimate: "
                     "give a fixed step h", s->method->name);
+  if (s->h_next <= 0 && !(s->opts.h0 > 0) && s->variant->gather)
+    ODB_TRY(s->variant->gather(s));   /* the first-step guess reads all y */
   if (s->h_next <= 0)
     s->h_next = s->opts.h0 > 0 ? s->opts.h0 : initial_step(s, hmax_left);
   for (;;) {

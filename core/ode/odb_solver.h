@@ -149,6 +149,16 @@ struct odb_variant {
   */
   const odb_param_decl *opts;
   int nopts;
+  /*
+  ** Optional (NULL: y and F hold every component): a variant whose
+  ** processes each compute only their own block of the components (the
+  ** MPI variants of dist/ode) makes s->y whole on this process again, and
+  ** F[0] too under FSAL (s->fsal_ready). A collective: every process calls
+  ** it at the same point of the same run. Called by odb_solver_get_state,
+  ** before the first-step guess (it reads all of y) and before
+  ** odb_solver_set_variant_to leaves the variant.
+  */
+  odb_status (*gather)(odb_solver *s);
 };
 
 struct odb_solver {

@@ -1,0 +1,321 @@
+/* dist_erk.c - the distributed explicit RK variants mpi_A, mpi_S, mpi_N,
+   mpi_X: each rank computes its block of every stage, the exchanges of
+   dist_halo.c bring the components f reads, and the error norm is summed
+   over all ranks so that every rank takes the same steps. */
+#include "odb_dist_ode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist_halo.h"
+#include "erk_common.h"
+#include "odb_dist.h"
+
+/*
+** The variants of [Str12] that the PIRK autotuning thesis (§10.3) draws on,
+** for explicit RK methods: stage l's argument Y_l = y + h sum_i a_li F_i
+** is formed on the rank's block [a, b) only; the exchange of its kind
+** (dist_halo.h) then brings the components f reads from the other ranks,
+** while f runs on the interior (components whose f reads only the block);
+** the rest of the block follows when the exchange is done. Stage 0 reads
+** y the same way (each accepted step leaves only the block of y current),
+** except under FSAL, where F_0 is the block of the last stage before.
+**
+** Storage: y, ynew and the F_i are the solver's full-length vectors (the
+** core allocates them, set_state and reset give every rank the whole
+** state, f takes global component indices), and the argument vector Y
+** (work) is full length too, so that messages land at the components'
+** own places with no packing. Each rank keeps current only its block and
+** the halo it received; gather() makes y (and F_0 under FSAL) whole when
+** the solver needs the whole state (odb_solver_get_state, the first-step
+** guess, a change of variant).
+**
+** Arithmetic: the same erk_lc per component as the plain variant, so every
+** component of every stage is bit for bit the one process's as long as
+** the steps are the same. The error norm's sum of squares is summed over
+** the block, the R partial sums gathered to every rank and added in rank
+** order: MPI does not promise that a reduction gives bitwise the same
+** value on every rank (only advises it), and every rank must take the
+** same accept/reject decision and step size. One rank's norm is the plain
+** variant's exactly; R ranks differ from it only by the rounding of the
+** R partial sums.
+*/
+
+typedef struct dist_data {
+  erk_plan plan;
+  dist_halo halo;
+  long *one, *rank_at;       /* counts 1 and displacements r of the norm */
+  double *parts;             /* the R partial sums */
+} dist_data;
+
+static dist_kind kind_of(const odb_variant *v);
+
+/* {====== applies: what each communication pattern needs */
+
+/* Common to all four: an explicit RK method, a rank per component. */
+static int common_applies(const char *name, const odb_problem *p,
+                          const odb_method *m, char *why, size_t nwhy) {
+  int R = odb_dist_size();
+  if (m->kind != ODB_METHOD_ERK) {
+    snprintf(why, nwhy, "%s runs explicit RK methods only; '%s' is a PIRK "
+             "corrector", name, m->name);
+    return 0;
+  }
+  if (p->n < R) {
+    snprintf(why, nwhy, "%s needs a component on every rank; %s has n = %ld "
+             "for %d ranks", name, p->label, p->n, R);
+    return 0;
+  }
+  return 1;
+}
+
+static int all_applies(const odb_problem *p, const odb_method *m, char *why,
+                       size_t nwhy) {
+  return common_applies("mpi_A", p, m, why, nwhy);
+}
+
+static int sparse_applies(const odb_problem *p, const odb_method *m,
+                          char *why, size_t nwhy) {
+  return common_applies("mpi_S", p, m, why, nwhy);
+}
+
+/* N and X: a limited access distance; N also a block of at least d. */
+static int halo_applies(const char *name, int neighbours_only,
+                        const odb_problem *p, const odb_method *m, char *why,
+                        size_t nwhy) {
+  int R = odb_dist_size();
+  long shortest = p->n / R;
+  if (!common_applies(name, p, m, why, nwhy)) return 0;
+  if (p->d >= p->n) {
+    snprintf(why, nwhy, "%s needs a limited access distance (d < n); %s has "
+             "d = n = %ld: every f_j may read every component (mpi_A and "
+             "mpi_S apply)", name, p->label, p->n);
+    return 0;
+  }
+  if (neighbours_only && shortest < p->d) {
+    snprintf(why, nwhy, "mpi_N needs every rank's block at least as long as "
+             "the access distance d = %ld; %s has n = %ld, and %d ranks give "
+             "blocks of %ld (mpi_X forwards halos over several ranks)",
+             p->d, p->label, p->n, R, shortest);
+    return 0;
+  }
+  return 1;
+}
+
+static int neighbour_applies(const odb_problem *p, const odb_method *m,
+                             char *why, size_t nwhy) {
+  return halo_applies("mpi_N", 1, p, m, why, nwhy);
+}
+
+static int forward_applies(const odb_problem *p, const odb_method *m,
+                           char *why, size_t nwhy) {
+  return halo_applies("mpi_X", 0, p, m, why, nwhy);
+}
+
+/* }====== */
+
+static void dist_fini(odb_solver *s) {
+  dist_data *dd = s->vdata;
+  if (dd) {
+    dist_halo_free(&dd->halo);
+    free(dd->one);
+    free(dd->rank_at);
+    free(dd->parts);
+    free(dd);
+  }
+  free(s->work);
+  s->vdata = NULL;
+  s->work = NULL;
+}
+
+/*
+** The plan, the exchange and the argument vector. ynew, Y and the F_i are
+** zeroed: outside its block a rank never writes them, and the core reads
+** whole vectors in places (the end-of-call finiteness check of y, the
+** first and last component of ynew for methods without an estimate), so
+** what lies there must be finite.
+*/
+static odb_status dist_init(odb_solver *s) {
+  MPI_Comm comm = odb_dist_active() ? odb_dist_comm() : MPI_COMM_NULL;
+  dist_data *dd = calloc(1, sizeof *dd);
+  size_t bytes = (size_t)s->n * sizeof(double);
+  int R = odb_dist_size();
+  odb_status st;
+  if (!dd) return ODB_FAIL(ODB_ERR_NOMEM, "%s: plan", s->variant->name);
+  s->vdata = dd;
+  ODB_TRY(erk_plan_make(s->method, &dd->plan));
+  st = dist_halo_init(&dd->halo, kind_of(s->variant), comm, s->n,
+                      s->problem->d, s->variant->name);
+  if (st != ODB_OK) return st;
+  dd->one = malloc((size_t)R * sizeof *dd->one);
+  dd->rank_at = malloc((size_t)R * sizeof *dd->rank_at);
+  dd->parts = malloc((size_t)R * sizeof *dd->parts);
+  s->work_len = (size_t)s->n;
+  if (posix_memalign((void **)&s->work, 64, bytes)) s->work = NULL;
+  if (!dd->one || !dd->rank_at || !dd->parts || !s->work)
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s: argument vector of %ld doubles",
+                    s->variant->name, s->n);
+  for (int r = 0; r < R; ++r) {
+    dd->one[r] = 1;
+    dd->rank_at[r] = r;
+  }
+  memset(s->work, 0, bytes);
+  memset(s->ynew, 0, bytes);
+  for (int i = 0; i < s->method->s; ++i) memset(s->F[i], 0, bytes);
+  return ODB_OK;
+}
+
+/* out[a, b) = y + h sum t F on [a, b), in chunks as plain does. */
+static void lc_block(double *out, const double *y, double *const *F,
+                     const erk_terms *t, double h, long a, long b, int nst) {
+  const double *Fp[ERK_MAX_STAGES];
+  for (long k = a; k < b; k += ERK_CHUNK) {
+    long len = b - k < ERK_CHUNK ? b - k : ERK_CHUNK;
+    for (int i = 0; i < nst; ++i) Fp[i] = F[i] + k;
+    erk_lc(out + k, y ? y + k : NULL, Fp, t, h, len);
+  }
+}
+
+/* f_j(tc, v) for j in [j0, j1) into F[j0, j1). */
+static void rhs(const odb_problem *p, double tc, const double *v, double *F,
+                long j0, long j1) {
+  if (j0 < j1) p->rhs(p, tc, v, 0, F + j0, j0, j1);
+}
+
+/*
+** F[a, b) = f(tc, v) with v's block current: the exchange runs while f
+** works on the interior, the two edges of the block after it.
+*/
+static odb_status stage_f(odb_solver *s, double tc, double *v, double *F) {
+  dist_halo *h = &((dist_data *)s->vdata)->halo;
+  const odb_problem *p = s->problem;
+  ODB_TRY(dist_halo_begin(h, v));
+  rhs(p, tc, v, F, h->ia, h->ib);
+  ODB_TRY(dist_halo_end(h, v));
+  rhs(p, tc, v, F, h->a, h->ia);
+  rhs(p, tc, v, F, h->ib, h->b);
+  return ODB_OK;
+}
+
+/* The error norm over all ranks: the partial sums added in rank order. */
+static odb_status norm_all(dist_data *dd, double acc, long n, double *err) {
+  double sum;
+  ODB_TRY(odb_dist_allgatherv(&acc, 1, dd->parts, dd->one, dd->rank_at,
+                              "MPI_Allgatherv (error norm)"));
+  sum = dd->parts[0];
+  for (int r = 1; r < dd->halo.size; ++r) sum += dd->parts[r];
+  *err = sqrt(sum / (double)n);
+  return ODB_OK;
+}
+
+/* Methods without an estimate: the block of ynew must be finite. */
+static odb_status block_finite(const odb_solver *s, long a, long b, double h) {
+  for (long j = a; j < b; ++j)
+    if (!isfinite(s->ynew[j]))
+      return ODB_FAIL(ODB_ERR_NONFINITE, "solution became non-finite at t = "
+                      "%.17g with h = %g: component %ld is %g (%s, rank %d)",
+                      s->t, h, j + 1, s->ynew[j], s->variant->name,
+                      odb_dist_rank());
+  return ODB_OK;
+}
+
+static odb_status dist_attempt(odb_solver *s, double h, double *err) {
+  dist_data *dd = s->vdata;
+  const erk_plan *plan = &dd->plan;
+  const odb_method *m = s->method;
+  long a = dd->halo.a, b = dd->halo.b;
+  double acc = 0.0, *Y = s->work;
+  if (!s->fsal_ready) ODB_TRY(stage_f(s, s->t, s->y, s->F[0]));
+  for (int l = 1; l < m->s; ++l) {
+    lc_block(Y, s->y, s->F, &plan->a[l], h, a, b, l);
+    ODB_TRY(stage_f(s, s->t + m->c[l] * h, Y, s->F[l]));
+  }
+  lc_block(s->ynew, s->y, s->F, &plan->b, h, a, b, m->s);
+  *err = 0.0;
+  if (plan->e.n == 0) return block_finite(s, a, b, h);
+  lc_block(Y, NULL, s->F, &plan->e, h, a, b, m->s);   /* Y[a, b) holds e */
+  for (long k = a; k < b; k += ERK_CHUNK) {
+    long len = b - k < ERK_CHUNK ? b - k : ERK_CHUNK;
+    erk_norm_acc(Y + k, s->y + k, s->ynew + k, len, s->opts.atol,
+                 s->opts.rtol, &acc);
+  }
+  return norm_all(dd, acc, s->n, err);
+}
+
+/*
+** The plain variant's sweeps over this rank's block, plus per exchange
+** (stage 0 unless FSAL gave F_0, and every later stage) the halo written
+** into memory on arrival and read by f, and the block's parts read to be
+** sent (A: the whole block, once per gather).
+*/
+static void dist_traffic(const odb_solver *s, int stage0, double *r,
+                         double *w) {
+  const dist_data *dd = s->vdata;
+  const erk_plan *plan = &dd->plan;
+  const dist_halo *hl = &dd->halo;
+  double v = (double)(hl->b - hl->a) * sizeof(double), rd = 0, wr = 0;
+  double in = hl->in * sizeof(double), out = hl->out * sizeof(double);
+  int nx = plan->s - 1 + (stage0 ? 1 : 0);
+  if (stage0) { rd += v; wr += v; }
+  for (int l = 1; l < plan->s; ++l) {
+    rd += v * (1 + plan->a[l].n) + v;
+    wr += 2 * v;
+  }
+  rd += v * (1 + plan->b.n);
+  wr += v;
+  if (plan->e.n > 0) {
+    rd += v * plan->e.n + 3 * v;
+    wr += v;
+  }
+  *r = rd + nx * (in + out);
+  *w = wr + nx * in;
+}
+
+/* y whole on every rank, and F_0 under FSAL. */
+static odb_status dist_gather(odb_solver *s) {
+  dist_data *dd = s->vdata;
+  ODB_TRY(dist_halo_gather(&dd->halo, s->y));
+  if (s->fsal_ready) ODB_TRY(dist_halo_gather(&dd->halo, s->F[0]));
+  return ODB_OK;
+}
+
+#define DIST_VARIANT(id, nm, app, text)                                     \
+  const odb_variant odb_variant_##id = {                                    \
+    .name = nm, .doc = text, .backend = "cpu", .applies = app,              \
+    .init = dist_init, .fini = dist_fini, .attempt = dist_attempt,          \
+    .traffic = dist_traffic, .gather = dist_gather,                         \
+  }
+
+DIST_VARIANT(mpi_A, "mpi_A", all_applies,
+             "MPI, any access pattern: every stage's argument vector "
+             "gathered on every rank by MPI_Iallgatherv (overlapped with f "
+             "on the block's interior); error norm summed over the ranks");
+DIST_VARIANT(mpi_S, "mpi_S", sparse_applies,
+             "MPI, sparse: each rank receives point to point from each "
+             "owner only the components its f reads, [lo-d, hi+d) from the "
+             "access distance d (all of them when d = n); overlapped with "
+             "f on the interior");
+DIST_VARIANT(mpi_N, "mpi_N", neighbour_applies,
+             "MPI, neighbours: halos of width d from the two neighbouring "
+             "ranks (MPI_Isend/Irecv, overlapped with f on the interior); "
+             "needs d < n and every rank's block at least d long");
+DIST_VARIANT(mpi_X, "mpi_X", forward_applies,
+             "MPI, forwarded halos: width-d halos passed on between "
+             "neighbours in rounds, so blocks may be shorter than d; needs "
+             "d < n");
+
+static dist_kind kind_of(const odb_variant *v) {
+  if (v == &odb_variant_mpi_A) return DIST_ALL;
+  if (v == &odb_variant_mpi_S) return DIST_SPARSE;
+  if (v == &odb_variant_mpi_N) return DIST_NEIGHBOUR;
+  return DIST_FORWARD;
+}
+
+odb_status odb_dist_ode_register(void) {
+  ODB_TRY(odb_variant_register(&odb_variant_mpi_A));
+  ODB_TRY(odb_variant_register(&odb_variant_mpi_S));
+  ODB_TRY(odb_variant_register(&odb_variant_mpi_N));
+  return odb_variant_register(&odb_variant_mpi_X);
+}

@@ -1,0 +1,221 @@
+/* dist_halo.c - the exchange plans of the distributed variants (A, S, N,
+   X) and their non-blocking exchanges. See dist_halo.h. */
+#include "dist_halo.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "odb_dist.h"
+
+void dist_blocks(long n, int size, long *lo) {
+  long q = n / size, r = n % size;
+  for (int k = 0; k <= size; ++k) lo[k] = k * q + (k < r ? k : r);
+}
+
+/* The intersection of [a, b) and [c, e) as a message (count 0: none). */
+static dist_msg cut(int peer, int send, long a, long b, long c, long e) {
+  dist_msg m = { peer, send, a > c ? a : c, 0 };
+  long end = b < e ? b : e;
+  m.count = end > m.at ? end - m.at : 0;
+  return m;
+}
+
+/* [max(0, lo - d), lo) and [hi, min(n, hi + d)): what rank q's f reads
+   outside its block. */
+static long need_lo(const dist_halo *h, int q) {
+  return h->lo[q] - h->d > 0 ? h->lo[q] - h->d : 0;
+}
+static long need_hi(const dist_halo *h, int q) {
+  return h->lo[q + 1] + h->d < h->n ? h->lo[q + 1] + h->d : h->n;
+}
+
+/* Appends m when it moves anything; the array has room (see plan). */
+static void add(dist_halo *h, dist_msg m) {
+  if (m.count > 0) h->msg[h->nmsg++] = m;
+}
+
+/*
+** S and N: one round; with every other rank q (N: only rank +- 1), the
+** part of q's block this rank reads, and the part of this block q reads.
+*/
+static void plan_direct(dist_halo *h) {
+  int r = h->rank;
+  h->round[0] = 0;
+  for (int q = 0; q < h->size; ++q) {
+    if (q == r) continue;
+    if (h->kind == DIST_NEIGHBOUR && q != r - 1 && q != r + 1) continue;
+    add(h, cut(q, 0, need_lo(h, r), need_hi(h, r), h->lo[q], h->lo[q + 1]));
+    add(h, cut(q, 1, need_lo(h, q), need_hi(h, q), h->a, h->b));
+  }
+  h->nrounds = h->nmsg > 0;
+  h->round[1] = h->nmsg;
+}
+
+/*
+** X: round k (1, 2, ...) brings rank r the part of block r - k in its
+** left halo from r - 1 and the part of block r + k in its right halo from
+** r + 1, and passes rank r + 1 the part of block r + 1 - k in that rank's
+** left halo (its own block at k = 1, else a part of what round k - 1
+** brought), and rank r - 1 the mirror image. Every rank computes every
+** rank's messages the same way, so the rounds end together.
+*/
+static void plan_forward(dist_halo *h) {
+  int r = h->rank, R = h->size;
+  h->nrounds = 0;
+  for (int k = 1; k < R; ++k) {
+    int any = 0;
+    h->round[h->nrounds] = h->nmsg;
+    for (int q = 0; q < R && !any; ++q)   /* does any rank receive? */
+      any = (q - k >= 0 && cut(0, 0, need_lo(h, q), h->lo[q], h->lo[q - k],
+                               h->lo[q - k + 1]).count > 0) ||
+            (q + k < R && cut(0, 0, h->lo[q + 1], need_hi(h, q), h->lo[q + k],
+                              h->lo[q + k + 1]).count > 0);
+    if (!any) break;
+    if (r - k >= 0)
+      add(h, cut(r - 1, 0, need_lo(h, r), h->lo[r], h->lo[r - k],
+                 h->lo[r - k + 1]));
+    if (r + k < R)
+      add(h, cut(r + 1, 0, h->lo[r + 1], need_hi(h, r), h->lo[r + k],
+                 h->lo[r + k + 1]));
+    if (r + 1 < R && r + 1 - k >= 0)
+      add(h, cut(r + 1, 1, need_lo(h, r + 1), h->lo[r + 1],
+                 h->lo[r + 1 - k], h->lo[r + 2 - k]));
+    if (r - 1 >= 0 && r - 1 + k < R)
+      add(h, cut(r - 1, 1, h->lo[r], need_hi(h, r - 1), h->lo[r - 1 + k],
+                 h->lo[r + k]));
+    h->nrounds++;
+  }
+  h->round[h->nrounds] = h->nmsg;
+}
+
+odb_status dist_halo_init(dist_halo *h, dist_kind kind, MPI_Comm comm,
+                          long n, long d, const char *what) {
+  int R;
+  size_t cap;
+  memset(h, 0, sizeof *h);
+  h->kind = kind;
+  h->comm = comm;
+  h->what = what;
+  R = 1;   /* MPI not started (no mpirun): the run is rank 0 of 1 */
+  if (comm != MPI_COMM_NULL) {
+    MPI_Comm_rank(comm, &h->rank);
+    MPI_Comm_size(comm, &R);
+  }
+  h->size = R;
+  h->n = n;
+  h->d = d < n ? d : n;
+  if (n > INT_MAX)   /* MPI counts and displacements are int */
+    return ODB_FAIL(ODB_ERR_ARG, "%s: n = %ld components is more than an "
+                    "MPI count holds (%d)", what, n, INT_MAX);
+  /* X: at most 4 messages a round and R - 1 rounds; S: 2 per other rank */
+  cap = (size_t)4 * (size_t)R + 4;
+  h->lo = malloc((size_t)(R + 1) * sizeof *h->lo);
+  h->round = malloc((size_t)(R + 1) * sizeof *h->round);
+  h->msg = malloc(cap * sizeof *h->msg);
+  h->req = malloc(cap * sizeof *h->req);
+  h->counts = malloc((size_t)R * sizeof *h->counts);
+  h->displs = malloc((size_t)R * sizeof *h->displs);
+  if (!h->lo || !h->round || !h->msg || !h->req || !h->counts || !h->displs) {
+    dist_halo_free(h);
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s: exchange plan for %d ranks", what, R);
+  }
+  dist_blocks(n, R, h->lo);
+  h->a = h->lo[h->rank];
+  h->b = h->lo[h->rank + 1];
+  for (int q = 0; q < R; ++q) {
+    h->counts[q] = (int)(h->lo[q + 1] - h->lo[q]);
+    h->displs[q] = (int)h->lo[q];
+  }
+  /* f_j reads [j - d, j + d]: inside the block for j in [a + d, b - d),
+     and past the ends of the vector there is nothing to receive */
+  h->ia = h->a == 0 ? 0 : h->a + h->d;
+  h->ib = h->b == n ? n : h->b - h->d;
+  if (h->ia >= h->ib || h->ia > h->b || h->ib < h->a) h->ia = h->ib = h->b;
+  if (kind == DIST_ALL) {
+    h->nrounds = R > 1;
+    h->in = (double)(n - (h->b - h->a));
+    h->out = (double)(h->b - h->a);
+    return ODB_OK;
+  }
+  if (kind == DIST_FORWARD) plan_forward(h);
+  else plan_direct(h);
+  for (int k = 0; k < h->nmsg; ++k) {
+    if (h->msg[k].send) h->out += (double)h->msg[k].count;
+    else h->in += (double)h->msg[k].count;
+  }
+  return ODB_OK;
+}
+
+void dist_halo_free(dist_halo *h) {
+  free(h->lo);
+  free(h->round);
+  free(h->msg);
+  free(h->req);
+  free(h->counts);
+  free(h->displs);
+  memset(h, 0, sizeof *h);
+}
+
+/* Posts round k: the receives first, then the sends (tag = round). */
+static odb_status post(dist_halo *h, double *v, int k) {
+  int rc = MPI_SUCCESS;
+  h->nreq = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = h->round[k]; i < h->round[k + 1]; ++i) {
+      const dist_msg *m = &h->msg[i];
+      if (m->send != pass) continue;
+      rc = m->send ? MPI_Isend(v + m->at, (int)m->count, MPI_DOUBLE, m->peer,
+                               k, h->comm, &h->req[h->nreq])
+                   : MPI_Irecv(v + m->at, (int)m->count, MPI_DOUBLE, m->peer,
+                               k, h->comm, &h->req[h->nreq]);
+      if (rc != MPI_SUCCESS) goto fail;
+      h->nreq++;
+    }
+  return ODB_OK;
+fail:
+  return ODB_FAIL(ODB_ERR_IO, "%s: posting round %d of the exchange failed "
+                  "(MPI error %d)", h->what, k + 1, rc);
+}
+
+/*
+** DIST_ALL posts one in-place MPI_Iallgatherv on v. The caller reads its
+** own block of v while the gather runs: MPI does not write a rank's own
+** block in place, and a pending operation's send data may be read
+** (MPI 3.0 dropped the rule against it).
+*/
+odb_status dist_halo_begin(dist_halo *h, double *v) {
+  if (h->nrounds == 0) return ODB_OK;
+  if (h->kind == DIST_ALL) {
+    int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, h->counts,
+                             h->displs, MPI_DOUBLE, h->comm, &h->req[0]);
+    h->nreq = 1;
+    if (rc != MPI_SUCCESS)
+      return ODB_FAIL(ODB_ERR_IO, "%s: MPI_Iallgatherv failed (MPI error %d)",
+                      h->what, rc);
+    return ODB_OK;
+  }
+  return post(h, v, 0);
+}
+
+odb_status dist_halo_end(dist_halo *h, double *v) {
+  if (h->nrounds == 0) return ODB_OK;
+  ODB_TRY(odb_dist_waitall(h->nreq, h->req, h->what));
+  if (h->kind == DIST_ALL) return ODB_OK;
+  for (int k = 1; k < h->nrounds; ++k) {   /* X: round k forwards k - 1's */
+    ODB_TRY(post(h, v, k));
+    ODB_TRY(odb_dist_waitall(h->nreq, h->req, h->what));
+  }
+  return ODB_OK;
+}
+
+odb_status dist_halo_gather(dist_halo *h, double *v) {
+  int rc;
+  if (h->size == 1) return ODB_OK;
+  rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, h->counts,
+                       h->displs, MPI_DOUBLE, h->comm, &h->req[0]);
+  if (rc != MPI_SUCCESS)
+    return ODB_FAIL(ODB_ERR_IO, "%s: MPI_Iallgatherv of the state failed "
+                    "(MPI error %d)", h->what, rc);
+  return odb_dist_waitall(1, h->req, h->what);
+}

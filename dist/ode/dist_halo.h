@@ -1,0 +1,94 @@
+/* dist_halo.h - block distribution of the components over the ranks and
+   the exchanges that give each rank the components its f reads
+   (private to dist/ode). */
+#ifndef ODB_DIST_HALO_H
+#define ODB_DIST_HALO_H
+
+#include <mpi.h>
+
+#include "odb_status.h"
+
+/*
+** The communication patterns of the distributed variants of [Str12]
+** (M. Straubinger's bachelor thesis, drawn on by the PIRK autotuning
+** thesis of Korch's group, §10.3):
+**  - DIST_ALL (A): every rank receives every other rank's block, one
+**    MPI_Iallgatherv (any access pattern).
+**  - DIST_SPARSE (S): every rank receives, point to point from each
+**    owner, exactly the components its f may read. A problem declares its
+**    dependence only by the access distance d (odb_problem.d), so what S
+**    receives is [lo - d, hi + d) less its own block; with d = n (STARS)
+**    that is everything, sent as one message by each other rank.
+**  - DIST_NEIGHBOUR (N): the halo of width d from the two neighbours;
+**    needs every block at least d long (then S's messages come only from
+**    the neighbours, and N is S with that checked).
+**  - DIST_FORWARD (X): the same halos when blocks are shorter than d:
+**    data moves only between neighbours, in rounds; in round k a rank
+**    receives the part of block rank - k (or rank + k) it and the ranks
+**    beyond it need, and passes on in round k + 1 the part the next rank
+**    needs (a subset of what it received, since that rank's halo starts
+**    further out). Rounds run one after the other.
+** Blocks are contiguous and balanced: rank r holds [lo[r], lo[r + 1]),
+** the first n mod R ranks one component more. Every rank builds the same
+** plan from (n, d, R), so sends and receives match by construction.
+** Vectors are full length (n) on every rank and messages go straight
+** from and into them at the components' own places: nothing is packed.
+*/
+typedef enum dist_kind {
+  DIST_ALL, DIST_SPARSE, DIST_NEIGHBOUR, DIST_FORWARD
+} dist_kind;
+
+/* One message: count components from `at` on, to or from `peer`. */
+typedef struct dist_msg {
+  int peer;
+  int send;        /* 1: send, 0: receive */
+  long at, count;
+} dist_msg;
+
+typedef struct dist_halo {
+  dist_kind kind;
+  MPI_Comm comm;
+  int rank, size;
+  long n, d;
+  long *lo;                /* size + 1 block boundaries */
+  long a, b;               /* this rank's block [a, b) */
+  long ia, ib;             /* its interior: f_j reads only [a, b) for
+                              j in [ia, ib) (ia == ib: none) */
+  int nrounds;             /* rounds of messages (0: nothing to receive) */
+  int *round;              /* nrounds + 1 starts into msg */
+  dist_msg *msg;
+  int nmsg;
+  int *counts, *displs;    /* DIST_ALL: the blocks, for MPI_Iallgatherv */
+  MPI_Request *req;        /* room for the largest round */
+  int nreq;
+  double in, out;          /* doubles received and sent by one exchange */
+  const char *what;        /* names the exchange in timeout messages */
+} dist_halo;
+
+/* The block boundaries of n components over size ranks into lo[0..size]. */
+void dist_blocks(long n, int size, long *lo);
+
+/*
+** Builds h for kind over the communicator comm (n components, access
+** distance d; d >= n: any component). ODB_ERR_ARG when n is more than
+** INT_MAX (MPI counts and displacements are int); ODB_ERR_NOMEM.
+*/
+odb_status dist_halo_init(dist_halo *h, dist_kind kind, MPI_Comm comm,
+                          long n, long d, const char *what);
+void dist_halo_free(dist_halo *h);
+
+/*
+** An exchange of v (n doubles, this rank's block current) in two halves:
+** begin posts the first round, end waits for it and runs the rest (X's
+** later rounds). Between the two the caller may read v[a, b) (the
+** interior's f) but not write v. After end every component f_j, j in
+** [a, b), reads is current.
+*/
+odb_status dist_halo_begin(dist_halo *h, double *v);
+odb_status dist_halo_end(dist_halo *h, double *v);
+
+/* The whole of v on every rank (each rank's block current): an
+   in-place allgather, whatever h's kind. */
+odb_status dist_halo_gather(dist_halo *h, double *v);
+
+#endif
