@@ -91,17 +91,24 @@ static void plan_forward(dist_halo *h) {
 
 odb_status dist_halo_init(dist_halo *h, dist_kind kind, MPI_Comm comm,
                           long n, long d, const char *what) {
-  int R;
+  int rank = 0, size = 1;   /* MPI not started (no mpirun): rank 0 of 1 */
+  if (comm != MPI_COMM_NULL) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+  }
+  return dist_halo_plan(h, kind, comm, rank, size, n, d, what);
+}
+
+odb_status dist_halo_plan(dist_halo *h, dist_kind kind, MPI_Comm comm,
+                          int rank, int size, long n, long d,
+                          const char *what) {
+  int R = size;
   size_t cap;
   memset(h, 0, sizeof *h);
   h->kind = kind;
   h->comm = comm;
   h->what = what;
-  R = 1;   /* MPI not started (no mpirun): the run is rank 0 of 1 */
-  if (comm != MPI_COMM_NULL) {
-    MPI_Comm_rank(comm, &h->rank);
-    MPI_Comm_size(comm, &R);
-  }
+  h->rank = rank;
   h->size = R;
   h->n = n;
   h->d = d < n ? d : n;

@@ -75,6 +75,11 @@ void dist_blocks(long n, int size, long *lo);
 */
 odb_status dist_halo_init(dist_halo *h, dist_kind kind, MPI_Comm comm,
                           long n, long d, const char *what);
+/* The same plan for rank of size ranks, whatever comm is (MPI_COMM_NULL:
+   a plan to inspect, as the tests do; no exchange may run on it). */
+odb_status dist_halo_plan(dist_halo *h, dist_kind kind, MPI_Comm comm,
+                          int rank, int size, long n, long d,
+                          const char *what);
 void dist_halo_free(dist_halo *h);
 
 /*

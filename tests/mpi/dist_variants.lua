@@ -1,0 +1,147 @@
+-- tests/mpi/dist_variants.lua: the distributed variants mpi_A, mpi_S,
+-- mpi_N, mpi_X against the plain variant of one process, on every rank
+-- of `mpirun -n R` (R = 1..4; dist_variants.sh runs it).
+--
+-- Each case steps a plain solver (which computes every component on every
+-- rank, alone) and a distributed one side by side and checks, step by
+-- step: the same accept/reject counts, the whole state (s:state() gathers
+-- it on every rank) within 1e-13 relative per step taken, and the step
+-- size within 1e-10 relative. All of it bit for bit with fixed steps and
+-- with one rank: the error norm's partial sums are the only thing R ranks
+-- add in another order. That rounding (1e-16 of the norm) reaches the
+-- state only through h, but the norm of the estimate e = h sum e_i F_i is
+-- a difference of close numbers: a state 1e-16 off moves it by up to
+-- 1e-11 relative (bs3 on STRING), and h by a third of that. Then one
+-- s:integrate of each gives the same step count. A mismatch raises an
+-- error naming the case, which ends every rank with status 2.
+local ob = require "odebench"
+
+local info = ob.info()
+local R = info.ranks or 1
+
+local function fail(fmt, ...)
+  error(string.format(fmt, ...), 0)
+end
+
+local function rel(a, b)
+  local m = math.max(math.abs(a), math.abs(b))
+  return m == 0 and 0 or math.abs(a - b) / m
+end
+
+local checked, worst_h, worst_y = 0, 0, 0
+
+-- One timed run each: the number of repetitions that a measure decides by
+-- the time it sees would differ from rank to rank.
+local M1 = { warmup = 0, min_reps = 1, max_reps = 1 }
+
+-- opts: h (fixed steps) or tol; t1 the end; exact: differences must be 0
+local function case(pname, params, method, variant, opts)
+  local label = string.format("%s%s %s %s %s", pname,
+    params.N and ("(N=" .. params.N .. ")") or "", method, variant,
+    opts.h and ("h=" .. opts.h) or ("tol=" .. opts.tol))
+  local p = ob.problem(pname, params)
+  local function make(v)
+    return ob.solver { problem = p, method = method, variant = v,
+                       tol = opts.tol, h = opts.h }
+  end
+  local a <close> = make("plain")
+  local b <close> = make(variant)
+  local exact = opts.h ~= nil or R == 1
+  local steps = 0
+  while a.t < opts.t1 do
+    local ra, rb = a:step(opts.h), b:step(opts.h)
+    steps = steps + 1
+    if ra.accepted ~= rb.accepted or ra.rejected ~= rb.rejected then
+      fail("%s: step %d: accepted/rejected %d/%d, plain %d/%d", label, steps,
+           rb.accepted, rb.rejected, ra.accepted, ra.rejected)
+    end
+    local dh, dt = rel(ra.h, rb.h), rel(ra.t, rb.t)
+    worst_h = math.max(worst_h, dh)
+    if (exact and (dh ~= 0 or dt ~= 0)) or dh > 1e-10 or dt > 1e-13 * steps
+    then
+      fail("%s: step %d: h %.17g t %.17g, plain h %.17g t %.17g", label,
+           steps, rb.h, rb.t, ra.h, ra.t)
+    end
+    if steps % 7 == 0 or a.t >= opts.t1 then
+      local e = b:state():max_rel_err(a:state())
+      worst_y = math.max(worst_y, e / steps)
+      if (exact and e ~= 0) or e > 1e-13 * steps then
+        fail("%s: step %d: state off by %.3g relative", label, steps, e)
+      end
+    end
+  end
+  -- one integrate call each from the same start: the same step count
+  a:set_state(a:state(), 0)
+  b:set_state(a:state(), 0)
+  local ia = a:integrate { t1 = opts.t1, measure = M1 }
+  local ib = b:integrate { t1 = opts.t1, measure = M1 }
+  if ia.steps ~= ib.steps or ia.accepted ~= ib.accepted then
+    fail("%s: integrate: %d steps (%d accepted), plain %d (%d)", label,
+         ib.steps, ib.accepted, ia.steps, ia.accepted)
+  end
+  local e = b:state():max_rel_err(a:state())
+  if (exact and e ~= 0) or e > 1e-13 * ia.steps then
+    fail("%s: integrate: state off by %.3g relative", label, e)
+  end
+  checked = checked + 1
+end
+
+-- the refusal of variant v, exactly, as ob.solver raises it
+local function refused(pname, params, v, want)
+  local ok, err = pcall(ob.solver, { problem = ob.problem(pname, params),
+                                     method = "dopri5", variant = v })
+  if ok then fail("%s on %s: expected the refusal '%s'", v, pname, want) end
+  if not tostring(err):find(want, 1, true) then
+    fail("%s on %s: refused with '%s', expected '%s'", v, pname,
+         tostring(err), want)
+  end
+  checked = checked + 1
+end
+
+local all = { "mpi_A", "mpi_S", "mpi_N", "mpi_X" }
+
+for _, v in ipairs(all) do
+  -- BRUSS2D N = 8: n = 128, d = 16, blocks of 32..128 (interior and edges)
+  case("bruss2d", { N = 8 }, "dopri5", v, { tol = 1e-6, t1 = 1.0 })
+  case("bruss2d", { N = 8 }, "rk4", v, { h = 0.01, t1 = 0.3 })
+  -- STRING N = 10: n = 20, d = 3
+  case("string", { N = 10 }, "bs3", v, { tol = 1e-7, t1 = 0.5 })
+  case("string", { N = 10 }, "heun_euler", v, { tol = 1e-4, t1 = 0.5 })
+  case("string", { N = 10 }, "dopri5", v, { h = 0.005, t1 = 0.2 })
+  -- MEDAKZO N = 6: n = 12, d = 2; over its stop at t = 5 (the step size
+  -- chosen again from the whole state after it)
+  case("medakzo", { N = 6 }, "dopri5", v, { tol = 1e-6, t1 = 5.5 })
+  case("medakzo", { N = 6 }, "rk4", v, { h = 0.01, t1 = 0.5 })
+end
+
+-- BRUSS2D N = 3: n = 18, d = 6: four ranks hold blocks of 5 and 4, so
+-- mpi_X forwards halos over two ranks and mpi_N does not apply
+case("bruss2d", { N = 3 }, "dopri5", "mpi_X", { tol = 1e-6, t1 = 1.0 })
+case("bruss2d", { N = 3 }, "rk4", "mpi_X", { h = 0.01, t1 = 0.2 })
+case("bruss2d", { N = 3 }, "dopri5", "mpi_S", { tol = 1e-6, t1 = 1.0 })
+if 18 // R >= 6 then
+  case("bruss2d", { N = 3 }, "dopri5", "mpi_N", { tol = 1e-6, t1 = 1.0 })
+else
+  refused("bruss2d", { N = 3 }, "mpi_N", string.format(
+    "variant 'mpi_N' does not apply: mpi_N needs every rank's block at least "
+    .. "as long as the access distance d = 6; bruss2d(N=3) has n = 18, and "
+    .. "%d ranks give blocks of %d (mpi_X forwards halos over several ranks)",
+    R, 18 // R))
+end
+
+-- STARS N = 3: n = 18, d = n: A and S (S receives everything), not N or X
+for _, v in ipairs { "mpi_A", "mpi_S" } do
+  case("stars", { N = 3 }, "dopri5", v, { tol = 1e-6, t1 = 0.2 })
+  case("stars", { N = 3 }, "rk4", v, { h = 0.01, t1 = 0.1 })
+end
+for _, v in ipairs { "mpi_N", "mpi_X" } do
+  refused("stars", { N = 3 }, v, string.format(
+    "variant '%s' does not apply: %s needs a limited access distance (d < n); "
+    .. "stars(N=3) has d = n = 18: every f_j may read every component "
+    .. "(mpi_A and mpi_S apply)", v, v))
+end
+
+
+print(string.format("dist_variants: %d checks passed on %d rank(s); largest "
+                    .. "differences: h %.2g, state %.2g a step", checked, R,
+                    worst_h, worst_y))
