@@ -1,6 +1,7 @@
 /* odb_lua_solver.c - odebench.Solver (step, integrate) and ob.reference. */
 #include "odb_lua.h"
 #include "odb_kernels.h"
+#include "odb_dist.h"
 
 #include <limits.h>
 #include <math.h>
@@ -423,6 +424,15 @@ static odb_status integrate_run(void *ud, double *sec) {
   st = odb_solver_integrate_stops(r->s, r->t1, r->tstops, r->ntstops,
                                   r->stats);
   *sec = r->stats->seconds;
+  if (r->s->variant->gather && odb_dist_size() > 1) {
+    /* a distributed variant's run lasts as long as its slowest rank: with
+       that time on every rank, measure stops after the same run on all
+       (each rank's own clock would let them disagree, and one rank would
+       wait in an exchange the others never start) */
+    odb_status all = odb_dist_allreduce_max(sec, 1, "MPI_Allreduce (the "
+                                            "run's time)");
+    if (st == ODB_OK) st = all;
+  }
   return st;
 }
 

@@ -142,6 +142,23 @@ for _, v in ipairs { "mpi_N", "mpi_X" } do
 end
 
 
+-- s:integrate with a measure that stops on the time budget: the ranks
+-- repeat the same number of runs (each run's time is the slowest rank's),
+-- so none waits alone in an exchange the others never start
+do
+  local p = ob.problem("bruss2d", { N = 8 })
+  local s <close> = ob.solver { problem = p, method = "dopri5",
+                                variant = "mpi_N", tol = 1e-6 }
+  local row = s:integrate { t1 = 0.5, measure = { warmup = 0, min_reps = 1,
+    max_reps = 1000, max_seconds = 0.02, target_spread = 1e-9 } }
+  local reps = ob.allreduce and ob.allreduce(row.reps, "max") or row.reps
+  if row.status ~= "ok" or reps ~= row.reps then
+    fail("integrate on a time budget: status %s, %d runs here, %d "
+         .. "on another rank", row.status, row.reps, reps)
+  end
+  checked = checked + 1
+end
+
 print(string.format("dist_variants: %d checks passed on %d rank(s); largest "
                     .. "differences: h %.2g, state %.2g a step", checked, R,
                     worst_h, worst_y))
