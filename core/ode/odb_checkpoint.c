@@ -148,6 +148,7 @@ static odb_status host_vectors(odb_solver *s, int f0, const double **y,
   odb_backend *b = s->backend;
   size_t bytes;
   *buf = NULL;
+  if (s->variant->gather) ODB_TRY(s->variant->gather(s));   /* whole y, F0 */
   if (b->host_memory) {
     *y = s->y;
     *F0 = s->F[0];

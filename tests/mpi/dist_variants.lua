@@ -142,6 +142,31 @@ for _, v in ipairs { "mpi_N", "mpi_X" } do
 end
 
 
+-- s:checkpoint writes the whole state (and F_0 under FSAL), gathered
+-- first: the plain variant restarts from it on the same state, bit for
+-- bit, and continues as the distributed one does (each rank writes its
+-- own file)
+for _, v in ipairs { "mpi_S", "mpi_X" } do
+  local file = os.tmpname()
+  local p = ob.problem("string", { N = 10 })
+  local a <close> = ob.solver { problem = p, method = "dopri5", variant = v,
+                                tol = 1e-7 }
+  for _ = 1, 5 do a:step() end
+  a:checkpoint(file)
+  local b <close> = ob.solver { problem = p, method = "dopri5",
+                                variant = "plain", tol = 1e-7,
+                                restart = file }
+  os.remove(file)
+  local e0 = b:state():max_rel_err(a:state())
+  for _ = 1, 5 do a:step(); b:step() end
+  local e = b:state():max_rel_err(a:state())
+  if e0 ~= 0 or e > (R == 1 and 0 or 1e-12) then
+    fail("%s: plain restarted from its checkpoint: off by %.3g at the "
+         .. "restart, %.3g five steps on", v, e0, e)
+  end
+  checked = checked + 1
+end
+
 -- s:integrate with a measure that stops on the time budget: the ranks
 -- repeat the same number of runs (each run's time is the slowest rank's),
 -- so none waits alone in an exchange the others never start

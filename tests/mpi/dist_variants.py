@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-CHECKS = 39   # the cases and refusals dist_variants.lua runs
+CHECKS = 41   # the cases and refusals dist_variants.lua runs
 
 
 def main():
