@@ -30,6 +30,7 @@
 #include "odb_ui_events.h"
 #include "odebench_cli.h"
 #include "odebench_params.h"
+#include "odb_dist.h"
 
 #define PROG "odebench"
 
@@ -71,6 +72,7 @@ typedef struct host_run {
   char sha[65];
   odbL_state *S;
   odb_ui_recorder *rec; /* events.jsonl while the scenario runs */
+  char *fail_msg;       /* an error that ends every rank (report_all) */
 } host_run;
 
 /* {====== messages */
@@ -98,6 +100,7 @@ static void report(lua_State *L) {
   message("%s", msg ? msg : "(error object is not a string)");
   lua_pop(L, 1);
 }
+
 
 /* }====== */
 
@@ -664,6 +667,8 @@ static void fill_host_context(lua_State *L, host_run *r) {
   odbL_check_record(L, odb_record_set_str(c, "ui",
                     odb_ui_name(odb_ui_resolve(o->ui))));
   odbL_check_record(L, odb_record_set_str(c, "outdir", r->outdir));
+  if (odb_dist_active())                    /* under mpirun: docs/mpi.md */
+    odbL_check_record(L, odb_record_set_int(c, "mpi.ranks", odb_dist_size()));
   luaL_buffinit(L, &b);
   for (int i = 0; i < r->argc; ++i) {
     if (i) luaL_addchar(&b, ' ');
@@ -771,7 +776,9 @@ static int run_watched(lua_State *L, host_run *r) {
   uo.out = stderr;
   uo.on_quit = quit_from_ui;
   ui_info(r, &uo.info);
-  start_recorder(r, &uo.info);
+  /* Under mpirun the display and events.jsonl belong to rank 0. */
+  if (odb_dist_rank() == 0) start_recorder(r, &uo.info);
+  else uo.kind = ODB_UI_NONE;
   if (odb_ui_start(r->S->ctx, &uo, &ui) != ODB_OK)
     message("warning: no progress display: %s", odb_last_error());
   odb_record_set_str(&r->S->results.context, "ui",
@@ -806,10 +813,23 @@ static const char *signal_name(int sig) {
 ** when the files are in place.
 */
 static int write_results(host_run *r, int stop, int *written) {
+  int failed;
   *written = 0;
   if (stop <= 0 && r->o->strict &&
       odb_cli_params_strict(r->S, NULL, PROG) > 0)
     return EXIT_USAGE;
+  if (odb_dist_rank() != 0) {       /* rank 0 writes and reports */
+    *written = 1;
+    return stop == STOP_EXIT ? (int)g_exit_status : stop > 0 ? 128 + stop
+           : stop == STOP_QUIT ? EXIT_INTERRUPT : EXIT_OK;
+  }
+  /* mpirun stops every rank with SIGTERM when one aborts, as on Ctrl-C:
+     the rows of a run in which a rank failed are not written. The
+     failing rank's word is on its way before its abort; 0.2 s covers it. */
+  if (stop > 0 && (failed = odb_dist_failed_rank(0.2)) >= 0) {
+    message("rank %d failed; no results written", failed);
+    return EXIT_USAGE;
+  }
   if (stop <= 0) odbL_warn_unused_sets(r->S, stderr, PROG);
   *written = odbL_state_write(r->S) == ODB_OK;
   if (!*written) {
@@ -870,6 +890,24 @@ static int run_params(host_run *r, const odb_cli_scan *sc) {
   return code;
 }
 
+/*
+** Reports the error at the top of L (popping it). With more than one rank
+** the message is kept for odb_dist_abort at the end of run(): the other
+** ranks would otherwise wait in their next collective, and rank 0 must
+** not write the results of a run in which a rank failed.
+*/
+static void report_all(lua_State *L, host_run *r) {
+  const char *msg;
+  if (odb_dist_size() == 1) {
+    report(L);
+    return;
+  }
+  msg = lua_tostring(L, -1);
+  r->fail_msg = strdup(msg ? msg : "(error object is not a string)");
+  if (!r->fail_msg) report(L);
+  else lua_pop(L, 1);
+}
+
 /* Reads, checks and runs the scenario; returns the exit status. */
 static int run(const host_opts *o, int argc, char **argv) {
   host_run r;
@@ -902,8 +940,8 @@ static int run(const host_opts *o, int argc, char **argv) {
       return code;
     }
   }
-  ncreated = missing_dirs(outdir, created, 64);
-  if (odb_check_writable_dir(outdir) != ODB_OK) {
+  ncreated = odb_dist_rank() == 0 ? missing_dirs(outdir, created, 64) : 0;
+  if (odb_dist_rank() == 0 && odb_check_writable_dir(outdir) != ODB_OK) {
     message("cannot write to output directory '%s': %s", outdir,
             odb_last_error());
     remove_created(created, ncreated);
@@ -921,17 +959,22 @@ static int run(const host_opts *o, int argc, char **argv) {
   lua_pushlightuserdata(L, &r);
   st = lua_pcall(L, 1, 0, 0);
   if (st != LUA_OK) {
-    report(L);
+    report_all(L, &r);
     code = EXIT_FAIL;
     goto done;
   }
   st = run_watched(L, &r);
+  if (st == LUA_OK && !g_stop &&
+      odb_dist_done("MPI_Barrier (end of the run)") != ODB_OK && !g_stop) {
+    lua_pushstring(L, odb_last_error());
+    st = LUA_ERRRUN;
+  }
   stop = g_stop;           /* a signal from here on changes nothing */
   if (stop) {
     lua_settop(L, 0);
     code = write_results(&r, stop, &written);
   } else if (st != LUA_OK) {
-    report(L);
+    report_all(L, &r);
     code = EXIT_USAGE;
   } else {
     code = write_results(&r, 0, &written);
@@ -948,6 +991,7 @@ done:
   }
   lua_close(L);
   free((char *)r.chunk);
+  if (r.fail_msg) odb_dist_abort(code, r.fail_msg);   /* ends every rank */
   return code;
 }
 
@@ -1086,15 +1130,37 @@ static void fix_mmap_threshold(void) {
 #endif
 }
 
-int main(int argc, char **argv) {
+/*
+** Under mpirun every rank runs the scenario (SPMD) and rank 0 owns what
+** the run leaves behind: stdout, the display, results, events.jsonl, the
+** tuning database (docs/mpi.md). The other ranks' stdout goes to
+** /dev/null unless ODEBENCH_MPI_ALL_OUTPUT=1; stderr stays, for errors.
+*/
+static void quiet_other_ranks(void) {
+  const char *all = getenv("ODEBENCH_MPI_ALL_OUTPUT");
+  if (odb_dist_rank() == 0 || (all && strcmp(all, "1") == 0)) return;
+  fflush(stdout);
+  if (!freopen("/dev/null", "w", stdout))
+    message("warning: rank %d: stdout stays open: %s", odb_dist_rank(),
+            strerror(errno));
+}
+
+/* The program without the run across ranks: the command line and what it
+   asks for. Commands other than a scenario run on rank 0 alone (they
+   measure into caches, draw, or write files). */
+static int odebench_main(int argc, char **argv) {
   host_opts o;
   int code;
-  fix_mmap_threshold();
   if (argc > 1 && strcmp(argv[1], "tunedb") == 0)   /* cli/tunedb.c */
-    return odbL_tunedb_main(argc - 1, argv + 1);
+    return odb_dist_rank() == 0 ? odbL_tunedb_main(argc - 1, argv + 1)
+                                : EXIT_OK;
   if (!parse_args(&o, argc, argv)) {
     free(o.sets);
     return EXIT_USAGE;
+  }
+  if (odb_dist_rank() != 0 && o.mode != MODE_RUN) {
+    free(o.sets);
+    return EXIT_OK;
   }
   switch (o.mode) {
   case MODE_HELP: code = odb_cli_help(o.topic); break;
@@ -1106,5 +1172,24 @@ int main(int argc, char **argv) {
   default: code = run(&o, argc, argv); break;
   }
   free(o.sets);
+  return code;
+}
+
+/* odb_dist_init first (MPI may rewrite argv), odb_dist_finalize on every
+   way out: main returns on each of them (a stop signal, os.exit and an
+   error all come back here; odb_dist_abort ends every rank itself). */
+int main(int argc, char **argv) {
+  int code;
+  _Static_assert(sizeof(sig_atomic_t) == sizeof(int),
+                 "odb_dist_set_stop_flag reads the stop flag as an int");
+  fix_mmap_threshold();
+  if (odb_dist_init(&argc, &argv) != ODB_OK) {
+    message("%s", odb_last_error());
+    return EXIT_USAGE;
+  }
+  odb_dist_set_stop_flag((const volatile int *)&g_stop);
+  quiet_other_ranks();
+  code = odebench_main(argc, argv);
+  odb_dist_finalize();
   return code;
 }

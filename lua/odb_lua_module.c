@@ -1,6 +1,8 @@
 /* odb_lua_module.c - luaopen_odebench: the functions of the odebench table. */
 #include "odb_lua.h"
 #include "odb_kernels.h"
+#include "odb_dist.h"
+#include "odb_lua_dist.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -422,7 +424,9 @@ static int l_info(lua_State *L) {
     lua_pop(L, 1);
   }
   if (want_bw) bw = odbL_state_bandwidth(S, want_bw);
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 8);
+  set_int(L, "rank", odb_dist_rank());     /* 0 of 1 without mpirun */
+  set_int(L, "ranks", odb_dist_size());
   lua_createtable(L, 0, 5);
   lua_pushstring(L, t->cpu_model);
   lua_setfield(L, -2, "model");
@@ -515,6 +519,9 @@ static const luaL_Reg odb_funcs[] = {
   {"random", l_random},
   {"finish", l_finish},
   {"outdir", l_outdir},
+  {"allreduce", odbL_allreduce},
+  {"bcast", odbL_bcast},
+  {"barrier", odbL_barrier},
   {NULL, NULL}
 };
 

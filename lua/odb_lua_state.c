@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "odb_kernels.h"
+#include "odb_dist.h"
 #include "odb_config.h"
 #ifdef ODB_HAVE_MPI
 #include "odb_dist_ode.h"
@@ -397,8 +398,11 @@ void odbL_check_record(lua_State *L, odb_status st) {
   if (S && S->ctx) announce_rows(S);
 }
 
-/* Atomic files through odb_results_write; creates the directory. */
+/* Atomic files through odb_results_write; creates the directory. Under
+   mpirun the results belong to rank 0 (docs/mpi.md): the other ranks run
+   the same scenario and write nothing. */
 odb_status odbL_state_write(odbL_state *S) {
+  if (odb_dist_rank() != 0) return ODB_OK;
   return odb_results_write(&S->results, S->ctx->outdir);
 }
 

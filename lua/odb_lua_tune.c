@@ -1,5 +1,6 @@
 /* odb_lua_tune.c - ob.tune: tuning a solver or a Lua function from Lua. */
 #include "odb_lua.h"
+#include "odb_dist.h"
 
 #include <limits.h>
 #include <math.h>
@@ -646,13 +647,14 @@ static int read_verify(lua_State *L, tune_box *b) {
 /*
 ** cache = "auto" | "off" | path; opens the database when not "off". The
 ** default is "auto" for offline solver targets, "off" otherwise (online
-** tuning measures the run at hand).
+** tuning measures the run at hand). Under mpirun the database belongs to
+** rank 0: the other ranks tune as with "off" (docs/mpi.md).
 */
 static void read_cache(lua_State *L, tune_box *b) {
   const char *c = odbL_opt_string(L, 1, "cache", b->solver && !b->is_online
                                                  ? "auto" : "off");
   char path[1024];
-  if (strcmp(c, "off") == 0) return;
+  if (strcmp(c, "off") == 0 || odb_dist_rank() != 0) return;
   if (strcmp(c, "auto") == 0) {
     if (odb_tunedb_default_path(path, sizeof path) != ODB_OK)
       field_fail(L, "cache");

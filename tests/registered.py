@@ -20,6 +20,7 @@ FOLDERS = [
     ("tests/unit", r"^test_(\w+)\.c$", "tests/meson.build"),
     ("tests/gpu", r"^test_(\w+)\.c$", "tests/gpu/meson.build"),
     ("tests/lua", r"^(\w+)_spec\.lua$", "tests/lua/meson.build"),
+    ("tests/mpi", r"^(\w+)\.lua$", "tests/mpi/meson.build"),
 ]
 
 

@@ -53,8 +53,28 @@ odb_status odb_dist_allgatherv(const double *mine, long nmine, double *all,
 /* Waits until every rank has arrived (with the timeout). */
 odb_status odb_dist_barrier(const char *what);
 
-/* Ends every rank: prints "odebench: rank R: <msg>" on stderr once and
-   calls MPI_Abort(.., status) (exit(status) without MPI). */
+/* Called by a rank that has finished its work (the program, after the
+   scenario ended well): tells every other rank so (a collective they wait
+   in names this rank as gone), then waits, without the timeout, until
+   every rank has finished, so that rank 0 writes its results only when
+   no rank failed. A rank that fails instead ends the run (odb_dist_abort)
+   and this wait with it. ODB_INTERRUPTED when the stop flag is raised. */
+odb_status odb_dist_done(const char *what);
+/* The flag a signal handler raises to stop the run: every wait of this
+   file returns ODB_INTERRUPTED ("<what>: interrupted") once *flag != 0,
+   instead of waiting for ranks that are stopping too. NULL: none. */
+void odb_dist_set_stop_flag(const volatile int *flag);
+
+/* The lowest rank that has ended the run with odb_dist_abort, as far as
+   this rank has heard within `wait` seconds; -1 when none (always -1
+   without MPI). mpirun stops the other ranks with SIGTERM after an abort,
+   just as it does on Ctrl-C: rank 0 asks this before it writes the rows
+   of a stopped run, so that a run in which a rank failed leaves none. */
+int odb_dist_failed_rank(double wait);
+
+/* Ends every rank: prints "odebench: rank R: <msg>" on stderr once, tells
+   the other ranks (odb_dist_failed_rank) and calls MPI_Abort(.., status)
+   (exit(status) without MPI). */
 void odb_dist_abort(int status, const char *msg)
   __attribute__((noreturn));
 

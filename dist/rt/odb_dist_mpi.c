@@ -19,6 +19,7 @@
    - MPI errors return (MPI_ERRORS_RETURN) and become ODB_ERR_IO with MPI's
      own text. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +32,14 @@
 #include "odb_dist_one.h"
 
 #define DIST_TAG_LEFT 7101       /* "this rank has left the run" */
+#define DIST_TAG_FAILED 7102     /* "this rank ends the run (abort)" */
 #define DIST_LIST_MAX 512        /* characters of a list of ranks */
 #define DIST_BCAST_CHUNK (1 << 30)
 
 static int dist_on;              /* odb_dist_init started MPI */
 static int dist_done;            /* odb_dist_finalize ran */
+static int dist_told;            /* the leave messages are sent */
+static const volatile int *dist_stop;       /* odb_dist_set_stop_flag */
 static int dist_rank, dist_size = 1;
 static double dist_timeout = 60.0;
 static MPI_Comm dist_ctl = MPI_COMM_NULL;   /* leave messages only */
@@ -90,32 +94,39 @@ odb_status odb_dist_init(int *argc, char ***argv) {
   return ODB_OK;
 }
 
-/* Tells every other rank that this one has left, then ends MPI. The
-   zero-byte sends complete locally (eager); a peer that has already gone
-   is waited for at most the timeout. */
-void odb_dist_finalize(void) {
+static odb_status wait_for(int n, MPI_Request *reqs, double limit,
+                           const char *what);
+
+/* Tells every other rank, once, that this one has left the run: zero-byte
+   sends on the private communicator, complete locally (eager). */
+static void tell_left(void) {
   MPI_Request *reqs;
   int r, n = 0;
+  if (dist_told) return;
+  dist_told = 1;
+  reqs = malloc(sizeof *reqs * (size_t)dist_size);
+  if (reqs == NULL) return;
+  for (r = 0; r < dist_size; r++)
+    if (r != dist_rank &&
+        MPI_Isend(NULL, 0, MPI_BYTE, r, DIST_TAG_LEFT, dist_ctl,
+                  &reqs[n]) == MPI_SUCCESS)
+      n++;
+  if (wait_for(n, reqs, dist_timeout, "MPI_Isend (leaving the run)") != ODB_OK)
+    odb_clear_error();
+  free(reqs);
+}
+
+void odb_dist_finalize(void) {
   if (!dist_on) return;
+  tell_left();
   dist_on = 0;
   dist_done = 1;
-  reqs = malloc(sizeof *reqs * (size_t)dist_size);
-  if (reqs != NULL) {
-    for (r = 0; r < dist_size; r++)
-      if (r != dist_rank &&
-          MPI_Isend(NULL, 0, MPI_BYTE, r, DIST_TAG_LEFT, dist_ctl,
-                    &reqs[n]) == MPI_SUCCESS)
-        n++;
-    dist_on = 1;   /* odb_dist_waitall polls only while MPI is on */
-    if (odb_dist_waitall(n, reqs, "MPI_Isend (leaving the run)") != ODB_OK)
-      odb_clear_error();
-    dist_on = 0;
-    free(reqs);
-  }
   free(dist_left);
   dist_left = NULL;
   MPI_Finalize();
 }
+
+void odb_dist_set_stop_flag(const volatile int *flag) { dist_stop = flag; }
 
 int odb_dist_rank(void) { return dist_on ? dist_rank : 0; }
 int odb_dist_size(void) { return dist_on ? dist_size : 1; }
@@ -157,7 +168,10 @@ static void pause_after(long tests) {
   nanosleep(&ts, NULL);
 }
 
-odb_status odb_dist_waitall(int n, MPI_Request *reqs, const char *what) {
+/* Polls n requests until they complete, `limit` seconds pass (timeout
+   message) or the stop flag rises (ODB_INTERRUPTED). */
+static odb_status wait_for(int n, MPI_Request *reqs, double limit,
+                           const char *what) {
   double t0 = odb_clock_now();
   long tests = 0;
   int done = 0, rc;
@@ -167,7 +181,9 @@ odb_status odb_dist_waitall(int n, MPI_Request *reqs, const char *what) {
     rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
     if (done) return ODB_OK;
-    if (odb_clock_since(t0) > dist_timeout) break;
+    if (dist_stop != NULL && *dist_stop)
+      return ODB_FAIL(ODB_INTERRUPTED, "%s: interrupted", odb_dist_what(what));
+    if (odb_clock_since(t0) > limit) break;
     pause_after(++tests);
   }
   if (!dist_on || dist_left == NULL) left[0] = '\0';
@@ -256,6 +272,23 @@ fail:
   return st;
 }
 
+odb_status odb_dist_waitall(int n, MPI_Request *reqs, const char *what) {
+  return wait_for(n, reqs, dist_timeout, what);
+}
+
+/* The barrier of the finished ranks runs on the private communicator: a
+   rank still in the scenario may call a collective on MPI_COMM_WORLD, and
+   a barrier there would be matched against it. */
+odb_status odb_dist_done(const char *what) {
+  MPI_Request req;
+  int rc;
+  if (!dist_on) return ODB_OK;
+  tell_left();
+  rc = MPI_Ibarrier(dist_ctl, &req);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
+  return wait_for(1, &req, HUGE_VAL, what);
+}
+
 odb_status odb_dist_barrier(const char *what) {
   MPI_Request req;
   int rc;
@@ -265,14 +298,47 @@ odb_status odb_dist_barrier(const char *what) {
   return odb_dist_waitall(1, &req, what);
 }
 
-/* Prints once (a second call, from a handler of the first, stays quiet)
-   and ends every rank. MPI_Abort makes mpirun end the job with `status`. */
+int odb_dist_failed_rank(double wait) {
+  double t0 = odb_clock_now();
+  int flag;
+  MPI_Status st;
+  long tests = 0;
+  if (!dist_on) return -1;
+  for (;;) {
+    flag = 0;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, DIST_TAG_FAILED, dist_ctl, &flag, &st) ==
+        MPI_SUCCESS && flag)
+      return st.MPI_SOURCE;
+    if (odb_clock_since(t0) >= wait) return -1;
+    pause_after(++tests);
+  }
+}
+
+/* Prints once (a second call, from a handler of the first, stays quiet),
+   tells the other ranks that this one fails (zero-byte eager sends, given
+   at most a second), and ends every rank. MPI_Abort makes mpirun end the
+   job with `status`. */
 void odb_dist_abort(int status, const char *msg) {
   static volatile int said;
+  MPI_Request *reqs;
+  int r, n = 0;
   if (!said) {
     said = 1;
     odb_dist_say(odb_dist_rank(), msg);
   }
-  if (dist_on) MPI_Abort(MPI_COMM_WORLD, status);
+  if (!dist_on) exit(status);
+  dist_stop = NULL;
+  reqs = malloc(sizeof *reqs * (size_t)dist_size);
+  if (reqs != NULL) {
+    for (r = 0; r < dist_size; r++)
+      if (r != dist_rank &&
+          MPI_Isend(NULL, 0, MPI_BYTE, r, DIST_TAG_FAILED, dist_ctl,
+                    &reqs[n]) == MPI_SUCCESS)
+        n++;
+    if (wait_for(n, reqs, 1.0, "MPI_Isend (failing)") != ODB_OK)
+      odb_clear_error();
+    free(reqs);
+  }
+  MPI_Abort(MPI_COMM_WORLD, status);
   exit(status);
 }
