@@ -88,6 +88,15 @@ def main():
           rc == 0 and sorted(so.splitlines()) ==
           ["stdout of rank %d" % r for r in range(n)], so)
 
+    if n == 1:
+        # a timeout that is not a number ends the program before anything
+        rc, so, se = run(base + ["--out", os.path.join(tmp, "bad"),
+                                 os.path.join(sdir, "ranks.lua")],
+                         dict(env, ODEBENCH_MPI_TIMEOUT="soon"))
+        check("ODEBENCH_MPI_TIMEOUT=soon ends with status 2 naming it",
+              rc == 2 and "odebench: ODEBENCH_MPI_TIMEOUT: expected seconds "
+              "in (0, 1e6], got 'soon'\n" in se, "rc=%d\n%s" % (rc, se))
+
     if n >= 2:
         # 2. a failing rank
         out = os.path.join(tmp, "fail")
