@@ -17,13 +17,5 @@ odb_status odb_kernels_register(odb_ctx *ctx);
 #include "odb_gpu_rk.h"
 /* 1 when this build has the CUDA backend compiled in. */
 int odb_kernels_have_cuda(void);
-/*
-** The FP64 peaks (FLOP/s) of the device of b, a "cuda" backend
-** (odb_cuda_fp64_peak: DFMA and DMMA, measured once a process); fails
-** for any other backend and in a build without CUDA. odb_gpu_rk_fp64
-** (above) is 0 in a build without CUDA.
-*/
-odb_status odb_kernels_fp64_peak(odb_backend *b, double *flops,
-                                 double *tensor_flops);
 
 #endif

@@ -59,12 +59,3 @@ odb_status odb_kernels_register(odb_ctx *ctx) {
 }
 
 int odb_kernels_have_cuda(void) { return 1; }
-
-/* See odb_kernels.h. */
-odb_status odb_kernels_fp64_peak(odb_backend *b, double *flops,
-                                 double *tensor_flops) {
-  *flops = *tensor_flops = 0;
-  if (!b || strcmp(b->ops->name, "cuda") != 0)
-    return ODB_FAIL(ODB_ERR_ARG, "FP64 peak: not a \"cuda\" backend");
-  return odb_cuda_backend_fp64_peak(b, flops, tensor_flops);
-}

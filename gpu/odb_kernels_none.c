@@ -10,18 +10,3 @@ odb_status odb_kernels_register(odb_ctx *ctx) {
 }
 
 int odb_kernels_have_cuda(void) { return 0; }
-
-/* No device code: no FP64 peak, no GPU RK step to count. */
-odb_status odb_kernels_fp64_peak(odb_backend *b, double *flops,
-                                 double *tensor_flops) {
-  (void)b;
-  *flops = *tensor_flops = 0;
-  return ODB_FAIL(ODB_ERR_UNSUPPORTED, "FP64 peak: this build has no CUDA "
-                  "(configure with -Dcuda=enabled)");
-}
-
-double odb_gpu_rk_fp64(const odb_solver *s, int stage0) {
-  (void)s;
-  (void)stage0;
-  return 0;
-}

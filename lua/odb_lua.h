@@ -374,13 +374,6 @@ void odbL_measure_push(lua_State *L, const odb_measurement *m);
 void odbL_measure_row(lua_State *L, int tidx, const char *kind);
 /* ob.tied(m1, s1, m2, s2) or ob.tied(row1, row2). */
 int odbL_tied(lua_State *L);
-
-/* }====== */
-
-/* The module opener (lua/odb_lua_module.c). */
-int luaopen_odebench(lua_State *L);
-
-#endif
 /*
 ** The figures the floor of a row on backend ("cpu", "cuda") with threads
 ** threads (CPU; below 1: one) is taken from (odb_floor.h): the run's CPU
@@ -402,3 +395,10 @@ int odbL_floor_bw(lua_State *L, const char *backend, int threads,
 odb_status odbL_floor_fields(lua_State *L, int tidx, odb_record *row,
                              const char *backend, int threads, double rbytes,
                              double wbytes, double touched, double median);
+
+/* }====== */
+
+/* The module opener (lua/odb_lua_module.c). */
+int luaopen_odebench(lua_State *L);
+
+#endif

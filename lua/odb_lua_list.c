@@ -338,13 +338,13 @@ static void print_gpu_reason(const odb_ctx *c, FILE *f) {
 }
 
 /*
-** The device's FP64 peaks, measured now (odb_cuda_fp64_peak): DFMA on the
+** The device's FP64 peaks, measured now (odb_backend_fp64_peak): DFMA on the
 ** FP64 pipes, the compute roof of the GPU RK kernels, and DMMA on the
 ** tensor cores where the device has them.
 */
 static void print_gpu_peak(odb_backend *b, FILE *f) {
   double pk = 0, tpk = 0;
-  if (odb_kernels_fp64_peak(b, &pk, &tpk) != ODB_OK) {
+  if (odb_backend_fp64_peak(b, &pk, &tpk) != ODB_OK) {
     fprintf(f, "%-10s FP64 peak unknown: %s\n", "", odb_last_error());
     return;
   }

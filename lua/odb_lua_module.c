@@ -386,7 +386,7 @@ static void push_gpu(lua_State *L, odbL_state *S, int bw) {
   }
   if (bw) {
     double pk = 0, tpk = 0;
-    if (odb_kernels_fp64_peak(b, &pk, &tpk) == ODB_OK && pk > 0) {
+    if (odb_backend_fp64_peak(b, &pk, &tpk) == ODB_OK && pk > 0) {
       lua_pushnumber(L, pk / 1e9);
       lua_setfield(L, -2, "fp64_gflops");
       if (tpk > 0) {

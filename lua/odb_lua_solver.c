@@ -450,14 +450,15 @@ static odb_status integrate_run(void *ud, double *sec) {
 */
 static void put_roof(row_out *w, const odb_solver *s,
                      const odb_solve_stats *st, double sec) {
-  double f1 = odb_gpu_rk_fp64(s, 1), f0 = odb_gpu_rk_fp64(s, 0);
+  double f1 = s->variant->fp64 ? s->variant->fp64(s, 1) : 0;
+  double f0 = s->variant->fp64 ? s->variant->fp64(s, 0) : 0;
   double pk = 0, tpk = 0, n0, per, floor_s, mem = 0;
   if (!(f1 > 0) || st->steps <= 0) return;
   n0 = (double)st->nfev - (double)st->steps * (s->method->s - 1);
   n0 = n0 < 0 ? 0 : n0 > (double)st->steps ? (double)st->steps : n0;
   per = (f1 * n0 + f0 * ((double)st->steps - n0)) / (double)st->steps;
   put_num(w, "fp64_per_step", per);
-  if (!(sec > 0) || odb_kernels_fp64_peak(s->backend, &pk, &tpk) != ODB_OK ||
+  if (!(sec > 0) || odb_backend_fp64_peak(s->backend, &pk, &tpk) != ODB_OK ||
       !(pk > 0))
     return;
   floor_s = per / (pk / 2);

@@ -159,6 +159,15 @@ struct odb_variant {
   ** odb_solver_set_variant_to leaves the variant.
   */
   odb_status (*gather)(odb_solver *s);
+  /*
+  ** Optional (NULL: not counted): the FP64 instructions (an FMA, an add, a
+  ** multiply count one each) one attempted step of this solver executes
+  ** over all components, stage 0 evaluated or not (stage0), as the code
+  ** that runs it was generated. Divided by the device's measured FP64
+  ** peak it gives the step's compute floor (docs/gpu.md, "the compute
+  ** roof"). 0 where the problem declares no count for its f.
+  */
+  double (*fp64)(const odb_solver *s, int stage0);
 };
 
 struct odb_solver {

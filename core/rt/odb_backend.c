@@ -63,6 +63,16 @@ odb_status odb_backend_read_bandwidth(odb_backend *b, double *gbs) {
   return ODB_OK;
 }
 
+/* The backend measures once and keeps the figures (see ops->fp64_peak). */
+odb_status odb_backend_fp64_peak(odb_backend *b, double *flops,
+                                 double *tensor_flops) {
+  *flops = *tensor_flops = 0;
+  if (!b->ops->fp64_peak)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "backend '%s' does not measure its "
+                    "FP64 peak", b->ops->name);
+  return b->ops->fp64_peak(b, flops, tensor_flops);
+}
+
 /* Allocates the struct and the backend memory; contents are undefined. */
 odb_status odb_buffer_create(odb_backend *b, size_t bytes, odb_buffer **out) {
   odb_buffer *buf;

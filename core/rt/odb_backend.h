@@ -55,6 +55,12 @@ typedef struct odb_backend_ops {
   /* Read bandwidth of the device's memory in GB/s (a streaming sum of a
      large buffer). NULL: not measured. */
   odb_status (*read_bandwidth)(odb_backend *b, double *gbs);
+  /* Measured FP64 peaks of the device in FLOP/s: *flops through the
+     vector pipes (independent FMA chains), *tensor_flops through the
+     tensor cores (0 where it has none). NULL: not measured (the CPU's
+     compute roof is flops_1t in odb_bandwidth.h). */
+  odb_status (*fp64_peak)(odb_backend *b, double *flops,
+                          double *tensor_flops);
 } odb_backend_ops;
 
 struct odb_backend {
@@ -91,6 +97,10 @@ odb_status odb_backend_query(odb_backend *b, odb_device_info *info);
 odb_status odb_backend_copy_bandwidth(odb_backend *b, double *gbs);
 /* The same for the read bandwidth (b->read_gbs). */
 odb_status odb_backend_read_bandwidth(odb_backend *b, double *gbs);
+/* The backend's FP64 peaks (ops->fp64_peak; the backend keeps them once
+   measured); ODB_ERR_UNSUPPORTED for a backend that does not measure them. */
+odb_status odb_backend_fp64_peak(odb_backend *b, double *flops,
+                                 double *tensor_flops);
 
 /* Buffers: created zeroed? No: contents are undefined after create. */
 odb_status odb_buffer_create(odb_backend *b, size_t bytes, odb_buffer **out);

@@ -1017,6 +1017,8 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
 ** their launches waits for the controller's words before it starts
 ** (BENCHMARKS.md, "Small grids: the step controller on the device").
 */
+static double gpu_fp64(const odb_solver *s, int stage0);
+
 static const odb_variant odb_variant_gpu_unfused = {
   .name = "gpu_unfused",
   .doc = "GPU: one generated kernel per basic operation (each stage's LC "
@@ -1028,6 +1030,7 @@ static const odb_variant odb_variant_gpu_unfused = {
   .init = unfused_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
+  .fp64 = gpu_fp64,
   .traffic = gpu_traffic,
   .advance = gpu_advance,
   .advance_default = 0,
@@ -1044,6 +1047,7 @@ static const odb_variant odb_variant_gpu_reference = {
   .init = reference_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
+  .fp64 = gpu_fp64,
   .traffic = gpu_traffic,
   .advance = gpu_advance,
   .advance_default = 0,
@@ -1062,6 +1066,7 @@ static const odb_variant odb_variant_gpu_trapezoid = {
   .init = trapezoid_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
+  .fp64 = gpu_fp64,
   .traffic = gpu_traffic,
   .advance = gpu_advance,
   .advance_default = 1,
@@ -1083,6 +1088,7 @@ static const odb_variant odb_variant_gpu_hexagonal = {
   .init = hexagonal_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
+  .fp64 = gpu_fp64,
   .traffic = gpu_traffic,
   .advance = gpu_advance,
   .advance_default = 1,
@@ -1100,6 +1106,7 @@ static const odb_variant odb_variant_gpu_multiblock = {
   .init = multiblock_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
+  .fp64 = gpu_fp64,
   .traffic = gpu_traffic,
   .opts = odb_gpu_multiblock_opts,
   .nopts = ODB_GPU_MULTIBLOCK_NOPTS,
@@ -1128,6 +1135,7 @@ static const odb_variant odb_variant_gpu_stream2d = {
   .init = stream2d_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
+  .fp64 = gpu_fp64,
   .traffic = gpu_traffic,
   .advance = gpu_advance,
   .advance_default = 1,
@@ -1143,8 +1151,9 @@ int odb_gpu_rk_cluster(const odb_solver *s) {
   return g->plan.cluster > 0 ? g->plan.cluster : 1;
 }
 
-/* See odb_gpu_rk.h. */
-double odb_gpu_rk_fp64(const odb_solver *s, int stage0) {
+/* odb_variant.fp64 of every GPU RK variant: the generator's count of the
+   plan's kernels (odb_gen_plan_fp64). */
+static double gpu_fp64(const odb_solver *s, int stage0) {
   const gpu_rk *g;
   if (!s || !s->variant || s->variant->attempt != gpu_attempt || !s->vdata)
     return 0;

@@ -16,13 +16,5 @@ odb_status odb_gpu_rk_register(void);
 ** clusters); 0 for any other solver.
 */
 int odb_gpu_rk_cluster(const odb_solver *s);
-/*
-** The FP64 instructions (DFMA, DADD, DMUL) of one attempted step of a GPU
-** RK solver over all components, as its generator counted them
-** (odb_gen_plan_fp64): of a step that evaluates stage 0 (stage0) or takes
-** F_0 from memory. 0 for any other solver, a problem whose f declares no
-** count, or a build without CUDA.
-*/
-double odb_gpu_rk_fp64(const odb_solver *s, int stage0);
 
 #endif

@@ -324,10 +324,10 @@ static odb_status cuda_read_bandwidth(odb_backend *b, double *gbs) {
   return ODB_OK;
 }
 
-/* See the header: the peaks of odb_fp64_peak.cu on the backend's device. */
-extern "C" odb_status odb_cuda_backend_fp64_peak(odb_backend *b,
-                                                 double *flops,
-                                                 double *tensor_flops) {
+/* The peaks of odb_fp64_peak.cu on the backend's device (measured once a
+   device and process there). */
+static odb_status cuda_fp64_peak(odb_backend *b, double *flops,
+                                 double *tensor_flops) {
   *flops = *tensor_flops = 0;
   ODB_TRY(cuda_use(b));
   return odb_cuda_fp64_peak(flops, tensor_flops);
@@ -355,6 +355,7 @@ static const odb_backend_ops cuda_ops = {
   cuda_destroy,    /* destroy */
   cuda_copy_bandwidth, /* copy_bandwidth */
   cuda_read_bandwidth, /* read_bandwidth */
+  cuda_fp64_peak,  /* fp64_peak */
 };
 
 /* Assumes why has room for len > 0 bytes. */

@@ -55,9 +55,6 @@ odb_status odb_cuda_read_bandwidth(double *bytes_per_s);
 ** roof of the GPU RK kernels (docs/gpu.md, "the compute roof").
 */
 odb_status odb_cuda_fp64_peak(double *flops, double *tensor_flops);
-/* odb_cuda_fp64_peak on backend b's device (a "cuda" backend). */
-odb_status odb_cuda_backend_fp64_peak(odb_backend *b, double *flops,
-                                      double *tensor_flops);
 
 #ifdef __cplusplus
 }
