@@ -173,9 +173,7 @@ int odb_bandwidth_floor_bw(const odb_bandwidth *bw, const odb_topo *t,
                            int threads, odb_floor_bw *out);
 /*
 ** Seconds a single-thread variant needs at least to read rbytes and write
-** wbytes: rbytes/read_1t + wbytes/write_1t, where the write bandwidth is
-** derived from copy_1t = 2/(1/read + 1/write): odb_floor_seconds
-** (odb_floor.h) on the one-thread figures.
+** wbytes: odb_floor_seconds (odb_floor.h) on the one-thread figures.
 */
 double odb_bandwidth_floor_seconds(const odb_bandwidth *bw, double rbytes,
                                    double wbytes);

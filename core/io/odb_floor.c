@@ -18,26 +18,15 @@ int odb_floor_bw_gpu(double read, double copy, double l2_bytes,
   return 1;
 }
 
-/*
-** 1/write = 2/copy - 1/read. A copy figure at or above twice the read
-** (a timing error: odb_bandwidth_check refuses above 2.5 times) leaves
-** nothing positive for the write; the copy figure itself stands in, the
-** fastest figure at hand, so that the floor stays a lower bound.
-*/
-double odb_floor_write_bw(const odb_floor_bw *bw) {
-  double inv_w;
-  if (!bw || !(bw->read > 0)) return 0;
-  if (!(bw->copy > 0)) return bw->read;
-  inv_w = 2 / bw->copy - 1 / bw->read;
-  return inv_w > 0 ? 1 / inv_w : bw->copy;
-}
-
 /* See the header. */
 double odb_floor_seconds(const odb_floor_bw *bw, double rbytes,
                          double wbytes) {
-  double wr = odb_floor_write_bw(bw);
-  if (!(wr > 0)) return 0;
-  return (rbytes > 0 ? rbytes / bw->read : 0) + (wbytes > 0 ? wbytes / wr : 0);
+  double best;
+  if (!bw || !(bw->read > 0)) return 0;
+  rbytes = rbytes > 0 ? rbytes : 0;
+  if (!(wbytes > 0)) return rbytes / bw->read;
+  best = bw->copy > bw->read ? bw->copy : bw->read;
+  return (rbytes + wbytes) / best;
 }
 
 /* See the header. */

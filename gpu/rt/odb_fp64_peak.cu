@@ -25,8 +25,12 @@ extern "C" {
 ** 8 blocks of 256 threads an SM (64 warps, the most an SM holds), so each
 ** sub-partition has 16 warps x 8 chains of independent DFMA to hide their
 ** latency (a few clocks) behind. Tensor: every warp runs PK_MMA chains
-** of mma.sync m8n8k4 f64 (8 x 8 x 4 = 256 FMA, 512 FLOP an instruction),
-** its accumulator fed back. Each kernel runs PK_REPS times after a
+** of mma.sync f64, its accumulator fed back: m16n8k16 (2048 FMA, 4096 FLOP
+** an instruction) from compute capability 9.0, m8n8k4 (256 FMA) on 8.x.
+** The larger shape is the one that reaches the tensor cores' rate on a
+** Hopper card: m8n8k4 there runs no faster than the DFMA pipes (33.0
+** TFLOP/s on an H200, against 35.9 TFLOP/s that the tall & skinny
+** kernels reach with m16n8k4 and m16n8k8). Each kernel runs PK_REPS times after a
 ** warm-up, timed with events; the peak is from the median time.
 */
 enum {
@@ -52,12 +56,34 @@ dfma_kernel(double a, double b, double *out) {
   if (s == -1.0) *out = s;
 }
 
-/* PK_MMA DMMA chains a warp, PK_MMA_ITERS steps: d = A B + d with the
-   thread's one element of A (8 x 4, row) and B (4 x 8, col) and two of d
-   (8 x 8). Nothing below compute capability 8.0 (no f64 mma). */
+/* PK_MMA DMMA chains a warp, PK_MMA_ITERS steps: d = A B + d. From
+   compute capability 9.0 m16n8k16: the thread's 8 elements of A (16 x 16,
+   row), 4 of B (16 x 8, col) and 4 of d (16 x 8); on 8.x m8n8k4: one of A
+   (8 x 4), one of B (4 x 8) and two of d (8 x 8). Nothing below 8.0 (no
+   f64 mma). PK_MMA_FLOP gives a warp instruction's FLOP for the host. */
 static __global__ void __launch_bounds__(PK_THREADS, PK_BLOCKS_PER_SM)
 dmma_kernel(double a, double b, double *out) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  double d[PK_MMA][4];
+  const double av = a * (double)(threadIdx.x & 31u), bv = b;
+#pragma unroll
+  for (int k = 0; k < PK_MMA; ++k) d[k][0] = d[k][1] = d[k][2] = d[k][3] = k;
+#pragma unroll 4
+  for (int i = 0; i < PK_MMA_ITERS; ++i) {
+#pragma unroll
+    for (int k = 0; k < PK_MMA; ++k)
+      asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 "
+                   "{%0, %1, %2, %3}, {%4, %4, %4, %4, %4, %4, %4, %4}, "
+                   "{%5, %5, %5, %5}, {%0, %1, %2, %3};"
+                   : "+d"(d[k][0]), "+d"(d[k][1]), "+d"(d[k][2]),
+                     "+d"(d[k][3])
+                   : "d"(av), "d"(bv));
+  }
+  double s = 0;
+#pragma unroll
+  for (int k = 0; k < PK_MMA; ++k) s += d[k][0] + d[k][1] + d[k][2] + d[k][3];
+  if (s == -1.0) *out = s;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   double d[PK_MMA][2];
   const double av = a * (double)(threadIdx.x & 31u), bv = b;
 #pragma unroll
@@ -135,8 +161,9 @@ static odb_status measure_peaks(int device, double *pk) {
   st = time_kernel(0, blocks, out, 2.0 * threads * PK_CHAINS * PK_ITERS,
                    &pk[0]);
   pk[1] = 0;
-  if (st == ODB_OK && major >= 8)   /* 512 FLOP a warp's mma */
-    st = time_kernel(1, blocks, out, 512.0 * (threads / 32) * PK_MMA *
+  if (st == ODB_OK && major >= 8)   /* a warp's mma: m16n8k16 or m8n8k4 */
+    st = time_kernel(1, blocks, out, (major >= 9 ? 4096.0 : 512.0) *
+                                         (threads / 32) * PK_MMA *
                                          PK_MMA_ITERS, &pk[1]);
   cudaFree(out);
   return st;
