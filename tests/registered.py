@@ -4,8 +4,10 @@
 meson's files() already fails the build when a listed test file is missing;
 this is the other half: a test file that exists but is listed nowhere would
 never run, and nobody would notice. For each folder, the files that look
-like tests must be named in that folder's meson.build (or, for tests/unit,
-in tests/meson.build, which lists them). Prints TAP; exit status 1 when one
+like tests must be named in the meson.build that lists them: the C tests
+of the folders that mirror the sources (tests/core/..., tests/ui, and the
+generator tests under tests/gpu/) in tests/meson.build, those that need a
+GPU in tests/gpu/meson.build. Prints TAP; exit status 1 when one
 is not listed.
 
 Run: python3 tests/registered.py [SOURCE_ROOT]
@@ -14,13 +16,28 @@ import os
 import re
 import sys
 
-# (folder holding the files, file pattern, meson.build that lists them,
-#  how a name appears there)
+# (folder holding the files, file pattern, the meson.build files of which
+#  one must list each). The generator tests under tests/gpu/ode and
+#  tests/gpu/rt need no device and are in tests/meson.build; the tests that
+#  need one, in tests/gpu/meson.build.
+C_TEST = r"^test_(\w+)\.c$"
+UNIT = ("tests/meson.build",)
+GPU = ("tests/gpu/meson.build",)
 FOLDERS = [
-    ("tests/unit", r"^test_(\w+)\.c$", "tests/meson.build"),
-    ("tests/gpu", r"^test_(\w+)\.c$", "tests/gpu/meson.build"),
-    ("tests/lua", r"^(\w+)_spec\.lua$", "tests/lua/meson.build"),
-    ("tests/mpi", r"^(\w+)\.lua$", "tests/mpi/meson.build"),
+    ("tests/core/rt", C_TEST, UNIT),
+    ("tests/core/io", C_TEST, UNIT),
+    ("tests/core/ode", C_TEST, UNIT),
+    ("tests/core/tune", C_TEST, UNIT),
+    ("tests/core/dense", C_TEST, UNIT),
+    ("tests/core/sparse", C_TEST, UNIT),
+    ("tests/ui", C_TEST, UNIT),
+    ("tests/gpu", C_TEST, GPU),
+    ("tests/gpu/rt", C_TEST, UNIT + GPU),
+    ("tests/gpu/ode", C_TEST, UNIT + GPU),
+    ("tests/gpu/sparse", C_TEST, GPU),
+    ("tests/gpu/dense", C_TEST, GPU),
+    ("tests/lua", r"^(\w+)_spec\.lua$", ("tests/lua/meson.build",)),
+    ("tests/mpi", r"^(\w+)\.lua$", ("tests/mpi/meson.build",)),
 ]
 
 
@@ -28,12 +45,15 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else \
         os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     checks = []
-    for folder, pattern, build in FOLDERS:
+    for folder, pattern, builds in FOLDERS:
         path = os.path.join(root, folder)
         if not os.path.isdir(path):
             continue
-        with open(os.path.join(root, build), encoding="utf-8") as fh:
-            text = fh.read()
+        texts = []
+        for build in builds:
+            with open(os.path.join(root, build), encoding="utf-8") as fh:
+                texts.append(fh.read())
+        text = "\n".join(texts)
         listed = set(re.findall(r"'(\w+)'", text))
         listed |= set(re.findall(r"(\w+)\.(?:c|lua)'", text))
         missing = []
@@ -41,8 +61,8 @@ def main():
             m = re.match(pattern, fn)
             if m and m.group(1) not in listed and fn not in text:
                 missing.append(fn)
-        checks.append(("every test in %s is listed in %s" % (folder, build),
-                       missing))
+        checks.append(("every test in %s is listed in %s"
+                       % (folder, " or ".join(builds)), missing))
     print("1..%d" % len(checks))
     bad = 0
     for i, (what, missing) in enumerate(checks, 1):

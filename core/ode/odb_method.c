@@ -10,7 +10,7 @@
 ** the compiler rounds each one once to the nearest double. A is s x s,
 ** row-major; the zero upper triangle is spelled out so that rows read like
 ** the tableau.
-** tests/unit/test_methods.c checks the row sums, all order conditions up to
+** tests/core/ode/test_methods.c checks the row sums, all order conditions up to
 ** the claimed orders and that the next order fails, for every entry here.
 */
 
@@ -122,7 +122,7 @@ static const double verner65_bhat[8] = {
 ** decimal that reads back as the double nearest to the exact value (found
 ** offline with sympy/mpmath at 60 digits; the exact expression is in the
 ** comment beside each tableau). Rational entries stay a/b.
-** tests/unit/test_methods.c checks the order conditions up to p (and that
+** tests/core/ode/test_methods.c checks the order conditions up to p (and that
 ** p + 1 fails) and the simplifying assumptions B(p), C(q), D(r).
 */
 

@@ -35,7 +35,10 @@ extern "C" {
 */
 enum {
   PK_THREADS = 256, PK_BLOCKS_PER_SM = 8, PK_CHAINS = 8, PK_ITERS = 16384,
-  PK_MMA = 4, PK_MMA_ITERS = 4096, PK_REPS = 9, PK_DEVICES = 64
+  PK_MMA = 4, PK_MMA_ITERS = 4096, PK_REPS = 9, PK_DEVICES = 64,
+  /* m16n8k16 holds 16 fragment registers a chain: 2 blocks of 256 threads
+     an SM leave 128 registers a thread (16 warps, 4 chains each) */
+  PK_MMA_BLOCKS_PER_SM = 2
 };
 
 /* PK_CHAINS DFMA chains a thread, PK_ITERS steps; the sum is stored only
@@ -61,7 +64,7 @@ dfma_kernel(double a, double b, double *out) {
    row), 4 of B (16 x 8, col) and 4 of d (16 x 8); on 8.x m8n8k4: one of A
    (8 x 4), one of B (4 x 8) and two of d (8 x 8). Nothing below 8.0 (no
    f64 mma). PK_MMA_FLOP gives a warp instruction's FLOP for the host. */
-static __global__ void __launch_bounds__(PK_THREADS, PK_BLOCKS_PER_SM)
+static __global__ void __launch_bounds__(PK_THREADS, PK_MMA_BLOCKS_PER_SM)
 dmma_kernel(double a, double b, double *out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   double d[PK_MMA][4];
@@ -161,6 +164,8 @@ static odb_status measure_peaks(int device, double *pk) {
   st = time_kernel(0, blocks, out, 2.0 * threads * PK_CHAINS * PK_ITERS,
                    &pk[0]);
   pk[1] = 0;
+  blocks = (unsigned)(sms > 0 ? sms : 1) * PK_MMA_BLOCKS_PER_SM;
+  threads = (double)blocks * PK_THREADS;
   if (st == ODB_OK && major >= 8)   /* a warp's mma: m16n8k16 or m8n8k4 */
     st = time_kernel(1, blocks, out, (major >= 9 ? 4096.0 : 512.0) *
                                          (threads / 32) * PK_MMA *

@@ -1,7 +1,7 @@
 -- batched_spec.lua: ob.batched (many small B x B matrices: LU, solve,
 -- GEMV, GEMM, TRSM, bench) on the CPU, ob.blocktridiag's bench and get, and
 -- the refusal of backend "cuda" where no GPU can be used (these specs run
--- on the CPU; tests/gpu/test_batched_gpu.c covers the GPU).
+-- on the CPU; tests/gpu/dense/test_batched_gpu.c covers the GPU).
 local ob = require "odebench"
 local H = dofile(os.getenv("ODEBENCH_SRC") .. "/tests/lua/spec_helpers.lua")
 

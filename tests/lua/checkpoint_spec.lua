@@ -2,7 +2,7 @@
 -- file} (lua/odb_lua_checkpoint.c over core/ode/odb_checkpoint.c): a
 -- restarted solver continues the same trajectory bit for bit, and each
 -- refusal says why, with the file name shown escaped. The kill during a
--- write is tests/unit/test_checkpoint.c's.
+-- write is tests/core/ode/test_checkpoint.c's.
 local ob = require "odebench"
 
 local H = dofile(assert(os.getenv("ODEBENCH_SRC"), "set ODEBENCH_SRC")

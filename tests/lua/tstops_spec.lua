@@ -1,7 +1,7 @@
 -- tstops_spec.lua: times where f jumps (ob.problem{tstops = ...},
 -- s:integrate{tstops = ...}, MEDAKZO's t = 5): the integration lands on
 -- each stop and starts again just after it (core/ode/odb_solver.c,
--- odb_solver_integrate_stops). tests/unit/test_tstops.c has the C side.
+-- odb_solver_integrate_stops). tests/core/ode/test_tstops.c has the C side.
 local ob = require "odebench"
 
 local TAU = 0.3

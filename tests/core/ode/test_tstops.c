@@ -166,7 +166,7 @@ static void test_call_stops(odb_ctx *ctx) {
 ** MEDAKZO over [0, 20] in one call at tolerance 1e-10 (the jump of phi at
 ** t = 5 declared by the problem): y_200 at t = 20 against the published
 ** value (Bari IVP test set, medakzo, PSIDE at 1e-10: 0.6190822732534586e-5,
-** the component the test set reports; tests/unit/test_problems.c has the
+** the component the test set reports; tests/core/ode/test_problems.c has the
 ** rest). Without the stop, radau2a5/A ends 1.2e-5 off and lobatto3c8/ppDb1m
 ** 2.2e-5 (their estimate, the difference of the last two corrector
 ** iterates, does not see the jump); restarting exactly at t = 5 rather
