@@ -411,6 +411,9 @@ static void print_bandwidth(const odb_bandwidth *bw, FILE *f) {
   if (bw->flops_1t > 0)
     fprintf(f, "%-10s %-5s %-12s %8.2f GFLOP/s  (FP64 multiply-add peak)\n",
             "compute", "peak", "1 core", bw->flops_1t / 1e9);
+  if (bw->flops_all > 0)
+    fprintf(f, "%-10s %-5s %-12s %8.2f GFLOP/s  (all %d cores at once)\n",
+            "", "peak", "all cores", bw->flops_all / 1e9, bw->threads_all);
   if (!odb_bandwidth_quiet(bw))
     fprintf(f, "%-10s the measuring thread ran %.0f%% of the time: other "
             "work shared the cores, so these figures are low; run 'odebench "

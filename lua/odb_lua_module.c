@@ -347,6 +347,8 @@ static void push_bandwidth(lua_State *L, const odb_bandwidth *bw) {
   set_int(L, "threads_all", bw->threads_all);
   lua_pushnumber(L, bw->flops_1t / 1e9);   /* FP64 multiply-add peak */
   lua_setfield(L, -2, "peak_gflops_1t");
+  lua_pushnumber(L, bw->flops_all / 1e9);  /* all cores at once */
+  lua_setfield(L, -2, "peak_gflops_all");
   lua_pushstring(L, bw->measured_at);
   lua_setfield(L, -2, "measured_at");
   lua_pushboolean(L, bw->from_cache);

@@ -287,6 +287,7 @@ static void record_cpu(odbL_state *S) {
     odb_record_set_num(c, key, bw->copy[i] / 1e9);
   }
   odb_record_set_num(c, "bandwidth.peak_gflops_1t", bw->flops_1t / 1e9);
+  odb_record_set_num(c, "bandwidth.peak_gflops_all", bw->flops_all / 1e9);
   odb_record_set_num(c, "bandwidth.array_bytes", bw->array_bytes);
   odb_record_set_int(c, "bandwidth.from_cache", bw->from_cache);
   if (!bw->from_cache) {

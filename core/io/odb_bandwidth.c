@@ -302,6 +302,32 @@ static double measure_flops(double *share) {
   return best;
 }
 
+/* One member of the all-cores FP64 measurement: its own best rate. */
+static void flops_member(odb_team *team, int tid, void *arg) {
+  double share;
+  (void)team;
+  ((double *)arg)[tid] = measure_flops(&share);
+}
+
+/*
+** *flops: the sum of the rates of k members running measure_flops at
+** once. Each member times its own runs, which overlap (they start after
+** one team barrier and take the same ~0.1 s), so the sum is the rate of
+** all k together; a member that a busy machine delayed lowers it, as it
+** would lower any run.
+*/
+static odb_status team_flops(odb_team *team, int k, double *flops) {
+  double *rate = calloc((size_t)k, sizeof *rate);
+  odb_status st;
+  *flops = 0;
+  if (!rate) return ODB_FAIL(ODB_ERR_NOMEM, "bandwidth: out of memory for "
+                             "%d threads", k);
+  st = odb_team_run_first(team, k, flops_member, rate);
+  for (int i = 0; st == ODB_OK && i < k; ++i) *flops += rate[i];
+  free(rate);
+  return st;
+}
+
 /*
 ** 1 when this build's measuring loops are not what a user's run would
 ** time: compiled without optimization, or instrumented by AddressSanitizer
@@ -384,6 +410,7 @@ odb_status odb_bandwidth_measure(const odb_topo *t, odb_bandwidth *bw) {
                        hwloc_topology_is_thissystem((hwloc_topology_t)t->hwloc)
                        ? t : NULL, nall, ODB_BARRIER_CENTRAL, &team);
   if (st == ODB_OK) st = team_measure(team, &r, nall, bw, &share_1t);
+  if (st == ODB_OK) st = team_flops(team, nall, &bw->flops_all);
 done:
   odb_team_destroy(team);
   run_free(&r);
@@ -528,6 +555,7 @@ const char *odb_bandwidth_check(const odb_bandwidth *bw) {
     return check_why;
   }
   if (!isfinite(bw->flops_1t) || bw->flops_1t < 0 ||
+      !isfinite(bw->flops_all) || bw->flops_all < 0 ||
       !isfinite(bw->array_bytes) || !(bw->array_bytes > 0)) {
     snprintf(check_why, sizeof check_why, "flops %g or array size %g not "
              "finite and positive", bw->flops_1t, bw->array_bytes);
@@ -852,6 +880,7 @@ static void cpu_member(void *ud, const char *key, const char *s, double v) {
   else if (!strcmp(key, "read_all")) bw->read_all = v;
   else if (!strcmp(key, "copy_all")) bw->copy_all = v;
   else if (!strcmp(key, "flops_1t")) bw->flops_1t = v;
+  else if (!strcmp(key, "flops_all")) bw->flops_all = v;
   else if (!strcmp(key, "array_bytes")) bw->array_bytes = v;
   else if ((k = count_key(key, "read_t")) > 0 &&
            (i = count_slot(bw, k)) >= 0)
@@ -939,6 +968,7 @@ static void write_cpu(FILE *f, const void *ud) {
     odb_json_number(&j, key, bw->copy[i]);
   }
   odb_json_number(&j, "flops_1t", bw->flops_1t);
+  odb_json_number(&j, "flops_all", bw->flops_all);
   odb_json_integer(&j, "threads_all", bw->threads_all);
   odb_json_number(&j, "array_bytes", bw->array_bytes);
   odb_json_string(&j, "measured_at", bw->measured_at);

@@ -40,6 +40,10 @@ typedef struct odb_bandwidth {
   double flops_1t;           /* FP64 flop/s of one core: independent
                                 multiply-add chains in this build's widest
                                 vectors (the compute roof of a roofline) */
+  double flops_all;          /* FP64 flop/s of threads_all cores running
+                                those chains at once, the sum of their
+                                rates: the machine's compute roof (0 when
+                                a cache entry predates it) */
   double array_bytes;        /* size of each array used */
   char measured_at[32];      /* ISO-8601 UTC */
   int from_cache;            /* 1 when read from the cache file */

@@ -304,6 +304,11 @@ static void test_team_figures(void) {
          bw.read_all >= 0.5 * bw.read_1t && odb_bandwidth_check(&bw) == NULL,
          "finite positive figures, read_all %.2f >= half of read_1t %.2f GB/s",
          bw.read_all / 1e9, bw.read_1t / 1e9);
+  /* a quarter: the members share cores with whatever else runs (CI runs
+     suites side by side), which only a busy machine's figure shows */
+  tap_ok(isfinite(bw.flops_all) && bw.flops_all > 0.25 * bw.flops_1t,
+         "all cores' FP64 rate %.2f GFLOP/s, one core's %.2f GFLOP/s",
+         bw.flops_all / 1e9, bw.flops_1t / 1e9);
 }
 
 /* {====== a GPU without a GPU: a backend whose figures the test sets */
