@@ -985,12 +985,29 @@ odb_status odb_bandwidth_store(const odb_topo *t, const odb_bandwidth *bw) {
   return ODB_OK;
 }
 
-/* Measures; a measurement with an impossible figure is taken once more. */
+/* 1 when the four main figures are finite and positive. */
+static int figures_positive(const odb_bandwidth *bw) {
+  return isfinite(bw->read_1t) && bw->read_1t > 0 && isfinite(bw->copy_1t) &&
+         bw->copy_1t > 0 && isfinite(bw->read_all) && bw->read_all > 0 &&
+         isfinite(bw->copy_all) && bw->copy_all > 0;
+}
+
+/*
+** Measures; a measurement with an impossible figure is taken once more.
+** A measurement that will not be cached (a sanitizer or unoptimized build,
+** or a busy machine) is taken as it is once its figures are finite and
+** positive: such a build times its read loop with the instrumentation and
+** its copy through the C library's memcpy, and a busy machine shares the
+** cores unevenly, so the relations odb_bandwidth_check asks of a quiet,
+** optimized measurement (copy at most 2.5 times the read, all cores at
+** least half of one) need not hold. Its figures serve this run only.
+*/
 static odb_status measure_possible(const odb_topo *t, odb_bandwidth *bw) {
   const char *bad = NULL;
   for (int attempt = 0; attempt < 2; ++attempt) {
     ODB_TRY(odb_bandwidth_measure(t, bw));
     if (!(bad = odb_bandwidth_check(bw))) return ODB_OK;
+    if (!odb_bandwidth_cacheable(bw) && figures_positive(bw)) return ODB_OK;
   }
   return ODB_FAIL(ODB_ERR_INTERNAL, "bandwidth: two measurements gave an "
                   "impossible figure: %s", bad);

@@ -232,7 +232,8 @@ static void test_refused(const tmp_cache *c) {
     st = odb_bandwidth_get(NULL, ODB_BW_CACHED, &bw);
     tap_ok(st == ODB_OK && !bw.from_cache &&
            has(bw.refused, "cached entry refused: ") &&
-           has(bw.refused, cases[i].why) && odb_bandwidth_check(&bw) == NULL,
+           has(bw.refused, cases[i].why) &&
+           (odb_bandwidth_check(&bw) == NULL || !odb_bandwidth_cacheable(&bw)),
            "%s: measured again (read %.2f GB/s with 1 thread, %.2f with "
            "%d; %s)", cases[i].what, bw.read_1t / 1e9, bw.read_all / 1e9,
            bw.threads_all, bw.refused);
@@ -301,8 +302,9 @@ static void test_team_figures(void) {
   tap_ok(isfinite(bw.read_1t) && bw.read_1t > 0 && isfinite(bw.copy_1t) &&
          bw.copy_1t > 0 && isfinite(bw.read_all) && bw.read_all > 0 &&
          isfinite(bw.copy_all) && bw.copy_all > 0 &&
-         bw.read_all >= 0.5 * bw.read_1t && odb_bandwidth_check(&bw) == NULL,
-         "finite positive figures, read_all %.2f >= half of read_1t %.2f GB/s",
+         (odb_bandwidth_check(&bw) == NULL || !odb_bandwidth_cacheable(&bw)),
+         "finite positive figures, consistent where they may be cached "
+         "(read_all %.2f, read_1t %.2f GB/s)",
          bw.read_all / 1e9, bw.read_1t / 1e9);
   /* a quarter: the members share cores with whatever else runs (CI runs
      suites side by side), which only a busy machine's figure shows */
