@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "odb_bwfile.h"
 #include "odb_cachedir.h"
 #include "odb_json.h"
 #include "odb_results.h"
@@ -655,177 +656,6 @@ static const char *written_before_boot(double written) {
 /* }==================================================================== */
 
 /* {====================================================================
-** A minimal reader for the flat objects the cache files hold
-** ===================================================================== */
-
-/* Skips JSON white space. */
-static const char *skip_ws(const char *p) {
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
-  return p;
-}
-
-/* Appends code point c (< 0x10000) to out as UTF-8 if it fits. */
-static void put_utf8(char *out, size_t cap, size_t *len, unsigned c) {
-  char tmp[3];
-  size_t n;
-  if (c < 0x80) { tmp[0] = (char)c; n = 1; }
-  else if (c < 0x800) {
-    tmp[0] = (char)(0xc0 | (c >> 6)); tmp[1] = (char)(0x80 | (c & 0x3f));
-    n = 2;
-  } else {
-    tmp[0] = (char)(0xe0 | (c >> 12));
-    tmp[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-    tmp[2] = (char)(0x80 | (c & 0x3f));
-    n = 3;
-  }
-  if (*len + n < cap) {
-    memcpy(out + *len, tmp, n);
-    *len += n;
-  }
-}
-
-/* The value of hex digit c, -1 for anything else (also '\0'). */
-static int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/*
-** Reads a string literal at p (which must point at '"') into out (truncated
-** to cap-1 bytes). Returns the position after the closing quote, or NULL.
-*/
-static const char *read_string(const char *p, char *out, size_t cap) {
-  size_t len = 0;
-  if (*p != '"') return NULL;
-  for (++p; *p && *p != '"'; ++p) {
-    char c = *p;
-    if (c == '\\') {
-      unsigned u;
-      switch (*++p) {
-      case 'n': c = '\n'; break;
-      case 't': c = '\t'; break;
-      case 'r': c = '\r'; break;
-      case 'b': c = '\b'; break;
-      case 'f': c = '\f'; break;
-      case 'u':   /* exactly four hex digits, all before the string ends */
-        u = 0;
-        for (int i = 1; i <= 4; ++i) {
-          int d = hex_digit(p[i]);
-          if (d < 0) return NULL;
-          u = u * 16 + (unsigned)d;
-        }
-        if (u == 0) return NULL;   /* no NUL inside a C string */
-        put_utf8(out, cap, &len, u);
-        p += 4;
-        continue;
-      case '\0': return NULL;
-      default: c = *p;   /* \" \\ \/ */
-      }
-    }
-    if (len + 1 < cap) out[len++] = c;
-  }
-  if (*p != '"') return NULL;
-  out[len] = '\0';
-  return p + 1;
-}
-
-/* One member: its key and a string (s) or a number (s NULL). */
-typedef void (*member_fn)(void *ud, const char *key, const char *s,
-                          double v);
-
-/* Parses {"key": string-or-number, ...}; 1 when the text is such an object. */
-static int parse_flat(const char *p, member_fn fn, void *ud) {
-  char key[64], s[256];
-  p = skip_ws(p);
-  if (*p++ != '{') return 0;
-  for (;;) {
-    p = skip_ws(p);
-    if (*p == '}') break;
-    if (!(p = read_string(p, key, sizeof key))) return 0;
-    p = skip_ws(p);
-    if (*p++ != ':') return 0;
-    p = skip_ws(p);
-    if (*p == '"') {
-      if (!(p = read_string(p, s, sizeof s))) return 0;
-      fn(ud, key, s, 0);
-    } else {
-      char *end;
-      double v = strtod(p, &end);
-      if (end == p) return 0;
-      fn(ud, key, NULL, v);
-      p = end;
-    }
-    p = skip_ws(p);
-    if (*p == ',') ++p;
-    else if (*p != '}') return 0;
-  }
-  return 1;
-}
-
-/* Counts outside 0..2^40 (or not integers) read as -1, which no check
-   accepts; converting them to an integer would be undefined. */
-static long long count_of(double v) {
-  return isfinite(v) && v >= 0 && v <= 1099511627776.0 && v == floor(v)
-         ? (long long)v : -1;
-}
-
-/* Reads the whole (small) file at path; NULL when absent or too large. */
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "r");
-  char *buf;
-  size_t n;
-  if (!f) return NULL;
-  buf = malloc(16384);
-  if (!buf) {
-    fclose(f);
-    return NULL;
-  }
-  n = fread(buf, 1, 16383, f);
-  fclose(f);
-  buf[n] = '\0';
-  return buf;
-}
-
-/* The cache directory (created), or 0 when there is none: a cache that
-   cannot be used is no error, the figures are then measured each run. */
-static int cache_path(const char *name, char *dir, char *path, size_t cap) {
-  int ok = odb_cache_dir("", dir, cap) == ODB_OK &&
-           snprintf(path, cap, "%s/%s", dir, name) < (int)cap;
-  odb_clear_error();
-  return ok;
-}
-
-/* Writes path through a temporary file and rename(); 0 on failure (the
-   temporary file is removed), 1 on success. */
-static int store_file(const char *dir, const char *path,
-                      void (*write)(FILE *, const void *), const void *ud) {
-  char tmp[PATH_MAX];
-  FILE *f;
-  int fd, ok;
-  if (snprintf(tmp, sizeof tmp, "%s/.bandwidth.json.tmp.%ld", dir,
-               (long)getpid()) >= (int)sizeof tmp)
-    return 0;
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return 0;
-  f = fdopen(fd, "w");
-  if (!f) {
-    close(fd);
-    unlink(tmp);
-    return 0;
-  }
-  write(f, ud);
-  ok = !ferror(f) && fflush(f) == 0 && fsync(fileno(f)) == 0;
-  ok = (fclose(f) == 0) && ok;
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) unlink(tmp);
-  return ok;
-}
-
-/* }==================================================================== */
-
-/* {====================================================================
 ** The CPU cache file
 ** ===================================================================== */
 
@@ -870,11 +700,11 @@ static void cpu_member(void *ud, const char *key, const char *s, double v) {
       set_text(bw->measured_at, sizeof bw->measured_at, s);
     return;
   }
-  if (!strcmp(key, "version")) e->version = count_of(v);
+  if (!strcmp(key, "version")) e->version = odb_bwfile_count(v);
   else if (!strcmp(key, "written_at")) e->written = v;
-  else if (!strcmp(key, "cores")) m->cores = (int)count_of(v);
-  else if (!strcmp(key, "mem_mib")) m->mem_mib = count_of(v);
-  else if (!strcmp(key, "threads_all")) bw->threads_all = (int)count_of(v);
+  else if (!strcmp(key, "cores")) m->cores = (int)odb_bwfile_count(v);
+  else if (!strcmp(key, "mem_mib")) m->mem_mib = odb_bwfile_count(v);
+  else if (!strcmp(key, "threads_all")) bw->threads_all = (int)odb_bwfile_count(v);
   else if (!strcmp(key, "read_1t")) bw->read_1t = v;
   else if (!strcmp(key, "copy_1t")) bw->copy_1t = v;
   else if (!strcmp(key, "read_all")) bw->read_all = v;
@@ -912,7 +742,7 @@ static void sort_counts(odb_bandwidth *bw) {
 */
 static int load_cpu(const char *path, const odb_bw_machine *m,
                     odb_bandwidth *bw, char *why, size_t cap) {
-  char *text = slurp(path);
+  char *text = odb_bwfile_slurp(path);
   cpu_entry e;
   const char *bad = NULL;
   int ok;
@@ -922,7 +752,7 @@ static int load_cpu(const char *path, const odb_bw_machine *m,
   e.bw = bw;
   e.version = 0;
   e.written = NAN;
-  ok = parse_flat(text, cpu_member, &e);
+  ok = odb_bwfile_parse(text, cpu_member, &e);
   free(text);
   sort_counts(bw);
   if (!ok) bad = "not a flat JSON object";
@@ -979,8 +809,8 @@ odb_status odb_bandwidth_store(const odb_topo *t, const odb_bandwidth *bw) {
   char dir[PATH_MAX], path[PATH_MAX];
   odb_bandwidth keyed = *bw;
   odb_bandwidth_fingerprint(t, &keyed.machine);
-  if (!cache_path("bandwidth.json", dir, path, sizeof dir) ||
-      !store_file(dir, path, write_cpu, &keyed))
+  if (!odb_bwfile_path("bandwidth.json", dir, path, sizeof dir) ||
+      !odb_bwfile_store(dir, path, write_cpu, &keyed))
     return ODB_FAIL(ODB_ERR_IO, "cannot write the bandwidth cache");
   return ODB_OK;
 }
@@ -1021,7 +851,7 @@ odb_status odb_bandwidth_get(const odb_topo *t, int mode, odb_bandwidth *bw) {
   int have_dir, got = 0;
   if (!bw) return ODB_FAIL(ODB_ERR_ARG, "bandwidth: bw must not be NULL");
   odb_bandwidth_fingerprint(t, &m);
-  have_dir = cache_path("bandwidth.json", dir, path, sizeof dir);
+  have_dir = odb_bwfile_path("bandwidth.json", dir, path, sizeof dir);
   why[0] = '\0';
   if (have_dir) got = load_cpu(path, &m, &old, why, sizeof why);
   if (got == 1 && mode == ODB_BW_CACHED) {
@@ -1035,7 +865,7 @@ odb_status odb_bandwidth_get(const odb_topo *t, int mode, odb_bandwidth *bw) {
              "%.200s; measured again", why);
   if (have_dir && odb_bandwidth_cacheable(bw) &&
       (mode == ODB_BW_REPLACE || got != 1 || old.read_1t < bw->read_1t))
-    (void)store_file(dir, path, write_cpu, bw);
+    (void)odb_bwfile_store(dir, path, write_cpu, bw);
   return ODB_OK;
 }
 
@@ -1046,7 +876,7 @@ odb_status odb_bandwidth_cached(const odb_topo *t, odb_bandwidth *bw) {
   int got = 0;
   if (!bw) return ODB_FAIL(ODB_ERR_ARG, "bandwidth: bw must not be NULL");
   odb_bandwidth_fingerprint(t, &m);
-  if (cache_path("bandwidth.json", dir, path, sizeof dir))
+  if (odb_bwfile_path("bandwidth.json", dir, path, sizeof dir))
     got = load_cpu(path, &m, bw, why, sizeof why);
   if (got == 1) return ODB_OK;
   memset(bw, 0, sizeof *bw);
@@ -1082,8 +912,8 @@ static void gpu_member(void *ud, const char *key, const char *s, double v) {
       set_text(g->measured_at, sizeof g->measured_at, s);
     return;
   }
-  if (!strcmp(key, "version")) e->version = count_of(v);
-  else if (!strcmp(key, "driver_version")) e->driver = count_of(v);
+  if (!strcmp(key, "version")) e->version = odb_bwfile_count(v);
+  else if (!strcmp(key, "driver_version")) e->driver = odb_bwfile_count(v);
   else if (!strcmp(key, "written_at")) e->written = v;
   else if (!strcmp(key, "read")) g->read = v;
   else if (!strcmp(key, "copy")) g->copy = v;
@@ -1122,7 +952,7 @@ static void gpu_file_name(const odb_gpu_bandwidth *g, char *out, size_t cap) {
 /* As load_cpu, for the device `want` identifies (peak included). */
 static int load_gpu(const char *path, const odb_gpu_bandwidth *want,
                     odb_gpu_bandwidth *g, char *why, size_t cap) {
-  char *text = slurp(path);
+  char *text = odb_bwfile_slurp(path);
   gpu_entry e;
   const char *bad = NULL;
   int ok;
@@ -1132,7 +962,7 @@ static int load_gpu(const char *path, const odb_gpu_bandwidth *want,
   e.g = g;
   e.version = e.driver = 0;
   e.written = NAN;
-  ok = parse_flat(text, gpu_member, &e);
+  ok = odb_bwfile_parse(text, gpu_member, &e);
   free(text);
   g->driver_version = e.driver >= 0 && e.driver <= INT_MAX ? (int)e.driver
                                                            : -1;
@@ -1190,7 +1020,7 @@ odb_status odb_bandwidth_gpu_get(odb_backend *b, int mode,
     return ODB_FAIL(ODB_ERR_ARG, "GPU bandwidth needs a backend");
   ODB_TRY(gpu_identify(b, &want));
   gpu_file_name(&want, name, sizeof name);
-  have_dir = cache_path(name, dir, path, sizeof dir);
+  have_dir = odb_bwfile_path(name, dir, path, sizeof dir);
   why[0] = '\0';
   if (have_dir) got = load_gpu(path, &want, &old, why, sizeof why);
   if (got == 1 && mode == ODB_BW_CACHED) {
@@ -1212,7 +1042,7 @@ odb_status odb_bandwidth_gpu_get(odb_backend *b, int mode,
     snprintf(g->refused, sizeof g->refused, "cached entry refused: %.200s; "
              "measured again", why);
   if (have_dir && (mode == ODB_BW_REPLACE || got != 1 || old.copy < g->copy))
-    (void)store_file(dir, path, write_gpu, g);
+    (void)odb_bwfile_store(dir, path, write_gpu, g);
   return ODB_OK;
 }
 
