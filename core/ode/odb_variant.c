@@ -281,3 +281,22 @@ void erk_norm_acc(const double *e, const double *y, const double *ynew,
   }
   *acc = sum;
 }
+
+/* See erk_common.h. */
+void erk_plain_bytes(const erk_plan *p, double v, int stage0, double *r,
+                     double *w) {
+  double rd = 0, wr = 0;
+  if (stage0) { rd += v; wr += v; }
+  for (int l = 1; l < p->s; ++l) {
+    rd += v * (1 + p->a[l].n) + v;
+    wr += 2 * v;
+  }
+  rd += v * (1 + p->b.n);
+  wr += v;
+  if (p->e.n > 0) {
+    rd += v * p->e.n + 3 * v;
+    wr += v;
+  }
+  *r = rd;
+  *w = wr;
+}

@@ -52,6 +52,9 @@ void odb_reservoir_free(odb_reservoir *g);
 double odb_gh_offdiag(uint64_t seed, long row, long col);
 /* Block shift (in columns) of neighbour block u (0..6, 3 = centre) of cell m. */
 int odb_gh_bias(const odb_reservoir *g, long m, int u);
+/* 1 when stencil slot u (0..6) of cell (j, h, i) lies inside the grid:
+   the truncation at the six faces that the generator makes. */
+int odb_gh_slot_inside(const odb_reservoir *g, int j, int h, int i, int u);
 /* Block offset in cells of stencil slot u (0..6): -JH,-J,-1,0,1,J,JH. */
 long odb_gh_offset(const odb_reservoir *g, int u);
 /* Partition index of a top-plane position (h, i). */

@@ -218,21 +218,6 @@ static int64_t find(const odb_sparse *s, long r, long c)
   return lo < s->rowptr[r + 1] && s->col[lo] == c ? lo : -1;
 }
 
-/* Whether stencil slot u of cell (j, h, i) lies inside the grid (the
-** truncation at the six faces that reservoir.c's generator makes). */
-static int inside(const odb_reservoir *g, int j, int h, int i, int u)
-{
-  switch (u) {
-  case 0: return i > 0;
-  case 1: return h > 0;
-  case 2: return j > 0;
-  case 4: return j < g->J - 1;
-  case 5: return h < g->H - 1;
-  case 6: return i < g->I - 1;
-  default: return 1;
-  }
-}
-
 /* Takes value (r, c) of s into *dst when s has it (marking it used). */
 static void take(const odb_sparse *s, unsigned char *used, long r, long c, double *dst)
 {
@@ -266,7 +251,7 @@ static odb_status bdia_from_csr(const odb_sparse *s, const odb_reservoir *g, siz
     int j = (int)(m % g->J), h = (int)((m / g->J) % g->H), i = (int)(m / ((long)g->J * g->H));
     for (int u = 0; u < 7; u++) {
       long c0 = (m + odb_gh_offset(g, u)) * k + odb_gh_bias(g, m, u);
-      int in = inside(g, j, h, i, u);
+      int in = odb_gh_slot_inside(g, j, h, i, u);
       for (int r = 0; r < k; r++)
         for (int c = 0; c < k; c++) {
           double *dst = &b->val[((size_t)(u * k + r) * k + c) * M + m];

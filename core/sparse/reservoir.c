@@ -123,8 +123,8 @@ int odb_gh_partition(const odb_reservoir *g, int h, int i)
   return ph * g->pv + pi;
 }
 
-/* Whether stencil slot u of cell (j, h, i) stays inside the grid. */
-static int slot_inside(const odb_reservoir *g, int j, int h, int i, int u)
+/* See odb_sparse.h. */
+int odb_gh_slot_inside(const odb_reservoir *g, int j, int h, int i, int u)
 {
   switch (u) {
   case 0: return i > 0;
@@ -155,7 +155,7 @@ static int gh_row(const odb_reservoir *g, long row, int32_t *col, double *val)
     long m = row / g->k; int r = (int)(row % g->k);
     int j = (int)(m % g->J), h = (int)((m / g->J) % g->H), i = (int)(m / ((long)g->J * g->H));
     for (int u = 0; u < 7; u++) {
-      if (!slot_inside(g, j, h, i, u)) continue;
+      if (!odb_gh_slot_inside(g, j, h, i, u)) continue;
       long c0 = (m + odb_gh_offset(g, u)) * g->k + odb_gh_bias(g, m, u);
       for (int c = 0; c < g->k; c++) {
         long cc = c0 + c;
@@ -199,7 +199,7 @@ static int gh_row_count(const odb_reservoir *g, long row)
   int j = (int)(m % g->J), h = (int)((m / g->J) % g->H), i = (int)(m / ((long)g->J * g->H));
   int cnt = 0;
   for (int u = 0; u < 7; u++) {
-    if (!slot_inside(g, j, h, i, u)) continue;
+    if (!odb_gh_slot_inside(g, j, h, i, u)) continue;
     long c0 = (m + odb_gh_offset(g, u)) * g->k + odb_gh_bias(g, m, u);
     long lo = c0 < 0 ? 0 : c0, hi = c0 + g->k > Mk ? Mk : c0 + g->k;
     if (hi > lo) cnt += (int)(hi - lo);
@@ -276,7 +276,7 @@ static void bdia_cells_part(void *arg, int q, int parts, long lo, long hi)
     int in[7];
     long c0[7];
     for (int u = 0; u < 7; u++) {
-      in[u] = slot_inside(g, j, h, i, u);
+      in[u] = odb_gh_slot_inside(g, j, h, i, u);
       c0[u] = (m + off[u]) * k + odb_gh_bias(g, m, u);
     }
     for (int r = 0; r < k; r++) {

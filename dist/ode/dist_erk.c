@@ -253,24 +253,13 @@ static odb_status dist_attempt(odb_solver *s, double h, double *err) {
 static void dist_traffic(const odb_solver *s, int stage0, double *r,
                          double *w) {
   const dist_data *dd = s->vdata;
-  const erk_plan *plan = &dd->plan;
   const dist_halo *hl = &dd->halo;
-  double v = (double)(hl->b - hl->a) * sizeof(double), rd = 0, wr = 0;
+  double v = (double)(hl->b - hl->a) * sizeof(double);
   double in = hl->in * sizeof(double), out = hl->out * sizeof(double);
-  int nx = plan->s - 1 + (stage0 ? 1 : 0);
-  if (stage0) { rd += v; wr += v; }
-  for (int l = 1; l < plan->s; ++l) {
-    rd += v * (1 + plan->a[l].n) + v;
-    wr += 2 * v;
-  }
-  rd += v * (1 + plan->b.n);
-  wr += v;
-  if (plan->e.n > 0) {
-    rd += v * plan->e.n + 3 * v;
-    wr += v;
-  }
-  *r = rd + nx * (in + out);
-  *w = wr + nx * in;
+  int nx = dd->plan.s - 1 + (stage0 ? 1 : 0);
+  erk_plain_bytes(&dd->plan, v, stage0, r, w);
+  *r += nx * (in + out);
+  *w += nx * in;
 }
 
 /* y whole on every rank, and F_0 under FSAL. */

@@ -42,6 +42,16 @@ odb_status erk_plan_make(const odb_method *m, erk_plan *p);
 void erk_lc(double *restrict out, const double *restrict yp,
             const double *const *Fp, const erk_terms *t, double h, long len);
 
+/*
+** Bytes one plain-sweep step of p reads (*r) and writes (*w) over v bytes
+** of components: a sweep per stage for the argument and one for f, then
+** ynew and the estimate (erk_plain.c's order). The variants that compute
+** a block with these sweeps (plain; the MPI variants of dist/ode on their
+** block) count with it.
+*/
+void erk_plain_bytes(const erk_plan *p, double v, int stage0, double *r,
+                     double *w);
+
 /* Adds sum_k (e_k / sk_k)^2, sk = atol + rtol max(|y|,|ynew|), to *acc. */
 void erk_norm_acc(const double *e, const double *y, const double *ynew,
                   long len, double atol, double rtol, double *acc);

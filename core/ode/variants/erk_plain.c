@@ -87,21 +87,7 @@ static odb_status plain_attempt(odb_solver *s, double h, double *err) {
 */
 static void plain_traffic(const odb_solver *s, int stage0, double *r,
                           double *w) {
-  const erk_plan *plan = s->vdata;
-  double v = (double)s->n * sizeof(double), rd = 0, wr = 0;
-  if (stage0) { rd += v; wr += v; }
-  for (int l = 1; l < plan->s; ++l) {
-    rd += v * (1 + plan->a[l].n) + v;
-    wr += 2 * v;
-  }
-  rd += v * (1 + plan->b.n);
-  wr += v;
-  if (plan->e.n > 0) {
-    rd += v * plan->e.n + 3 * v;
-    wr += v;
-  }
-  *r = rd;
-  *w = wr;
+  erk_plain_bytes(s->vdata, (double)s->n * sizeof(double), stage0, r, w);
 }
 
 const odb_variant odb_variant_plain = {
