@@ -46,6 +46,9 @@
 typedef struct dist_data {
   erk_plan plan;
   dist_halo halo;
+  fused_data *fz;            /* the fused sweeps; NULL: plain's sweeps */
+  long la, lb, ra, rb;       /* the block's edges whose argument Y_l is
+                                written to memory (see fused_attempt) */
   long *one, *rank_at;       /* counts 1 and displacements r of the norm */
   double *parts;             /* the R partial sums */
 } dist_data;
@@ -120,6 +123,7 @@ static void dist_fini(odb_solver *s) {
   dist_data *dd = s->vdata;
   if (dd) {
     dist_halo_free(&dd->halo);
+    erk_fused_free(dd->fz);
     free(dd->one);
     free(dd->rank_at);
     free(dd->parts);
@@ -128,6 +132,43 @@ static void dist_fini(odb_solver *s) {
   free(s->work);
   s->vdata = NULL;
   s->work = NULL;
+}
+
+/*
+** The fused variant's sweeps (erk_fused.c) run on the block's interior
+** where they can: a limited access distance (they walk a window of
+** 2d + 4B components), a method of two or more stages, and an exchange
+** that sends only components within d of the block's ends (S, N, X; A
+** sends the whole block, so Y_l must be in memory on all of it and the
+** plain sweeps are what it takes).
+*/
+static int uses_fused(const odb_solver *s, const dist_data *dd) {
+  return dd->halo.kind != DIST_ALL && s->problem->d < s->n &&
+         s->method->s >= 2;
+}
+
+/*
+** The edges of the block whose Y_l goes to memory: the part of the block
+** that f on the edges [a, ia) and [ib, b) reads ([a, ia + d) and
+** [ib - d, b)), which holds every component another rank receives from
+** this one; none on a side without a neighbour; the whole block when it
+** has no interior. The window's fused sweep runs on [ia, ib) as erk_fused.c
+** does on [0, n), with the option block as its block size.
+*/
+static odb_status fused_edges(odb_solver *s, dist_data *dd) {
+  const dist_halo *h = &dd->halo;
+  long d = s->problem->d;
+  ODB_TRY(erk_fused_make(s, &dd->fz));
+  if (h->ia >= h->ib) {
+    dd->la = h->a;
+    dd->lb = dd->ra = dd->rb = h->b;
+    return ODB_OK;
+  }
+  dd->la = dd->lb = h->a;
+  if (h->a > 0) dd->lb = h->ia + d < h->b ? h->ia + d : h->b;
+  dd->ra = dd->rb = h->b;
+  if (h->b < h->n) dd->ra = h->ib - d > dd->lb ? h->ib - d : dd->lb;
+  return ODB_OK;
 }
 
 /*
@@ -164,6 +205,7 @@ static odb_status dist_init(odb_solver *s) {
   memset(s->work, 0, bytes);
   memset(s->ynew, 0, bytes);
   for (int i = 0; i < s->method->s; ++i) memset(s->F[i], 0, bytes);
+  if (uses_fused(s, dd)) return fused_edges(s, dd);
   return ODB_OK;
 }
 
@@ -221,12 +263,64 @@ static odb_status block_finite(const odb_solver *s, long a, long b, double h) {
   return ODB_OK;
 }
 
+/* ynew and the error share of [j0, j1) from memory, as plain's sweeps. */
+static void finish_edge(odb_solver *s, const erk_plan *plan, double h,
+                        long j0, long j1, double *acc) {
+  double *Y = s->work;
+  lc_block(s->ynew, s->y, s->F, &plan->b, h, j0, j1, plan->s);
+  if (plan->e.n == 0) return;
+  lc_block(Y, NULL, s->F, &plan->e, h, j0, j1, plan->s);
+  for (long k = j0; k < j1; k += ERK_CHUNK) {
+    long len = j1 - k < ERK_CHUNK ? j1 - k : ERK_CHUNK;
+    erk_norm_acc(Y + k, s->y + k, s->ynew + k, len, s->opts.atol,
+                 s->opts.rtol, acc);
+  }
+}
+
+/*
+** A step with the fused sweeps. Stage l >= 1: Y_l is written to memory on
+** the edges [la, lb) and [ra, rb) only, the exchange of Y_l is posted, the
+** window's fused sweep computes F_l on the interior [ia, ib) (forming Y_l
+** there in cache, from y and the F_i of the block) while the halo
+** travels, and f on the edges [a, ia) and [ib, b) reads Y_l from memory
+** once it has arrived. The last stage's sweep writes ynew and the error
+** share of the interior; the edges' follow from memory. Every component
+** is the same erk_lc and f as plain's, so the state is plain's bit for
+** bit with the same steps; the error norm's share adds the interior first.
+*/
+static odb_status fused_attempt(odb_solver *s, dist_data *dd, double h,
+                                double *err) {
+  const erk_plan *plan = &dd->plan;
+  const odb_method *m = s->method;
+  const odb_problem *p = s->problem;
+  dist_halo *hl = &dd->halo;
+  long a = hl->a, b = hl->b, ia = hl->ia, ib = hl->ib;
+  double acc = 0.0, *Y = s->work;
+  if (!s->fsal_ready) ODB_TRY(stage_f(s, s->t, s->y, s->F[0]));
+  for (int l = 1; l < m->s; ++l) {
+    double tc = s->t + m->c[l] * h;
+    lc_block(Y, s->y, s->F, &plan->a[l], h, dd->la, dd->lb, l);
+    lc_block(Y, s->y, s->F, &plan->a[l], h, dd->ra, dd->rb, l);
+    ODB_TRY(dist_halo_begin(hl, Y));
+    if (ia < ib) erk_fused_stage(s, dd->fz, l, h, ia, ib, &acc);
+    ODB_TRY(dist_halo_end(hl, Y));
+    rhs(p, tc, Y, s->F[l], a, ia);
+    rhs(p, tc, Y, s->F[l], ib, b);
+  }
+  finish_edge(s, plan, h, a, ia, &acc);
+  finish_edge(s, plan, h, ib, b, &acc);
+  *err = 0.0;
+  if (plan->e.n == 0) return block_finite(s, a, b, h);
+  return norm_all(dd, acc, s->n, err);
+}
+
 static odb_status dist_attempt(odb_solver *s, double h, double *err) {
   dist_data *dd = s->vdata;
   const erk_plan *plan = &dd->plan;
   const odb_method *m = s->method;
   long a = dd->halo.a, b = dd->halo.b;
   double acc = 0.0, *Y = s->work;
+  if (dd->fz) return fused_attempt(s, dd, h, err);
   if (!s->fsal_ready) ODB_TRY(stage_f(s, s->t, s->y, s->F[0]));
   for (int l = 1; l < m->s; ++l) {
     lc_block(Y, s->y, s->F, &plan->a[l], h, a, b, l);
@@ -245,7 +339,9 @@ static odb_status dist_attempt(odb_solver *s, double h, double *err) {
 }
 
 /*
-** The plain variant's sweeps over this rank's block, plus per exchange
+** The sweeps over this rank's block (the fused variant's, plus the edges'
+** Y_l written and read back by f; else the plain variant's), plus per
+** exchange
 ** (stage 0 unless FSAL gave F_0, and every later stage) the halo written
 ** into memory on arrival and read by f, and the block's parts read to be
 ** sent (A: the whole block, once per gather).
@@ -257,7 +353,16 @@ static void dist_traffic(const odb_solver *s, int stage0, double *r,
   double v = (double)(hl->b - hl->a) * sizeof(double);
   double in = hl->in * sizeof(double), out = hl->out * sizeof(double);
   int nx = dd->plan.s - 1 + (stage0 ? 1 : 0);
-  erk_plain_bytes(&dd->plan, v, stage0, r, w);
+  if (dd->fz) {
+    double e = (double)(dd->lb - dd->la + dd->rb - dd->ra) * sizeof(double);
+    erk_fused_bytes(&dd->plan, s->method->fsal, v, stage0, r, w);
+    for (int l = 1; l < dd->plan.s; ++l) {   /* Y_l's edges out and back */
+      *r += e * (1 + dd->plan.a[l].n) + e;
+      *w += e;
+    }
+  } else {
+    erk_plain_bytes(&dd->plan, v, stage0, r, w);
+  }
   *r += nx * (in + out);
   *w += nx * in;
 }

@@ -40,12 +40,16 @@ local function case(pname, params, method, variant, opts)
     params.N and ("(N=" .. params.N .. ")") or "", method, variant,
     opts.h and ("h=" .. opts.h) or ("tol=" .. opts.tol))
   local p = ob.problem(pname, params)
-  local function make(v)
+  local function make(v, block, streaming)
     return ob.solver { problem = p, method = method, variant = v,
-                       tol = opts.tol, h = opts.h }
+                       tol = opts.tol, h = opts.h, block = block,
+                       streaming = streaming }
   end
   local a <close> = make("plain")
-  local b <close> = make(variant)
+  local b <close> = make(variant, opts.block, opts.streaming)
+  if opts.block and b.block ~= opts.block then
+    fail("%s: block %d, asked for %d", label, b.block, opts.block)
+  end
   local exact = opts.h ~= nil or R == 1
   local steps = 0
   while a.t < opts.t1 do
@@ -112,6 +116,18 @@ for _, v in ipairs(all) do
   -- chosen again from the whole state after it)
   case("medakzo", { N = 6 }, "dopri5", v, { tol = 1e-6, t1 = 5.5 })
   case("medakzo", { N = 6 }, "rk4", v, { h = 0.01, t1 = 0.5 })
+end
+
+-- S, N and X run the fused variant's sweeps on a block's interior: BRUSS2D
+-- N = 16 (n = 512, d = 32) with a window block of 8 moves the window many
+-- times across each interior; streaming stores, and rk4 (no FSAL: the
+-- last stage's F stays in the window)
+for _, v in ipairs { "mpi_S", "mpi_N", "mpi_X" } do
+  case("bruss2d", { N = 16 }, "dopri5", v, { tol = 1e-6, t1 = 0.5, block = 8 })
+  case("bruss2d", { N = 16 }, "rk4", v, { h = 0.01, t1 = 0.1, block = 16,
+                                          streaming = "on" })
+  case("bruss2d", { N = 16 }, "bs3", v, { tol = 1e-5, t1 = 0.3, block = 24,
+                                          streaming = "on" })
 end
 
 -- BRUSS2D N = 3: n = 18, d = 6: four ranks hold blocks of 5 and 4, so

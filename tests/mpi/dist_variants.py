@@ -6,7 +6,8 @@ Runs `mpirun --oversubscribe -n RANKS odebench dist_variants.lua` (which
 raises, ending every rank with status 2, at the first difference from the
 plain variant or refusal text other than expected) and checks, as TAP: exit
 status 0, and rank 0's line saying how many checks passed on RANKS ranks.
-Exit 77 (skipped) in a build without MPI or without mpirun.
+Exit 1 when either check fails, 77 (skipped) in a build without MPI or
+without mpirun.
 """
 import os
 import re
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-CHECKS = 41   # the cases and refusals dist_variants.lua runs
+CHECKS = 50   # the cases and refusals dist_variants.lua runs
 
 
 def main():
@@ -47,6 +48,7 @@ def main():
     if p.returncode != 0 or not ok:
         for line in (p.stdout + p.stderr).splitlines()[:40]:
             print("# " + line)
+        return 1     # the exit-code protocol: meson reads only the status
     return 0
 
 

@@ -52,6 +52,27 @@ void erk_lc(double *restrict out, const double *restrict yp,
 void erk_plain_bytes(const erk_plan *p, double v, int stage0, double *r,
                      double *w);
 
+/*
+** The fused variant's sweeps (erk_fused.c), shared with the MPI variants
+** of dist/ode, which run them on a rank's interior. erk_fused_make builds
+** the plan and the window from s (its method, problem, the options block
+** and streaming) and sets s->block; *out is set even on failure, for
+** erk_fused_free. erk_fused_stage runs stage l >= 1 over the components
+** [lo, hi): Y_l is formed in the window from y and the F_i on
+** [lo - d, hi + d) clipped to [0, n), so those must be current; it writes
+** F_l[lo, hi) and, for the last stage, ynew[lo, hi) and adds the range's
+** error-norm share to *acc (F_{s-1} stays in the window unless the method
+** is FSAL). erk_fused_bytes: one fused step's bytes over v bytes of
+** components, as erk_plain_bytes.
+*/
+typedef struct fused_data fused_data;
+odb_status erk_fused_make(odb_solver *s, fused_data **out);
+void erk_fused_free(fused_data *fd);
+void erk_fused_stage(odb_solver *s, fused_data *fd, int l, double h, long lo,
+                     long hi, double *acc);
+void erk_fused_bytes(const erk_plan *p, int fsal, double v, int stage0,
+                     double *r, double *w);
+
 /* Adds sum_k (e_k / sk_k)^2, sk = atol + rtol max(|y|,|ynew|), to *acc. */
 void erk_norm_acc(const double *e, const double *y, const double *ynew,
                   long len, double atol, double rtol, double *acc);

@@ -24,7 +24,7 @@
 */
 #define WIN_BLOCKS 4
 
-typedef struct fused_data {
+struct fused_data {
   erk_plan plan;
   long B, d;
   double *W;      /* window buffer, wcap = 2d + WIN_BLOCKS * B */
@@ -33,7 +33,7 @@ typedef struct fused_data {
   double *eb;     /* error estimate block, B */
   double *yb;     /* new-solution block (non-FSAL with streaming stores), B */
   int nt;         /* 1: write F and ynew with non-temporal stores */
-} fused_data;
+};
 
 /*
 ** dst[0..len) = src[0..len) with non-temporal stores where the CPU has
@@ -95,14 +95,18 @@ static void *alloc_doubles(long n) {
          ? NULL : p;
 }
 
-static void fused_fini(odb_solver *s) {
-  fused_data *fd = s->vdata;
+/* See erk_common.h. */
+void erk_fused_free(fused_data *fd) {
   if (!fd) return;
   free(fd->W);
   free(fd->fb);
   free(fd->eb);
   free(fd->yb);
   free(fd);
+}
+
+static void fused_fini(odb_solver *s) {
+  erk_fused_free(s->vdata);
   s->vdata = NULL;
 }
 
@@ -119,10 +123,11 @@ static int use_streaming(const odb_solver *s) {
   return llc > 0 && ws > (double)llc;
 }
 
-static odb_status fused_init(odb_solver *s) {
+/* See erk_common.h. */
+odb_status erk_fused_make(odb_solver *s, fused_data **out) {
   fused_data *fd = calloc(1, sizeof *fd);
-  if (!fd) return ODB_FAIL(ODB_ERR_NOMEM, "fused: data");
-  s->vdata = fd;
+  *out = fd;
+  if (!fd) return ODB_FAIL(ODB_ERR_NOMEM, "%s: data", s->variant->name);
   ODB_TRY(erk_plan_make(s->method, &fd->plan));
   fd->d = s->problem->d;
   fd->B = fused_block(s, fd->d);
@@ -134,8 +139,16 @@ static odb_status fused_init(odb_solver *s) {
   fd->yb = alloc_doubles(fd->B);
   fd->nt = use_streaming(s);
   if (!fd->W || !fd->fb || !fd->eb || !fd->yb)
-    return ODB_FAIL(ODB_ERR_NOMEM, "fused: window of %ld doubles", fd->wcap);
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s: window of %ld doubles",
+                    s->variant->name, fd->wcap);
   return ODB_OK;
+}
+
+static odb_status fused_init(odb_solver *s) {
+  fused_data *fd;
+  odb_status st = erk_fused_make(s, &fd);
+  s->vdata = fd;
+  return st;
 }
 
 /*
@@ -169,21 +182,24 @@ static void finish_block(odb_solver *s, fused_data *fd, const double *Wj,
 }
 
 /*
-** One stage sweep (l >= 1) with the sliding window. W holds Y_l for the
-** components [wbase, whi); the window only moves (the shared 2d components
-** to the front of W) when the next block would run past W's end, so the
-** move costs 2d per WIN_BLOCKS blocks.
+** One stage sweep (l >= 1) over the components [lo, hi) with the sliding
+** window (the whole vector for this variant; a rank's interior for the
+** MPI variants, see erk_common.h). W holds Y_l for the components
+** [wbase, whi); the window only moves (the shared 2d components to the
+** front of W) when the next block would run past W's end, so the move
+** costs 2d per WIN_BLOCKS blocks.
 */
-static void stage_sweep(odb_solver *s, fused_data *fd, int l, double h,
-                        double *acc) {
+void erk_fused_stage(odb_solver *s, fused_data *fd, int l, double h, long lo,
+                     long hi, double *acc) {
   const odb_problem *p = s->problem;
   const odb_method *m = s->method;
   const double *Fp[ERK_MAX_STAGES];
   int last = l == m->s - 1;
-  long n = s->n, d = fd->d, B = fd->B, wbase = 0, whi = 0;
+  long n = s->n, d = fd->d, B = fd->B;
+  long wbase = lo - d > 0 ? lo - d : 0, whi = wbase;
   double tl = s->t + m->c[l] * h;
-  for (long j0 = 0; j0 < n; j0 += B) {
-    long j1 = j0 + B < n ? j0 + B : n;
+  for (long j0 = lo; j0 < hi; j0 += B) {
+    long j1 = j0 + B < hi ? j0 + B : hi;
     long nlo = j0 - d > 0 ? j0 - d : 0, nhi = j1 + d < n ? j1 + d : n, a;
     double *dst;
     if (nhi - wbase > fd->wcap) {
@@ -207,7 +223,8 @@ static odb_status fused_attempt(odb_solver *s, double h, double *err) {
   const odb_problem *p = s->problem;
   double acc = 0.0;
   if (!s->fsal_ready) p->rhs(p, s->t, s->y, 0, s->F[0], 0, s->n);
-  for (int l = 1; l < s->method->s; ++l) stage_sweep(s, fd, l, h, &acc);
+  for (int l = 1; l < s->method->s; ++l)
+    erk_fused_stage(s, fd, l, h, 0, s->n, &acc);
   *err = fd->plan.e.n > 0 ? __builtin_sqrt(acc / (double)s->n) : 0.0;
   return ODB_OK;
 }
@@ -217,26 +234,31 @@ static odb_status fused_attempt(odb_solver *s, double h, double *err) {
 ** last sweep reads y and every F_i (i < s-1) that its argument, the new
 ** solution or the estimate needs, and writes ynew (and F_{s-1} under FSAL).
 */
-static void fused_traffic(const odb_solver *s, int stage0, double *r,
-                          double *w) {
-  const fused_data *fd = s->vdata;
-  const erk_plan *pl = &fd->plan;
+void erk_fused_bytes(const erk_plan *pl, int fsal, double v, int stage0,
+                     double *r, double *w) {
   int S = pl->s, need[ERK_MAX_STAGES] = {0}, nneed = 0;
-  double v = (double)s->n * sizeof(double), rd = 0, wr = 0;
+  double rd = 0, wr = 0;
   if (stage0) { rd += v; wr += v; }
   for (int l = 1; l < S - 1; ++l) {
     rd += v * (1 + pl->a[l].n);
     wr += v;
   }
   for (int q = 0; q < pl->a[S - 1].n; ++q) need[pl->a[S - 1].idx[q]] = 1;
-  if (!s->method->fsal)
+  if (!fsal)
     for (int q = 0; q < pl->b.n; ++q) need[pl->b.idx[q]] = 1;
   for (int q = 0; q < pl->e.n; ++q) need[pl->e.idx[q]] = 1;
   for (int i = 0; i < S - 1; ++i) nneed += need[i];
   rd += v * (1 + nneed);
-  wr += v * (s->method->fsal ? 2 : 1);
+  wr += v * (fsal ? 2 : 1);
   *r = rd;
   *w = wr;
+}
+
+static void fused_traffic(const odb_solver *s, int stage0, double *r,
+                          double *w) {
+  const fused_data *fd = s->vdata;
+  erk_fused_bytes(&fd->plan, s->method->fsal, (double)s->n * sizeof(double),
+                  stage0, r, w);
 }
 
 const odb_variant odb_variant_fused = {
