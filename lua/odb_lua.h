@@ -307,6 +307,10 @@ int odbL_matrix(lua_State *L);
 int odbL_load(lua_State *L);
 int odbL_vector_save(lua_State *L);
 int odbL_sparse_write(lua_State *L);
+/* ob.matrix{dist = "rows" | "planes", grid = | file =, format =}: a
+   DistMatrix, split over the ranks (odb_lua_dsparse.c); odbL_matrix
+   hands every call with a dist field to it. */
+int odbL_dmatrix(lua_State *L);
 void odbL_files_register(lua_State *L);
 /* A user's array: the value at vidx, a Vector or a file name ob.load
    reads, pushed as a Vector (one value pushed, whatever it was) with its

@@ -114,6 +114,8 @@ int odbL_matrix(lua_State *L)
   progress_ud pu = {L, 0, 0};
   odbL_check_not_in_callback(L, "ob.matrix");
   luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_getfield(L, 1, "dist") != LUA_TNIL) return odbL_dmatrix(L);   /* split over ranks */
+  lua_pop(L, 1);
   odbL_check_keys(L, 1, keys);
   lua_getfield(L, 1, "file");
   if (lua_type(L, -1) != LUA_TSTRING) return odbL_field_error(L, 1, "file", "string (a .mtx file name)", -1);

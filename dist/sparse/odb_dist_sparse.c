@@ -1,0 +1,322 @@
+/* odb_dist_sparse.c - a rank's rows of a sparse matrix, the plan of its
+** halo exchange and the distributed SpMV (odb_dist_sparse.h).
+**
+** Assumes: the global CSR has ascending columns and the same values on
+** every rank (every rank builds or reads it the same way); own[] is the
+** same on every rank. Then the plan needs no message: what rank q must
+** send to rank r is read off r's rows in the whole pattern, and both sort
+** by global index, so q's message is exactly r's ghosts from q, in r's
+** order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "odb_dist.h"
+#include "odb_dist_sparse.h"
+#include "odb_sparse_file.h"
+#include "odb_sparse_floor.h"
+
+/* The first row r with rowptr[r] * size >= q * nnz, for every q. */
+void odb_dsparse_owner_rows(const odb_sparse *csr, int size, int *own)
+{
+  long n = csr->n;
+  double nnz = (double)csr->rowptr[n];
+  int q = 0;
+  for (long r = 0; r < n; r++) {
+    while (q + 1 < size && (double)csr->rowptr[r] * size >= (double)(q + 1) * nnz) q++;
+    own[r] = q;
+  }
+}
+
+/* Plane i's rank: the first I mod size ranks hold one plane more. */
+static int plane_owner(int I, int size, int i)
+{
+  int base = I / size, extra = I % size;
+  int cut = extra * (base + 1);
+  if (i < cut) return i / (base + 1);
+  return extra + (i - cut) / (base ? base : 1);
+}
+
+void odb_dsparse_owner_planes(const odb_reservoir *g, int size, int *own)
+{
+  long plane = (long)g->J * g->H * g->k;     /* rows of one plane */
+  for (long r = 0; r < g->M * g->k; r++) own[r] = plane_owner(g->I, size, (int)(r / plane));
+  for (int w = 0; w < g->nw; w++) own[g->M * g->k + w] = plane_owner(g->I, size, g->well_i[w]);
+}
+
+void odb_dsparse_free(odb_dsparse *D)
+{
+  if (!D) return;
+  free(D->glob); free(D->ghost);
+  odb_sparse_free(D->Ai); odb_sparse_free(D->Ab);
+  free(D->send_rank); free(D->recv_rank); free(D->send_off); free(D->recv_off);
+  free(D->send_idx); free(D->send_buf);
+  free(D->counts); free(D->displs); free(D->all_glob);
+  free(D);
+}
+
+/* Rows list[0..cnt) of csr as a CSR part with columns through loc[], in
+   format f; *out NULL when cnt is 0. */
+static odb_status make_part(const odb_sparse *csr, const int64_t *list, long cnt,
+                            const int32_t *loc, odb_sparse_format f, int ell_width,
+                            odb_sparse **out)
+{
+  *out = NULL;
+  if (cnt == 0) return ODB_OK;
+  long nz = 0;
+  for (long i = 0; i < cnt; i++) nz += (long)(csr->rowptr[list[i] + 1] - csr->rowptr[list[i]]);
+  odb_sparse *P = calloc(1, sizeof *P);
+  if (!P) return ODB_FAIL(ODB_ERR_NOMEM, "distributed matrix part");
+  P->fmt = ODB_FMT_CSR; P->n = cnt; P->nnz = nz;
+  P->rowptr = malloc((size_t)(cnt + 1) * sizeof *P->rowptr);
+  P->col = malloc((size_t)(nz ? nz : 1) * sizeof *P->col);
+  P->val = malloc((size_t)(nz ? nz : 1) * sizeof *P->val);
+  if (!P->rowptr || !P->col || !P->val) {
+    odb_sparse_free(P);
+    return ODB_FAIL(ODB_ERR_NOMEM, "distributed matrix part of %ld nonzeros", nz);
+  }
+  long e = 0;
+  P->rowptr[0] = 0;
+  for (long i = 0; i < cnt; i++) {
+    for (int64_t p = csr->rowptr[list[i]]; p < csr->rowptr[list[i] + 1]; p++) {
+      P->col[e] = loc[csr->col[p]];
+      P->val[e++] = csr->val[p];
+    }
+    P->rowptr[i + 1] = e;
+  }
+  if (f == ODB_FMT_CSR) { *out = P; return ODB_OK; }
+  odb_status st = odb_sparse_convert(P, f, 1, ell_width, 0, out);
+  odb_sparse_free(P);
+  return st;
+}
+
+/* Ghost order: owner rank, then global index. */
+static const int *sort_own;
+static int ghost_cmp(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  int ox = sort_own[x], oy = sort_own[y];
+  if (ox != oy) return ox < oy ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/* The whole matrix as the only part (one rank): any format that applies
+   to it, refused with the core's reason otherwise (Bdia needs the grid). */
+static odb_status whole_part(const odb_sparse *csr, odb_sparse_format f, int ell_width,
+                             const odb_reservoir *grid, odb_sparse **out)
+{
+  odb_sparse_conv c = {1, ell_width, 0, grid};
+  return odb_sparse_convert_to(csr, f, &c, out);
+}
+
+/* 1 when row r of csr (and of also, when given) reads only rank q's
+   values. */
+static int row_inside(const odb_sparse *csr, const odb_sparse *also, const int *own,
+                      int64_t r, int q)
+{
+  for (int64_t p = csr->rowptr[r]; p < csr->rowptr[r + 1]; p++)
+    if (own[csr->col[p]] != q) return 0;
+  return also ? row_inside(also, NULL, own, r, q) : 1;
+}
+
+odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
+                              const int *own, int rank,
+                              int size, odb_sparse_format f, int ell_width,
+                              const odb_reservoir *grid, odb_dsparse_split split,
+                              int tag, odb_dsparse **out)
+{
+  odb_status st = ODB_OK;
+  long n = csr->n;
+  int32_t *loc = NULL, *stamp = NULL;
+  int64_t *list = NULL, *need = NULL;
+  long *byown = NULL;
+  *out = NULL;
+  if (size > 1 && f != ODB_FMT_CSR && f != ODB_FMT_ELL && f != ODB_FMT_HYB)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED,
+                    "format '%s' is not split over ranks (it addresses x by row: a block column, a diagonal "
+                    "offset or a grid cell); on %d ranks use 'csr', 'ell' or 'hyb'",
+                    odb_sparse_format_name(f), size);
+  odb_dsparse *D = calloc(1, sizeof *D);
+  if (!D) return ODB_FAIL(ODB_ERR_NOMEM, "distributed matrix");
+  D->n = n; D->nnz = (long)csr->rowptr[n]; D->rank = rank; D->size = size;
+  D->fmt = f; D->split = split; D->tag = tag;
+  loc = malloc((size_t)n * sizeof *loc);
+  stamp = malloc((size_t)n * sizeof *stamp);
+  list = malloc((size_t)n * sizeof *list);
+  need = malloc((size_t)n * sizeof *need);
+  byown = calloc((size_t)size + 1, sizeof *byown);
+  D->counts = calloc((size_t)size, sizeof *D->counts);
+  D->displs = calloc((size_t)size, sizeof *D->displs);
+  D->all_glob = malloc((size_t)n * sizeof *D->all_glob);
+  if (!loc || !stamp || !list || !need || !byown || !D->counts || !D->displs || !D->all_glob) goto nomem;
+
+  /* the rows of every rank, ascending (a counting sort by owner) */
+  for (long r = 0; r < n; r++) D->counts[own[r]]++;
+  for (int q = 1; q < size; q++) D->displs[q] = D->displs[q - 1] + D->counts[q - 1];
+  for (int q = 0; q <= size; q++) byown[q] = q ? D->displs[q - 1] + D->counts[q - 1] : 0;
+  for (long r = 0; r < n; r++) list[byown[own[r]]++] = r;
+  long lo = D->displs[rank], cnt = D->counts[rank];
+  const int64_t *mine = list + lo;
+
+  /* interior rows first, then boundary rows; local indices */
+  D->nloc = cnt;
+  D->glob = malloc((size_t)(cnt ? cnt : 1) * sizeof *D->glob);
+  if (!D->glob) goto nomem;
+  long a = 0, b = 0;
+  for (long i = 0; i < cnt; i++)
+    need[row_inside(csr, also, own, mine[i], rank) ? a++ : cnt - 1 - b++] = mine[i];
+  D->nint = a;
+  memcpy(D->glob, need, (size_t)a * sizeof *need);
+  for (long i = 0; i < b; i++) D->glob[a + i] = need[cnt - 1 - i];
+  for (long r = 0; r < n; r++) { loc[r] = -1; stamp[r] = -1; }
+  for (long i = 0; i < cnt; i++) loc[D->glob[i]] = (int32_t)i;
+
+  /* ghosts: the other ranks' columns of our boundary rows */
+  long ng = 0;
+  for (long i = a; i < cnt; i++)
+    for (int64_t p = csr->rowptr[D->glob[i]]; p < csr->rowptr[D->glob[i] + 1]; p++) {
+      int32_t c = csr->col[p];
+      if (own[c] != rank && stamp[c] != rank) { stamp[c] = rank; need[ng++] = c; }
+    }
+  sort_own = own;
+  qsort(need, (size_t)ng, sizeof *need, ghost_cmp);
+  if (cnt + ng > INT32_MAX)
+    { st = ODB_FAIL(ODB_ERR_ARG, "rank %d holds more than 2^31 values", rank); goto fail; }
+  D->nghost = ng;
+  D->ghost = malloc((size_t)(ng ? ng : 1) * sizeof *D->ghost);
+  D->recv_rank = malloc((size_t)size * sizeof *D->recv_rank);
+  D->recv_off = malloc((size_t)(size + 1) * sizeof *D->recv_off);
+  if (!D->ghost || !D->recv_rank || !D->recv_off) goto nomem;
+  D->recv_off[0] = 0;
+  for (long g = 0; g < ng; g++) {
+    D->ghost[g] = need[g];
+    loc[need[g]] = (int32_t)(cnt + g);
+    if (g == 0 || own[need[g]] != own[need[g - 1]]) {
+      if (D->nrecv) D->recv_off[D->nrecv] = g;
+      D->recv_rank[D->nrecv++] = own[need[g]];
+    }
+  }
+  D->recv_off[D->nrecv] = ng;
+
+  /* what we send: our values read by another rank's rows, per rank in
+     ascending global order (the order of its ghosts from us) */
+  D->send_rank = malloc((size_t)size * sizeof *D->send_rank);
+  D->send_off = malloc((size_t)(size + 1) * sizeof *D->send_off);
+  if (!D->send_rank || !D->send_off) goto nomem;
+  long ns = 0;
+  D->send_off[0] = 0;
+  for (long r = 0; r < n; r++) stamp[r] = -1;
+  for (int q = 0; q < size; q++) {
+    if (q == rank) continue;
+    long start = ns;
+    for (long i = D->displs[q]; i < D->displs[q] + D->counts[q]; i++)
+      for (int64_t p = csr->rowptr[list[i]]; p < csr->rowptr[list[i] + 1]; p++) {
+        int32_t c = csr->col[p];
+        if (own[c] == rank && stamp[c] != q) { stamp[c] = q; need[ns++] = c; }
+      }
+    if (ns == start) continue;
+    /* ascending global order within q's piece */
+    for (long i = start + 1; i < ns; i++) {
+      int64_t v = need[i]; long j = i;
+      while (j > start && need[j - 1] > v) { need[j] = need[j - 1]; j--; }
+      need[j] = v;
+    }
+    D->send_rank[D->nsend++] = q;
+    D->send_off[D->nsend] = ns;
+  }
+  D->send_idx = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_idx);
+  D->send_buf = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_buf);
+  if (!D->send_idx || !D->send_buf) goto nomem;
+  for (long i = 0; i < ns; i++) D->send_idx[i] = loc[need[i]];
+
+  /* the gathered order: every rank's local order, ranks in turn */
+  for (int q = 0; q < size; q++) {
+    long qa = 0, qb = 0, qn = D->counts[q];
+    int64_t *dst = D->all_glob + D->displs[q];
+    const int64_t *rows = list + D->displs[q];
+    for (long i = 0; i < qn; i++) {
+      if (row_inside(csr, also, own, rows[i], q)) dst[qa++] = rows[i];
+      else need[qb++] = rows[i];
+    }
+    memcpy(dst + qa, need, (size_t)qb * sizeof *need);
+  }
+
+  for (int64_t i = 0; i < cnt; i++) D->lnnz += (long)(csr->rowptr[D->glob[i] + 1] - csr->rowptr[D->glob[i]]);
+  if (size == 1) st = whole_part(csr, f, ell_width, grid, &D->Ai);
+  else {
+    st = make_part(csr, D->glob, a, loc, f, ell_width, &D->Ai);
+    if (st == ODB_OK) st = make_part(csr, D->glob + a, b, loc, f, ell_width, &D->Ab);
+  }
+  if (st != ODB_OK) goto fail;
+  free(loc); free(stamp); free(list); free(need); free(byown);
+  *out = D;
+  return ODB_OK;
+nomem:
+  st = ODB_FAIL(ODB_ERR_NOMEM, "distributed matrix of order %ld on rank %d", n, rank);
+fail:
+  free(loc); free(stamp); free(list); free(need); free(byown);
+  odb_dsparse_free(D);
+  return st;
+}
+
+odb_status odb_dsparse_spmv(odb_dsparse *A, double *x, double *y)
+{
+#ifdef ODB_HAVE_MPI
+  enum { MAXREQ = 256 };
+  MPI_Request reqs[MAXREQ];
+  MPI_Request *rq = reqs;
+  int nreq = 0;
+  odb_status st = ODB_OK;
+  if (A->nsend + A->nrecv > MAXREQ) {
+    rq = malloc((size_t)(A->nsend + A->nrecv) * sizeof *rq);
+    if (!rq) return ODB_FAIL(ODB_ERR_NOMEM, "distributed SpMV requests");
+  }
+  MPI_Comm comm = odb_dist_comm();
+  for (int j = 0; j < A->nrecv; j++)
+    if (MPI_Irecv(x + A->nloc + A->recv_off[j], (int)(A->recv_off[j + 1] - A->recv_off[j]), MPI_DOUBLE,
+                  A->recv_rank[j], A->tag, comm, &rq[nreq++]) != MPI_SUCCESS)
+      { st = ODB_FAIL(ODB_ERR_IO, "MPI_Irecv (distributed SpMV halo) failed"); goto done; }
+  for (int j = 0; j < A->nsend; j++) {
+    double *buf = A->send_buf + A->send_off[j];
+    for (long i = A->send_off[j]; i < A->send_off[j + 1]; i++) A->send_buf[i] = x[A->send_idx[i]];
+    if (MPI_Isend(buf, (int)(A->send_off[j + 1] - A->send_off[j]), MPI_DOUBLE,
+                  A->send_rank[j], A->tag, comm, &rq[nreq++]) != MPI_SUCCESS)
+      { st = ODB_FAIL(ODB_ERR_IO, "MPI_Isend (distributed SpMV halo) failed"); goto done; }
+  }
+  if (A->Ai) odb_sparse_spmv(A->Ai, x, y);
+  if (nreq) st = odb_dist_waitall(nreq, rq, "MPI_Waitall (distributed SpMV halo)");
+  if (st == ODB_OK && A->Ab) odb_sparse_spmv(A->Ab, x, y + A->nint);
+done:
+  if (rq != reqs) free(rq);
+  return st;
+#else
+  /* one rank: every row is interior */
+  if (A->Ai) odb_sparse_spmv(A->Ai, x, y);
+  return ODB_OK;
+#endif
+}
+
+void odb_dsparse_scatter(const odb_dsparse *A, const double *whole, double *loc)
+{
+  for (long i = 0; i < A->nloc; i++) loc[i] = whole[A->glob[i]];
+}
+
+odb_status odb_dsparse_gather(const odb_dsparse *A, const double *loc,
+                              double *whole, double *work)
+{
+  odb_status st = odb_dist_allgatherv(loc, A->nloc, work, A->counts, A->displs,
+                                      "MPI_Allgatherv (distributed vector)");
+  if (st != ODB_OK) return st;
+  for (long j = 0; j < A->n; j++) whole[A->all_glob[j]] = work[j];
+  return ODB_OK;
+}
+
+double odb_dsparse_min_bytes(const odb_dsparse *A)
+{
+  double t = 0.0, r, w;
+  if (A->Ai) { odb_sparse_min_bytes(A->Ai, &r, &w); t += r + w; }
+  if (A->Ab) { odb_sparse_min_bytes(A->Ab, &r, &w); t += r + w; }
+  /* the parts' x terms count their rows; the ghosts arrive once and are
+     read once, the sent values are read and packed */
+  t += 16.0 * (double)A->nghost + 16.0 * (double)A->send_off[A->nsend];
+  return t;
+}

@@ -1,0 +1,142 @@
+/* odb_dist_sparse.h - sparse matrices split by rows over the ranks, their
+** SpMV with the halo exchange overlapped, and the Krylov solvers on them
+** (docs/mpi.md, "Distributed matrices and Krylov solvers").
+**
+** The matrices are those of core/sparse: the generalized hepta-diagonal GH
+** of M. A. Al-Mouhamed and A. H. Khan, "SpMV and BiCG-Stab optimization
+** for a class of hepta-diagonal-sparse matrices on GPU" (J. Supercomputing,
+** 2017), and any square matrix read from a Matrix Market file.
+**
+** Every rank runs the same scenario, so every rank builds (or reads) the
+** whole matrix in CSR, keeps its own rows and derives the communication
+** plan of both directions from the whole pattern: no handshake is needed
+** and every rank's plan agrees with its neighbours' by construction. The
+** whole CSR is freed once the rank's part is made.
+**
+** A rank's rows: an owner for every row (odb_dsparse_owner_*), the rank's
+** own rows in "local" order: first its interior rows (every column they
+** read is the rank's own), then its boundary rows (they read at least one
+** value of another rank), each group in ascending global order. Vectors on
+** a rank are in that order, length nloc, with room after them for the
+** nghost values other ranks send (the ghosts, ordered by owner rank and
+** then by global index, so that each neighbour's message lands in one
+** contiguous piece with no unpacking). On one rank every row is interior
+** and the order is the global one.
+**
+** Storage: the interior and the boundary rows are each a core odb_sparse
+** with columns in local numbering (0..nloc + nghost). The core's CSR, ELL
+** and HYB SpMV read x only where their columns point, so they take these
+** rectangular parts as they are; BSR, DIA and Bdia address x by row (a
+** block column, a diagonal offset, a grid cell) and are offered on one
+** rank only, where the part is the whole matrix. This header names no MPI
+** type: the seam for GPU ranks is the two parts (device copies of an
+** odb_sparse, gpu/sparse) and the pack and unpack of the plan.
+*/
+#ifndef ODB_DIST_SPARSE_H
+#define ODB_DIST_SPARSE_H
+
+#include <stdint.h>
+#include "odb_sparse.h"
+
+/* How rows are given to ranks. */
+typedef enum odb_dsparse_split {
+  ODB_DSPLIT_ROWS = 0,   /* contiguous rows, balanced by nonzeros */
+  ODB_DSPLIT_PLANES      /* a GH grid: slabs of whole planes (index i) */
+} odb_dsparse_split;
+
+typedef struct odb_dsparse {
+  long n;                /* global order */
+  long nnz;              /* global nonzeros */
+  int rank, size;
+  odb_sparse_format fmt;
+  odb_dsparse_split split;
+  int tag;               /* message tag of this matrix's exchanges */
+  long nloc, nint;       /* own rows; the first nint are interior */
+  long nghost;
+  int64_t *glob;         /* nloc: global index of local row i */
+  int64_t *ghost;        /* nghost: global index of ghost g (at nloc + g) */
+  odb_sparse *Ai, *Ab;   /* interior and boundary rows; NULL when empty */
+  long lnnz;             /* nonzeros of the rank's rows */
+  /* the plan: nsend ranks get values of ours, nrecv send us theirs */
+  int nsend, nrecv;
+  int *send_rank, *recv_rank;
+  long *send_off, *recv_off;   /* nsend + 1, nrecv + 1 */
+  int32_t *send_idx;     /* send_off[nsend] local indices, packed in order */
+  double *send_buf;
+  /* the gather of a whole vector: counts and displs by rank (n in all)
+     and the global index of each gathered entry */
+  long *counts, *displs;
+  int64_t *all_glob;     /* n */
+} odb_dsparse;
+
+/* The owner of every row (own[n]) for ROWS: contiguous, rank q from the
+   first row r with rowptr[r] * size >= q * nnz (balanced by nonzeros; a
+   rank may get none when n < size). */
+void odb_dsparse_owner_rows(const odb_sparse *csr, int size, int *own);
+/* For PLANES on grid g: plane i (cells j + J h + J H i, k rows each) to
+   rank q when it lies in q's slab (the I planes split as evenly as
+   blocks of the state: the first I mod size ranks one more); well w goes
+   with the rank that holds its plane i_w (a vertical well's J cells all
+   lie in that plane), so a well is never split from its cells. */
+void odb_dsparse_owner_planes(const odb_reservoir *g, int size, int *own);
+
+/* Rank `rank` of `size`'s part of the global CSR matrix csr (ascending
+   columns) with row owners own, in format f (ell_width for HYB, <= 0
+   automatic). grid: the matrix's grid, for Bdia on one rank (NULL:
+   Bdia refused). tag: the exchanges' MPI tag. also (may be NULL): a
+   second matrix of the same order whose vectors must share this one's
+   local order (A^T for QMR): a row is interior only when it is interior
+   in both, so that A and A^T made with each other as `also` order their
+   rows alike. */
+odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
+                              const int *own, int rank,
+                              int size, odb_sparse_format f, int ell_width,
+                              const odb_reservoir *grid, odb_dsparse_split split,
+                              int tag, odb_dsparse **out);
+void odb_dsparse_free(odb_dsparse *D);
+
+/* y = A x. x has nloc + nghost entries (its ghosts are overwritten), y
+   nloc. Receives posted, own values sent, interior rows computed, then
+   the boundary rows once the ghosts have arrived (with the timeout of
+   odb_dist.h). A collective: every rank calls it. */
+odb_status odb_dsparse_spmv(odb_dsparse *A, double *x, double *y);
+/* The rank's entries of a whole vector: loc[i] = whole[glob[i]]. */
+void odb_dsparse_scatter(const odb_dsparse *A, const double *whole, double *loc);
+/* The whole vector on every rank from each rank's nloc entries
+   (allgatherv); work holds n doubles. A collective. */
+odb_status odb_dsparse_gather(const odb_dsparse *A, const double *loc,
+                              double *whole, double *work);
+
+/* Bytes an SpMV moves on this rank at least: its parts' floors
+   (odb_sparse_min_bytes: matrix, x once, y once), the ghosts written on
+   arrival and the values packed to be sent. */
+double odb_dsparse_min_bytes(const odb_dsparse *A);
+
+/* {====== Krylov (odb_dist_krylov.c) */
+
+typedef enum odb_dkrylov_method {
+  ODB_DKRY_BICGSTAB = 0, ODB_DKRY_QMR, ODB_DKRY_PBICGSTAB
+} odb_dkrylov_method;
+const char *odb_dkrylov_method_name(odb_dkrylov_method m);
+
+typedef struct odb_dkrylov_opts {
+  odb_krylov_opts k;     /* tol, maxit, stagnation window (0: defaults) */
+  int replace;           /* pbicgstab: residual replacement every this
+                            many iterations (0: none) */
+} odb_dkrylov_opts;
+
+/* Solves A x = b. b and x are the rank's nloc entries (x the start, then
+   the solution). QMR needs At, A's transpose split by the same owners
+   (any format that A has); NULL otherwise. The result as
+   odb_krylov_solve's: the same state machine (odb_krylov_state.h), the
+   same outcome, messages and history; relres_true recomputed with a
+   distributed SpMV. seconds: this rank's wall time of the iterations.
+   A collective. */
+odb_status odb_dkrylov_solve(odb_dsparse *A, odb_dsparse *At,
+                             odb_dkrylov_method m, const double *b, double *x,
+                             const odb_dkrylov_opts *o, odb_krylov_result *res,
+                             double *seconds);
+
+/* }====== */
+
+#endif
