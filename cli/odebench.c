@@ -1013,6 +1013,7 @@ static odb_ctx *plain_ctx(void) {
   odb_kernels_register(c);
 #ifdef ODB_HAVE_MPI
   odb_dist_ode_register();   /* --list shows mpi_A, mpi_S, mpi_N, mpi_X */
+  odb_dist_pirk_register();  /* and mpi_pirk_A, _S, _N, _X */
 #endif
   return c;
 }

@@ -131,7 +131,8 @@ odbL_state *odbL_state_open(lua_State *L, const odbL_config *cfg) {
   if (odb_kernels_register(S->ctx) != ODB_OK)
     odb_ctx_log(S->ctx, ODB_LOG_WARN, "GPU backends: %s", odb_last_error());
 #ifdef ODB_HAVE_MPI
-  if (odb_dist_ode_register() != ODB_OK)   /* mpi_A, mpi_S, mpi_N, mpi_X */
+  if (odb_dist_ode_register() != ODB_OK ||  /* mpi_A, mpi_S, mpi_N, mpi_X */
+      odb_dist_pirk_register() != ODB_OK)   /* mpi_pirk_A, _S, _N, _X */
     odb_ctx_log(S->ctx, ODB_LOG_WARN, "MPI variants: %s", odb_last_error());
 #endif
   odbL_check_record(L, odbL_context_fill(S));

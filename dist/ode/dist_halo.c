@@ -1,8 +1,10 @@
 /* dist_halo.c - the exchange plans of the distributed variants (A, S, N,
-   X) and their non-blocking exchanges. See dist_halo.h. */
+   X), their non-blocking exchanges, and the error norm summed exactly
+   over the ranks. See dist_halo.h. */
 #include "dist_halo.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,3 +228,109 @@ odb_status dist_halo_gather(dist_halo *h, double *v) {
                     "(MPI error %d)", h->what, rc);
   return odb_dist_waitall(1, h->req, h->what);
 }
+
+/* {====== the error norm over the ranks (dist_halo.h) */
+
+odb_status dist_norm_init(dist_norm *nm, int size, const char *what) {
+  size_t per = DIST_NORM_PARTS + 1;
+  memset(nm, 0, sizeof *nm);
+  nm->size = size;
+  nm->counts = malloc((size_t)size * sizeof *nm->counts);
+  nm->displs = malloc((size_t)size * sizeof *nm->displs);
+  nm->all = malloc((size_t)size * per * sizeof *nm->all);
+  if (!nm->counts || !nm->displs || !nm->all) {
+    dist_norm_free(nm);
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s: error norm of %d ranks", what, size);
+  }
+  for (int r = 0; r < size; ++r) {
+    nm->counts[r] = (long)per;
+    nm->displs[r] = (long)per * r;
+  }
+  return ODB_OK;
+}
+
+void dist_norm_free(dist_norm *nm) {
+  free(nm->counts);
+  free(nm->displs);
+  free(nm->all);
+  memset(nm, 0, sizeof *nm);
+}
+
+void dist_norm_reset(dist_norm *nm) {
+  nm->np = 0;
+  nm->p[DIST_NORM_PARTS] = 0.0;
+}
+
+/*
+** p[0..*np) are non-overlapping and increasing in magnitude; adds x so
+** that they stay so and their exact sum grows by x (Shewchuk's grow-
+** expansion with zeros dropped, as math.fsum). Returns 0 when the sum
+** overflowed (then p is unchanged past what was consumed: the caller
+** treats the norm as infinite).
+*/
+static int partials_add(double *p, int *np, double x) {
+  int i = 0;
+  for (int k = 0; k < *np; ++k) {
+    double y = p[k], hi, lo;
+    if (fabs(x) < fabs(y)) {
+      double t = x;
+      x = y;
+      y = t;
+    }
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo != 0.0) p[i++] = lo;
+    x = hi;
+  }
+  *np = i;
+  if (!isfinite(x)) return 0;
+  /* non-overlapping: never more than 41 partials, so there is room */
+  if (x != 0.0 && *np < DIST_NORM_PARTS) p[(*np)++] = x;
+  return 1;
+}
+
+void dist_norm_add(dist_norm *nm, double x) {
+  if (x == 0.0) return;
+  if (!isfinite(x) || !partials_add(nm->p, &nm->np, x))
+    nm->p[DIST_NORM_PARTS] += isfinite(x) ? INFINITY : x;
+}
+
+/* The exact sum of p[0..np) rounded once, half to even (math.fsum's end). */
+static double partials_round(const double *p, int np) {
+  double hi = 0.0, lo = 0.0;
+  if (np == 0) return 0.0;
+  hi = p[--np];
+  while (np > 0) {   /* from the top, until the sum becomes inexact */
+    double x = hi, y = p[--np];
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo != 0.0) break;
+  }
+  if (np > 0 && ((lo < 0.0 && p[np - 1] < 0.0) ||
+                 (lo > 0.0 && p[np - 1] > 0.0))) {
+    double y = lo * 2.0, x = hi + y;
+    if (y == x - hi) hi = x;
+  }
+  return hi;
+}
+
+odb_status dist_norm_all(dist_norm *nm, long n, double *err) {
+  size_t per = DIST_NORM_PARTS + 1;
+  double p[DIST_NORM_PARTS], special = 0.0;
+  int np = 0, finite = 1;
+  for (int k = nm->np; k < DIST_NORM_PARTS; ++k) nm->p[k] = 0.0;
+  ODB_TRY(odb_dist_allgatherv(nm->p, (long)per, nm->all, nm->counts,
+                              nm->displs, "MPI_Allgatherv (error norm)"));
+  for (int r = 0; r < nm->size; ++r) {
+    const double *q = nm->all + per * (size_t)r;
+    special += q[DIST_NORM_PARTS];
+    for (int k = 0; k < DIST_NORM_PARTS && finite; ++k)
+      if (q[k] != 0.0) finite = partials_add(p, &np, q[k]);
+  }
+  if (!finite) special += INFINITY;
+  *err = special != 0.0 || isnan(special)
+             ? special : sqrt(partials_round(p, np) / (double)n);
+  return ODB_OK;
+}
+
+/* }====== */

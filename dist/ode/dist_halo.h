@@ -1,6 +1,6 @@
-/* dist_halo.h - block distribution of the components over the ranks and
-   the exchanges that give each rank the components its f reads
-   (private to dist/ode). */
+/* dist_halo.h - block distribution of the components over the ranks, the
+   exchanges that give each rank the components its f reads, and the error
+   norm summed over the ranks (private to dist/ode). */
 #ifndef ODB_DIST_HALO_H
 #define ODB_DIST_HALO_H
 
@@ -95,5 +95,46 @@ odb_status dist_halo_end(dist_halo *h, double *v);
 /* The whole of v on every rank (each rank's block current): an
    in-place allgather, whatever h's kind. */
 odb_status dist_halo_gather(dist_halo *h, double *v);
+
+/*
+** The weighted error norm of a step over all ranks, the same bits whatever
+** the number of ranks: each rank adds the squares of its block's weighted
+** errors exactly (dist_norm_add: Shewchuk's non-overlapping partials, the
+** algorithm of Python's math.fsum), dist_norm_all gathers every rank's
+** partials to every rank, adds them exactly and rounds once (correctly,
+** half to even), then sqrt(sum / n). The exact sum does not depend on how
+** the components are split, so R ranks take the steps of one process bit
+** for bit; a plain sum in rank order would differ from one process in the
+** rounding of the R partial sums, which the step-size controller and the
+** estimate (a difference of close numbers) magnify to about 1e-10 of h.
+** The correctly rounded sum differs from a one-process variant's running
+** sum (A's) by that sum's own rounding, n ulps at most.
+** Non-finite summands (a non-finite state) make the norm NaN or inf, as a
+** running sum would.
+*/
+#define DIST_NORM_PARTS 48   /* non-overlapping doubles span at most 2098
+                                bits: 40 partials */
+
+typedef struct dist_norm {
+  int size;
+  int np;                  /* partials of this rank's sum */
+  double p[DIST_NORM_PARTS + 1];   /* the partials, then the non-finite
+                                      summands' sum (gathered with them) */
+  long *counts, *displs;   /* DIST_NORM_PARTS + 1 per rank */
+  double *all;             /* every rank's p */
+} dist_norm;
+
+/* ODB_ERR_NOMEM naming what. */
+odb_status dist_norm_init(dist_norm *nm, int size, const char *what);
+void dist_norm_free(dist_norm *nm);
+/* Starts this rank's sum of a step. */
+void dist_norm_reset(dist_norm *nm);
+/* Adds x to this rank's sum, exactly. */
+void dist_norm_add(dist_norm *nm, double x);
+/*
+** sqrt(sum / n) of every rank's summands into *err, on every rank. A
+** collective: every rank calls it once per step, in the same order.
+*/
+odb_status dist_norm_all(dist_norm *nm, long n, double *err);
 
 #endif

@@ -1,5 +1,6 @@
-/* odb_dist_ode.h - the distributed ODE variants (mpi_A, mpi_S, mpi_N,
-   mpi_X): explicit RK steps with the components in blocks over the MPI
+/* odb_dist_ode.h - the distributed ODE variants: explicit RK steps (mpi_A,
+   mpi_S, mpi_N, mpi_X) and PIRK corrector steps (mpi_pirk_A, mpi_pirk_S,
+   mpi_pirk_N, mpi_pirk_X) with the components in blocks over the MPI
    ranks (docs/mpi.md, "Distributed variants"). Built only with MPI. */
 #ifndef ODB_DIST_ODE_H
 #define ODB_DIST_ODE_H
@@ -11,10 +12,16 @@ extern const odb_variant odb_variant_mpi_A;
 extern const odb_variant odb_variant_mpi_S;
 extern const odb_variant odb_variant_mpi_N;
 extern const odb_variant odb_variant_mpi_X;
+extern const odb_variant odb_variant_mpi_pirk_A;
+extern const odb_variant odb_variant_mpi_pirk_S;
+extern const odb_variant odb_variant_mpi_pirk_N;
+extern const odb_variant odb_variant_mpi_pirk_X;
 
-/* Registers the four variants (odb_variant_register); the program calls
+/* Registers the four explicit RK variants (dist_erk.c); the program calls
    it at start, beside odb_kernels_register. They run with one rank too
    (with or without mpirun). */
 odb_status odb_dist_ode_register(void);
+/* Registers the four PIRK variants (dist_pirk.c), called beside it. */
+odb_status odb_dist_pirk_register(void);
 
 #endif
