@@ -7,7 +7,7 @@ ending every rank with status 2, at the first SpMV or solve that differs from
 the one-process one) and checks, as TAP: exit status 0 and rank 0's line
 saying how many checks passed on RANKS ranks; then dist_sparse_fail.lua (the
 last rank raises inside a solve the others have entered): status 2 and that
-rank's message. Exit 77 (skipped) in a build without MPI or without mpirun.
+rank's message; then scenarios/mpi_krylov.lua on a small grid. Exit 77 (skipped) in a build without MPI or without mpirun.
 """
 import os
 import re
@@ -44,7 +44,7 @@ def main():
             os.path.join(sdir, "dist_sparse.lua"), env)
     m = re.search(r"dist_sparse: (\d+) checks passed on (\d+) rank\(s\)", p.stdout)
     want = CHECKS.get(int(ranks), CHECKS_MANY)
-    print("1..5")
+    print("1..6")
     bad = 0
     def tap(good, i, text):
         nonlocal bad
@@ -68,6 +68,20 @@ def main():
         "no output directory, nothing past the error")
     if q.returncode != 2 or msg not in q.stderr:
         for line in (q.stdout + q.stderr).splitlines()[:20]:
+            print("# " + line)
+    # the scenario, small: its table and the peer line
+    scen = os.path.normpath(os.path.join(sdir, "..", "..", "scenarios", "mpi_krylov.lua"))
+    p = subprocess.run([mpirun, "--oversubscribe", "-n", ranks, odebench, "--ui", "none",
+                        "--out", os.path.join(tmp, "scen"), scen, "--set", "V=4", "--set", "reps=2",
+                        "--set", "solves=1", "--set", "formats=csr", "--set", "patterns=h",
+                        "--set", "dist=planes", "--set", "peers=petsc"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    rows = re.findall(r"^GH-h +planes csr +\d+ .*\s(bicgstab|pbicgstab|qmr) +\d+ ", p.stdout, re.M)
+    tap(p.returncode == 0 and rows == ["bicgstab", "pbicgstab", "qmr"]
+        and "PETSc peer: not built (libpetsc-real-dev not installed)" in p.stdout, 6,
+        "scenarios/mpi_krylov.lua V=4: a row per solver and the PETSc peer line")
+    if p.returncode != 0 or len(rows) != 3:
+        for line in (p.stdout + p.stderr).splitlines()[:20]:
             print("# " + line)
     shutil.rmtree(tmp, ignore_errors=True)
     return 1 if bad else 0

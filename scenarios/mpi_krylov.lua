@@ -1,0 +1,124 @@
+-- mpi_krylov.lua: the distributed SpMV and Krylov solvers (dist/sparse,
+-- docs/mpi.md) on the reservoir matrices of M. A. Al-Mouhamed and A. H.
+-- Khan, "SpMV and BiCG-Stab optimization for a class of hepta-diagonal-
+-- sparse matrices on GPU", against ranks and formats.
+--
+--   mpirun -n R odebench scenarios/mpi_krylov.lua [--set V=32] [--set k=4]
+--   mpirun -n R odebench scenarios/mpi_krylov.lua --set file=a.mtx
+--
+-- Matrices: GH-b and GH-h on a V x V x V grid with k components and
+-- `wells` wells, split in slabs of planes (`dist=planes`) and by rows
+-- (`dist=rows`); or the Matrix Market `file`, split by rows. Formats: those
+-- that split (csr, ell, hyb; every one on one rank). For each: the median
+-- seconds of one SpMV (the slowest rank's, `reps` runs) with its spread,
+-- and BiCGStab, pipelined BiCGStab and QMR on b = A 1 (`tol`, `maxit`):
+-- iterations, the median seconds per iteration over `solves` solves with
+-- its spread, and the true residual.
+--
+-- The floor of one SpMV: the bytes every rank must move at least (its
+-- rows' matrix, x once, y once, its ghosts and the values it sends:
+-- odb_dsparse_min_bytes), summed over the ranks, over the copy bandwidth
+-- the ranks measure (each rank's one-thread copy figure, summed, but no
+-- more than the machine's all-core figure: ranks on one host share its
+-- memory). "% floor" is that time over the measured one.
+--
+-- One rank count a run: the binding runs on every rank of mpirun (there
+-- is no sub-communicator), so scaling is several runs of this scenario.
+-- Peers: `--set peers=petsc` names PETSc's KSPBCGS on the same matrix;
+-- it is not built here (the optional `petsc` peer needs
+-- libpetsc-real-dev), and the scenario says so.
+local ob = require "odebench"
+
+local V      = ob.param("V", 24)
+local k      = ob.param("k", 2)
+local wells  = ob.param("wells", 4)
+local file   = ob.param("file", "")
+local fmts   = ob.param("formats", "csr,ell,hyb")
+local dists  = ob.param("dist", "planes,rows")
+local pats   = ob.param("patterns", "b,h")
+local reps   = ob.param("reps", 20)
+local solves = ob.param("solves", 3)
+local tol    = ob.param("tol", 1e-8)
+local maxit  = ob.param("maxit", 500)
+local peers  = ob.param("peers", "")
+
+local info = ob.info { bandwidth = true }
+local R = info.ranks or 1
+local bw = info.bandwidth or {}
+local copy = ob.allreduce(bw.copy_1t or 0)            -- GB/s, summed over ranks
+if bw.copy_all and bw.copy_all > 0 and copy > bw.copy_all then copy = bw.copy_all end
+
+local function split(s)
+  local t = {}
+  for w in tostring(s):gmatch("[^,%s]+") do t[#t + 1] = w end
+  return t
+end
+
+print(string.format("mpi_krylov: %d rank(s); copy bandwidth for the floor %.1f GB/s", R, copy))
+for _, p in ipairs(split(peers)) do
+  if p == "petsc" then
+    print("PETSc peer: not built (libpetsc-real-dev not installed)")
+  else
+    error(string.format("peers: unknown peer '%s' (allowed: petsc)", p), 0)
+  end
+end
+
+local function ones(n)
+  local x = ob.vector(n)
+  for i = 1, n do x[i] = 1 end
+  return x
+end
+
+local function median(t)
+  table.sort(t)
+  local n = #t
+  if n == 0 then return 0 end
+  return n % 2 == 1 and t[(n + 1) / 2] or 0.5 * (t[n / 2] + t[n / 2 + 1])
+end
+
+local function spread(t)       -- (max - min) / median over a few solves
+  local m = median(t)
+  return m > 0 and (t[#t] - t[1]) / m or 0
+end
+
+print(string.format("%-14s %-6s %-5s %9s %8s %10s %7s %7s  %-9s %5s %10s %7s %9s",
+  "matrix", "dist", "fmt", "n", "ghosts", "spmv_us", "spread", "%floor",
+  "solver", "iters", "us/iter", "spread", "relres"))
+
+local function run(label, mk, dist, f)
+  local D <close> = mk(dist, f)
+  local di = D:info()
+  local ghosts = ob.allreduce(di.ghosts)
+  local sec, st = D:bench { reps = reps }
+  local floor_s = copy > 0 and st.floor_bytes_sum / (copy * 1e9) or 0
+  local b = D:spmv(ones(di.n))
+  for _, m in ipairs { "bicgstab", "pbicgstab", "qmr" } do
+    local per, r = {}, nil
+    for _ = 1, solves do
+      r = D[m](D, { b = b, tol = tol, maxit = maxit })
+      per[#per + 1] = r.seconds_per_iter
+    end
+    local pm = median(per)
+    print(string.format("%-14s %-6s %-5s %9d %8d %10.2f %6.1f%% %6.1f%%  %-9s %5d %10.2f %6.1f%% %9.2e",
+      label, dist, f, di.n, ghosts, sec * 1e6, 100 * st.spread,
+      sec > 0 and 100 * floor_s / sec or 0, m, r.iters, pm * 1e6, 100 * spread(per), r.relres_true))
+    ob.metric(string.format("%s_%s_%s_%s_us_per_iter", label, dist, f, m), pm * 1e6, "us")
+  end
+  ob.metric(string.format("%s_%s_%s_spmv_us", label, dist, f), sec * 1e6, "us")
+end
+
+local formats = split(fmts)
+if file ~= "" then
+  for _, f in ipairs(formats) do
+    run("file", function(_, fm) return ob.matrix { dist = "rows", file = file, format = fm } end, "rows", f)
+  end
+else
+  for _, pat in ipairs(split(pats)) do
+    local grid = { J = V, H = V, I = V, k = k, wells = wells, pattern = pat, seed = 1 }
+    for _, dist in ipairs(split(dists)) do
+      for _, f in ipairs(formats) do
+        run("GH-" .. pat, function(d, fm) return ob.matrix { dist = d, grid = grid, format = fm } end, dist, f)
+      end
+    end
+  end
+end
