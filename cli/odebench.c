@@ -785,7 +785,7 @@ static int run_watched(lua_State *L, host_run *r) {
                      odb_ui_name(odb_ui_kind_of(ui)));
   g_ctx = r->S->ctx;
   g_L = L;
-  catch_signals(1);
+  if (g_stop) interrupt_run(g_stop);   /* a signal came during the setup */
   st = run_chunk(L, r);
   g_L = NULL;
   g_ctx = NULL;
@@ -940,11 +940,17 @@ static int run(const host_opts *o, int argc, char **argv) {
       return code;
     }
   }
+  /* The stop signals are caught from before the output directory exists
+     until it is written or removed: mpirun sends SIGTERM as soon as
+     another rank fails, and its default action would leave the directory
+     behind. */
+  catch_signals(1);
   ncreated = odb_dist_rank() == 0 ? missing_dirs(outdir, created, 64) : 0;
   if (odb_dist_rank() == 0 && odb_check_writable_dir(outdir) != ODB_OK) {
     message("cannot write to output directory '%s': %s", outdir,
             odb_last_error());
     remove_created(created, ncreated);
+    catch_signals(0);
     free((char *)r.chunk);
     return EXIT_USAGE;
   }
@@ -952,6 +958,7 @@ static int run(const host_opts *o, int argc, char **argv) {
   if (!L) {
     message("cannot create the Lua state: not enough memory");
     remove_created(created, ncreated);
+    catch_signals(0);
     free((char *)r.chunk);
     return EXIT_FAIL;
   }
@@ -982,13 +989,13 @@ static int run(const host_opts *o, int argc, char **argv) {
   if (odb_ui_record_finish(r.rec, written) != ODB_OK)
     message("warning: %s", odb_last_error());
   r.rec = NULL;
-  catch_signals(0);
 done:
   if (written) {
     for (int i = 0; i < ncreated; ++i) free(created[i]);
   } else {
     remove_created(created, ncreated);
   }
+  catch_signals(0);
   lua_close(L);
   free((char *)r.chunk);
   if (r.fail_msg) odb_dist_abort(code, r.fail_msg);   /* ends every rank */
