@@ -1,6 +1,9 @@
 /* test_dist_halo.c - the exchange plans of the distributed variants
    (dist/ode/dist_halo.c), checked without running MPI: the plans of every
-   rank are built side by side and their messages played round by round. */
+   rank are built side by side and their messages played round by round;
+   and the error norm's exact sum on one rank. */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,10 +135,55 @@ static void sweep(dist_kind kind, const char *name) {
     tap_ok(maxrounds == 1, "%s exchanges in one round", name);
 }
 
+/*
+** The error norm's exact sum (dist_norm_all) on one rank, where the
+** gather is a copy: summands a running sum loses, a sum just above a tie,
+** and non-finite summands. n = 1, so the norm is sqrt of the sum.
+*/
+static void norm_checks(void) {
+  dist_norm nm;
+  double err = 0.0;
+  int ok = dist_norm_init(&nm, 1, "test") == ODB_OK;
+  /* 1 + 1024 x 2^-60: a running sum stays 1, the exact sum is 1 + 2^-50 */
+  dist_norm_reset(&nm);
+  dist_norm_add(&nm, 1.0);
+  for (int k = 0; k < 1024; ++k) dist_norm_add(&nm, ldexp(1.0, -60));
+  ok = ok && dist_norm_all(&nm, 1, &err) == ODB_OK;
+  tap_ok(ok && err == sqrt(1.0 + ldexp(1.0, -50)),
+         "norm: 1 + 1024 x 2^-60 is summed exactly (err %.17g)", err);
+  /* 2 + 2^-50 + 2^-52 + 2^-72 lies just above the tie between 2 + 2^-50
+     (even, where a sum that drops 2^-72 goes) and 2 + 2^-50 + 2^-51,
+     whose square roots differ */
+  dist_norm_reset(&nm);
+  dist_norm_add(&nm, 2.0);
+  dist_norm_add(&nm, ldexp(1.0, -50));
+  dist_norm_add(&nm, ldexp(1.0, -52));
+  dist_norm_add(&nm, ldexp(1.0, -72));
+  ok = dist_norm_all(&nm, 1, &err) == ODB_OK;
+  tap_ok(ok && err == sqrt(2.0 + ldexp(1.0, -50) + ldexp(1.0, -51)) &&
+         err != sqrt(2.0 + ldexp(1.0, -50)),
+         "norm: 2 + 2^-50 + 2^-52 + 2^-72 rounds up to 2 + 2^-50 + 2^-51 "
+         "(err %.17g)", err);
+  dist_norm_reset(&nm);
+  dist_norm_add(&nm, 2.0);
+  dist_norm_add(&nm, INFINITY);
+  ok = dist_norm_all(&nm, 1, &err) == ODB_OK && isinf(err);
+  dist_norm_add(&nm, NAN);
+  ok = ok && dist_norm_all(&nm, 1, &err) == ODB_OK && isnan(err);
+  dist_norm_reset(&nm);
+  dist_norm_add(&nm, DBL_MAX);
+  dist_norm_add(&nm, DBL_MAX);
+  ok = ok && dist_norm_all(&nm, 1, &err) == ODB_OK && isinf(err);
+  tap_ok(ok, "norm: an inf summand or an overflowing sum gives inf, a NaN "
+         "NaN");
+  dist_norm_free(&nm);
+}
+
 int main(void) {
   dist_halo h;
   long lo[5];
-  printf("1..9\n");
+  printf("1..12\n");
+  norm_checks();
   dist_blocks(10, 4, lo);
   tap_ok(lo[0] == 0 && lo[1] == 3 && lo[2] == 6 && lo[3] == 8 && lo[4] == 10,
          "10 components over 4 ranks: blocks of 3, 3, 2, 2");
