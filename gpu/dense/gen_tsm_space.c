@@ -5,11 +5,18 @@
 
 #include "gen_tsm_int.h"
 
-/* A growing list of configurations; at most max are written. */
+/* A growing list of configurations; at most max are written. wide: the
+   quick space of a wide complex shape (wide_complex). */
 typedef struct cfg_list {
   odb_tsm_cfg *list;
-  int max, n, cc;
+  int max, n, cc, wide;
 } cfg_list;
+
+/* The warp tiles (wm, wn) of the quick mma space. */
+static const int tq[][2] = { { 1, 2 }, { 1, 4 }, { 1, 8 }, { 2, 1 },
+                             { 2, 2 }, { 2, 4 } };   /* tsmttsm */
+static const int mq[][2] = { { 1, 1 }, { 1, 2 }, { 1, 4 }, { 1, 8 },
+                             { 2, 1 } };             /* tsmm */
 
 /* Appends c when it is valid, its estimate fits and the device runs it. */
 static void space_add(const odb_tsm_cfg *c, cfg_list *l) {
@@ -68,10 +75,60 @@ static void space_fma(odb_tsm_cfg c, int full, cfg_list *l) {
   }
 }
 
+/*
+** 1 when c's quick space is the wider one of complex shapes at least 32
+** wide each side: there the whole C (or the columns of B a block writes)
+** needs many warps or large warp tiles, the register file and shared
+** memory leave few of the quick space's tiles, chunks and stages (14
+** configurations for A^T B 64 x 64), and the card runs at its power cap
+** on a compute-bound kernel, where the fastest configuration moved with
+** the card (H100: a full-space pick at 90.9% of the roofline, H200: the
+** quick pick at 63.9%, behind cuBLAS).
+*/
+static int wide_complex(const odb_tsm_cfg *c, int full) {
+  return !full && c->t == ODB_TSM_Z && c->M >= 32 && c->N >= 32;
+}
+
 /* 1 when a warp tile of w entries (a multiple of unit) wastes no whole
    unit on a side of n entries: w <= n rounded up to unit. */
 static int tile_fits(int w, int unit, int n) {
   return w <= cdiv(n, unit) * unit;
+}
+
+/* 1 when (wm, wn) is a row of the n rows of t. */
+static int tile_in(const int (*t)[2], int n, int wm, int wn) {
+  for (int i = 0; i < n; ++i)
+    if (t[i][0] == wm && t[i][1] == wn) return 1;
+  return 0;
+}
+
+/* 1 when the plain mma configuration c (m16n8k*) is one of the quick
+   space of narrower shapes: its warp tiles, chunks of 32 or 64 rows, 3
+   stages (AtB also 4) on a filled device, 2 with a block per chunk. */
+static int in_quick_mma(const odb_tsm_cfg *c) {
+  if (c->chunk != 32 && c->chunk != 64) return 0;
+  if (c->op == ODB_TSM_TSMTTSM)
+    return tile_in(tq, 6, c->wm, c->wn) && c->stages >= 3;
+  return tile_in(mq, 5, c->wm, c->wn) &&
+         c->stages == (c->blocks_per_sm < 0 ? 2 : 3);
+}
+
+static int in_quick_gauss(const odb_tsm_cfg *c);
+
+/*
+** What the quick space of a wide complex shape keeps beyond the quick
+** space of narrower shapes (which it keeps whole): m16n8k8 and m16n8k16
+** (m16n8k4 multiplies the same with two or four times the mma and
+** fragment-load instructions; Gauss's m16n8k8 kernels led m16n8k4 on an
+** H200), plain warp tiles of 2 mma blocks or more (a single block per
+** warp reads the most shared memory per flop), and no chunk of 16 rows
+** split into 2 row groups (8 rows a group: one step per stage).
+*/
+static int wide_keeps(const odb_tsm_cfg *c) {
+  if (c->gauss ? in_quick_gauss(c) : in_quick_mma(c)) return 1;
+  if (c->mma == ODB_TSM_MMA_M16N8K4) return 0;
+  if (!c->gauss && c->wm * c->wn < 4) return 0;
+  return !(c->rg == 2 && c->chunk == 16);
 }
 
 /* Adds c with each mma shape of shapes[0..n-1]; m8n8k4 gets twice the
@@ -82,7 +139,7 @@ static void add_shapes(odb_tsm_cfg c, const int *shapes, int n,
   for (int i = 0; i < n; ++i) {
     c.mma = shapes[i];
     c.wm = shapes[i] == ODB_TSM_MMA_M8N8K4 ? 2 * wm : wm;
-    if (c.wm <= 8) space_add(&c, l);
+    if (c.wm <= 8 && (!l->wide || wide_keeps(&c))) space_add(&c, l);
   }
 }
 
@@ -103,7 +160,9 @@ static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
   for (int o = 0; o <= staged; ++o) {
     c.ostage = o;
     add_shapes(c, shapes, nshapes, l);
-    if (c.blocks_per_sm == 0) {   /* once per configuration of the rest */
+    /* once per configuration of the rest (wide complex: the loop's
+       2-stage pass) */
+    if (c.blocks_per_sm == 0 && (full || !l->wide || c.stages == 2)) {
       odb_tsm_cfg one = c;
       one.blocks_per_sm = -1;
       if (!full) one.stages = 2;
@@ -121,9 +180,11 @@ static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
 ** blocks times 1..8 column blocks (tsmm), 1 or 2 row groups, chunks of
 ** 32 or 64 rows, 3 stages (AtB also 4), the device filled with blocks, the local
 ** reduction; C from registers or shared memory; tsmm also a block per
-** chunk (tsmm_grids). Full: every shape, 1..8 tiles each way, 1, 2 or 4
+** chunk (tsmm_grids). Quick for wide complex shapes (wide_complex): every
+** warp tile of 1..8 blocks each way, chunks of 16, 32 or 64 rows and 2 to
+** 4 stages, the rest as quick. Full: every shape, 1..8 tiles each way, 1, 2 or 4
 ** row groups, chunks of 16 to 128 rows, 2 to 4 stages, both reductions,
-** 0, 1 or 2 blocks per SM. Both: each AtB configuration twice, walking
+** 0, 1 or 2 blocks per SM. All: each AtB configuration twice, walking
 ** every gridDim.x-th chunk and taking its chunks from a counter
 ** (sched=dyn: the SMs that read faster take more chunks, which put
 ** complex 16 x 16 and 32 x 8 ahead of cuBLAS on an H100; BENCHMARKS.md,
@@ -132,21 +193,19 @@ static void tsmm_grids(odb_tsm_cfg c, int full, const int *shapes,
 static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   static const int wts[] = { 1, 2, 4, 8 };
   static const int chunks_q[] = { 32, 64 }, chunks_f[] = { 16, 32, 64, 128 };
+  static const int chunks_w[] = { 16, 32, 64 };
   static const int stages_f[] = { 2, 3, 4 }, bps_f[] = { 0, 1, 2 };
   static const int all[] = { 1, 2, 3, 4 }, new90[] = { 2, 3, 4 }, old[] = { 1 };
-  static const int tq[][2] = { { 1, 2 }, { 1, 4 }, { 1, 8 }, { 2, 1 },
-                               { 2, 2 }, { 2, 4 } };   /* tsmttsm, quick */
-  static const int mq[][2] = { { 1, 1 }, { 1, 2 }, { 1, 4 }, { 1, 8 },
-                               { 2, 1 } };             /* tsmm, quick */
   int e = c.t == ODB_TSM_Z ? 2 : 1, Mr = e * c.M, Nr = e * c.N;
-  int nch = full ? 4 : 2, nbp = full ? 3 : 1;
+  int wide = l->wide;
+  int nch = full ? 4 : wide ? 3 : 2, nbp = full ? 3 : 1;
   /* quick AtB also 4 stages (faster than 3 for complex 16 x 16 on an
-     H100) */
-  int nst = full ? 3 : c.op == ODB_TSM_TSMTTSM ? 2 : 1;
-  const int *chunks = full ? chunks_f : chunks_q;
+     H100); wide complex 2 to 4 */
+  int nst = full || wide ? 3 : c.op == ODB_TSM_TSMTTSM ? 2 : 1;
+  const int *chunks = full ? chunks_f : wide ? chunks_w : chunks_q;
   const int *shapes = full ? all : l->cc && l->cc < 90 ? old : new90;
   int nshapes = full ? 4 : l->cc && l->cc < 90 ? 1 : 3;
-  int nt = full ? 16 : c.op == ODB_TSM_TSMTTSM ? 6 : 5;
+  int nt = full || wide ? 16 : c.op == ODB_TSM_TSMTTSM ? 6 : 5;
   /* quick AtB: at least 8 wide (the FMA kernels reach the roofline
      below), or 4 beside a side of 16 (real 5 x 37: the FMA kernels
      measured behind cuBLAS); AC from 4 (the FMA kernels of real 16 x 4
@@ -169,8 +228,10 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
   c.unroll = 1;
   c.block = 256;
   for (int w = 0; w < nt; ++w) {
-    int wm = full ? wts[w / 4] : c.op == ODB_TSM_TSMTTSM ? tq[w][0] : mq[w][0];
-    int wn = full ? wts[w % 4] : c.op == ODB_TSM_TSMTTSM ? tq[w][1] : mq[w][1];
+    int wm = full || wide ? wts[w / 4]
+             : c.op == ODB_TSM_TSMTTSM ? tq[w][0] : mq[w][0];
+    int wn = full || wide ? wts[w % 4]
+             : c.op == ODB_TSM_TSMTTSM ? tq[w][1] : mq[w][1];
     /* no warp tile reaches a whole 16-row or 8-column block past the
        shape (tsmttsm) or a column block past B (tsmm) */
     if (c.op == ODB_TSM_TSMTTSM && !tile_fits(16 * wm, 16, Mr)) continue;
@@ -184,7 +245,7 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
               c.wn = wn;
               c.rg = rg;
               c.chunk = chunks[k];
-              c.stages = full ? stages_f[st] : 3 + st;
+              c.stages = full || wide ? stages_f[st] : 3 + st;
               c.blocks_per_sm = full ? bps_f[q] : 0;
               if (c.op == ODB_TSM_TSMTTSM) {
                 if (!full && v) continue;
@@ -200,6 +261,70 @@ static void space_mma(odb_tsm_cfg c, int full, cfg_list *l) {
               c.dyn = 0;
             }
   }
+}
+
+/* c again with its chunks handed out by the counter (sched=dyn). */
+static void space_dyn(odb_tsm_cfg c, cfg_list *l) {
+  c.dyn = 1;
+  space_add(&c, l);
+}
+
+/*
+** Gauss's three products (complex, m16n8k* on sm_90; widths from 8
+** complex columns each side). Warp tiles count complex entries. Quick:
+** the candidates that led on an H200 (tsmm: 16 x 8 warp tiles with C in
+** registers, 32 x 8, 16 x 16 with C in shared memory; tsmttsm: 32 x 16
+** and 16 x 32; m16n8k8 ahead of m16n8k4 there), and 16 x 8 tiles on
+** m16n8k16 (in the space without a measurement behind it). tsmttsm also
+** C split into 2 bands (two blocks per SM; likewise without a measurement
+** behind it). Full: the tiles of tt, 1 or 2 row groups, chunks of 16 to
+** 64 rows, 2 to 4 stages, m16n8k4/k8/k16, the local reduction and C in
+** 1, 2 or 4 bands (tsmttsm), C from registers or shared memory (tsmm),
+** the device filled. tsmm also with a block per chunk (2 stages in the
+** quick space, each number of stages in the full one); tsmttsm without
+** bands also with sched=dyn (space_dyn). Quick for wide complex shapes:
+** the full space's options less what wide_keeps leaves out, a block per
+** chunk with 2 stages, and every row of the quick table.
+*/
+/* quick: op, mma, wm, wn, rg, chunk, stages, csrc or split */
+static const int gauss_quick[][8] = {
+  { ODB_TSM_TSMM, 2, 1, 1, 1, 32, 3, ODB_TSM_C_REGS },
+  { ODB_TSM_TSMM, 2, 1, 1, 1, 32, 4, ODB_TSM_C_REGS },
+  { ODB_TSM_TSMM, 3, 1, 1, 1, 32, 2, ODB_TSM_C_REGS },
+  { ODB_TSM_TSMM, 3, 1, 1, 1, 16, 4, ODB_TSM_C_REGS },
+  { ODB_TSM_TSMM, 3, 2, 1, 1, 32, 3, ODB_TSM_C_REGS },
+  { ODB_TSM_TSMM, 3, 1, 2, 2, 32, 2, ODB_TSM_C_SHARED },
+  { ODB_TSM_TSMM, 4, 1, 1, 1, 16, 4, ODB_TSM_C_REGS },
+  { ODB_TSM_TSMM, 4, 1, 1, 1, 32, 3, ODB_TSM_C_REGS },
+  { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 16, 4, 1 },
+  { ODB_TSM_TSMTTSM, 3, 1, 4, 1, 32, 3, 1 },
+  { ODB_TSM_TSMTTSM, 2, 1, 2, 1, 16, 4, 2 },
+  { ODB_TSM_TSMTTSM, 3, 1, 2, 1, 16, 4, 2 },
+  { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 16, 4, 2 },
+  { ODB_TSM_TSMTTSM, 3, 1, 4, 1, 16, 4, 2 },
+  { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 32, 2, 2 },
+  { ODB_TSM_TSMTTSM, 3, 1, 2, 1, 32, 2, 2 },
+};
+#define NGQ ((int)(sizeof gauss_quick / sizeof gauss_quick[0]))
+
+/* 1 when the Gauss configuration c is in the quick space of narrower
+   shapes: a row of gauss_quick, its block-per-chunk twin with 2 stages
+   (tsmm), or its sched=dyn twin (tsmttsm without bands). */
+static int in_quick_gauss(const odb_tsm_cfg *c) {
+  for (int i = 0; i < NGQ; ++i) {
+    const int *q = gauss_quick[i];
+    if (q[0] != (int)c->op || q[1] != c->mma || q[2] != c->wm ||
+        q[3] != c->wn || q[4] != c->rg || q[5] != c->chunk)
+      continue;
+    if (c->op == ODB_TSM_TSMM) {
+      if (c->csrc == q[7] && (c->blocks_per_sm < 0 ? c->stages == 2
+                                                   : c->stages == q[6]))
+        return 1;
+    } else if (c->split == (q[7] > 1 ? q[7] : 0) && c->stages == q[6]) {
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* 1 when an earlier row of the quick table q differs from row i only in
@@ -220,25 +345,21 @@ static void gauss_chunks(odb_tsm_cfg c, int stages, cfg_list *l) {
   space_add(&c, l);
 }
 
-/*
-** Gauss's three products (complex, m16n8k* on sm_90; widths from 8
-** complex columns each side). Warp tiles count complex entries. Quick:
-** the candidates that led on an H200 (tsmm: 16 x 8 warp tiles with C in
-** registers, 32 x 8, 16 x 16 with C in shared memory; tsmttsm: 32 x 16
-** and 16 x 32; m16n8k8 ahead of m16n8k4 there), and 16 x 8 tiles on
-** m16n8k16 (in the space without a measurement behind it). tsmttsm also
-** C split into 2 bands (two blocks per SM; likewise without a measurement
-** behind it). Full: the tiles of tt, 1 or 2 row groups, chunks of 16 to
-** 64 rows, 2 to 4 stages, m16n8k4/k8/k16, the local reduction and C in
-** 1, 2 or 4 bands (tsmttsm), C from registers or shared memory (tsmm),
-** the device filled. tsmm also with a block per chunk (2 stages in the
-** quick space, each number of stages in the full one); tsmttsm without
-** bands also with sched=dyn (space_dyn).
-*/
-/* c again with its chunks handed out by the counter (sched=dyn). */
-static void space_dyn(odb_tsm_cfg c, cfg_list *l) {
-  c.dyn = 1;
-  space_add(&c, l);
+/* The Gauss configuration c of the full loop and its twins: all of them
+   (full), or those wide_keeps keeps, a block per chunk only from the
+   2-stage pass (quick of a wide complex shape). */
+static void gauss_add(odb_tsm_cfg c, int full, cfg_list *l) {
+  if (full || wide_keeps(&c)) {
+    space_add(&c, l);
+    if (c.op == ODB_TSM_TSMTTSM && !c.split) space_dyn(c, l);
+  }
+  if (c.op != ODB_TSM_TSMM) return;
+  if (full) {
+    gauss_chunks(c, c.stages, l);
+  } else if (c.stages == 2) {
+    c.blocks_per_sm = -1;
+    if (wide_keeps(&c)) space_add(&c, l);
+  }
 }
 
 static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
@@ -246,25 +367,6 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
                                { 2, 2 }, { 4, 1 }, { 1, 8 }, { 2, 4 },
                                { 4, 2 } };
   static const int chunks[] = { 16, 32, 64 }, stages[] = { 2, 3, 4 };
-  /* quick: op, mma, wm, wn, rg, chunk, stages, csrc or split */
-  static const int quick[][8] = {
-    { ODB_TSM_TSMM, 2, 1, 1, 1, 32, 3, ODB_TSM_C_REGS },
-    { ODB_TSM_TSMM, 2, 1, 1, 1, 32, 4, ODB_TSM_C_REGS },
-    { ODB_TSM_TSMM, 3, 1, 1, 1, 32, 2, ODB_TSM_C_REGS },
-    { ODB_TSM_TSMM, 3, 1, 1, 1, 16, 4, ODB_TSM_C_REGS },
-    { ODB_TSM_TSMM, 3, 2, 1, 1, 32, 3, ODB_TSM_C_REGS },
-    { ODB_TSM_TSMM, 3, 1, 2, 2, 32, 2, ODB_TSM_C_SHARED },
-    { ODB_TSM_TSMM, 4, 1, 1, 1, 16, 4, ODB_TSM_C_REGS },
-    { ODB_TSM_TSMM, 4, 1, 1, 1, 32, 3, ODB_TSM_C_REGS },
-    { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 16, 4, 1 },
-    { ODB_TSM_TSMTTSM, 3, 1, 4, 1, 32, 3, 1 },
-    { ODB_TSM_TSMTTSM, 2, 1, 2, 1, 16, 4, 2 },
-    { ODB_TSM_TSMTTSM, 3, 1, 2, 1, 16, 4, 2 },
-    { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 16, 4, 2 },
-    { ODB_TSM_TSMTTSM, 3, 1, 4, 1, 16, 4, 2 },
-    { ODB_TSM_TSMTTSM, 3, 2, 2, 1, 32, 2, 2 },
-    { ODB_TSM_TSMTTSM, 3, 1, 2, 1, 32, 2, 2 },
-  };
   if (c.t != ODB_TSM_Z || c.M < 8 || c.N < 8) return;
   if (l->cc && l->cc < 90) return;
   c.tm = c.tn = c.tpr = 1;
@@ -273,17 +375,18 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
   c.gauss = 1;
   c.blocks_per_sm = 0;
   c.reduce = c.op == ODB_TSM_TSMTTSM ? ODB_TSM_REDUCE_LOCAL : 0;
-  if (!full) {
-    for (int i = 0; i < (int)(sizeof quick / sizeof quick[0]); ++i) {
-      if (quick[i][0] != (int)c.op) continue;
-      c.mma = quick[i][1];
-      c.wm = quick[i][2];
-      c.wn = quick[i][3];
-      c.rg = quick[i][4];
-      c.chunk = quick[i][5];
-      c.stages = quick[i][6];
-      if (c.op == ODB_TSM_TSMM) c.csrc = quick[i][7];
-      else c.split = quick[i][7] > 1 ? quick[i][7] : 0;
+  if (!full && !l->wide) {
+    for (int i = 0; i < NGQ; ++i) {
+      const int *q = gauss_quick[i];
+      if (q[0] != (int)c.op) continue;
+      c.mma = q[1];
+      c.wm = q[2];
+      c.wn = q[3];
+      c.rg = q[4];
+      c.chunk = q[5];
+      c.stages = q[6];
+      if (c.op == ODB_TSM_TSMM) c.csrc = q[7];
+      else c.split = q[7] > 1 ? q[7] : 0;
       if (!bands_fit(c.M, c.split ? c.split : 1)) continue;
       if (c.op == ODB_TSM_TSMTTSM &&
           !tile_fits(16 * c.wm, 16, cdiv(c.M, c.split ? c.split : 1)))
@@ -291,7 +394,7 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
       if (!tile_fits(8 * c.wn, 8, c.N)) continue;
       space_add(&c, l);
       if (c.op == ODB_TSM_TSMTTSM && !c.split) space_dyn(c, l);
-      if (c.op == ODB_TSM_TSMM && !same_but_stages(quick, i))
+      if (c.op == ODB_TSM_TSMM && !same_but_stages(gauss_quick, i))
         gauss_chunks(c, 2, l);
     }
     return;
@@ -320,9 +423,7 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
                   continue;
               }
               c.mma = m;
-              space_add(&c, l);
-              if (c.op == ODB_TSM_TSMTTSM && !c.split) space_dyn(c, l);
-              if (c.op == ODB_TSM_TSMM) gauss_chunks(c, c.stages, l);
+              gauss_add(c, full, l);
             }
   }
 }
@@ -331,13 +432,14 @@ static void space_gauss(odb_tsm_cfg c, int full, cfg_list *l) {
 int odb_tsm_space_list(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
                        int full, int cc, odb_tsm_cfg *list, int max) {
   odb_tsm_cfg c;
-  cfg_list l = { list, max, 0, cc };
+  cfg_list l = { list, max, 0, cc, 0 };
   memset(&c, 0, sizeof c);
   c.op = op;
   c.t = t;
   c.M = M;
   c.N = N;
   c.block = 256;
+  l.wide = wide_complex(&c, full);
   /* the FMA kernels won the quick race only up to 8 columns (H200) */
   if (full || M <= 12 || N <= 12) space_fma(c, full, &l);
   space_mma(c, full, &l);

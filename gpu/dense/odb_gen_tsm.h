@@ -176,7 +176,11 @@ odb_status odb_gen_tsm(const odb_tsm_cfg *c, char **source);
 ** side of 16; tsmm from 4, or any beside 16), and, for complex data from
 ** 8 columns each side on sm_90, the kernels of Gauss's three products
 ** (the quick space a few that led on an H200; C may split into bands of
-** unequal rows).
+** unequal rows). The quick space of a complex shape at least 32 wide each
+** side is wider: the tensor-core and Gauss kernels over every warp tile,
+** 1 or 2 row groups, chunks of 16 to 64 rows, 2 to 4 stages, C in 1, 2 or
+** 4 bands (Gauss A^T B), m16n8k8 and m16n8k16 (a few hundred each; see
+** wide_keeps in gen_tsm_space.c), with the quick space's own kept whole.
 ** Configurations whose register estimate exceeds 255 (§5.2)
 ** are left out, and so are those that need a newer device than cc
 ** (major * 10 + minor; 0: no limit). Writes at most max configurations to

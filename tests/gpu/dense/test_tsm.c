@@ -1,7 +1,8 @@
 /* test_tsm.c - the generated tall & skinny kernels and the cuBLAS baseline
    against the CPU reference (TAP; exit 77 without a GPU). With --roofline
    it instead tunes each shape over the quick space and prints GFLOP/s,
-   the percentage of the roofline and the ratio to cuBLAS. */
+   the percentage of the roofline and the ratio to cuBLAS; with --space it
+   checks the tuning spaces alone (no device needed). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -229,6 +230,190 @@ static void check_dyn(odb_rng *r, long K) {
   check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 48, 40, K, z48);
   check_tokens(r, ODB_TSM_TSMTTSM, ODB_TSM_Z, 16, 16, 1031, z16);
 }
+
+/* {====== the quick space of wide complex shapes */
+
+/* Index of token tok in the n tokens of toks, -1 when absent. */
+static int token_at(char (*toks)[64], int n, const char *tok) {
+  for (int i = 0; i < n; ++i)
+    if (strcmp(toks[i], tok) == 0) return i;
+  return -1;
+}
+
+/* The tokens of a space (at most max) into toks; how many there are. */
+static int space_tokens(odb_tsm_op op, odb_tsm_dtype t, int M, int N,
+                        int full, int cc, char (*toks)[64], int max) {
+  odb_tsm_cfg *list = malloc(sizeof *list * (size_t)max);
+  int n = list ? odb_tsm_space_list(op, t, M, N, full, cc, list, max) : 0;
+  for (int i = 0; i < n && i < max; ++i)
+    odb_tsm_cfg_token(&list[i], toks[i], sizeof toks[i]);
+  free(list);
+  return n;
+}
+
+/*
+** The spaces themselves, on sm_90, without a device: exact sizes of the
+** quick space (complex 64 x 64 widened, the others as they were), no
+** token twice, each token read back to itself, the quick space within
+** the full one, the quick configurations of narrower shapes kept, and
+** every kind of the widened space present.
+*/
+static void check_space(void) {
+  static const struct { odb_tsm_op op; odb_tsm_dtype t; int M, N, n; }
+  sizes[] = {
+    { ODB_TSM_TSMTTSM, ODB_TSM_Z, 64, 64, 206 },
+    { ODB_TSM_TSMM, ODB_TSM_Z, 64, 64, 187 },
+    { ODB_TSM_TSMTTSM, ODB_TSM_Z, 48, 48, 317 },
+    { ODB_TSM_TSMM, ODB_TSM_Z, 48, 48, 398 },
+    { ODB_TSM_TSMTTSM, ODB_TSM_Z, 32, 32, 671 },
+    { ODB_TSM_TSMM, ODB_TSM_Z, 32, 32, 623 },
+    { ODB_TSM_TSMTTSM, ODB_TSM_Z, 31, 31, 136 },   /* not wide */
+    { ODB_TSM_TSMTTSM, ODB_TSM_Z, 32, 8, 249 },    /* not wide */
+    { ODB_TSM_TSMTTSM, ODB_TSM_D, 64, 64, 128 },   /* real: as it was */
+    { ODB_TSM_TSMM, ODB_TSM_D, 64, 64, 204 },
+  };
+  /* the quick space of complex A^T B 64 x 64 before it was widened */
+  static const char *const old64[] = { "m2w2x4g1r32s3lb0",
+    "m3w2x4g1r32s3lb0", "m2w2x4g1r32s3lb0d", "m3w2x4g1r32s3lb0d",
+    "m3w2x2g1r16s4lb0z3", "m3w2x2g1r16s4lb0z3d", "m3w1x4g1r32s3lb0z3",
+    "m3w1x4g1r32s3lb0z3d", "m2w1x2g1r16s4lb0z3h2", "m3w1x2g1r16s4lb0z3h2",
+    "m3w2x2g1r16s4lb0z3h2", "m3w1x4g1r16s4lb0z3h2", "m3w2x2g1r32s2lb0z3h2",
+    "m3w1x2g1r32s2lb0z3h2" };
+  enum { MAXT = 12000 };
+  char (*q)[64] = malloc(sizeof *q * MAXT), (*f)[64] = malloc(sizeof *f * MAXT);
+  for (int i = 0; i < (int)(sizeof sizes / sizeof sizes[0]); ++i) {
+    int nq = space_tokens(sizes[i].op, sizes[i].t, sizes[i].M, sizes[i].N, 0,
+                          90, q, MAXT);
+    int nf = space_tokens(sizes[i].op, sizes[i].t, sizes[i].M, sizes[i].N, 1,
+                          90, f, MAXT);
+    int dup = 0, bad = 0, outside = 0;
+    for (int j = 0; j < nq && j < MAXT; ++j) {
+      odb_tsm_cfg c;
+      char back[64];
+      dup += token_at(q, j, q[j]) >= 0;
+      if (odb_tsm_cfg_parse(sizes[i].op, sizes[i].t, sizes[i].M, sizes[i].N,
+                            q[j], &c) != ODB_OK ||
+          strcmp(odb_tsm_cfg_token(&c, back, sizeof back), q[j]) != 0)
+        ++bad;
+      outside += token_at(f, nf < MAXT ? nf : MAXT, q[j]) < 0;
+    }
+    tap_ok(nq == sizes[i].n && !dup && !bad && !outside,
+           "quick space %s %s %d x %d: %d configurations (expected %d), %d "
+           "twice, %d not read back, %d outside the full space (%d)",
+           odb_tsm_op_name(sizes[i].op), odb_tsm_dtype_name(sizes[i].t),
+           sizes[i].M, sizes[i].N, nq, sizes[i].n, dup, bad, outside, nf);
+  }
+  int nq = space_tokens(ODB_TSM_TSMTTSM, ODB_TSM_Z, 64, 64, 0, 90, q, MAXT);
+  int kept = 0;
+  for (int j = 0; j < (int)(sizeof old64 / sizeof old64[0]); ++j)
+    kept += token_at(q, nq, old64[j]) >= 0;
+  tap_ok(kept == (int)(sizeof old64 / sizeof old64[0]), "complex A^T B "
+         "64 x 64: %d of the %d configurations of the narrower quick space "
+         "kept", kept, (int)(sizeof old64 / sizeof old64[0]));
+  /* every kind of the widened space: each form, mma shape, tile, row
+     groups, chunk, stages, bands, schedule, source of C and grid */
+  /* form: 0 four products, 1 Gauss's three, -1 either */
+  static const struct { odb_tsm_op op; int form; const char *what, *sub; }
+  kinds[] = {
+    { ODB_TSM_TSMTTSM, 0, "m16n8k8", "m3w" },
+    { ODB_TSM_TSMTTSM, 0, "warp tiles 8 x 2", "w8x2" },
+    { ODB_TSM_TSMTTSM, 0, "chunks of 16 rows", "r16" },
+    { ODB_TSM_TSMTTSM, 0, "2 stages", "s2l" },
+    { ODB_TSM_TSMTTSM, 0, "4 stages", "s4l" },
+    { ODB_TSM_TSMTTSM, 0, "chunks from the counter", "d" },
+    { ODB_TSM_TSMTTSM, 1, "m16n8k8", "m3w" },
+    { ODB_TSM_TSMTTSM, 1, "m16n8k16", "m4w" },
+    { ODB_TSM_TSMTTSM, 1, "2 stages", "s2l" },
+    { ODB_TSM_TSMTTSM, 1, "chunks of 64 rows", "r64" },
+    { ODB_TSM_TSMTTSM, 1, "2 row groups", "g2" },
+    { ODB_TSM_TSMTTSM, 1, "C in 2 bands", "z3h2" },
+    { ODB_TSM_TSMTTSM, 1, "C in 4 bands", "z3h4" },
+    { ODB_TSM_TSMTTSM, 1, "chunks from the counter", "d" },
+    { ODB_TSM_TSMM, 0, "m16n8k16", "m4w" },
+    { ODB_TSM_TSMM, 0, "2 row groups", "g2" },
+    { ODB_TSM_TSMM, 0, "chunks of 16 rows", "r16" },
+    { ODB_TSM_TSMM, 0, "C in shared memory", "Sb" },
+    { ODB_TSM_TSMM, 0, "a block per chunk", "b-1" },
+    { ODB_TSM_TSMM, 1, "m16n8k16", "m4w" },
+    { ODB_TSM_TSMM, 1, "4 stages", "s4" },
+    { ODB_TSM_TSMM, 1, "C in shared memory", "Sb" },
+    { ODB_TSM_TSMM, 1, "a block per chunk", "b-1" },
+  };
+  for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); ++k) {
+    int n = space_tokens(kinds[k].op, ODB_TSM_Z, 64, 64, 0, 90, q, MAXT), m = 0;
+    for (int j = 0; j < n && j < MAXT; ++j) {
+      const char *hit = strstr(q[j], kinds[k].sub);
+      if (kinds[k].form >= 0 && (strstr(q[j], "z3") != NULL) != kinds[k].form)
+        continue;
+      /* "d" names the schedule only as a suffix */
+      if (hit && (strcmp(kinds[k].sub, "d") != 0 || hit[1] == 0)) ++m;
+    }
+    tap_ok(m > 0, "quick space %s z 64 x 64 has %s with %s (%d)",
+           odb_tsm_op_name(kinds[k].op),
+           kinds[k].form ? "Gauss's three products" : "four products",
+           kinds[k].what, m);
+  }
+  /* the narrower quick space on an older device: no sm_90 shape */
+  nq = space_tokens(ODB_TSM_TSMTTSM, ODB_TSM_Z, 64, 64, 0, 80, q, MAXT);
+  int new90 = 0;
+  for (int j = 0; j < nq && j < MAXT; ++j) new90 += q[j][1] != '1';
+  tap_ok(nq > 0 && new90 == 0, "quick space on sm_80: %d configurations, "
+         "%d of them sm_90 mma shapes", nq, new90);
+  free(q);
+  free(f);
+}
+
+/*
+** The widened quick space on shapes its mappings do not divide (complex
+** 40 x 33 and 33 x 40, K no multiple of a chunk): a sample that holds
+** every value of every option at least once, and every pair of the form
+** (four products or Gauss's three) with another option, each run twice
+** against the CPU reference. The 64 x 64 of test_shapes runs all of it.
+*/
+static void check_wide(odb_rng *r, long K) {
+  static const long shapes[][2] = { { 40, 33 }, { 33, 40 } };
+  enum { MAXC = 4000, NF = 12 };
+  odb_tsm_cfg *list = malloc(sizeof *list * MAXC);
+  for (int s = 0; s < 2; ++s)
+    for (int op = 0; op < 2; ++op) {
+      int cc = odb_tsm_device_cc();
+      int n = odb_tsm_space_list((odb_tsm_op)op, ODB_TSM_Z, (int)shapes[s][0],
+                                 (int)shapes[s][1], 0, cc, list, MAXC);
+      static char seen[NF][2][64];   /* option, form, value + 1 */
+      const char *toks[MAXC + 1];
+      static char buf[MAXC][64];
+      int m = 0;
+      memset(seen, 0, sizeof seen);
+      if (n > MAXC) n = MAXC;
+      for (int i = 0; i < n; ++i) {
+        const odb_tsm_cfg *c = &list[i];
+        int v[NF] = { c->mma, c->wm, c->wn, c->rg, c->chunk / 16,
+                      c->stages, c->split, c->dyn, c->csrc,
+                      c->blocks_per_sm + 1, c->ostage, c->reduce };
+        int g = c->gauss != 0, fresh = 0;
+        for (int a = 0; a < NF; ++a) {
+          int x = v[a] & 63;
+          if (!seen[a][g][x]) fresh = seen[a][g][x] = 1;
+        }
+        if (fresh) {
+          odb_tsm_cfg_token(c, buf[m], sizeof buf[m]);
+          list[m] = *c;
+          toks[m] = buf[m];
+          ++m;
+        }
+      }
+      toks[m] = NULL;
+      odb_tsm_prefetch(list, m);
+      tap_diag("wide complex %s %ld x %ld: %d of the %d quick configurations "
+               "cover every option's values", odb_tsm_op_name((odb_tsm_op)op),
+               shapes[s][0], shapes[s][1], m, n);
+      check_tokens(r, (odb_tsm_op)op, ODB_TSM_Z, shapes[s][0], shapes[s][1],
+                   K, toks);
+    }
+  free(list);
+}
+
+/* }====== */
 
 /* Bad input is refused with a message. */
 static void check_bad(void) {
@@ -668,6 +853,11 @@ int main(int argc, char **argv) {
   odb_rng r;
   uint64_t seed = (uint64_t)time(NULL);
   odb_status st;
+  if (argc > 1 && strcmp(argv[1], "--space") == 0) {
+    /* the tuning spaces alone: no device needed */
+    check_space();
+    return tap_done();
+  }
   o.seed = seed;
   o.log_level = ODB_LOG_WARN;
   if (odb_ctx_create(&o, &ctx) != ODB_OK) {
@@ -731,6 +921,7 @@ int main(int argc, char **argv) {
                         sanitize_shapes[i][0], sanitize_shapes[i][1],
                         sanitize_shapes[i][2], 97, 5);
     if (strcmp(part, "shapes") != 0) {
+      check_wide(&r, 1037);
       check_gauss(&r, 1037);
       check_dyn(&r, 3001);
       check_race(&r);
@@ -743,6 +934,8 @@ int main(int argc, char **argv) {
       for (int t = 0; t < 2; ++t)
         check_shape(&r, (odb_tsm_op)op, (odb_tsm_dtype)t, test_shapes[i][0],
                     test_shapes[i][1], test_shapes[i][2], test_stride(i), 1);
+  check_space();
+  check_wide(&r, 5003);
   check_gauss(&r, 30011);
   check_dyn(&r, 200003);
   check_race(&r);
