@@ -40,7 +40,7 @@ typedef struct tune_box {
 static const char *const tune_keys[] = {
   "target", "space", "where", "strategy", "budget", "verify", "cache",
   "steps", "h", "seed", "measure", "label", "t1", "barrier", "hopeless",
-  NULL
+  "objective", NULL
 };
 
 /* {====== the box */
@@ -1025,6 +1025,8 @@ static void creation_error(lua_State *L, tune_box *b, odb_status st) {
   if (b->interrupted || odb_ctx_stop_requested(b->S->ctx))
     raise_tune_error(L, b, ODB_INTERRUPTED);
   if (st == ODB_ERR_IO) field_fail(L, "cache");
+  if (strncmp(odb_last_error(), "objective '", 11) == 0)
+    field_fail(L, "objective");
   if (strncmp(odb_last_error(), "where:", 6) == 0)
     luaL_error(L, "%s", odb_last_error());
   if (b->where_ref != LUA_NOREF && strstr(odb_last_error(), "no valid"))
@@ -1096,6 +1098,16 @@ int odbL_tune(lua_State *L) {
   if (odbL_opt_integer(L, 1, "seed", &seed)) {
     o.has_seed = 1;
     o.seed = (uint64_t)seed;
+  }
+  {
+    const char *obj = odbL_opt_string(L, 1, "objective", "time");
+    if (odb_tune_objective_parse(obj, &o.objective) != ODB_OK)
+      return luaL_argerror(L, 1, lua_pushfstring(L, "field 'objective': "
+                           "'%s' is not allowed (time, energy, edp)", obj));
+    if (b->is_online && o.objective != ODB_TUNE_TIME)
+      return luaL_argerror(L, 1, lua_pushfstring(L, "field 'objective': "
+                           "'%s' is for the offline strategies (online "
+                           "tuning times steps inside the run)", obj));
   }
   verify = read_verify(L, b);
   o.verify = verify ? 0 : -1;

@@ -10,6 +10,7 @@
 #include "odb_version.h"
 #include "odb_tuner.h"
 #include "odb_tunedb.h"
+#include "odb_energy.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,7 +48,31 @@ struct odb_tuner {
   odb_tunedb *db;
   long long db_target;
   char label[64];
+  odb_energy energy;         /* objective energy or edp */
 };
+
+/* The run across ranks (odb_tuner.h); NULL: one process. */
+static const odb_tune_ranks *tune_ranks;
+
+void odb_tune_set_ranks(const odb_tune_ranks *r) { tune_ranks = r; }
+const odb_tune_ranks *odb_tune_get_ranks(void) { return tune_ranks; }
+
+static const char *const objective_names[] = { "time", "energy", "edp" };
+
+const char *odb_tune_objective_name(odb_tune_objective o) {
+  return (unsigned)o < 3 ? objective_names[o] : "?";
+}
+
+odb_status odb_tune_objective_parse(const char *name,
+                                    odb_tune_objective *out) {
+  for (int i = 0; i < 3; ++i)
+    if (name && strcmp(name, objective_names[i]) == 0) {
+      *out = (odb_tune_objective)i;
+      return ODB_OK;
+    }
+  return ODB_FAIL(ODB_ERR_ARG, "objective '%s' is not allowed (time, "
+                  "energy, edp)", name ? name : "(null)");
+}
 
 /* {====== small helpers */
 
@@ -159,6 +184,7 @@ static odb_status open_db(odb_tuner *t) {
   odb_tunedb_set_log(t->db, t->ctx);    /* rows it ignores are warned of */
   ODB_TRY(odb_tunedb_target(t->db, &mid, &t->tg->key, odb_version(), 1,
                             &t->db_target));
+  if (tune_ranks && tune_ranks->ranks > 1) return ODB_OK;   /* write only */
   ODB_TRY(odb_tunedb_each(t->db, t->db_target, load_one, t));
   if (t->ndb > 0)
     odb_ctx_log(t->ctx, ODB_LOG_INFO, "tune %s: %ld evaluations reused from "
@@ -180,6 +206,9 @@ static odb_status check_opts(const odb_tune_target *tg,
   if (o->budget.evals < 0 || o->budget.seconds < 0 ||
       isnan(o->budget.seconds))
     return ODB_FAIL(ODB_ERR_ARG, "the budget must not be negative");
+  if ((unsigned)o->objective > ODB_TUNE_EDP)
+    return ODB_FAIL(ODB_ERR_ARG, "objective %d is not allowed (time, "
+                    "energy, edp)", (int)o->objective);
   return ODB_OK;
 }
 
@@ -223,7 +252,19 @@ odb_status odb_tuner_create(odb_ctx *ctx, const odb_tune_target *target,
   if (st != ODB_OK) goto fail;
   t->stats.planned = t->o.budget.evals > 0 && t->o.budget.evals < t->nvalid
                          ? t->o.budget.evals : t->nvalid;
-  t->db = opts->db;
+  /* the energy objectives need a counter on every rank's host; their
+     figures are not stored (the database's key holds no objective) */
+  if (t->o.objective != ODB_TUNE_TIME) {
+    st = odb_energy_open(&t->energy, NULL);
+    if (st != ODB_OK) {
+      char why[300];
+      snprintf(why, sizeof why, "%s", odb_last_error());
+      st = ODB_FAIL(ODB_ERR_UNSUPPORTED, "objective '%s' refused: %s",
+                    odb_tune_objective_name(t->o.objective), why);
+      goto fail;
+    }
+  }
+  t->db = t->o.objective == ODB_TUNE_TIME ? opts->db : NULL;
   if (t->db && (st = open_db(t)) != ODB_OK) goto fail;
   st = t->strat->create(t, t->o.strategy_opts, &t->sstate);
   if (st != ODB_OK) goto fail;
@@ -424,12 +465,33 @@ odb_status odb_tuner_next(odb_tuner *t, odb_config *cfg, int *done) {
 typedef struct run_arg {
   const odb_tune_target *tg;
   const odb_config *c;
+  odb_tuner *t;
 } run_arg;
 
 /* odb_measure_fn over the target's run function. */
+/*
+** One run's figure of the objective. Across ranks every rank runs it, and
+** the figure is the maximum over the ranks (the slowest rank's seconds;
+** the joules of the one reader, the others giving 0), so that every rank
+** measures the same values and stops after the same number of runs.
+*/
 static odb_status run_once(void *ud, double *seconds) {
   run_arg *a = ud;
-  return a->tg->run(a->tg->ud, a->c, seconds);
+  odb_tuner *t = a->t;
+  const odb_tune_ranks *rk = tune_ranks;
+  int reads = !rk || rk->reader;
+  double v[2] = {0, 0};
+  if (t->o.objective != ODB_TUNE_TIME && reads)
+    ODB_TRY(odb_energy_joules(&t->energy, &v[1]));      /* the start */
+  ODB_TRY(a->tg->run(a->tg->ud, a->c, &v[0]));
+  if (t->o.objective != ODB_TUNE_TIME && reads)
+    ODB_TRY(odb_energy_joules(&t->energy, &v[1]));
+  else
+    v[1] = 0;
+  if (rk) ODB_TRY(rk->max(v, 2, "MPI_Allreduce (tuner: a run's seconds)"));
+  *seconds = t->o.objective == ODB_TUNE_TIME ? v[0]
+             : t->o.objective == ODB_TUNE_ENERGY ? v[1] : v[0] * v[1];
+  return ODB_OK;
 }
 
 /* Marks ev failed with the message of st; returns st when it is fatal. */
@@ -460,7 +522,7 @@ static odb_status verify(odb_tuner *t, const odb_config *c,
 /* Times c; sets skipped or failed states; returns a fatal status. */
 static odb_status measure(odb_tuner *t, const odb_config *c,
                           odb_tune_eval *ev) {
-  run_arg a = {t->tg, c};
+  run_arg a = {t->tg, c, t};
   int skipped = 0;
   odb_status st;
   odb_clear_error();

@@ -21,6 +21,16 @@ typedef struct odb_tune_budget {
 typedef void (*odb_tune_eval_fn)(void *ud, odb_tuner *t,
                                  const odb_tune_eval *ev);
 
+/*
+** What a search minimizes per configuration: the median of the runs'
+** seconds (time), of the joules the CPU packages used in a run (energy,
+** from odb_energy.h) or of joules times seconds (edp). The evaluation's
+** median, quartiles and spread are in that unit.
+*/
+typedef enum odb_tune_objective {
+  ODB_TUNE_TIME, ODB_TUNE_ENERGY, ODB_TUNE_EDP
+} odb_tune_objective;
+
 typedef struct odb_tune_opts {
   const char *strategy;       /* NULL: "exhaustive" */
   const void *strategy_opts;  /* strategy-specific, may be NULL */
@@ -33,7 +43,33 @@ typedef struct odb_tune_opts {
   odb_tune_eval_fn on_eval;
   void *on_eval_ud;
   const char *label;          /* for log lines; NULL: the key's problem */
+  odb_tune_objective objective;   /* ODB_TUNE_TIME (0) by default */
 } odb_tune_opts;
+
+/*
+** The run across ranks, for a tuner that runs in every process of an SPMD
+** run (dist/, which core/ never includes, sets it when it registers the
+** distributed variants): max reduces count values to their maximum over
+** the ranks, on every rank; ranks is the number of ranks; reader is 1 on
+** the one process that reads the energy counters (the others give 0 to
+** the maximum). With it, every run of a configuration is timed as its
+** slowest rank (and its energy is the reader's), so every rank sees the
+** same figures, repeats the same number of runs and chooses the same
+** configuration; with ranks > 1 the database is not read (only the
+** process that holds it would answer from it, and the others would run
+** alone), only written. NULL (the default): one process.
+*/
+typedef struct odb_tune_ranks {
+  odb_status (*max)(double *v, int count, const char *what);
+  int ranks;
+  int reader;
+} odb_tune_ranks;
+void odb_tune_set_ranks(const odb_tune_ranks *r);
+const odb_tune_ranks *odb_tune_get_ranks(void);
+/* "time", "energy", "edp" -> *out; ODB_ERR_ARG naming the allowed ones. */
+odb_status odb_tune_objective_parse(const char *name,
+                                    odb_tune_objective *out);
+const char *odb_tune_objective_name(odb_tune_objective o);
 
 /* Figures of a search so far. */
 typedef struct odb_tune_stats {

@@ -12,6 +12,7 @@
 #include "dist_halo.h"
 #include "erk_common.h"
 #include "odb_dist.h"
+#include "odb_tuner.h"
 
 /*
 ** The variants of [Str12] that the PIRK autotuning thesis (§10.3) draws on,
@@ -407,7 +408,16 @@ static dist_kind kind_of(const odb_variant *v) {
   return DIST_FORWARD;
 }
 
+/* The tuner across ranks (odb_tuner.h): each run timed as the slowest
+   rank; rank 0 reads the energy counters (one reader; a run spread over
+   several hosts adds no other host's energy). */
+static odb_tune_ranks tune_ranks;
+
 odb_status odb_dist_ode_register(void) {
+  tune_ranks.max = odb_dist_allreduce_max;
+  tune_ranks.ranks = odb_dist_size();
+  tune_ranks.reader = odb_dist_rank() == 0;
+  odb_tune_set_ranks(&tune_ranks);
   ODB_TRY(odb_variant_register(&odb_variant_mpi_A));
   ODB_TRY(odb_variant_register(&odb_variant_mpi_S));
   ODB_TRY(odb_variant_register(&odb_variant_mpi_N));
