@@ -134,7 +134,8 @@ static void put_prelude(gen *g, const char *variant, const char *family,
     put(b, "\n");
   }
   odb_emit_cuh(b, &odb_cuh_rk_args, host_constants);
-  if (g->devctl) odb_emit_cuh(b, &odb_cuh_rk_ctl, ctl_constants);
+  if (g->devctl || g->plan->kind == ODB_GEN_ONCHIP)   /* onchip: its loop */
+    odb_emit_cuh(b, &odb_cuh_rk_ctl, ctl_constants);
   if (p->gpu_source)   /* NULL: a grid problem with only a cell source */
     odb_emit_foreign(b, p->label, "gpu_source", p->gpu_source);
   odb_emit_cuh(b, &odb_cuh_rk_loop, NULL);
@@ -276,11 +277,13 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
                       odb_gen_plan *plan) {
   static const char *const kinds[] = { "gpu_unfused", "gpu_reference",
                                        "gpu_trapezoid", "gpu_multiblock",
-                                       "gpu_stream2d", "gpu_hexagonal" };
+                                       "gpu_stream2d", "gpu_hexagonal",
+                                   "gpu_onchip" };
   /* the gen_rk_<family>.c that writes the kernels of each kind */
   static const char *const families[] = { "unfused", "reference",
                                           "trapezoid", "multiblock",
-                                          "stream2d", "hexagonal" };
+                                          "stream2d", "hexagonal",
+                                          "onchip" };
   gen g;
   *source = NULL;
   memset(plan, 0, sizeof *plan);
@@ -293,9 +296,12 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s has %d stages; the GPU "
                     "generator takes at most %d", m->name, m->s,
                     ODB_GEN_MAX_STAGES);
-  if (!p->gpu_source && !(kind == ODB_GEN_STREAM2D && p->gpu_cell_source))
+  if (!p->gpu_source &&
+      !((kind == ODB_GEN_STREAM2D || kind == ODB_GEN_ONCHIP) &&
+        p->gpu_cell_source))
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s has no GPU source of f_j%s",
-                    p->label, kind == ODB_GEN_STREAM2D ? " or of a cell" : "");
+                    p->label, kind == ODB_GEN_STREAM2D ||
+                              kind == ODB_GEN_ONCHIP ? " or of a cell" : "");
   if (p->d >= p->n)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "access distance d = %ld is not "
                     "smaller than n = %ld", p->d, p->n);
@@ -313,7 +319,8 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
   plan->s = m->s;
   plan->has_err = g.e.e.n > 0;
   plan->threads = o->threads;
-  if (o->devctl && (kind == ODB_GEN_MULTIBLOCK || !plan->has_err))
+  if (o->devctl && (kind == ODB_GEN_MULTIBLOCK || kind == ODB_GEN_ONCHIP ||
+                    !plan->has_err))
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "the step controller on the device "
                     "(devctl) needs a variant without barriers (not "
                     "gpu_multiblock) and a method with an error estimate; "
@@ -338,6 +345,7 @@ odb_status odb_gen_rk(const odb_problem *p, const odb_method *m,
                                                 : rkg_trapezoid(&g, o))
         : kind == ODB_GEN_HEXAGON  ? rkg_levels(&g, o, 1)
         : kind == ODB_GEN_STREAM2D ? rkg_stream2d(&g, o)
+        : kind == ODB_GEN_ONCHIP   ? rkg_onchip(&g, o)
                                    : rkg_multiblock(&g, o);
     if (st != ODB_OK) {
       odb_emit_free(&g.b);

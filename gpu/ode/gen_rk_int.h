@@ -121,6 +121,8 @@ odb_status rkg_trapezoid(gen *g, const odb_gen_opts *o);
 odb_status rkg_levels(gen *g, const odb_gen_opts *o, int hex);
 odb_status rkg_multiblock(gen *g, const odb_gen_opts *o);
 odb_status rkg_stream2d(gen *g, const odb_gen_opts *o);
+/* gen_rk_onchip.c: the persistent kernel of gpu_onchip */
+odb_status rkg_onchip(gen *g, const odb_gen_opts *o);
 
 /* }====== */
 
@@ -134,6 +136,7 @@ extern const odb_cuh odb_cuh_rk_reduce;    /* the norm over the blocks */
 extern const odb_cuh odb_cuh_rk_barrier;   /* multi-block barriers */
 extern const odb_cuh odb_cuh_s2d_skew1;    /* gpu_stream2d's helpers, */
 extern const odb_cuh odb_cuh_s2d_skew2;    /* by skew */
+extern const odb_cuh odb_cuh_onchip;       /* gpu_onchip's bands */
 
 /* }====== */
 

@@ -24,7 +24,10 @@ typedef enum odb_gen_kind {
                             Werner §4 */
   ODB_GEN_STREAM2D,      /* 2-D grid problems: strips streamed row by row
                             through all stages in one kernel */
-  ODB_GEN_HEXAGON        /* single-block hexagonal tiles across stages */
+  ODB_GEN_HEXAGON,       /* single-block hexagonal tiles across stages */
+  ODB_GEN_ONCHIP         /* 2-D grid problems: a persistent grid, each
+                            block's band of y in shared memory for a batch
+                            of attempts, a barrier a stage */
 } odb_gen_kind;
 
 /*
@@ -178,6 +181,10 @@ typedef struct odb_gen_opts {
                             multi-block: 1 builds kernels that take their
                             step from args.ctl and run the step controller
                             (odb_gen_ctl) */
+  int place;             /* gpu_onchip: where the stage argument and the
+                            stage vectors live, 1 shared memory, 2 global
+                            (odb_gen_onchip_fit); its blocks are groups
+                            and its barriers' watchdog watchdog */
 } odb_gen_opts;
 
 /* What the host needs to run the generated step. */
@@ -226,6 +233,27 @@ double odb_gen_plan_fp64(const odb_gen_plan *plan, int stage0);
 ** -1 when C T <= 2 S.
 */
 long odb_gen_s2d_strips(long NC, long T, long S, long C);
+
+/*
+** gpu_onchip's layout of p for an S-stage method on a device of sms
+** multiprocessors with smem bytes of shared memory a block (the opt-in
+** maximum): one block a multiprocessor (at most one a grid row), bands of
+** at most rows rows, place 1 (the argument and the S stage vectors beside
+** y in shared memory) where it fits and place (given: 1 or 2; 0 chooses)
+** allows, else 2 (in global memory), and the dynamic shared memory a
+** block takes. Needs no device. ODB_ERR_UNSUPPORTED where p is not a 2-D
+** grid problem with a cell source, or y alone does not fit, with the
+** sizes ("y needs X MB of shared memory over B blocks ...; the device has
+** Y MB ...: N <= Z"), or place 1 was asked for and does not fit.
+*/
+typedef struct odb_gen_onchip_layout {
+  long blocks, rows;
+  int place;
+  size_t smem;
+} odb_gen_onchip_layout;
+odb_status odb_gen_onchip_fit(const odb_problem *p, int S, long sms,
+                                 long smem, int place,
+                                 odb_gen_onchip_layout *out);
 
 /*
 ** Generates the CUDA C of one step of method m on problem p (which must

@@ -1171,5 +1171,5 @@ odb_status odb_gpu_rk_register(void) {
     odb_status st = odb_variant_register(all[i]);
     if (st != ODB_OK) return st;
   }
-  return ODB_OK;
+  return odb_gpu_onchip_register();
 }

@@ -16,5 +16,7 @@ odb_status odb_gpu_rk_register(void);
 ** clusters); 0 for any other solver.
 */
 int odb_gpu_rk_cluster(const odb_solver *s);
+/* Registers gpu_onchip (odb_gpu_onchip.c); odb_gpu_rk_register calls it. */
+odb_status odb_gpu_onchip_register(void);
 
 #endif

@@ -99,6 +99,16 @@ const odb_param_decl odb_gpu_hexagonal_opts[] = {
     "threads per tile (default: at most four window components each)" },
 };
 
+const odb_param_decl odb_gpu_onchip_opts[] = {
+  { "threads", ODB_PARAM_POW2, 1024, 32, 1024, NULL,
+    "threads per block (one block a multiprocessor)" },
+  { "place", ODB_PARAM_ENUM, 0, 0, 2, "auto|shared|global",
+    "where the stage argument and the stage vectors live: shared memory "
+    "beside y, or global memory (auto: shared where a band's fit)" },
+  { "watchdog", ODB_PARAM_POS, 2, 0, HUGE_VAL, NULL,
+    "seconds a barrier between the blocks may wait before the run fails" },
+};
+
 /* Puts the resolved value v of option name into its field of t. */
 static void set_field(odb_tiling_opts *t, const char *name, double v) {
   if (strcmp(name, "threads") == 0) t->threads = (int)v;
@@ -121,6 +131,7 @@ static void set_field(odb_tiling_opts *t, const char *name, double v) {
   else if (strcmp(name, "height") == 0) t->height = (int)v;
   else if (strcmp(name, "cluster") == 0) t->cluster = (int)v;
   else if (strcmp(name, "early") == 0) t->early = v != 0;
+  else if (strcmp(name, "place") == 0) t->place = (int)v;
 }
 
 odb_status odb_gpu_tiling_resolve(const odb_solver *s, odb_tiling_opts *t) {

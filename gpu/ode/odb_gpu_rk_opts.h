@@ -44,16 +44,20 @@ typedef struct odb_tiling_opts {
   int early;             /* gpu_stream2d: 1 launches each step early where
                             the device can (compute capability 9.0 on);
                             0: after the step before */
+  int place;             /* gpu_onchip: 0 chosen by size, 1 the stages in
+                            shared memory, 2 in global memory */
 } odb_tiling_opts;
 
 /* The declared options of each tiled variant (the counts are checked
    against the tables where they are defined). */
 enum { ODB_GPU_MULTIBLOCK_NOPTS = 10, ODB_GPU_STREAM2D_NOPTS = 9,
-       ODB_GPU_TRAPEZOID_NOPTS = 4, ODB_GPU_HEXAGONAL_NOPTS = 4 };
+       ODB_GPU_TRAPEZOID_NOPTS = 4, ODB_GPU_HEXAGONAL_NOPTS = 4,
+       ODB_GPU_ONCHIP_NOPTS = 3 };
 extern const odb_param_decl odb_gpu_multiblock_opts[ODB_GPU_MULTIBLOCK_NOPTS];
 extern const odb_param_decl odb_gpu_stream2d_opts[ODB_GPU_STREAM2D_NOPTS];
 extern const odb_param_decl odb_gpu_trapezoid_opts[ODB_GPU_TRAPEZOID_NOPTS];
 extern const odb_param_decl odb_gpu_hexagonal_opts[ODB_GPU_HEXAGONAL_NOPTS];
+extern const odb_param_decl odb_gpu_onchip_opts[ODB_GPU_ONCHIP_NOPTS];
 
 /*
 ** Resolves s->opts.vopts against the options s->variant declares into t

@@ -781,6 +781,77 @@ static void check_fp64(void) {
 #undef WIDE
   odb_problem_destroy(p);
 }
+/*
+** gpu_onchip's layout on an H200's figures (132 multiprocessors, 227 KB a
+** block): N = 17 one row a block with the stages in shared memory; N = 255
+** bands of at most 2 rows, shared; N = 1024 bands of 8 rows, y alone fits
+** (131072 bytes), so the stages go to global memory; N = 2048 is refused
+** with the sizes and the largest N whose y fits (1320: 10 rows of 1320
+** cells, 211 KB); asking for shared memory at N = 1024 is refused. Then
+** NVRTC compiles the kernels of bs3, DOPRI5 and Verner 6(5) at N = 17, 64
+** and 255 in both places (sm_90).
+*/
+static void check_onchip(void) {
+  enum { NSRC = 18 };
+  static const char *const ms[] = { "bs3", "dopri5", "verner65" };
+  static const long Ns[] = { 17, 64, 255 };
+  char *src[NSRC] = {0};
+  int nsrc = 0;
+  odb_gen_onchip_layout lay;
+  odb_problem *p = bruss(17, 0);
+  odb_status st = odb_gen_onchip_fit(p, 4, 132, 232448, 0, &lay);
+  tap_ok(st == ODB_OK && lay.blocks == 17 && lay.rows == 1 &&
+         lay.place == 1 && lay.smem == (size_t)((1 + 3 + 4) * 34 * 8),
+         "onchip N=17 bs3: %ld blocks, %ld rows, place %d, %zu bytes",
+         lay.blocks, lay.rows, lay.place, lay.smem);
+  odb_problem_destroy(p);
+  p = bruss(255, 0);
+  st = odb_gen_onchip_fit(p, 7, 132, 232448, 0, &lay);
+  tap_ok(st == ODB_OK && lay.blocks == 132 && lay.rows == 2 &&
+         lay.place == 1, "onchip N=255 dopri5: %ld blocks, %ld rows, place "
+         "%d", lay.blocks, lay.rows, lay.place);
+  odb_problem_destroy(p);
+  p = bruss(1024, 0);
+  st = odb_gen_onchip_fit(p, 7, 132, 232448, 0, &lay);
+  tap_ok(st == ODB_OK && lay.blocks == 132 && lay.rows == 8 &&
+         lay.place == 2 && lay.smem == 131072, "onchip N=1024 dopri5: %ld "
+         "blocks, %ld rows, place %d (global), %zu bytes", lay.blocks,
+         lay.rows, lay.place, lay.smem);
+  st = odb_gen_onchip_fit(p, 7, 132, 232448, 1, &lay);
+  tap_ok(st == ODB_ERR_UNSUPPORTED &&
+         strstr(odb_last_error(), "place = 'shared' needs"),
+         "onchip N=1024 place shared is refused: %s", odb_last_error());
+  odb_problem_destroy(p);
+  p = bruss(2048, 0);
+  st = odb_gen_onchip_fit(p, 7, 132, 232448, 0, &lay);
+  tap_ok(st == ODB_ERR_UNSUPPORTED &&
+         strstr(odb_last_error(), "gpu_onchip: y needs 69.2 MB of shared "
+                "memory over 132 blocks (16 rows of 2048 cells a block: "
+                "524.3 KB); the device has 30.5 MB (132 multiprocessors x "
+                "231.4 KB): N <= 1320"),
+         "onchip N=2048 is refused: %s", odb_last_error());
+  odb_problem_destroy(p);
+  for (int ni = 0; ni < 3; ++ni) {
+    p = bruss((double)Ns[ni], 0);
+    for (int mi = 0; mi < 3; ++mi)
+      for (int place = 1; place <= 2; ++place) {
+        odb_gen_opts o;
+        odb_gen_plan pl;
+        memset(&o, 0, sizeof o);
+        o.threads = 1024;
+        o.groups = Ns[ni] < 132 ? (int)Ns[ni] : 132;
+        o.place = place;
+        o.watchdog = 2;
+        if (odb_gen_rk(p, odb_method_find(ms[mi]), ODB_GEN_ONCHIP, &o,
+                       &src[nsrc], &pl) == ODB_OK &&
+            pl.nlaunch == 1 && pl.grid == o.groups)
+          ++nsrc;
+      }
+    odb_problem_destroy(p);
+  }
+  check_compiles(src, NSRC, nsrc, "the gpu_onchip kernels");
+  for (int i = 0; i < nsrc; ++i) free(src[i]);
+}
 #endif
 
 int main(void) {
@@ -794,6 +865,7 @@ int main(void) {
   check_early();
   check_cluster();
   check_fp64();
+  check_onchip();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
 #endif
