@@ -197,7 +197,7 @@ static odb_status btd_sample(void *ud, double *sec) {
   btd_run *r = ud;
   odbL_btd *b = r->b;
   if (!r->solve)
-    return b->ops->btd_factor_fresh(b->t, b->s, b->variant,
+    return b->ops->btd_factor_fresh(b->t, b->s, b->variant, r->pl,
                                     (uint64_t)(r->seed + r->i++), r->dom,
                                     sec);
   ODB_TRY(b->ops->copy(r->w->work, r->w->orig,
@@ -217,9 +217,10 @@ static odb_status btd_sample(void *ud, double *sec) {
 ** object factored. solve: factors first when needed (not timed), then solves a
 ** random right-hand side already in the internal layout (the layout change
 ** is not timed). cuda: device event times of the kernels; variant stream
-** takes a plan for the solve: stages (2..16), y_on_chip (0 or 1) and
+** takes a plan: for the solve stages (2..16), y_on_chip (0 or 1) and
 ** threads (per line: 1, 2 or 4), each 0 (-1 for y_on_chip) or absent for
-** automatic (odb_bgpu_btd_solve_stream).
+** automatic (odb_bgpu_btd_solve_stream); for the factor stages (1..4) and
+** threads (1, 2, 4 or 8, VL*threads <= 32; odb_bgpu_btd_factor_stream).
 */
 static int btd_bench(lua_State *L) {
   static const char *const keys[] = { "op", "reps", "seed", "dominance",
@@ -253,10 +254,13 @@ static int btd_bench(lua_State *L) {
   given |= odbL_opt_integer(L, 2, "threads", &threads);
   int solve = strcmp(op, "solve") == 0;
   if (given) {
-    if (!ops->btd_plan_ok(b->variant) || !solve)
+    if (!ops->btd_plan_ok(b->variant))
       return luaL_error(L, "blocktridiag bench: stages, y_on_chip and "
-                        "threads are for op \"solve\" of variant \"stream\" "
-                        "(backend \"cuda\")");
+                        "threads are for variant \"stream\" (backend "
+                        "\"cuda\")");
+    if (!solve && y_on_chip != -1)
+      return luaL_error(L, "blocktridiag bench: y_on_chip is for op "
+                        "\"solve\" (the factor takes stages and threads)");
     if (stages < 0 || stages > 64 || y_on_chip < -1 || y_on_chip > 1 ||
         threads < 0 || threads > 64)
       return luaL_error(L, "blocktridiag bench: stages %I, y_on_chip %I or "
@@ -284,7 +288,7 @@ static int btd_bench(lua_State *L) {
   }
   if (!ops->btd_factored(b->t, b->s)) {
     double s;
-    raise_on(L, ops->btd_factor_fresh(b->t, b->s, b->variant,
+    raise_on(L, ops->btd_factor_fresh(b->t, b->s, b->variant, NULL,
                                       (uint64_t)seed, dom, &s));
   }
   st = btd_bench_bufs(b, (uint64_t)seed, &w);

@@ -12,8 +12,10 @@
 -- in the standard and the compact layout; on the GPU in every kernel
 -- variant (serial: a thread per matrix; serial2: a thread per two matrices
 -- with 16-byte double2 accesses; team: a thread per row; stream, for the
--- line solve: a thread per line fed by bulk copies into shared memory
--- several block rows ahead), against cuBLAS
+-- lines: a block of threads per pack, several threads per line, fed by
+-- bulk copies into shared memory block rows ahead -- the solve the factors
+-- it needs, the factor each block row's blocks, every factor written out
+-- once), against cuBLAS
 -- (getrfBatched / getrsBatched, with partial pivoting as PyTorch and cuBLAS
 -- do by default, and without) on the same matrices, and against PyTorch's
 -- torch.linalg.lu_factor (peers/torch_lu.py, when python3 can import torch
@@ -25,7 +27,11 @@
 -- A's own; for the line solve every factor block read once -- 3*length - 2
 -- blocks per line, A_0 and C_last lying outside the matrix -- and the
 -- right-hand side read once and the solution written once, the intermediate
--- y not counted), the row's floor% (floor_pct: those bytes, the read ones at
+-- y not counted; for the factor every block read once and its factor
+-- written once, less the first rows of D_0 and of each C_r, which the
+-- factorization leaves as they are), copy% (on the GPU: those bytes over
+-- the time at the device-to-device copy bandwidth measured in this run),
+-- the row's floor% (floor_pct: those bytes, the read ones at
 -- the read bandwidth and the written ones at the write bandwidth derived
 -- from the copy, measured in this run: the GPU's, one thread's on the CPU,
 -- whose kernels run on one thread; a '*' marks a row above its floor, with
@@ -38,6 +44,8 @@
 --
 --   odebench scenarios/blocktridiag.lua
 --   odebench scenarios/blocktridiag.lua --set blocks=3,5,10 --set cpu=0
+--   odebench scenarios/blocktridiag.lua --set cpu=0 --set blocks=3,5,7,10,15 \
+--     --set peers=none
 --   odebench scenarios/blocktridiag.lua --set gpu=0 --set rows=2^18
 --
 -- Without a GPU (or in a build without CUDA) only the CPU part runs, with a
@@ -74,13 +82,15 @@ local info = ob.info { bandwidth = "now" }   -- the CPU floor measured in this r
 local cpu_gbs = info.bandwidth and info.bandwidth.read_1t or nil
 local gpu = do_gpu and info.gpu or nil
 local gpu_gbs = gpu and gpu.read_gbs or nil
+local gpu_copy = gpu and gpu.copy_gbs or nil
 if do_gpu and not gpu then
   print("blocktridiag: no GPU here (the \"cuda\" backend is not registered: "
         .. "no CUDA in this build or no device); the CPU part only")
 end
 if gpu then
-  print(string.format("GPU %s (cc %s, %d SMs): read bandwidth %.0f GB/s",
-                      gpu.name, gpu.cc, gpu.sm_count, gpu_gbs or 0))
+  print(string.format("GPU %s (cc %s, %d SMs): read bandwidth %.0f GB/s, "
+                      .. "copy %.0f GB/s", gpu.name, gpu.cc, gpu.sm_count,
+                      gpu_gbs or 0, gpu_copy or 0))
 end
 if cpu_gbs and do_cpu then
   print(string.format("CPU %s: read bandwidth %.1f GB/s (one thread)",
@@ -92,25 +102,34 @@ end
 local rows_out = {}
 local best = {}      -- best[part.."/"..op.."/"..B][group] = seconds
 
-local HEAD = string.format("%-4s %-9s %3s %-22s %10s %12s %8s %7s", "part",
-                           "op", "B", "impl", "n", "per s", "GB/s", "floor%")
+local HEAD = string.format("%-4s %-9s %3s %-26s %10s %12s %8s %6s %7s",
+                           "part", "op", "B", "impl", "n", "per s", "GB/s",
+                           "copy%", "floor%")
 local function record(part, op, B, impl, group, n, r)
   local floor = r.floor_pct      -- the row's own (nil for an outside peer)
+  -- the share of the GPU's copy bandwidth (bytes read + written per
+  -- second), the figure the kernels of a streaming op are held to
+  local copy = part == "gpu" and gpu_copy and gpu_copy > 0
+               and 100 * r.gbs / gpu_copy or nil
   local row = { part = part, op = op, B = B, impl = impl, n = n,
                 seconds = r.seconds, per_s = n / r.seconds, gbs = r.gbs,
-                floor = floor, floor_note = r.floor_note }
+                copy = copy, floor = floor, floor_note = r.floor_note }
   rows_out[#rows_out + 1] = row
-  print(string.format("%-4s %-9s %3d %-22s %10d %12.4g %8.1f %7s", part, op,
-                      B, impl, n, row.per_s, r.gbs, report.floor(r)))
+  print(string.format("%-4s %-9s %3d %-26s %10d %12.4g %8.1f %6s %7s", part,
+                      op, B, impl, n, row.per_s, r.gbs,
+                      copy and string.format("%.1f", copy) or "-",
+                      report.floor(r)))
   local key = string.format("%s/%s/%d", part, op, B)
   best[key] = best[key] or {}
   if not best[key][group] or r.seconds < best[key][group].seconds then
-    best[key][group] = { seconds = r.seconds, impl = impl, floor = floor }
+    best[key][group] = { seconds = r.seconds, impl = impl, floor = floor,
+                         copy = copy }
   end
   local mk = string.format("%s %s B%d %s", part, op, B, impl)
   ob.metric(mk .. " per_s", row.per_s)
   ob.metric(mk .. " gbs", r.gbs, "GB/s")
   if floor then ob.metric(mk .. " floor_pct", floor, "%") end
+  if copy then ob.metric(mk .. " copy_pct", copy, "%") end
 end
 
 -- Ratios of one (part, op, B): compact/standard and ours over libraries.
@@ -132,9 +151,11 @@ local function ratios(part, op, B)
   vs("cublas_nopiv", "vs cuBLAS(nopiv)")
   vs("torch", "vs torch")
   vs("torch_nopiv", "vs torch(nopiv)")
-  print(string.format("%-4s %-9s %3d best compact %s%s: %s", part, op, B,
+  print(string.format("%-4s %-9s %3d best compact %s%s%s: %s", part, op, B,
                       c.impl, c.floor and string.format(" (%.1f%% of floor)",
-                      c.floor) or "", table.concat(parts, ", ")))
+                      c.floor) or "", c.copy and string.format(
+                      ", %.1f%% of copy", c.copy) or "",
+                      table.concat(parts, ", ")))
 end
 
 -- }======
@@ -250,11 +271,11 @@ local function gpu_batched(B, torch)
 end
 
 -- Block-tridiagonal lines: factor and solve, compact and standard.
--- stream (the solve only; compact, VL 4/8/16, B <= 16, sm_90) streams the
--- factors through shared memory with bulk copies; its factor is auto's
--- (team) and is not timed again. "stream auto" is the plan the variant
--- picks by itself (odb_bgpu_btd_solve_stream), "stream T1/T2/T4" fix the
--- threads per line.
+-- stream (compact, VL 4/8/16, B <= 16, sm_90) streams the blocks through
+-- shared memory with bulk copies, for the factor and for the solve.
+-- "stream auto" is the plan the variant picks by itself
+-- (odb_bgpu_btd_factor_stream, odb_bgpu_btd_solve_stream), "stream Tn"
+-- fixes the threads per line.
 local function gpu_lines(B)
   local lines = math.max(1, math.floor(gpu_bytes / (length * 3 * B * B * 8)))
   -- the team kernels read a row per thread: fewer lanes per pack (VL)
@@ -270,11 +291,11 @@ local function gpu_lines(B)
     -- (threads share the block-vector products; 2 needs B >= 5 and VL 8
     -- or 16, 4 needs B >= 5 and VL 8)
     for _, vl in ipairs { 4, 8, 16 } do
-      cfgs[#cfgs + 1] = { "compact", "stream", vl, true }
+      cfgs[#cfgs + 1] = { "compact", "stream", vl, true }   -- swept
     end
   end
   for _, cfg in ipairs(cfgs) do
-    local lay, v, vl, solve_only = cfg[1], cfg[2], cfg[3], cfg[4]
+    local lay, v, vl, sweep = cfg[1], cfg[2], cfg[3], cfg[4]
     local ok, t = pcall(ob.blocktridiag, { lines = lines, length = length,
                                            block = B, layout = lay, vl = vl,
                                            backend = "cuda", variant = v })
@@ -283,15 +304,28 @@ local function gpu_lines(B)
                           lay, vl, v, tostring(t)))
     else
       local impl = string.format("%s VL%d %s", lay, t:info().vl, v)
-      if not solve_only then
+      if not sweep then
         local f = t:bench { op = "factor", reps = gpu_reps }
         record("gpu", "factor", B, impl, lay, lines * length, f)
         record("gpu", "btdsolve", B, impl, lay, lines * length,
                t:bench { op = "solve", reps = gpu_reps })
       else
-        -- stream: its automatic plan, then 1, 2 and 4 threads per line
-        -- (they share the block-vector products; 2 needs B >= 5 and VL 8
-        -- or 16, 4 needs B >= 5 and VL 8), on the same factored lines
+        -- the stream factor: its automatic plan, then 1, 2, 4 and 8
+        -- threads per line (they share a block's rows and columns; VL
+        -- times threads at most 32, a warp per pack)
+        record("gpu", "factor", B, impl .. " auto", lay, lines * length,
+               t:bench { op = "factor", reps = gpu_reps })
+        for _, th in ipairs { 1, 2, 4, 8 } do
+          if vl * th <= 32 then
+            record("gpu", "factor", B, impl .. " T" .. th, lay,
+                   lines * length, t:bench { op = "factor", reps = gpu_reps,
+                                             threads = th })
+          end
+        end
+        -- the stream solve: its automatic plan, then 1, 2 and 4 threads
+        -- per line (they share the block-vector products; 2 needs B >= 5
+        -- and VL 8 or 16, 4 needs B >= 5 and VL 8), on the same factored
+        -- lines
         record("gpu", "btdsolve", B, impl .. " auto", lay, lines * length,
                t:bench { op = "solve", reps = gpu_reps })
         for _, th in ipairs { 1, 2, 4 } do
@@ -331,10 +365,12 @@ end
 
 local csv = io.open(ob.outdir() .. "/blocktridiag.csv", "w")
 if csv then
-  csv:write("part,op,B,impl,n,seconds,per_s,gbs,floor_pct,floor_note\n")
+  csv:write("part,op,B,impl,n,seconds,per_s,gbs,copy_pct,floor_pct,"
+            .. "floor_note\n")
   for _, r in ipairs(rows_out) do
-    csv:write(string.format("%s,%s,%d,%s,%d,%.6g,%.6g,%.6g,%s,%s\n", r.part, r.op,
-      r.B, r.impl, r.n, r.seconds, r.per_s, r.gbs,
+    csv:write(string.format("%s,%s,%d,%s,%d,%.6g,%.6g,%.6g,%s,%s,%s\n",
+      r.part, r.op, r.B, r.impl, r.n, r.seconds, r.per_s, r.gbs,
+      r.copy and string.format("%.2f", r.copy) or "",
       r.floor and string.format("%.2f", r.floor) or "", r.floor_note or ""))
   end
   csv:close()

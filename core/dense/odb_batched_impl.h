@@ -30,7 +30,8 @@ odb_status odb_batched_op_parse(const char *name, odb_batched_op *out);
    odb_batched_min_bytes (odb_dense_floor.h has the count per op). */
 double odb_batched_op_bytes(const odb_batch *bt, odb_batched_op op);
 
-/* A stream solve's plan (odb_bgpu_btd_solve_stream); plain: none given. */
+/* A stream plan (odb_bgpu_btd_solve_stream; for the factor, stages and
+   threads: odb_bgpu_btd_factor_stream); plain: none given. */
 typedef struct odb_btd_plan {
   int stages, y_on_chip, threads;
   int plain;
@@ -128,10 +129,11 @@ typedef struct odb_batched_ops {
      (and *row, -1 when not known) set and the blocks as they were. */
   odb_status (*btd_factor)(odb_blocktridiag *t, odb_btd_state *s, int v,
                            long *bad, int *row, double *seconds);
-  /* Random blocks (seed, not timed), then one timed factorization. */
+  /* Random blocks (seed, not timed), then one timed factorization, with
+     plan pl where it is given and not plain (NULL: none). */
   odb_status (*btd_factor_fresh)(odb_blocktridiag *t, odb_btd_state *s,
-                                 int v, uint64_t seed, double dominance,
-                                 double *seconds);
+                                 int v, const odb_btd_plan *pl, uint64_t seed,
+                                 double dominance, double *seconds);
   /* Solves x (host, standard order, len values) in place. */
   odb_status (*btd_solve)(odb_blocktridiag *t, odb_btd_state *s, int v,
                           double *x, size_t len, double *seconds);

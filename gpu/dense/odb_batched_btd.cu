@@ -799,9 +799,8 @@ static void run_btd_stream(const odb_blocktridiag *t, const stream_plan *p,
 /* The current device's compute capability (major), opt-in shared memory
    per block, shared memory per SM, reserved per block, and SMs: asked
    once. */
-static int dev_major = -1, dev_smem_optin, dev_smem_sm, dev_smem_rsv,
-           dev_sms;
-static void dev_props(void) {
+int dev_major = -1, dev_smem_optin, dev_smem_sm, dev_smem_rsv, dev_sms;
+void dev_props(void) {
   int d = 0;
   if (dev_major >= 0) return;
   dev_major = 0;
@@ -825,8 +824,8 @@ static void dev_props(void) {
   }
 }
 
-/* Why the stream solve cannot run on t (quiet: NULL when it can). */
-static const char *stream_unfit(const odb_blocktridiag *t) {
+/* Why the stream kernels cannot run on t (quiet: NULL when it can). */
+const char *stream_unfit(const odb_blocktridiag *t) {
   const odb_batch *bt = odb_blocktridiag_batch(t);
   if (bt->layout != ODB_LAYOUT_COMPACT ||
       (bt->vl != 4 && bt->vl != 8 && bt->vl != 16))
@@ -858,7 +857,7 @@ static const char *stream_unfit(const odb_blocktridiag *t) {
 #define STREAM_T2_B 9
 
 /* Blocks of smem bytes resident per SM (at most 32). */
-static long stream_per_sm(size_t smem) {
+long stream_per_sm(size_t smem) {
   long per = (long)(dev_smem_sm / (smem + (size_t)dev_smem_rsv));
   return per > 32 ? 32 : per;
 }
@@ -911,16 +910,18 @@ static odb_status stream_plan_of(const odb_blocktridiag *t, int stages,
   return ODB_OK;
 }
 
-/* The stream solve where it runs (compact layout, VL 4, 8 or 16, B <= 16,
-   sm_90): 79 to 88% of the copy bandwidth for B 3 to 10 at VL 16 on the
-   H200, against 31 to 67% for the team and serial kernels. Else
+/* The stream kernels where they run (compact layout, VL 4, 8 or 16,
+   B <= 16, sm_90): the solve at 79 to 88% of the copy bandwidth for B 3
+   to 10 at VL 16 on the H200, against 31 to 67% for the team and serial
+   kernels; the factor (odb_btd_factor_stream.cu) moves each byte of a line
+   once each way, where the team factor fell to 34% at B = 10. Else
    the team kernels wherever they exist (B <= 16): a line's B rows on B
    threads give B times the parallelism, which larger B need most; the
    H200 runs had the serial solve ahead for B <= 3 only. */
 extern "C" odb_bgpu_variant odb_bgpu_btd_pick(const odb_blocktridiag *t,
                                               int solve) {
   int b = odb_blocktridiag_batch(t)->b;
-  if (solve && !stream_unfit(t)) return ODB_BGPU_STREAM;
+  if (!stream_unfit(t)) return ODB_BGPU_STREAM;
   if (b > 16 || (solve && b <= 3)) return ODB_BGPU_SERIAL;
   return ODB_BGPU_TEAM;
 }
@@ -929,8 +930,7 @@ extern "C" odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t,
                                            odb_bgpu_variant v, int solve,
                                            odb_bgpu_variant *out) {
   const odb_batch *bt = odb_blocktridiag_batch(t);
-  if (v == ODB_BGPU_AUTO || (v == ODB_BGPU_STREAM && !solve))
-    v = odb_bgpu_btd_pick(t, solve);
+  if (v == ODB_BGPU_AUTO) v = odb_bgpu_btd_pick(t, solve);
   switch (v) {
   case ODB_BGPU_SERIAL:
     break;
@@ -947,8 +947,9 @@ extern "C" odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t,
   case ODB_BGPU_STREAM: {
     const char *why = stream_unfit(t);
     if (why)
-      return ODB_FAIL(ODB_ERR_ARG, "block-tridiagonal GPU solve: variant "
-                      "stream needs %s (have %s, VL %d, B %d)", why,
+      return ODB_FAIL(ODB_ERR_ARG, "block-tridiagonal GPU %s: variant "
+                      "stream needs %s (have %s, VL %d, B %d)",
+                      solve ? "solve" : "factor", why,
                       odb_batched_layout_name(bt->layout), bt->vl, bt->b);
     break;
   }
@@ -962,7 +963,7 @@ extern "C" odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t,
 }
 
 /* lpt of variant v (auto resolved) for the block-tridiagonal kernels:
-   1 serial, 2 serial2, 3 team, 4 stream (solve only). */
+   1 serial, 2 serial2, 3 team, 4 stream. */
 static odb_status btd_lpt(const odb_blocktridiag *t, odb_bgpu_variant v,
                           int solve, int *lpt) {
   ODB_TRY(odb_bgpu_btd_resolve(t, v, solve, &v));
@@ -988,6 +989,8 @@ static odb_status btd_factor_launch(const odb_blocktridiag *t,
                                     unsigned long long *flag) {
   int lpt = 1;
   ODB_TRY(btd_lpt(t, v, 0, &lpt));
+  if (lpt == 4)   /* odb_btd_factor_stream.cu, its automatic plan */
+    return btd_factor_stream_launch(t, 0, 0, dm, flag);
   SWITCH_B(odb_blocktridiag_batch(t)->b, run_btd, t, lpt, 0, dm, NULL, flag);
   return launched("block-tridiagonal factor");
 }
@@ -1002,11 +1005,15 @@ extern "C" odb_status odb_bgpu_btd_factor_launch(const odb_blocktridiag *t,
 extern "C" odb_status odb_bgpu_btd_factor(const odb_blocktridiag *t,
                                           odb_bgpu_variant v, double *dm,
                                           long *bad_line) {
-  unsigned long long key = NO_BAD;
-  int K = odb_blocktridiag_length(t);
   if (bad_line) *bad_line = -1;
   ODB_TRY(flag_reset());
   ODB_TRY(btd_factor_launch(t, v, dm, d_flag));
+  return btd_flag_result(t, bad_line);
+}
+
+odb_status btd_flag_result(const odb_blocktridiag *t, long *bad_line) {
+  unsigned long long key = NO_BAD;
+  int K = odb_blocktridiag_length(t);
   ODB_TRY(flag_read(&key));
   ODB_TRY(launched("block-tridiagonal factor"));
   if (key == NO_BAD) return ODB_OK;

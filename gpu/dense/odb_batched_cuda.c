@@ -362,12 +362,19 @@ static odb_status cuda_btd_factor(odb_blocktridiag *t, odb_btd_state *s,
   return ODB_OK;
 }
 
+/* A plan that is given (not plain) runs the stream factor with its stages
+   and threads per line. */
 static odb_status cuda_btd_factor_fresh(odb_blocktridiag *t, odb_btd_state *s,
-                                        int v, uint64_t seed,
-                                        double dominance, double *seconds) {
+                                        int v, const odb_btd_plan *pl,
+                                        uint64_t seed, double dominance,
+                                        double *seconds) {
   ODB_TRY(odb_bgpu_btd_random(t, seed, dominance, s->dm));
   ODB_TRY(odb_bgpu_mark());
-  ODB_TRY(odb_bgpu_btd_factor_launch(t, (odb_bgpu_variant)v, s->dm));
+  if (pl && !pl->plain)
+    ODB_TRY(odb_bgpu_btd_factor_stream(t, pl->stages, pl->threads, s->dm,
+                                       NULL));
+  else
+    ODB_TRY(odb_bgpu_btd_factor_launch(t, (odb_bgpu_variant)v, s->dm));
   ODB_TRY(odb_bgpu_elapsed(seconds));
   s->dev_fresh = 1;
   s->host_fresh = 0;

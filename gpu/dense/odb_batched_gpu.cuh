@@ -345,6 +345,33 @@ odb_status flag_read(unsigned long long *key);
   default: F<0>(__VA_ARGS__); break;                                    \
   }
 
+/* {------ the stream kernels (odb_batched_btd.cu: the solve, the plans'
+   device figures; odb_btd_factor_stream.cu: the factor) */
+
+/* The current device's compute capability (major), opt-in shared memory
+   per block, shared memory per SM, reserved per block, and SMs, asked once
+   by dev_props (all 0 where the device does not answer). */
+extern int dev_major, dev_smem_optin, dev_smem_sm, dev_smem_rsv, dev_sms;
+void dev_props(void);
+/* Why the stream kernels cannot run on t (compact layout with VL 4, 8 or
+   16, B <= 16, length <= 2^29, compute capability 9.0), NULL when they
+   can; asks dev_props. */
+const char *stream_unfit(const odb_blocktridiag *t);
+/* Blocks of smem bytes of dynamic shared memory resident per SM (at most
+   32). */
+long stream_per_sm(size_t smem);
+/* Waits for a factorization launched with d_flag and reports its refused
+   pivot: ODB_ERR_ARG naming the lowest line and its block row (*bad_line,
+   when not NULL, gets the line; left as it is on success). */
+odb_status btd_flag_result(const odb_blocktridiag *t, long *bad_line);
+/* Launches the stream factor with stages and threads per line (0:
+   automatic) reporting refused pivots into flag (NULL: d_flag, reset);
+   does not wait. */
+odb_status btd_factor_stream_launch(const odb_blocktridiag *t, int stages,
+                                    int threads_per_line, double *dm,
+                                    unsigned long long *flag);
+/* }------ */
+
 /* Double2 kernels exist for B <= 8 (two small matrices per thread in
    registers); larger B run them through the generic path. */
 #define LPT2_B(B) ((B) > 0 && (B) <= 8 ? (B) : 0)

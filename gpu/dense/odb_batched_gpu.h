@@ -42,13 +42,13 @@ extern const odb_batched_ops odb_batched_cuda_ops;
 **   team     B threads per matrix, thread i owning row i (several threads
 **            per matrix for larger B; LU, TRSM/TRSV, GEMM/GEMV, solve,
 **            and the block-tridiagonal lines for B <= 16);
-**   stream   (block-tridiagonal solve only; compact layout with VL 4, 8
+**   stream   (block-tridiagonal lines only; compact layout with VL 4, 8
 **            or 16, B <= 16, compute capability 9.0 or newer) a block of
-**            threads per pack, one, two or four threads per line, the
-**            factors streamed through a ring of shared-memory stages by
-**            bulk copies (cp.async.bulk with mbarriers) block rows ahead;
-**            the factorization of an object with this variant runs the
-**            one auto picks;
+**            threads per pack, several threads per line, the blocks
+**            streamed through a ring of shared-memory stages by bulk
+**            copies (cp.async.bulk with mbarriers) block rows ahead: the
+**            solve's factors, the factor's input blocks (each factor
+**            written out once);
 **   auto     the one picked for the op, layout and B (odb_bgpu_pick).
 */
 typedef enum odb_bgpu_variant {
@@ -210,8 +210,8 @@ odb_status odb_bgpu_blas_solve(odb_bgpu_blas *h);
 ** internal layout (odb_blocktridiag_work_len doubles; see
 ** odb_blocktridiag_pack_rhs). v: serial (a thread per line), serial2
 ** (a thread per two lines, double2), team (B <= 16: B threads per line,
-** one per block row, cooperating through warp shuffles) or stream (solve:
-** see odb_bgpu_variant; factor: as auto); auto: odb_bgpu_btd_pick.
+** one per block row, cooperating through warp shuffles) or stream (see
+** odb_bgpu_variant; the automatic plans); auto: odb_bgpu_btd_pick.
 */
 odb_status odb_bgpu_btd_random(const odb_blocktridiag *t, uint64_t seed,
                                double dominance, double *dm);
@@ -226,7 +226,7 @@ odb_status odb_bgpu_btd_solve(const odb_blocktridiag *t, odb_bgpu_variant v,
                               const double *dm, double *dxp);
 /* The variant auto picks for factor (solve 0) or solve (solve 1). */
 odb_bgpu_variant odb_bgpu_btd_pick(const odb_blocktridiag *t, int solve);
-/* The variant that runs for v (auto and stream's factor resolved), or
+/* The variant that runs for v (auto resolved), or
    ODB_ERR_ARG saying why v cannot run on t. */
 odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t, odb_bgpu_variant v,
                                 int solve, odb_bgpu_variant *out);
@@ -243,6 +243,21 @@ odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t, odb_bgpu_variant v,
 odb_status odb_bgpu_btd_solve_stream(const odb_blocktridiag *t, int stages,
                                      int y_on_chip, int threads_per_line,
                                      const double *dm, double *dxp);
+/*
+** The stream factor with an explicit plan, for tuning: with bad_line
+** (not NULL) it waits and reports a refused pivot as odb_bgpu_btd_factor
+** does; without, it neither checks nor waits (as
+** odb_bgpu_btd_factor_launch). Stages
+** (1..4 shared-memory stages of three blocks each, besides two blocks for
+** the running Schur complement; 0: automatic, the most from two that keep
+** the packs in the fewest waves of resident blocks) and threads per line
+** (1, 2, 4 or 8 with VL*threads <= 32; 0: automatic, 32/VL but at most the
+** largest power of two not above B), which share a block's rows and
+** columns. Refuses a plan that does not fit the device's shared memory.
+*/
+odb_status odb_bgpu_btd_factor_stream(const odb_blocktridiag *t, int stages,
+                                      int threads_per_line, double *dm,
+                                      long *bad_line);
 /* }====== */
 
 #ifdef __cplusplus

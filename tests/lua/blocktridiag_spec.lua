@@ -77,6 +77,9 @@ describe("ob.blocktridiag", function()
     ok, err = pcall(t.bench, t, { op = "solve", stages = 2 })
     assert.is_false(ok)                     -- a stream plan on the CPU
     assert.matches('variant "stream"', err, 1, true)
+    ok, err = pcall(t.bench, t, { op = "factor", threads = 2 })
+    assert.is_false(ok)                     -- the factor's plan too
+    assert.matches('threads are for variant "stream"', err, 1, true)
   end)
 end)
 

@@ -229,9 +229,10 @@ static odb_status cpu_btd_factor(odb_blocktridiag *t, odb_btd_state *s,
 }
 
 static odb_status cpu_btd_factor_fresh(odb_blocktridiag *t, odb_btd_state *s,
-                                       int v, uint64_t seed, double dominance,
+                                       int v, const odb_btd_plan *pl,
+                                       uint64_t seed, double dominance,
                                        double *seconds) {
-  (void)s; (void)v;
+  (void)s; (void)v; (void)pl;
   odb_blocktridiag_random(t, seed, dominance);
   double t0 = odb_clock_now();
   ODB_TRY(odb_blocktridiag_factor(t, NULL));

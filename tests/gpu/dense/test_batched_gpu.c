@@ -529,6 +529,96 @@ static void check_btd_zero_pivot(odb_bgpu_variant v) {
   odb_blocktridiag_free(t);
 }
 
+/*
+** The stream factor with plan (stages, threads per line; 0: automatic)
+** against the CPU's factors (1e-13 relative over all blocks) on lines
+** whose count is no multiple of VL, then the solves of the stream-factored
+** lines (stream and team) against the CPU's solution. Plans the device
+** cannot hold (B 16 at VL 16 with many stages) are refused, not tested.
+*/
+static void check_btd_factor_stream(long lines, int K, int b, int vl,
+                                    int stages, int tpl) {
+  odb_blocktridiag *t = NULL, *tc = NULL;
+  if (odb_blocktridiag_new(lines, K, b, ODB_LAYOUT_COMPACT, vl, &t) !=
+      ODB_OK ||
+      odb_blocktridiag_new(lines, K, b, ODB_LAYOUT_COMPACT, vl, &tc) !=
+      ODB_OK) {
+    tap_ok(0, "blocktridiag new: %s", odb_last_error());
+    odb_blocktridiag_free(t);
+    return;
+  }
+  size_t bl = odb_blocktridiag_blocks_len(t), wl = odb_blocktridiag_work_len(t);
+  size_t len = (size_t)lines * K * b;
+  double *rhs = xmalloc(len), *x = xmalloc(len), *xg = xmalloc(len);
+  double *xp = xmalloc(wl), *dm = NULL, *dx = NULL;
+  uint64_t seed = odb_rng_next(&rng);
+  odb_blocktridiag_random(t, seed, 3.0);
+  odb_blocktridiag_random(tc, seed, 3.0);
+  rand_vec(rhs, len);
+  memcpy(x, rhs, sizeof(double) * len);
+  long bad = 5;
+  int ok = odb_blocktridiag_factor(tc, NULL) == ODB_OK &&
+           odb_blocktridiag_solve(tc, x, len, NULL) == ODB_OK &&
+           (dm = to_dev(odb_blocktridiag_blocks(t), bl)) != NULL;
+  odb_status st = ok ? odb_bgpu_btd_factor_stream(t, stages, tpl, dm, &bad)
+                     : ODB_ERR_NOMEM;
+  if (st == ODB_ERR_ARG && strstr(odb_last_error(), "shared memory")) {
+    tap_diag("stream factor B=%d VL=%d stages %d: %s", b, vl, stages,
+             odb_last_error());
+    goto done;
+  }
+  ok = ok && st == ODB_OK && bad == -1 &&
+       odb_bgpu_download(odb_blocktridiag_blocks(t), dm, bl) == ODB_OK;
+  odb_blocktridiag_mark_factored(t, 1);
+  double dfac = ok ? rel_diff(odb_blocktridiag_blocks(t),
+                              odb_blocktridiag_blocks(tc), bl) : INFINITY;
+  double dsol[2] = { INFINITY, INFINITY };
+  for (int k = 0; k < 2 && ok; ++k) {
+    odb_blocktridiag_pack_rhs(t, rhs, xp);
+    odb_bgpu_free(dx);
+    ok = (dx = to_dev(xp, wl)) != NULL &&
+         odb_bgpu_btd_solve(t, k ? ODB_BGPU_TEAM : ODB_BGPU_STREAM, dm, dx) ==
+         ODB_OK && odb_bgpu_download(xp, dx, wl) == ODB_OK;
+    odb_blocktridiag_unpack_rhs(t, xp, xg);
+    if (ok) dsol[k] = rel_diff(xg, x, len);
+  }
+  if (!ok) tap_diag("failed: %s", odb_last_error());
+  tap_ok(ok && dfac < 1e-13 && dsol[0] < AGREE && dsol[1] < AGREE,
+         "blocktridiag stream factor lines=%ld K=%d B=%d VL=%d stages %d, "
+         "%d threads per line: vs CPU factors %.1e; solves (stream, team) "
+         "vs CPU %.1e %.1e", lines, K, b, vl, stages, tpl, dfac, dsol[0],
+         dsol[1]);
+done:
+  odb_bgpu_free(dm);
+  odb_bgpu_free(dx);
+  odb_blocktridiag_free(t);
+  odb_blocktridiag_free(tc);
+  free(rhs); free(x); free(xg); free(xp);
+}
+
+/* The stream factor's explicit plans report a zero pivot as the others:
+   line 4 (row 2) before line 9 (row 1), whatever the threads per line. */
+static void check_btd_stream_zero_pivot(int b, int vl, int tpl) {
+  odb_blocktridiag *t = NULL;
+  double z[16 * 16] = { 0 }, *dm = NULL;
+  long bad = -7;
+  odb_blocktridiag_new(11, 3, b, ODB_LAYOUT_COMPACT, vl, &t);
+  odb_blocktridiag_set(t, 4, 2, ODB_BTD_D, z);
+  odb_blocktridiag_set(t, 9, 1, ODB_BTD_D, z);
+  size_t bl = odb_blocktridiag_blocks_len(t);
+  odb_clear_error();
+  int ok = (dm = to_dev(odb_blocktridiag_blocks(t), bl)) != NULL;
+  odb_status st = ok ? odb_bgpu_btd_factor_stream(t, 0, tpl, dm, &bad)
+                     : ODB_ERR_NOMEM;
+  tap_ok(st == ODB_ERR_ARG && bad == 4 &&
+         strstr(odb_last_error(), "line 4 has a zero or tiny pivot in the "
+                "diagonal block of row 2") != NULL,
+         "blocktridiag zero pivot stream factor B=%d VL=%d %d threads per "
+         "line: line %ld reported (%s)", b, vl, tpl, bad, odb_last_error());
+  odb_bgpu_free(dm);
+  odb_blocktridiag_free(t);
+}
+
 /* The stream variant refuses what it cannot run (before touching device
    memory): batched ops, the standard layout, B > 16, bad stage counts, a
    plan larger than shared memory; its factor runs the auto kernel. */
@@ -561,11 +651,25 @@ static void check_stream_refusals(const odb_batch *bt) {
          "stream plan larger than shared memory refused (%s)",
          odb_last_error());
   tap_ok(ok && odb_bgpu_btd_resolve(tc, ODB_BGPU_STREAM, 0, &rf) == ODB_OK &&
-         rf != ODB_BGPU_STREAM && odb_bgpu_btd_resolve(tc, ODB_BGPU_AUTO, 1,
+         rf == ODB_BGPU_STREAM && odb_bgpu_btd_resolve(tc, ODB_BGPU_AUTO, 1,
                                                        &r) == ODB_OK &&
-         r == ODB_BGPU_STREAM,
-         "stream's factor resolves to %s, auto's solve to %s",
-         odb_bgpu_variant_name(rf), odb_bgpu_variant_name(r));
+         r == ODB_BGPU_STREAM && odb_bgpu_btd_resolve(tc, ODB_BGPU_AUTO, 0,
+                                                      &rf) == ODB_OK &&
+         rf == ODB_BGPU_STREAM,
+         "stream's factor resolves to stream, auto's solve and factor to %s",
+         odb_bgpu_variant_name(r));
+  tap_ok(ok && odb_bgpu_btd_factor(ts, ODB_BGPU_STREAM, NULL, NULL) ==
+         ODB_ERR_ARG && strstr(odb_last_error(), "GPU factor: variant stream "
+                               "needs the compact layout") &&
+         odb_bgpu_btd_factor_stream(tc, 5, 0, NULL, NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "stages = 5, allowed 1..4") &&
+         odb_bgpu_btd_factor_stream(tc, 0, 3, NULL, NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "3 threads per line") &&
+         odb_bgpu_btd_factor_stream(tc, 0, 16, NULL, NULL) == ODB_ERR_ARG &&
+         odb_bgpu_btd_factor_stream(tb, 0, 0, NULL, NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "B <= 16"),
+         "stream factor refused for the standard layout, stages 5, 3 and 16 "
+         "threads per line at VL 4, B 17");
   odb_blocktridiag_free(tl);
   odb_blocktridiag_free(ts);
   odb_blocktridiag_free(tc);
@@ -790,6 +894,28 @@ int main(int argc, char **argv) {
       }
     }
   }
+  /* the stream factor: B 2..16, every VL and threads per line, stages
+     1..4, K 1 and 2 and longer lines, line counts no multiple of VL */
+  for (int b = 2; b <= 16; ++b) {
+    static const int vl_t[][2] = { { 4, 1 }, { 4, 2 }, { 4, 4 }, { 4, 8 },
+                                   { 8, 1 }, { 8, 2 }, { 8, 4 },
+                                   { 16, 1 }, { 16, 2 } };
+    for (int k = 0; k < 9; ++k) {
+      if (quick && k % 3 != (b % 3)) continue;
+      int vl = vl_t[k][0], tpl = vl_t[k][1];
+      check_btd_factor_stream(vl + 3 + k, 1 + (k + b) % 2, b, vl,
+                              k % 5, tpl);
+      if (!quick)
+        check_btd_factor_stream(2 * vl + 1, 7 + b % 3, b, vl,
+                                1 + (k + b) % 4, tpl);
+    }
+    check_btd_factor_stream(37, 5, b, 8, 0, 0);
+    if (b == 3 || b == 10 || b == 16)
+      for (int k = 0; k < 4; ++k) check_btd_stream_zero_pivot(b, 4, 1 << k);
+  }
+  check_btd_factor_stream(45, 64, 10, 8, 0, 0);
+  check_btd_factor_stream(45, 64, 15, 4, 0, 8);
+  check_btd_zero_pivot(ODB_BGPU_STREAM);
   check_btd(9, 33, 3, 16, ODB_BGPU_SERIAL2);
   check_btd(21, 17, 7, 16, ODB_BGPU_TEAM);
   check_btd(21, 64, 10, 8, ODB_BGPU_STREAM);
