@@ -12,11 +12,14 @@
 -- row's floor (floor_pct: A and the second input read once at the read
 -- bandwidth measured in this run, the output written once at the write
 -- bandwidth derived from the copy; for A^T B, whose C is tiny, that is
--- I * b_read with I = flops / bytes), P the FP64 peak (--set fp64_peak=GFLOP/s;
--- the default is the tensor-core FP64 rate of an H100/H200 SXM, 67 TFLOP/s),
--- and the speedup over cuBLAS (the tuned kernel and cuBLAS run in turn,
--- reps rounds, medians; a shape is slower when cuBLAS wins more than
--- three rounds in four, tied when it is slower by the medians only).
+-- I * b_read with I = flops / bytes), P the FP64 tensor-core peak measured
+-- in this run (ob.info().gpu.fp64_tensor_gflops: DMMA chains at the clock
+-- the card holds under that load, gpu/rt/odb_fp64_peak.cu; about 63.5
+-- TFLOP/s on an H200 against the 67 of the data sheet; --set
+-- fp64_peak=GFLOP/s gives another), and the speedup over cuBLAS (the
+-- tuned kernel and cuBLAS run in turn, reps rounds, medians; a shape is
+-- slower when cuBLAS wins more than three rounds in four, tied when it is
+-- slower by the medians only).
 -- The paper's Figures 3, 4, 15 and 23.
 -- The configuration says which units multiply: the paper's FMA kernels
 -- ("tm=.. tn=.." / "tpr=..") or the FP64 tensor cores ("mma=m8n8k4 ...");
@@ -27,6 +30,14 @@
 -- The last lines count the shapes that meet the targets: at least
 -- 90% of the roofline for M = N <= 32, 75% up to 64, never slower than
 -- cuBLAS.
+-- The card's conditions (ob.gpu_power through NVML, where the driver has
+-- it): power limit, power draw, SM clock and what holds it back, at the
+-- start and at the end; each row's SM clock while it and cuBLAS ran in
+-- turn ("sm" column: the mean over samples every 2 ms, with the share of
+-- samples at the power cap or a slowdown); and the clocks over the whole
+-- run. At the 700 W cap of an H100 or H200 SXM a compute-bound FP64
+-- kernel runs between 1.1 and 1.98 GHz, so a row's % of the roof moves
+-- with the clock that row saw.
 --
 --   odebench scenarios/tsm_roofline.lua
 --   odebench scenarios/tsm_roofline.lua --set widths=1,8,32 --set dtypes=d
@@ -42,7 +53,8 @@ local dtypes  = ob.param("dtypes", "d,z")
 local ops     = ob.param("ops", "tsmttsm,tsmm")
 local rows    = ob.param("rows", 2^29)                   -- K = rows / M
 local space   = ob.param("space", "quick")
-local peak    = ob.param("fp64_peak", 67000.0)            -- GFLOP/s
+local peak    = ob.param("fp64_peak", 0.0,                -- GFLOP/s
+  "FP64 compute roof in GFLOP/s (0: the tensor-core peak measured in this run)")
 local reps    = ob.param("reps", 9)
 
 -- M = N widths: a list with ranges, checked before anything runs
@@ -54,9 +66,40 @@ if not gpu then
         .. "tsm_cpu.lua measures the CPU versions)")
   return
 end
+-- the compute roof: the given one, else the DMMA peak measured now, else
+-- (a device without FP64 tensor cores) the DFMA peak
+local peak_from = "given"
+if not (peak > 0) then
+  peak = gpu.fp64_tensor_gflops or gpu.fp64_gflops or 0
+  peak_from = gpu.fp64_tensor_gflops and "tensor cores (DMMA), measured now"
+              or "FMA units (DFMA), measured now"
+end
+if not (peak > 0) then
+  error("tsm_roofline: no FP64 peak measured on " .. gpu.name
+        .. "; give one with --set fp64_peak=GFLOP/s", 0)
+end
 print(string.format("%s: read bandwidth %.1f GB/s, copy %.1f GB/s, FP64 peak "
-                    .. "%.0f GFLOP/s", gpu.name, gpu.read_gbs or 0,
-                    gpu.copy_gbs or 0, peak))
+                    .. "%.0f GFLOP/s (%s)", gpu.name, gpu.read_gbs or 0,
+                    gpu.copy_gbs or 0, peak, peak_from))
+ob.metric("fp64_peak_gflops", peak, "GFLOP/s")
+
+-- One line of the card's power and clock now (NVML), or why there is none.
+local function conditions(when)
+  local p, why = ob.gpu_power()
+  if not p then
+    print(string.format("card %s: power and clocks unknown (%s)", when, why))
+    return
+  end
+  print(string.format("card %s: power limit %.0f W, draw %.0f W, SM clock "
+                      .. "%.0f of %.0f MHz (held back by: %s)", when,
+                      p.limit_w, p.power_w, p.sm_mhz, p.sm_max_mhz,
+                      p.reasons))
+  ob.metric("card_" .. when .. "_power_w", p.power_w, "W")
+  ob.metric("card_" .. when .. "_sm_mhz", p.sm_mhz, "MHz")
+end
+conditions("start")
+-- the clocks over the whole run, sampled every 10 ms (nil without NVML)
+local run_watch <close> = ob.gpu_watch(0.01)
 
 local function split(s)
   local t = {}
@@ -92,7 +135,14 @@ for _, s in ipairs(shapes) do
                                          op, dt, M, N, err))
       -- both in turn, so that both see the same clocks (at the power cap
       -- a compute-bound FP64 kernel's clock moves by 10-15%)
+      local w = ob.gpu_watch(0.002)
       local _, g, _, gb, q, row = k:compare(reps)
+      local clk = w and w:stop()
+      local sm = "-"
+      if clk and clk.samples > 0 then
+        sm = string.format("%.0f MHz, %.0f%% capped", clk.sm_mean,
+                           100 * clk.capped / clk.samples)
+      end
       -- the roof as a time: the row's memory floor or the compute floor
       local mem_s = (row.floor_pct or 0) / 100 * row.median
       local roof_s = math.max(mem_s, info.flops / (peak * 1e9))
@@ -102,6 +152,9 @@ for _, s in ipairs(shapes) do
       ob.metric(tag .. "_roofline_pct", 100 * g / roof, "%")
       ob.metric(tag .. "_cublas_gflops", gb, "GFLOP/s")
       ob.metric(tag .. "_speedup", g / gb, "x")
+      if clk and clk.samples > 0 then
+        ob.metric(tag .. "_sm_mhz", clk.sm_mean, "MHz")
+      end
       if M == N then
         local want = M <= 32 and 90 or 75
         if 100 * g / roof >= want then met = met + 1
@@ -122,12 +175,14 @@ for _, s in ipairs(shapes) do
       local mark = (row.floor_note and mem_s >= roof_s) and "*" or " "
       notes[#notes + 1] = mem_s >= roof_s and row or nil
       print(string.format("%-7s %s %3d %3d %10d %9.1f %5.1f%%%s%9.1f %5.1f%% "
-                          .. "%6.2f  %s (%d evals, %d cached%s)", op, dt, M,
-                          N, K, g, 100 * g / roof, mark, gb, 100 * gb / roof,
-                          g / gb, info.config, info.evals, info.cached,
+                          .. "%6.2f  %s (%d evals, %d cached%s; sm %s)", op,
+                          dt, M, N, K, g, 100 * g / roof, mark, gb,
+                          100 * gb / roof, g / gb, info.config, info.evals,
+                          info.cached,
                           (info.raced or 0) > 0 and string.format(
                             ", %d raced%s", info.raced, info.race_changed
-                            and ", not the tuner's fastest" or "") or ""))
+                            and ", not the tuner's fastest" or "") or "",
+                          sm))
       k:close()
       i = i + 1
       ob.progress(i, n, "shapes")
@@ -143,3 +198,12 @@ print(string.format("tied with cuBLAS (slower by the medians, within the "
                     .. "rounds' quartiles): %d%s", #ties,
                     #ties > 0 and (": " .. table.concat(ties, ", ")) or ""))
 for _, l in ipairs(report.floor_notes(notes)) do print(l) end
+conditions("end")
+local all = run_watch and run_watch:stop()
+if all and all.samples > 0 then
+  print(string.format("card over the run: SM clock %.0f-%.0f MHz (mean %.0f, "
+                      .. "maximum %.0f), power up to %.0f W of %.0f W, %d of "
+                      .. "%d samples at the power cap or a slowdown",
+                      all.sm_min, all.sm_max, all.sm_mean, all.sm_max_mhz,
+                      all.power_max, all.limit_w, all.capped, all.samples))
+end

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "odb_cuda_check.h"
+#include "odb_gpu_power.h"
 #include "odb_measure.h"
 #include "odb_tsm_gpu.h"
 #include "odebench.h"
@@ -42,8 +43,8 @@ struct odb_tsm_plan {
   /* the final race (plan_race): candidates raced, and 1 when its winner
      is not the tuner's fastest */
   int raced, race_changed;
-  char cfg_text[160];
-  char size[96], family[32];
+  char cfg_text[240];            /* the chosen one's text, " [token]" */
+  char size[96], family[32], params[48];
   long evals, cached;
 };
 
@@ -335,6 +336,25 @@ static odb_status plan_race(odb_tsm_plan *p, const odb_tuner *tu,
   return ODB_OK;
 }
 
+/*
+** The tuning key's params: the card's enforced power limit ("power_limit=
+** 700W"; "" where NVML cannot say). The machine's fingerprint names the
+** GPU model, its SMs and the driver, not the limit; on a compute-bound
+** shape the card runs at that cap, and which configuration is fastest
+** moves with it (a card capped lower keeps its own evaluations).
+*/
+static void plan_params(odb_tsm_plan *p) {
+  odb_device_info info;
+  odb_gpu_power pw;
+  p->params[0] = '\0';
+  memset(&info, 0, sizeof info);
+  if (odb_backend_query(p->b, &info) == ODB_OK &&
+      odb_gpu_power_read(info.pci_bus_id, &pw) == ODB_OK && pw.limit_w > 0)
+    snprintf(p->params, sizeof p->params, "power_limit=%.0fW", pw.limit_w);
+  else
+    odb_clear_error();
+}
+
 /* Runs the search and builds the best kernel. */
 static odb_status plan_tune(odb_tsm_plan *p, const odb_tsm_plan_opts *o) {
   odb_tune_target tg;
@@ -355,7 +375,8 @@ static odb_status plan_tune(odb_tsm_plan *p, const odb_tsm_plan_opts *o) {
   tg.key.size = p->size;
   tg.key.method = "";
   tg.key.family = p->family;
-  tg.key.params = "";
+  plan_params(p);
+  tg.key.params = p->params;
   tg.key.code_hash = odb_engine_code_hash();
   tg.ud = p;
   tg.setup = t_setup;
@@ -388,7 +409,14 @@ static odb_status plan_tune(odb_tsm_plan *p, const odb_tsm_plan_opts *o) {
                     p->size, ts.rejected, ts.failed);
     } else if (st == ODB_OK) {
       odb_tsm_cfg k = to_cfg(p, &best->cfg);
+      char tok[64];
+      size_t used;
       odb_tsm_cfg_text(&k, p->cfg_text, sizeof p->cfg_text);
+      used = strlen(p->cfg_text);
+      /* the token too: what ODB_TSM_TOKENS, test_tsm and
+         scenarios/tools/ncu_tsm.py take to build this kernel again */
+      snprintf(p->cfg_text + used, sizeof p->cfg_text - used, " [%s]",
+               odb_tsm_cfg_token(&k, tok, sizeof tok));
       st = odb_tsm_kernel_create(&k, &p->best);
     }
   }
