@@ -1,8 +1,9 @@
 /* odb_batched_cuda.c - the "cuda" table of odb_batched_impl.h over the
    kernels of odb_batched_gpu.h: batches in device memory, device event
    times, all-or-nothing LU and block factorization through a device copy
-   restored on a refused pivot, the cuBLAS baseline, and the device copy of
-   a block-tridiagonal object kept in step with its host blocks. Registered
+   restored on a refused pivot, the cuBLAS baseline, the device copy of a
+   block-tridiagonal object kept in step with its host blocks, and the
+   cuBLAS line factor and solve of such objects (variant cublas). Registered
    by odb_kernels_register (gpu/odb_kernels_cuda.c). */
 #include "odb_batched_impl.h"
 
@@ -41,20 +42,36 @@ static odb_status cuda_ready(struct odb_ctx *ctx) {
   return ODB_OK;
 }
 
+/* The kernels' names (odb_bgpu_variant_parse) and "cublas", the cuBLAS
+   line factor and solve this table runs for block-tridiagonal objects. */
 static odb_status cuda_variant_parse(const char *name, int *out) {
   odb_bgpu_variant v = ODB_BGPU_AUTO;
+  if (name && strcmp(name, "cublas") == 0) {
+    *out = ODB_BGPU_CUBLAS;
+    return ODB_OK;
+  }
   odb_status st = odb_bgpu_variant_parse(name, &v);
   *out = (int)v;
-  return st;
+  if (st != ODB_OK)
+    return ODB_FAIL(st, "unknown GPU variant '%s' (known: auto, serial, "
+                    "serial2, team, stream, and cublas for block-tridiagonal "
+                    "lines)", name ? name : "(null)");
+  return ODB_OK;
 }
 
 static const char *cuda_variant_name(int v) {
+  if (v == ODB_BGPU_CUBLAS) return "cublas";
   return odb_bgpu_variant_name((odb_bgpu_variant)v);
 }
 
 static odb_status cuda_resolve(const odb_batch *bt, odb_batched_op op, int v,
                                int *out) {
   odb_bgpu_variant r = ODB_BGPU_AUTO;
+  if (v == ODB_BGPU_CUBLAS)
+    return ODB_FAIL(ODB_ERR_ARG, "GPU variant cublas is the line factor and "
+                    "solve of ob.blocktridiag; ob.batched times cuBLAS with "
+                    "bench{variant = \"cublas\" or \"cublas_nopiv\"} "
+                    "(op lu or solve)");
   odb_status st = odb_bgpu_resolve(bt, (odb_bgpu_op)op, (odb_bgpu_variant)v,
                                    &r);
   *out = (int)r;
@@ -237,6 +254,10 @@ struct odb_btd_state {
   int host_fresh;     /* the host blocks are current */
   int dev_fresh;      /* the device blocks are current */
   int factored;       /* the device blocks hold factors */
+  /* variant cublas: the column-major copy of the blocks cuBLAS works on
+     (odb_bgpu_btd_blas_*), and whether it holds dm's factors */
+  odb_bgpu_btd_blas *blas;
+  int blas_fresh;
 };
 
 static odb_status lost(void) {
@@ -247,6 +268,10 @@ static odb_status lost(void) {
 static odb_status cuda_btd_resolve(const odb_blocktridiag *t, int v,
                                    int solve, int *out) {
   odb_bgpu_variant r = ODB_BGPU_AUTO;
+  if (v == ODB_BGPU_CUBLAS) {   /* any layout and B; lines checked by open */
+    *out = v;
+    return ODB_OK;
+  }
   odb_status st = odb_bgpu_btd_resolve(t, (odb_bgpu_variant)v, solve, &r);
   *out = (int)r;
   return st;
@@ -254,6 +279,7 @@ static odb_status cuda_btd_resolve(const odb_blocktridiag *t, int v,
 
 static void cuda_btd_close(odb_btd_state *s) {
   if (!s) return;
+  odb_bgpu_btd_blas_free(s->blas);
   odb_bgpu_free(s->dm);
   free(s);
 }
@@ -269,6 +295,8 @@ static odb_status cuda_btd_open(odb_blocktridiag *t, int v,
   if (!s) return ODB_FAIL(ODB_ERR_NOMEM, "blocktridiag: no memory");
   s->host_fresh = 1;
   odb_status st = odb_bgpu_alloc(odb_blocktridiag_blocks_len(t), &s->dm);
+  if (st == ODB_OK && v == ODB_BGPU_CUBLAS)
+    st = odb_bgpu_btd_blas_new(t, &s->blas);
   if (st != ODB_OK) {
     cuda_btd_close(s);
     return st;
@@ -303,6 +331,7 @@ static odb_status btd_device(odb_blocktridiag *t, odb_btd_state *s) {
 static void cuda_btd_host_changed(odb_btd_state *s) {
   s->dev_fresh = 0;
   s->factored = 0;
+  s->blas_fresh = 0;
 }
 
 static int cuda_btd_factored(const odb_blocktridiag *t,
@@ -318,7 +347,35 @@ static odb_status cuda_btd_random(odb_blocktridiag *t, odb_btd_state *s,
   s->dev_fresh = 1;
   s->host_fresh = 0;
   s->factored = 0;
+  s->blas_fresh = 0;
   odb_blocktridiag_mark_factored(t, 0);
+  return ODB_OK;
+}
+
+/* Variant cublas: the copy is factored, and written back to dm only when
+   every pivot passed, so a refused one leaves the blocks as they were; the
+   seconds are the cuBLAS calls' and the pivot checks' (the copies in and
+   out are not timed, as ours time the kernel alone). */
+static odb_status blas_btd_factor(odb_btd_state *s, long *bad,
+                                  double *seconds) {
+  s->blas_fresh = 0;
+  ODB_TRY(odb_bgpu_btd_blas_load(s->blas, s->dm));
+  ODB_TRY(odb_bgpu_mark());
+  ODB_TRY(odb_bgpu_btd_blas_factor(s->blas, bad));
+  ODB_TRY(odb_bgpu_elapsed(seconds));
+  ODB_TRY(odb_bgpu_btd_blas_store(s->blas, s->dm));
+  ODB_TRY(odb_bgpu_sync());
+  s->blas_fresh = 1;
+  s->factored = 1;
+  s->host_fresh = 0;
+  return ODB_OK;
+}
+
+/* The copy cuBLAS solves with holds dm's factors. */
+static odb_status blas_current(odb_btd_state *s) {
+  if (s->blas_fresh) return ODB_OK;
+  ODB_TRY(odb_bgpu_btd_blas_load(s->blas, s->dm));
+  s->blas_fresh = 1;
   return ODB_OK;
 }
 
@@ -336,6 +393,7 @@ static odb_status cuda_btd_factor(odb_blocktridiag *t, odb_btd_state *s,
     return ODB_FAIL(ODB_ERR_ARG, "blocktridiag: already factored (set the "
                     "blocks again first)");
   ODB_TRY(btd_device(t, s));
+  if (v == ODB_BGPU_CUBLAS) return blas_btd_factor(s, bad, seconds);
   ODB_TRY(odb_bgpu_alloc(len, &keep));
   odb_status st = odb_bgpu_copy(keep, s->dm, len);
   if (st == ODB_OK) st = odb_bgpu_mark();
@@ -369,6 +427,19 @@ static odb_status cuda_btd_factor_fresh(odb_blocktridiag *t, odb_btd_state *s,
                                         uint64_t seed, double dominance,
                                         double *seconds) {
   ODB_TRY(odb_bgpu_btd_random(t, seed, dominance, s->dm));
+  if (v == ODB_BGPU_CUBLAS) {   /* the copies in and out are not timed */
+    s->blas_fresh = 0;
+    ODB_TRY(odb_bgpu_btd_blas_load(s->blas, s->dm));
+    ODB_TRY(odb_bgpu_mark());
+    ODB_TRY(odb_bgpu_btd_blas_factor(s->blas, NULL));
+    ODB_TRY(odb_bgpu_elapsed(seconds));
+    ODB_TRY(odb_bgpu_btd_blas_store(s->blas, s->dm));
+    s->blas_fresh = 1;
+    s->dev_fresh = 1;
+    s->host_fresh = 0;
+    s->factored = 1;
+    return ODB_OK;
+  }
   ODB_TRY(odb_bgpu_mark());
   if (pl && !pl->plain)
     ODB_TRY(odb_bgpu_btd_factor_stream(t, pl->stages, pl->threads, s->dm,
@@ -380,6 +451,18 @@ static odb_status cuda_btd_factor_fresh(odb_blocktridiag *t, odb_btd_state *s,
   s->host_fresh = 0;
   s->factored = 1;
   return ODB_OK;
+}
+
+/* Variant cublas: xp (the internal layout) through the column-major copy;
+   the seconds are the cuBLAS calls' (the copies are not timed, as ours
+   time solves of a right-hand side already in their layout). */
+static odb_status blas_solve(odb_btd_state *s, double *xp, double *seconds) {
+  ODB_TRY(blas_current(s));
+  ODB_TRY(odb_bgpu_btd_blas_rhs_load(s->blas, xp));
+  ODB_TRY(odb_bgpu_mark());
+  ODB_TRY(odb_bgpu_btd_blas_solve(s->blas));
+  ODB_TRY(odb_bgpu_elapsed(seconds));
+  return odb_bgpu_btd_blas_rhs_store(s->blas, xp);
 }
 
 /* Packs x on the host, solves on the device (the kernel's seconds). */
@@ -401,9 +484,14 @@ static odb_status cuda_btd_solve(odb_blocktridiag *t, odb_btd_state *s, int v,
   odb_blocktridiag_pack_rhs(t, x, hx);
   st = odb_bgpu_alloc(wl, &dx);
   if (st == ODB_OK) st = odb_bgpu_upload(dx, hx, wl);
-  if (st == ODB_OK) st = odb_bgpu_mark();
-  if (st == ODB_OK) st = odb_bgpu_btd_solve(t, (odb_bgpu_variant)v, s->dm, dx);
-  if (st == ODB_OK) st = odb_bgpu_elapsed(seconds);
+  if (st == ODB_OK && v == ODB_BGPU_CUBLAS) {
+    st = blas_solve(s, dx, seconds);
+  } else {
+    if (st == ODB_OK) st = odb_bgpu_mark();
+    if (st == ODB_OK)
+      st = odb_bgpu_btd_solve(t, (odb_bgpu_variant)v, s->dm, dx);
+    if (st == ODB_OK) st = odb_bgpu_elapsed(seconds);
+  }
   if (st == ODB_OK) st = odb_bgpu_download(hx, dx, wl);
   if (st == ODB_OK) odb_blocktridiag_unpack_rhs(t, hx, x);
   odb_bgpu_free(dx);
@@ -416,6 +504,7 @@ static int cuda_btd_plan_ok(int v) { return v == ODB_BGPU_STREAM; }
 static odb_status cuda_btd_solve_packed(odb_blocktridiag *t, odb_btd_state *s,
                                         int v, const odb_btd_plan *pl,
                                         double *xp, double *seconds) {
+  if (v == ODB_BGPU_CUBLAS) return blas_solve(s, xp, seconds);
   ODB_TRY(odb_bgpu_mark());
   if (pl->plain)
     ODB_TRY(odb_bgpu_btd_solve(t, (odb_bgpu_variant)v, s->dm, xp));

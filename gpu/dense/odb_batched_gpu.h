@@ -49,14 +49,20 @@ extern const odb_batched_ops odb_batched_cuda_ops;
 **            copies (cp.async.bulk with mbarriers) block rows ahead: the
 **            solve's factors, the factor's input blocks (each factor
 **            written out once);
-**   auto     the one picked for the op, layout and B (odb_bgpu_pick).
+**   auto     the one picked for the op, layout and B (odb_bgpu_pick);
+**   cublas   (block-tridiagonal lines only, any layout and B) the same
+**            block LU and solve as cuBLAS batched calls per block row
+**            across all lines (odb_bgpu_btd_blas_*); parsed and named by
+**            the "cuda" table (odb_batched_cuda.c), which runs it: the
+**            kernel entry points here (odb_bgpu_btd_factor, ...) refuse it.
 */
 typedef enum odb_bgpu_variant {
   ODB_BGPU_AUTO = 0,
   ODB_BGPU_SERIAL = 1,
   ODB_BGPU_SERIAL2 = 2,
   ODB_BGPU_TEAM = 3,
-  ODB_BGPU_STREAM = 4
+  ODB_BGPU_STREAM = 4,
+  ODB_BGPU_CUBLAS = 5
 } odb_bgpu_variant;
 
 /* The operations, for variant choice, applicability and byte counts. */
@@ -258,6 +264,53 @@ odb_status odb_bgpu_btd_solve_stream(const odb_blocktridiag *t, int stages,
 odb_status odb_bgpu_btd_factor_stream(const odb_blocktridiag *t, int stages,
                                       int threads_per_line, double *dm,
                                       long *bad_line);
+/* }====== */
+
+/* {====== the cuBLAS peer of the lines (odb_batched_cublas.cu)
+
+   The same block LU without pivoting and the same solve as the kernels
+   above, written as cuBLAS batched calls per block row r across all lines:
+   cublasDgetrfBatched of D_r with no pivot array, cublasDtrsmBatched for
+   C_r := L_r^-1 C_r (left, unit lower) and A_{r+1} := A_{r+1} U_r^-1
+   (right, upper), cublasDgemmStridedBatched for D_{r+1} -= A_{r+1} C_r;
+   the solve y_r = L_r^-1 (b_r - A_r y_{r-1}) forward and x_r = U_r^-1 (y_r
+   - C_r x_{r+1}) backward with cublasDgemvStridedBatched and
+   cublasDtrsmBatched of one column. So the factors are ours block by block.
+   The getrs form (X_r = D_r^-1 C_r, A_{r+1} kept) has the same flops
+   (4B^3 a row) but other factors; cuBLAS has no batched trsv.
+
+   cuBLAS takes column-major matrices at a constant stride (the strided
+   calls) or through arrays of pointers (getrf, trsm): the blocks are copied
+   once from the object's layout into one column-major B x B matrix each,
+   block (line, r, w) at ((r*3 + w)*lines + line)*B*B, so that the lines of
+   one block row lie at stride B*B; the right-hand side likewise, vector
+   (line, r) at (r*lines + line)*B. The copies and the pointer arrays are
+   outside the timed calls. Lines <= 2^31 - 1 (cuBLAS's batch count). */
+typedef struct odb_bgpu_btd_blas odb_bgpu_btd_blas;
+/* Buffers for the shape of t (kept: t must outlive h; only its shape is
+   read, and its lines and length in the refused-pivot message). */
+odb_status odb_bgpu_btd_blas_new(const odb_blocktridiag *t,
+                                 odb_bgpu_btd_blas **out);
+void odb_bgpu_btd_blas_free(odb_bgpu_btd_blas *h);
+/* The device blocks dm (the host layout of t) into the column-major copy,
+   and back (real lines only; padding lanes of dm are not written). */
+odb_status odb_bgpu_btd_blas_load(odb_bgpu_btd_blas *h, const double *dm);
+odb_status odb_bgpu_btd_blas_store(const odb_bgpu_btd_blas *h, double *dm);
+/* Factors the column-major copy. With bad_line (not NULL) every pivot is
+   checked as on the CPU (|u_kk| > ODB_BATCHED_PIVOT_TINY ||D_r||_F, the
+   norm taken before the LU) and a refused one gives ODB_ERR_ARG naming the
+   lowest line and its block row, as odb_bgpu_btd_factor (waits); without,
+   neither checks nor waits (for timing). */
+odb_status odb_bgpu_btd_blas_factor(odb_bgpu_btd_blas *h, long *bad_line);
+/* A right-hand side in the internal layout (odb_blocktridiag_work_len
+   doubles, device) into the column-major copy, and back. */
+odb_status odb_bgpu_btd_blas_rhs_load(odb_bgpu_btd_blas *h,
+                                      const double *dxp);
+odb_status odb_bgpu_btd_blas_rhs_store(const odb_bgpu_btd_blas *h,
+                                       double *dxp);
+/* Solves the copied right-hand side with the factors of
+   odb_bgpu_btd_blas_factor; does not wait. */
+odb_status odb_bgpu_btd_blas_solve(odb_bgpu_btd_blas *h);
 /* }====== */
 
 #ifdef __cplusplus

@@ -676,6 +676,150 @@ static void check_stream_refusals(const odb_batch *bt) {
   odb_blocktridiag_free(tb);
 }
 
+/* max relative difference of the real lines' blocks of t and tc (get:
+   padding lanes, which the cuBLAS copy leaves alone, are not compared). */
+static double btd_lines_diff(const odb_blocktridiag *t,
+                             const odb_blocktridiag *tc) {
+  const odb_batch *bt = odb_blocktridiag_batch(t);
+  int b = bt->b, K = odb_blocktridiag_length(t);
+  double u[32 * 32], v[32 * 32], d = 0, m = 0;
+  for (long ln = 0; ln < bt->n; ++ln)
+    for (int r = 0; r < K; ++r)
+      for (int w = 0; w < 3; ++w) {
+        if ((r == 0 && w == 0) || (r == K - 1 && w == 2)) continue;
+        odb_blocktridiag_get(t, ln, r, (odb_btd_block)w, u);
+        odb_blocktridiag_get(tc, ln, r, (odb_btd_block)w, v);
+        for (int e = 0; e < b * b; ++e) {
+          double x = fabs(u[e] - v[e]);
+          if (!(x <= d)) d = isnan(x) ? INFINITY : x;
+          m = fmax(m, fabs(v[e]));
+        }
+      }
+  return m > 0 ? d / m : d;
+}
+
+/*
+** The cuBLAS line factor and solve (variant cublas) through the "cuda"
+** table, as ob.blocktridiag runs it: device random blocks, factor
+** (checked, the copy written back), the host blocks against the CPU's
+** factors and a solve against the CPU's solution (1e-12 relative); then
+** the bench paths: a fresh factorization of other blocks (factor_fresh)
+** and a solve of a right-hand side in the internal layout (solve_packed).
+*/
+static void check_btd_cublas(long lines, int K, int b, int vl) {
+  const odb_batched_ops *ops = &odb_batched_cuda_ops;
+  odb_blocktridiag *t = NULL, *tc = NULL;
+  odb_btd_state *s = NULL;
+  odb_batched_layout lay = vl == 1 ? ODB_LAYOUT_STANDARD : ODB_LAYOUT_COMPACT;
+  size_t len = (size_t)lines * K * b;
+  double *rhs = xmalloc(len), *x = xmalloc(len), *xg = xmalloc(len);
+  double *xp = NULL, *dx = NULL, sec = -1, sec2 = -1, sec3 = -1;
+  uint64_t seed = odb_rng_next(&rng) >> 1;
+  long bad = 5;
+  int row = 5, v = 0;
+  int ok = odb_blocktridiag_new(lines, K, b, lay, vl, &t) == ODB_OK &&
+           odb_blocktridiag_new(lines, K, b, lay, vl, &tc) == ODB_OK &&
+           ops->variant_parse("cublas", &v) == ODB_OK &&
+           v == ODB_BGPU_CUBLAS &&
+           strcmp(ops->variant_name(v), "cublas") == 0 &&
+           ops->btd_open(t, v, &s) == ODB_OK;
+  rand_vec(rhs, len);
+  memcpy(x, rhs, sizeof(double) * len);
+  memcpy(xg, rhs, sizeof(double) * len);
+  if (ok) {
+    odb_blocktridiag_random(tc, seed, 3.0);
+    ok = odb_blocktridiag_factor(tc, NULL) == ODB_OK &&
+         odb_blocktridiag_solve(tc, x, len, NULL) == ODB_OK;
+  }
+  ok = ok && ops->btd_random(t, s, seed, 3.0) == ODB_OK &&
+       ops->btd_factor(t, s, v, &bad, &row, &sec) == ODB_OK && bad == -1 &&
+       ops->btd_factored(t, s) && ops->btd_host(t, s) == ODB_OK;
+  double dfac = ok ? btd_lines_diff(t, tc) : INFINITY;
+  ok = ok && ops->btd_solve(t, s, v, xg, len, &sec2) == ODB_OK;
+  double dsol = ok ? rel_diff(xg, x, len) : INFINITY;
+  /* the bench paths: fresh blocks of seed + 1, a packed right-hand side */
+  size_t wl = odb_blocktridiag_work_len(t);
+  if (ok) {
+    odb_blocktridiag_free(tc);
+    tc = NULL;
+    ok = odb_blocktridiag_new(lines, K, b, lay, vl, &tc) == ODB_OK;
+  }
+  if (ok) {
+    odb_blocktridiag_random(tc, seed + 1, 3.0);
+    memcpy(x, rhs, sizeof(double) * len);
+    ok = odb_blocktridiag_factor(tc, NULL) == ODB_OK &&
+         odb_blocktridiag_solve(tc, x, len, NULL) == ODB_OK;
+  }
+  ok = ok && ops->btd_factor_fresh(t, s, v, NULL, seed + 1, 3.0, &sec3) ==
+       ODB_OK && ops->btd_host(t, s) == ODB_OK;
+  double dfresh = ok ? btd_lines_diff(t, tc) : INFINITY;
+  xp = xmalloc(wl);
+  odb_blocktridiag_pack_rhs(t, rhs, xp);
+  odb_btd_plan plain = { 0, -1, 0, 1 };
+  ok = ok && (dx = to_dev(xp, wl)) != NULL &&
+       ops->btd_solve_packed(t, s, v, &plain, dx, &sec2) == ODB_OK &&
+       odb_bgpu_download(xp, dx, wl) == ODB_OK;
+  odb_blocktridiag_unpack_rhs(t, xp, xg);
+  double dpacked = ok ? rel_diff(xg, x, len) : INFINITY;
+  if (!ok) tap_diag("failed: %s", odb_last_error());
+  tap_ok(ok && dfac < AGREE && dsol < AGREE && dfresh < AGREE &&
+         dpacked < AGREE && sec > 0 && sec3 > 0,
+         "blocktridiag cublas lines=%ld K=%d B=%d VL=%d: vs CPU factors "
+         "%.1e, x %.1e; bench factor %.1e, packed x %.1e", lines, K, b, vl,
+         dfac, dsol, dfresh, dpacked);
+  odb_bgpu_free(dx);
+  ops->btd_close(s);
+  odb_blocktridiag_free(t);
+  odb_blocktridiag_free(tc);
+  free(rhs); free(x); free(xg); free(xp);
+}
+
+/* The cuBLAS line factor all or nothing: zero D blocks in line 4 row 2
+   and line 9 row 1 name line 4, row 2 (the CPU's message), and the blocks
+   stay as they were; ob.batched refuses the variant. */
+static void check_btd_cublas_zero_pivot(int b, int vl) {
+  const odb_batched_ops *ops = &odb_batched_cuda_ops;
+  odb_blocktridiag *t = NULL;
+  odb_btd_state *s = NULL;
+  double z[32 * 32] = { 0 }, sec = 0;
+  long bad = -7;
+  int row = 0;
+  odb_blocktridiag_new(11, 3, b, vl == 1 ? ODB_LAYOUT_STANDARD
+                                         : ODB_LAYOUT_COMPACT, vl, &t);
+  if (!t || ops->btd_open(t, ODB_BGPU_CUBLAS, &s) != ODB_OK) {
+    tap_ok(0, "cublas zero pivot: %s", odb_last_error());
+    odb_blocktridiag_free(t);
+    return;
+  }
+  odb_blocktridiag_set(t, 4, 2, ODB_BTD_D, z);   /* A = C = 0: no update */
+  odb_blocktridiag_set(t, 9, 1, ODB_BTD_D, z);
+  ops->btd_host_changed(s);
+  size_t bl = odb_blocktridiag_blocks_len(t);
+  double *keep = xmalloc(bl);
+  memcpy(keep, odb_blocktridiag_blocks(t), sizeof(double) * bl);
+  odb_clear_error();
+  odb_status st = ops->btd_factor(t, s, ODB_BGPU_CUBLAS, &bad, &row, &sec);
+  int msg = st == ODB_ERR_ARG && strstr(odb_last_error(), "line 4 has a zero "
+                                        "or tiny pivot in the diagonal block "
+                                        "of row 2") != NULL;
+  char why[256];
+  snprintf(why, sizeof why, "%s", odb_last_error());
+  int same = ops->btd_host(t, s) == ODB_OK && !ops->btd_factored(t, s) &&
+             memcmp(keep, odb_blocktridiag_blocks(t),
+                    sizeof(double) * bl) == 0;
+  odb_batch bt;
+  int r = 0, refused = odb_batch_init(&bt, ODB_LAYOUT_STANDARD, 3, b, 1) ==
+          ODB_OK && ops->resolve(&bt, ODB_BATCHED_OP_LU, ODB_BGPU_CUBLAS, &r)
+          == ODB_ERR_ARG && strstr(odb_last_error(), "ob.blocktridiag");
+  tap_ok(msg && bad == 4 && same && refused,
+         "blocktridiag cublas zero pivot B=%d VL=%d: line %ld reported (%s), "
+         "blocks %s, ob.batched %s", b, vl, bad, why,
+         same ? "as they were" : "CHANGED", refused ? "refuses" : "ACCEPTS");
+  ops->btd_close(s);
+  odb_blocktridiag_free(t);
+  free(keep);
+}
+
 /* Bad input is refused with ODB_ERR_ARG. */
 static void check_bad_input(void) {
   odb_batch bt, bs;
@@ -926,6 +1070,19 @@ int main(int argc, char **argv) {
   check_btd_zero_pivot(ODB_BGPU_SERIAL);
   check_btd_zero_pivot(ODB_BGPU_SERIAL2);
   check_btd_zero_pivot(ODB_BGPU_TEAM);
+  /* the cuBLAS peer of the lines: B 2..16 and 32, K 1, 2, 9, odd line
+     counts, both layouts */
+  {
+    static const int cb[] = { 2, 3, 5, 10, 16, 32 };
+    static const int ck[] = { 1, 2, 9 };
+    for (int i = 0; i < 6; ++i)
+      for (int k = 0; k < 3; ++k)
+        check_btd_cublas(2 * (i + k) + 7, ck[k], cb[i],
+                         k == 1 ? 1 : (i % 2 ? 16 : 4));
+    check_btd_cublas(33, 64, 10, 16);
+    check_btd_cublas_zero_pivot(5, 4);
+    check_btd_cublas_zero_pivot(3, 1);
+  }
   check_get_set();
   check_bad_input();
   return tap_done();
