@@ -216,7 +216,9 @@ static odb_status btd_sample(void *ud, double *sec) {
 ** too) factors fresh random blocks (seed + run; not timed), leaving the
 ** object factored. solve: factors first when needed (not timed), then solves a
 ** random right-hand side already in the internal layout (the layout change
-** is not timed). cuda: device event times of the kernels; variant stream
+** is not timed). cuda: device event times of the kernels (variant cublas:
+** of its cuBLAS calls, the copies to and from its column-major blocks and
+** right-hand side not timed); variant stream
 ** takes a plan: for the solve stages (2..16), y_on_chip (0 or 1) and
 ** threads (per line: 1, 2 or 4), each 0 (-1 for y_on_chip) or absent for
 ** automatic (odb_bgpu_btd_solve_stream); for the factor stages (1..4) and
@@ -365,8 +367,9 @@ static void btd_meta(lua_State *L) {
 ** vl=0, backend="cpu"|"cuda", variant="auto"}: lines independent lines of
 ** length block rows of block x block blocks (A = C = 0, D = I until set or
 ** random). backend "cuda" keeps a copy of the blocks on the GPU and runs
-** factor and solve there (variant: serial, serial2, team, stream (the
-** solve; its factor as auto) or auto).
+** factor and solve there (variant: serial, serial2, team, stream, auto,
+** or cublas: the same block LU and solve as cuBLAS batched calls per block
+** row, the peer the kernels are measured against; odb_batched_gpu.h).
 */
 int odbL_blocktridiag(lua_State *L) {
   static const char *const keys[] = { "lines", "length", "block", "layout",

@@ -19,7 +19,16 @@
 -- (getrfBatched / getrsBatched, with partial pivoting as PyTorch and cuBLAS
 -- do by default, and without) on the same matrices, and against PyTorch's
 -- torch.linalg.lu_factor (peers/torch_lu.py, when python3 can import torch
--- and has a GPU).
+-- and has a GPU). The lines have their own cuBLAS peer (variant "cublas"):
+-- the same block LU and solve as cuBLAS batched calls per block row across
+-- all lines (getrfBatched without pivots, trsmBatched for L^-1 C and
+-- A U^-1, gemmStridedBatched for the Schur update; the solve's sweeps with
+-- gemvStridedBatched and trsmBatched of one column) on a column-major copy
+-- of the blocks made outside the timing. Per B the whole line work is
+-- compared: ours (the best factor plus the best solve, any variant and
+-- layout) against cuBLAS's factor plus solve, printed as "x cuBLAS" (above
+-- 1: ours faster; the target is 3), also in <outdir>/blocktridiag_lines.csv
+-- and the metric "gpu lines B<n> x_cublas".
 --
 -- Reported: matrices (or block rows) per second, GB/s of the bytes each op
 -- must move at least (odb_dense_floor.h: every matrix or block read once and
@@ -339,6 +348,55 @@ local function gpu_lines(B)
       t:close()
     end
   end
+  -- the cuBLAS peer of the same lines (the blocks drawn in the compact
+  -- layout as ours; cuBLAS works on its column-major copy of them)
+  local ok, t = pcall(ob.blocktridiag, { lines = lines, length = length,
+                                         block = B, layout = "compact",
+                                         vl = 16, backend = "cuda",
+                                         variant = "cublas" })
+  if not ok then
+    print(string.format("gpu  factor    %3d cublas: not run (%s)", B,
+                        tostring(t)))
+    return
+  end
+  record("gpu", "factor", B, "cublas getrf/trsm/gemm", "cublas",
+         lines * length, t:bench { op = "factor", reps = gpu_reps })
+  record("gpu", "btdsolve", B, "cublas gemv/trsm", "cublas", lines * length,
+         t:bench { op = "solve", reps = gpu_reps })
+  t:close()
+end
+
+-- The whole line work of B: ours (best factor + best solve, any variant
+-- and layout) against cuBLAS (factor + solve); the ratio is cuBLAS's time
+-- over ours.
+local lines_out = {}
+local function lines_vs_cublas(B)
+  local f = best[string.format("gpu/factor/%d", B)]
+  local s = best[string.format("gpu/btdsolve/%d", B)]
+  if not (f and s and f.cublas and s.cublas) then return end
+  local function ours(g)
+    local b
+    for _, k in ipairs { "compact", "standard" } do
+      if g[k] and (not b or g[k].seconds < b.seconds) then b = g[k] end
+    end
+    return b
+  end
+  local of, os = ours(f), ours(s)
+  if not (of and os) then return end
+  local o = of.seconds + os.seconds
+  local c = f.cublas.seconds + s.cublas.seconds
+  local x = c / o
+  print(string.format("gpu  lines     %3d ours %s (%.4g ms) + %s (%.4g ms) "
+                      .. "= %.4g ms; cuBLAS factor %.4g ms + solve %.4g ms "
+                      .. "= %.4g ms: %.2fx cuBLAS (target 3x)", B, of.impl,
+                      of.seconds * 1e3, os.impl, os.seconds * 1e3, o * 1e3,
+                      f.cublas.seconds * 1e3, s.cublas.seconds * 1e3,
+                      c * 1e3, x))
+  ob.metric(string.format("gpu lines B%d x_cublas", B), x)
+  lines_out[#lines_out + 1] = { B = B, fi = of.impl, fs = of.seconds,
+                                si = os.impl, ss = os.seconds,
+                                cf = f.cublas.seconds, cs = s.cublas.seconds,
+                                x = x }
 end
 
 -- }======
@@ -359,6 +417,7 @@ for k, B in ipairs(bs) do
     for _, op in ipairs { "lu", "solve", "factor", "btdsolve" } do
       ratios("gpu", op, B)
     end
+    lines_vs_cublas(B)
   end
   ob.progress(k, #bs, "block sizes")
 end
@@ -374,6 +433,18 @@ if csv then
       r.floor and string.format("%.2f", r.floor) or "", r.floor_note or ""))
   end
   csv:close()
+end
+if #lines_out > 0 then
+  local lc = io.open(ob.outdir() .. "/blocktridiag_lines.csv", "w")
+  if lc then
+    lc:write("B,ours_factor,ours_factor_s,ours_solve,ours_solve_s,"
+             .. "cublas_factor_s,cublas_solve_s,x_cublas\n")
+    for _, r in ipairs(lines_out) do
+      lc:write(string.format("%d,%s,%.6g,%s,%.6g,%.6g,%.6g,%.4g\n", r.B, r.fi,
+                             r.fs, r.si, r.ss, r.cf, r.cs, r.x))
+    end
+    lc:close()
+  end
 end
 print("floor%: the row's floor_pct, the fewest bytes of the op at the read "
       .. "(and, for the written bytes, copy) bandwidth measured in this run "

@@ -1,6 +1,8 @@
-/* odb_batched_cublas.cu - the cuBLAS baseline of the batched LU and
-   solve: cublasDgetrfBatched / cublasDgetrsBatched over pointer arrays of
-   the standard layout (see odb_batched_gpu.h). */
+/* odb_batched_cublas.cu - the cuBLAS baselines (see odb_batched_gpu.h):
+   the batched LU and solve, cublasDgetrfBatched / cublasDgetrsBatched over
+   pointer arrays of the standard layout, and the block-tridiagonal line
+   factor and solve written as cuBLAS batched calls per block row
+   (odb_bgpu_btd_blas_*). */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
