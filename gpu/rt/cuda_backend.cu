@@ -180,9 +180,14 @@ enum { BW_BULK_CHUNK = 16384, BW_BULK_STAGES = 6, BW_BULK_THREADS = 32 };
 **   READ_RESIDENT  16-byte streaming loads (__ldcs), eight in flight a
 **                thread, over exactly the blocks that are resident;
 **   READ_BULK    the copy engine (cp.async.bulk, sm_90) into shared memory:
-**                what the tall & skinny and stream kernels read with.
+**                what the tall & skinny and stream kernels read with;
+**   READ_PAIR    two buffers at once, four streaming loads from each in
+**                flight a thread: two streams keep more DRAM banks busy than
+**                one (the tall & skinny AᵀB reads A and B side by side and
+**                streamed 1-2% faster than any one-buffer reader on an H200).
+** A pair pass reads both buffers: twice the bytes.
 */
-enum { READ_STRIDE, READ_RESIDENT, READ_BULK, READ_KINDS };
+enum { READ_STRIDE, READ_RESIDENT, READ_BULK, READ_PAIR, READ_KINDS };
 
 /*
 ** Sums x[0..n) in four independent loads a thread per step (so enough
@@ -222,6 +227,29 @@ static __global__ void read_kernel8(const double2 *__restrict__ x, size_t n,
     for (int k = 0; k < 8; ++k) s[k] += v[k].x + v[k].y;
   }
   for (; i < n; i += stride) s[0] += x[i].x + x[i].y;
+#pragma unroll
+  for (int k = 1; k < 8; ++k) s[0] += s[k];
+  if (s[0] == 1e300) *out = s[0];
+}
+
+/* x[0..n) and y[0..n) together, four streaming loads from each in flight. */
+static __global__ void read_kernel_pair(const double2 *__restrict__ x,
+                                        const double2 *__restrict__ y,
+                                        size_t n, double *out) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  double s[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    double2 v[8];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      v[2 * k] = __ldcs(x + i + k * stride);
+      v[2 * k + 1] = __ldcs(y + i + k * stride);
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s[k] += v[k].x + v[k].y;
+  }
+  for (; i < n; i += stride) s[0] += x[i].x + x[i].y + y[i].x + y[i].y;
 #pragma unroll
   for (int k = 1; k < 8; ++k) s[0] += s[k];
   if (s[0] == 1e300) *out = s[0];
@@ -279,6 +307,16 @@ static cudaError_t read_pass(int kind, int device, const void *a, void *b,
       per_sm = 1;
     read_kernel8<<<(unsigned)(sms * per_sm), BW_READ_THREADS>>>(
         (const double2 *)a, n2, (double *)b);
+  } else if (kind == READ_PAIR) {
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, read_kernel_pair, BW_READ_THREADS, 0) != cudaSuccess ||
+        per_sm <= 0)
+      per_sm = 1;
+    /* out is b itself: the sums of the zeroed buffers are 0, so nothing
+       is ever stored */
+    read_kernel_pair<<<(unsigned)(sms * per_sm), BW_READ_THREADS>>>(
+        (const double2 *)a, (const double2 *)b, n2, (double *)b);
   } else {
     size_t smem = (size_t)BW_BULK_CHUNK * BW_BULK_STAGES;
     read_bulk_kernel<<<(unsigned)sms * 2, BW_BULK_THREADS, smem>>>(
@@ -315,6 +353,7 @@ static odb_status time_runs(int read, int kind, int device, void *a,
   cudaError_t err = cudaEventCreate(&e0);
   if (err == cudaSuccess) err = cudaEventCreate(&e1);
   if (err == cudaSuccess) err = cudaMemset(a, 0, bytes);
+  if (err == cudaSuccess && read) err = cudaMemset(b, 0, bytes);
   for (int r = -1; r < BW_REPS && err == cudaSuccess; ++r) {
     float ms = 0;
     err = cudaEventRecord(e0, 0);
@@ -335,8 +374,8 @@ static odb_status time_runs(int read, int kind, int device, void *a,
                                  : "copy bandwidth: events and copies",
                        __FILE__, __LINE__);
   else
-    *bps = (read ? 1.0 : 2.0) * (double)bytes * BW_PASSES /
-           odb_median(sec, BW_REPS);
+    *bps = (read && kind != READ_PAIR ? 1.0 : 2.0) * (double)bytes *
+           BW_PASSES / odb_median(sec, BW_REPS);
   if (e0) cudaEventDestroy(e0);
   if (e1) cudaEventDestroy(e1);
   return st;
