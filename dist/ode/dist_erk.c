@@ -64,7 +64,7 @@ static int common_applies(const char *name, const odb_problem *p,
   int R = odb_dist_size();
   if (m->kind != ODB_METHOD_ERK) {
     snprintf(why, nwhy, "%s runs explicit RK methods only; '%s' is a PIRK "
-             "corrector", name, m->name);
+             "corrector (mpi_pirk_%s runs it)", name, m->name, name + 4);
     return 0;
   }
   if (p->n < R) {

@@ -108,13 +108,16 @@ odb_status flag_read(unsigned long long *key) {
 
 /* {====== the C interface */
 
+/* By odb_bgpu_variant; "cublas" (the peer of the line factor and solve in
+   odb_batched_cublas.cu) is named but not parsed here: the ops table of
+   odb_batched_cuda.c takes it for the block-tridiagonal lines only. */
 static const char *const variant_names[] = { "auto", "serial", "serial2",
-                                             "team", "stream" };
+                                             "team", "stream", "cublas" };
 static const char *const op_names[] = { "lu", "solve", "trsm", "gemm",
                                         "gemv" };
 
 extern "C" const char *odb_bgpu_variant_name(odb_bgpu_variant v) {
-  return (unsigned)v < 5 ? variant_names[v] : "?";
+  return (unsigned)v < 6 ? variant_names[v] : "?";
 }
 
 extern "C" odb_status odb_bgpu_variant_parse(const char *name,
