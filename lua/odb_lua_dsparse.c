@@ -166,13 +166,15 @@ static double *dvec_arg(lua_State *L, int idx, const odb_dsparse *A, long ext, c
   return loc;
 }
 
-/* Pushes the whole vector gathered from the rank's entries loc. */
-static void push_whole(lua_State *L, const odb_dsparse *A, const double *loc, const char *who)
+/* Pushes the whole vector gathered from the rank's entries loc. No Lua
+   vector is ever under an MPI request: the exchanges and reductions go
+   through the matrix's own buffers (odb_dist_sparse.h, "Buffers under a
+   request"), as Lua frees its vectors, at the latest in lua_close,
+   before MPI_Finalize. */
+static void push_whole(lua_State *L, odb_dsparse *A, const double *loc, const char *who)
 {
-  double *work = odbL_vector_new(L, A->n)->v;
   double *whole = odbL_vector_new(L, A->n)->v;
-  if (odb_dsparse_gather(A, loc, whole, work) != ODB_OK) luaL_error(L, "%s: %s", who, odb_last_error());
-  lua_remove(L, -2);
+  if (odb_dsparse_gather(A, loc, whole) != ODB_OK) luaL_error(L, "%s: %s", who, odb_last_error());
 }
 
 /* D:spmv(x) -> the whole y = A x on every rank. */
@@ -191,9 +193,9 @@ static void set_num(lua_State *L, const char *k, double v) { lua_pushnumber(L, v
 static void set_int(lua_State *L, const char *k, long long v) { lua_pushinteger(L, v); lua_setfield(L, -2, k); }
 
 /* The slowest rank's seconds (a collective). */
-static double slowest(lua_State *L, double sec, const char *who)
+static double slowest(lua_State *L, odb_dsparse *A, double sec, const char *who)
 {
-  if (odb_dist_allreduce_max(&sec, 1, "MPI_Allreduce (DistMatrix seconds)") != ODB_OK)
+  if (odb_dsparse_allreduce(A, &sec, 1, "MPI_Allreduce (DistMatrix seconds)") != ODB_OK)
     luaL_error(L, "%s: %s", who, odb_last_error());
   return sec;
 }
@@ -244,7 +246,7 @@ static int dmat_solve(lua_State *L, odb_dkrylov_method meth, const char *who)
   for (int i = 0; i < res.nhist; i++) { lua_pushnumber(L, res.history[i]); lua_rawseti(L, -2, i + 1); }
   lua_setfield(L, -2, "history");
   odb_krylov_result_free(&res);
-  sec = slowest(L, sec, who);
+  sec = slowest(L, A, sec, who);
   set_num(L, "seconds", sec);
   set_num(L, "seconds_per_iter", res.iters > 0 ? sec / res.iters : 0.0);
   set_int(L, "ranks", A->size);
@@ -266,7 +268,7 @@ static odb_status bench_one(void *ud, double *sec)
   odb_status st = odb_dsparse_spmv(u->A, u->x, u->y);
   if (st != ODB_OK) return st;
   *sec = odb_clock_since(t0);
-  return odb_dist_allreduce_max(sec, 1, "MPI_Allreduce (D:bench seconds)");
+  return odb_dsparse_allreduce(u->A, sec, 1, "MPI_Allreduce (D:bench seconds)");
 }
 
 /* D:bench{reps = 20} -> median seconds of one SpMV (the slowest rank's),
@@ -295,7 +297,7 @@ static int dmat_bench(lua_State *L)
   if (odb_measure_run(bench_one, &u, &mo, NULL, &me, NULL) != ODB_OK)
     return luaL_error(L, "D:bench: %s", odb_last_error());
   double fb = odb_dsparse_min_bytes(A), fsum = fb;
-  if (odb_dist_allreduce_sum(&fsum, 1, "MPI_Allreduce (D:bench bytes)") != ODB_OK)
+  if (odb_dsparse_allreduce(A, &fsum, 0, "MPI_Allreduce (D:bench bytes)") != ODB_OK)
     return luaL_error(L, "D:bench: %s", odb_last_error());
   lua_pushnumber(L, me.median);
   lua_newtable(L);

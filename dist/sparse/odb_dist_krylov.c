@@ -51,16 +51,18 @@ const char *odb_dkrylov_method_name(odb_dkrylov_method m)
   return (unsigned)m <= ODB_DKRY_PBICGSTAB ? method_names[m] : "unknown";
 }
 
-/* One group of dot products being reduced. */
+/* One group of dot products being reduced. On the heap with its
+   buffers, as one block: a reduction whose wait fails stays open (a
+   collective cannot be cancelled), and the block is then kept for the
+   life of the process (odb_dist_sparse.h, "Buffers under a request"). */
 typedef struct dred {
   int m, size;
   double loc[RED_MAX], sum[RED_MAX];
-  double *all;                    /* size * RED_MAX */
-  long *counts, *displs;          /* size */
 #ifdef ODB_HAVE_MPI
   MPI_Request rq;
-  int pending;
 #endif
+  int pending;
+  double all[];                   /* size * RED_MAX */
 } dred;
 
 static double dot(long n, const double *a, const double *b)
@@ -96,14 +98,15 @@ static odb_status red_start(dred *d, int m)
   return ODB_OK;
 }
 
-/* Finishes it: d->sum holds the m global dots. */
+/* Finishes it: d->sum holds the m global dots. d->pending stays set when
+   the wait fails (the request is still open). */
 static odb_status red_finish(dred *d)
 {
 #ifdef ODB_HAVE_MPI
   if (d->pending) {
-    d->pending = 0;
     odb_status st = odb_dist_waitall(1, &d->rq, "MPI_Iallgather (Krylov dot products)");
     if (st != ODB_OK) return st;
+    d->pending = 0;
   }
 #endif
   red_sum(d);
@@ -293,9 +296,8 @@ odb_status odb_dkrylov_solve(odb_dsparse *A, odb_dsparse *At,
 {
   odb_status st = ODB_OK;
   double *w = NULL, *xe = NULL;
-  dred d;
+  dred *d = NULL;
   memset(res, 0, sizeof *res);
-  memset(&d, 0, sizeof d);
   res->breakdown_iter = -1;
   *seconds = 0.0;
   odb_krylov_opts o = {1e-10, 1000, 100};
@@ -308,42 +310,53 @@ odb_status odb_dkrylov_solve(odb_dsparse *A, odb_dsparse *At,
   }
   if ((unsigned)m > ODB_DKRY_PBICGSTAB) return ODB_FAIL(ODB_ERR_ARG, "unknown Krylov method %d", (int)m);
   if (m == ODB_DKRY_QMR && !At) return ODB_FAIL(ODB_ERR_ARG, "QMR needs the transpose of the matrix");
+  if ((st = odb_dsparse_check(A, "Krylov solve")) != ODB_OK) return st;
+  if (m == ODB_DKRY_QMR && (st = odb_dsparse_check(At, "Krylov solve")) != ODB_OK) return st;
   long n = A->nloc;
   long ext = n + A->nghost;
   if (At && n + At->nghost > ext) ext = n + At->nghost;
   if (ext < 1) ext = 1;
   int nvec = m == ODB_DKRY_QMR ? 10 : m == ODB_DKRY_PBICGSTAB ? 11 : 6;
-  d.size = A->size;
-  d.all = malloc((size_t)A->size * RED_MAX * sizeof *d.all);
+  d = calloc(1, sizeof *d + (size_t)A->size * RED_MAX * sizeof *d->all);
+  if (d) d->size = A->size;
   res->history = malloc((size_t)(o.maxit + 2) * sizeof *res->history);
   w = malloc((size_t)nvec * ext * sizeof *w);
   xe = malloc((size_t)ext * sizeof *xe);
-  if (!d.all || !res->history || !w || !xe) {
+  if (!d || !res->history || !w || !xe) {
     st = ODB_FAIL(ODB_ERR_NOMEM, "Krylov work space for %ld rows on rank %d", n, A->rank);
     goto fail;
   }
   memcpy(xe, x, (size_t)n * sizeof *xe);
-  d.loc[0] = dot(n, b, b);
-  if ((st = red(&d, 1)) != ODB_OK) goto fail;
-  double bn = sqrt(d.sum[0]);
+  d->loc[0] = dot(n, b, b);
+  if ((st = red(d, 1)) != ODB_OK) goto broken;
+  double bn = sqrt(d->sum[0]);
   if (bn == 0.0) bn = 1.0;
   kstate ks = ks_new(bn, &o);
   double t0 = odb_clock_now();
-  if (m == ODB_DKRY_QMR) st = qmr(A, At, b, xe, &ks, res->history, w, ext, &d);
-  else if (m == ODB_DKRY_PBICGSTAB) st = pbicgstab(A, b, xe, &ks, res->history, w, ext, &d, replace);
-  else st = bicgstab(A, b, xe, &ks, res->history, w, ext, &d);
+  if (m == ODB_DKRY_QMR) st = qmr(A, At, b, xe, &ks, res->history, w, ext, d);
+  else if (m == ODB_DKRY_PBICGSTAB) st = pbicgstab(A, b, xe, &ks, res->history, w, ext, d, replace);
+  else st = bicgstab(A, b, xe, &ks, res->history, w, ext, d);
   *seconds = odb_clock_since(t0);
-  if (st != ODB_OK) goto fail;
+  if (st != ODB_OK) goto broken;
   memcpy(x, xe, (size_t)n * sizeof *x);
-  if ((st = odb_dsparse_spmv(A, xe, w)) != ODB_OK) goto fail;
+  if ((st = odb_dsparse_spmv(A, xe, w)) != ODB_OK) goto broken;
   for (long i = 0; i < n; i++) w[i] = b[i] - w[i];
-  d.loc[0] = dot(n, w, w);
-  if ((st = red(&d, 1)) != ODB_OK) goto fail;
-  res->relres_true = sqrt(d.sum[0]) / bn;
-  free(w); free(xe); free(d.all);
+  d->loc[0] = dot(n, w, w);
+  if ((st = red(d, 1)) != ODB_OK) goto broken;
+  res->relres_true = sqrt(d->sum[0]) / bn;
+  free(w); free(xe); free(d);
   return odb_krylov_state_finish(&ks, m == ODB_DKRY_QMR ? ODB_KRYLOV_QMR : ODB_KRYLOV_BICGSTAB, res);
+broken:
+  /* an exchange or a reduction failed: the ranks' messages and
+     collectives no longer pair, so the matrix is refused from here on;
+     a reduction still open keeps d (an SpMV that failed has marked its
+     matrix already) */
+#ifdef ODB_HAVE_MPI
+  if (d->pending && !odb_dsparse_settle(1, &d->rq, 0, st)) d = NULL;
+#endif
+  if (!A->broken) odb_dsparse_fail(A, st, 1);
 fail:
-  free(w); free(xe); free(d.all);
+  free(w); free(xe); free(d);
   odb_krylov_result_free(res);
   return st;
 }

@@ -9,7 +9,9 @@
 ** order. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "odb_clock.h"
 #include "odb_dist.h"
 #include "odb_dist_sparse.h"
 #include "odb_sparse_file.h"
@@ -49,9 +51,53 @@ void odb_dsparse_free(odb_dsparse *D)
   free(D->glob); free(D->ghost);
   odb_sparse_free(D->Ai); odb_sparse_free(D->Ab);
   free(D->send_rank); free(D->recv_rank); free(D->send_off); free(D->recv_off);
-  free(D->send_idx); free(D->send_buf);
+  free(D->send_idx);
   free(D->counts); free(D->displs); free(D->all_glob);
+  /* stuck: MPI may still write recv_buf, gather_buf and red, and read
+     send_buf (the header's "Buffers under a request") */
+  if (D->stuck) return;
+  free(D->send_buf); free(D->recv_buf); free(D->reqs); free(D->gather_buf);
   free(D);
+}
+
+#define SETTLE_S 0.1             /* seconds a failed exchange is polled */
+
+int odb_dsparse_settle(int n, void *reqs, int nrecv, odb_status why)
+{
+#ifdef ODB_HAVE_MPI
+  MPI_Request *rq = reqs;
+  int done = 0;
+  long tests = 0;
+  if (n <= 0) return 1;
+  /* a receive that a message has matched is not cancelled (MPI_Cancel
+     then has no effect) and completes as the message arrives */
+  for (int i = 0; i < nrecv && i < n; i++)
+    if (rq[i] != MPI_REQUEST_NULL) MPI_Cancel(&rq[i]);
+  /* a stopped run is given no time: mpirun kills the ranks that linger */
+  double limit = why == ODB_INTERRUPTED ? 0.0 : odb_dist_timeout() < SETTLE_S ? odb_dist_timeout() : SETTLE_S;
+  double t0 = odb_clock_now();
+  for (;;) {
+    done = 0;
+    if (MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+      /* an error status of one request: test them one by one */
+      done = 1;
+      for (int i = 0; i < n; i++) {
+        int one = 0;
+        if (rq[i] != MPI_REQUEST_NULL && (MPI_Test(&rq[i], &one, MPI_STATUS_IGNORE) != MPI_SUCCESS || !one))
+          done = 0;
+      }
+    }
+    if (done) return 1;
+    if (odb_clock_since(t0) > limit) return 0;
+    if (++tests > 64) {
+      struct timespec ts = {0, 200000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+#else
+  (void)n; (void)reqs; (void)nrecv; (void)why;
+  return 1;
+#endif
 }
 
 /* Rows list[0..cnt) of csr as a CSR part with columns through loc[], in
@@ -225,7 +271,13 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
   }
   D->send_idx = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_idx);
   D->send_buf = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_buf);
-  if (!D->send_idx || !D->send_buf) goto nomem;
+  D->recv_buf = malloc((size_t)(ng ? ng : 1) * sizeof *D->recv_buf);
+#ifdef ODB_HAVE_MPI
+  D->reqs = malloc((size_t)(D->nsend + D->nrecv + 1) * sizeof(MPI_Request));
+#else
+  D->reqs = malloc(1);
+#endif
+  if (!D->send_idx || !D->send_buf || !D->recv_buf || !D->reqs) goto nomem;
   for (long i = 0; i < ns; i++) D->send_idx[i] = loc[need[i]];
 
   /* the gathered order: every rank's local order, ranks in turn */
@@ -258,41 +310,58 @@ fail:
   return st;
 }
 
+odb_status odb_dsparse_fail(odb_dsparse *A, odb_status st, int settled)
+{
+  A->broken = 1;
+  if (!settled) A->stuck = 1;
+  return st;
+}
+
+odb_status odb_dsparse_check(const odb_dsparse *A, const char *who)
+{
+  if (!A->broken) return ODB_OK;
+  return ODB_FAIL(ODB_ERR_IO, "%s: an earlier exchange of this distributed matrix failed on rank %d; "
+                  "its messages no longer pair with the other ranks' (end the run)", who, A->rank);
+}
+
+/* Receives into recv_buf, not into x: x is the caller's, and a failed
+   wait may leave a receive open (the header's "Buffers under a
+   request"). The copy into x costs 16 bytes a ghost, a few per cent of
+   the SpMV's traffic on slabs of planes. */
 odb_status odb_dsparse_spmv(odb_dsparse *A, double *x, double *y)
 {
+  if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
 #ifdef ODB_HAVE_MPI
-  enum { MAXREQ = 256 };
-  MPI_Request reqs[MAXREQ];
-  MPI_Request *rq = reqs;
-  int nreq = 0;
+  MPI_Request *rq = A->reqs;
+  int nreq = 0, nrecv = 0;
   odb_status st = ODB_OK;
-  if (A->nsend + A->nrecv > MAXREQ) {
-    rq = malloc((size_t)(A->nsend + A->nrecv) * sizeof *rq);
-    if (!rq) return ODB_FAIL(ODB_ERR_NOMEM, "distributed SpMV requests");
-  }
+  if (A->nsend + A->nrecv == 0) goto compute;
   MPI_Comm comm = odb_dist_comm();
-  for (int j = 0; j < A->nrecv; j++)
-    if (MPI_Irecv(x + A->nloc + A->recv_off[j], (int)(A->recv_off[j + 1] - A->recv_off[j]), MPI_DOUBLE,
-                  A->recv_rank[j], A->tag, comm, &rq[nreq++]) != MPI_SUCCESS)
-      { st = ODB_FAIL(ODB_ERR_IO, "MPI_Irecv (distributed SpMV halo) failed"); goto done; }
-  for (int j = 0; j < A->nsend; j++) {
+  for (int j = 0; j < A->nrecv; j++, nreq++)
+    if (MPI_Irecv(A->recv_buf + A->recv_off[j], (int)(A->recv_off[j + 1] - A->recv_off[j]), MPI_DOUBLE,
+                  A->recv_rank[j], A->tag, comm, &rq[nreq]) != MPI_SUCCESS)
+      { st = ODB_FAIL(ODB_ERR_IO, "MPI_Irecv (distributed SpMV halo) failed"); goto fail; }
+  nrecv = nreq;
+  for (int j = 0; j < A->nsend; j++, nreq++) {
     double *buf = A->send_buf + A->send_off[j];
     for (long i = A->send_off[j]; i < A->send_off[j + 1]; i++) A->send_buf[i] = x[A->send_idx[i]];
     if (MPI_Isend(buf, (int)(A->send_off[j + 1] - A->send_off[j]), MPI_DOUBLE,
-                  A->send_rank[j], A->tag, comm, &rq[nreq++]) != MPI_SUCCESS)
-      { st = ODB_FAIL(ODB_ERR_IO, "MPI_Isend (distributed SpMV halo) failed"); goto done; }
+                  A->send_rank[j], A->tag, comm, &rq[nreq]) != MPI_SUCCESS)
+      { st = ODB_FAIL(ODB_ERR_IO, "MPI_Isend (distributed SpMV halo) failed"); goto fail; }
   }
   if (A->Ai) odb_sparse_spmv(A->Ai, x, y);
-  if (nreq) st = odb_dist_waitall(nreq, rq, "MPI_Waitall (distributed SpMV halo)");
-  if (st == ODB_OK && A->Ab) odb_sparse_spmv(A->Ab, x, y + A->nint);
-done:
-  if (rq != reqs) free(rq);
-  return st;
-#else
+  st = odb_dist_waitall(nreq, rq, "MPI_Waitall (distributed SpMV halo)");
+  if (st != ODB_OK) goto fail;
+  memcpy(x + A->nloc, A->recv_buf, (size_t)A->nghost * sizeof *x);
+  if (A->Ab) odb_sparse_spmv(A->Ab, x, y + A->nint);
+  return ODB_OK;
+fail:
+  return odb_dsparse_fail(A, st, odb_dsparse_settle(nreq, rq, nrecv, st));
+compute:
+#endif
   /* one rank: every row is interior */
   if (A->Ai) odb_sparse_spmv(A->Ai, x, y);
   return ODB_OK;
-#endif
 }
 
 void odb_dsparse_scatter(const odb_dsparse *A, const double *whole, double *loc)
@@ -300,13 +369,30 @@ void odb_dsparse_scatter(const odb_dsparse *A, const double *whole, double *loc)
   for (long i = 0; i < A->nloc; i++) loc[i] = whole[A->glob[i]];
 }
 
-odb_status odb_dsparse_gather(const odb_dsparse *A, const double *loc,
-                              double *whole, double *work)
+/* Through gather_buf, this rank's block copied in place: the caller's loc
+   and whole are never under a request. */
+odb_status odb_dsparse_gather(odb_dsparse *A, const double *loc, double *whole)
 {
-  odb_status st = odb_dist_allgatherv(loc, A->nloc, work, A->counts, A->displs,
+  if (A->broken) return odb_dsparse_check(A, "distributed gather");
+  if (!A->gather_buf && !(A->gather_buf = malloc((size_t)(A->n ? A->n : 1) * sizeof *A->gather_buf)))
+    return ODB_FAIL(ODB_ERR_NOMEM, "gather of a vector of %ld entries", A->n);
+  double *all = A->gather_buf, *mine = all + A->displs[A->rank];
+  memcpy(mine, loc, (size_t)A->nloc * sizeof *loc);
+  odb_status st = odb_dist_allgatherv(mine, A->nloc, all, A->counts, A->displs,
                                       "MPI_Allgatherv (distributed vector)");
-  if (st != ODB_OK) return st;
-  for (long j = 0; j < A->n; j++) whole[A->all_glob[j]] = work[j];
+  /* a failed wait of odb_dist.h leaves its request open */
+  if (st != ODB_OK) return odb_dsparse_fail(A, st, 0);
+  for (long j = 0; j < A->n; j++) whole[A->all_glob[j]] = all[j];
+  return ODB_OK;
+}
+
+odb_status odb_dsparse_allreduce(odb_dsparse *A, double *v, int op_max, const char *what)
+{
+  if (A->broken) return odb_dsparse_check(A, what);
+  A->red = *v;
+  odb_status st = op_max ? odb_dist_allreduce_max(&A->red, 1, what) : odb_dist_allreduce_sum(&A->red, 1, what);
+  if (st != ODB_OK) return odb_dsparse_fail(A, st, 0);
+  *v = A->red;
   return ODB_OK;
 }
 

@@ -31,6 +31,22 @@
 ** rank only, where the part is the whole matrix. This header names no MPI
 ** type: the seam for GPU ranks is the two parts (device copies of an
 ** odb_sparse, gpu/sparse) and the pack and unpack of the plan.
+**
+** Buffers under a request: every buffer a pending MPI request may still
+** read or write belongs to the matrix (the halo's receive and send
+** buffers, the gather's and the reductions' buffers), never to the
+** caller, whose vectors are freed at will (Lua's collector frees them at
+** the latest when the state closes, before MPI_Finalize). A wait that
+** fails (the timeout of odb_dist.h, a stop signal, an MPI error) leaves
+** requests open; the failing call then cancels its receives that no
+** message has matched yet and polls the rest for a moment
+** (odb_dsparse_settle). What still does not complete keeps its buffers
+** for the life of the process: the matrix is marked stuck and
+** odb_dsparse_free does not free them, so that MPI_Finalize's progress,
+** which may still deliver a message into them, writes live memory. A
+** matrix whose exchange failed is broken: its messages no longer pair
+** with its neighbours' (a cancelled receive leaves the neighbour's send
+** waiting), so every later SpMV, solve and gather on it is refused.
 */
 #ifndef ODB_DIST_SPARSE_H
 #define ODB_DIST_SPARSE_H
@@ -63,6 +79,12 @@ typedef struct odb_dsparse {
   long *send_off, *recv_off;   /* nsend + 1, nrecv + 1 */
   int32_t *send_idx;     /* send_off[nsend] local indices, packed in order */
   double *send_buf;
+  double *recv_buf;      /* nghost: the halo lands here, then goes to x */
+  void *reqs;            /* nsend + nrecv MPI requests (MPI builds) */
+  double *gather_buf;    /* n: the gather's buffer, made at its first use */
+  double red;            /* odb_dsparse_allreduce's value under its request */
+  int broken;            /* an exchange or reduction failed: refused since */
+  int stuck;             /* requests still open: their buffers are kept */
   /* the gather of a whole vector: counts and displs by rank (n in all)
      and the global index of each gathered entry */
   long *counts, *displs;
@@ -102,10 +124,30 @@ void odb_dsparse_free(odb_dsparse *D);
 odb_status odb_dsparse_spmv(odb_dsparse *A, double *x, double *y);
 /* The rank's entries of a whole vector: loc[i] = whole[glob[i]]. */
 void odb_dsparse_scatter(const odb_dsparse *A, const double *whole, double *loc);
-/* The whole vector on every rank from each rank's nloc entries
-   (allgatherv); work holds n doubles. A collective. */
-odb_status odb_dsparse_gather(const odb_dsparse *A, const double *loc,
-                              double *whole, double *work);
+/* The whole vector (n entries) on every rank from each rank's nloc
+   entries loc (an allgatherv through A's gather buffer). A collective. */
+odb_status odb_dsparse_gather(odb_dsparse *A, const double *loc, double *whole);
+/* *v := the maximum (op_max 1) or the sum (0) of *v over the ranks,
+   through A's own buffer (a collective; `what` names it in errors). */
+odb_status odb_dsparse_allreduce(odb_dsparse *A, double *v, int op_max, const char *what);
+
+/* After a failed wait: n MPI requests (MPI_Request *reqs) of an exchange
+   or a reduction, the first nrecv of them receives: those that no
+   message has matched are cancelled (sends and collectives' requests
+   are not: Open MPI's ob1 does not cancel a send, MPI no collective).
+   Then polls them, without the stop flag, for at most 0.1 s (the
+   timeout of odb_dist.h if shorter; once only when why, the failure, is
+   ODB_INTERRUPTED: mpirun kills a stopped rank that lingers): 1 when every one completed, 0 when
+   some are still open and their buffers must outlive the process's MPI.
+   Leaves the error message as it is. 1 without MPI. */
+int odb_dsparse_settle(int n, void *reqs, int nrecv, odb_status why);
+/* ODB_OK, or when A is broken ODB_ERR_IO "<who>: an earlier exchange of
+   this distributed matrix failed on rank R; its messages no longer pair
+   with the other ranks' (end the run)". */
+odb_status odb_dsparse_check(const odb_dsparse *A, const char *who);
+/* Marks A broken after a failed exchange or reduction: stuck (and its
+   buffers kept) unless settled is 1. Returns st. */
+odb_status odb_dsparse_fail(odb_dsparse *A, odb_status st, int settled);
 
 /* Bytes an SpMV moves on this rank at least: its parts' floors
    (odb_sparse_min_bytes: matrix, x once, y once), the ghosts written on
