@@ -7,7 +7,9 @@ ending every rank with status 2, at the first SpMV or solve that differs from
 the one-process one) and checks, as TAP: exit status 0 and rank 0's line
 saying how many checks passed on RANKS ranks; then dist_sparse_fail.lua (the
 last rank raises inside a solve the others have entered): status 2 and that
-rank's message; then scenarios/mpi_krylov.lua on a small grid. Exit 77 (skipped) in a build without MPI or without mpirun.
+rank's message; then scenarios/mpi_krylov.lua on a small grid: its table,
+the solves a row makes (one with budget=0, `solves` with a large budget)
+and the refusal of solves=0. Exit 77 (skipped) in a build without MPI or without mpirun.
 """
 import os
 import re
@@ -44,7 +46,7 @@ def main():
             os.path.join(sdir, "dist_sparse.lua"), env)
     m = re.search(r"dist_sparse: (\d+) checks passed on (\d+) rank\(s\)", p.stdout)
     want = CHECKS.get(int(ranks), CHECKS_MANY)
-    print("1..6")
+    print("1..8")
     bad = 0
     def tap(good, i, text):
         nonlocal bad
@@ -83,6 +85,27 @@ def main():
     if p.returncode != 0 or len(rows) != 3:
         for line in (p.stdout + p.stderr).splitlines()[:20]:
             print("# " + line)
+    # the solves a row makes: the first always, more while under budget
+    made = {}
+    for budget in ("0", "1e9"):
+        p = subprocess.run([mpirun, "--oversubscribe", "-n", ranks, odebench, "--ui", "none",
+                            "--out", os.path.join(tmp, "b" + budget), scen, "--set", "V=4",
+                            "--set", "reps=1", "--set", "solves=2", "--set", "budget=" + budget,
+                            "--set", "formats=csr", "--set", "patterns=h", "--set", "dist=rows"],
+                           env=env, capture_output=True, text=True, timeout=300)
+        made[budget] = re.findall(r"^GH-h +rows +csr .*\s(?:bicgstab|pbicgstab|qmr) +\d+ .* (\d+)$",
+                                  p.stdout, re.M)
+        if p.returncode != 0:
+            for line in (p.stdout + p.stderr).splitlines()[:20]:
+                print("# " + line)
+    tap(made["0"] == ["1"] * 3 and made["1e9"] == ["2"] * 3, 7,
+        "mpi_krylov.lua: one solve a solver with budget=0, solves=2 with budget=1e9 (got %s, %s)"
+        % (made["0"], made["1e9"]))
+    p = subprocess.run([mpirun, "--oversubscribe", "-n", ranks, odebench, "--ui", "none",
+                        "--out", os.path.join(tmp, "bad"), scen, "--set", "solves=0"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    tap(p.returncode == 2 and "solves: an integer >= 1 expected, got 0" in p.stderr, 8,
+        "mpi_krylov.lua solves=0: status 2 and the allowed values (got %d)" % p.returncode)
     shutil.rmtree(tmp, ignore_errors=True)
     return 1 if bad else 0
 
