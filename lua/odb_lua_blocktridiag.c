@@ -222,7 +222,8 @@ static odb_status btd_sample(void *ud, double *sec) {
 ** takes a plan: for the solve stages (2..16), y_on_chip (0 or 1) and
 ** threads (per line: 1, 2 or 4), each 0 (-1 for y_on_chip) or absent for
 ** automatic (odb_bgpu_btd_solve_stream); for the factor stages (1..4) and
-** threads (1, 2, 4 or 8, VL*threads <= 32; odb_bgpu_btd_factor_stream).
+** threads (1, 2, 4 or 8 with VL*threads <= 32, 16 or 32 with VL*threads
+** <= 256; odb_bgpu_btd_factor_stream).
 */
 static int btd_bench(lua_State *L) {
   static const char *const keys[] = { "op", "reps", "seed", "dominance",

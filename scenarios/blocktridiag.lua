@@ -320,15 +320,26 @@ local function gpu_lines(B)
                t:bench { op = "solve", reps = gpu_reps })
       else
         -- the stream factor: its automatic plan, then 1, 2, 4 and 8
-        -- threads per line (they share a block's rows and columns; VL
-        -- times threads at most 32, a warp per pack)
+        -- threads per line (the row kernel: they share a block's rows and
+        -- columns; VL times threads at most 32, a warp per pack) and 16
+        -- and 32 (the tile kernel: a 2B x 2B elimination per step, its
+        -- entries in registers; VL times threads at most 256), the tile
+        -- kernel from B = 9 also with one stage ("S1": its stage is
+        -- refilled a step ahead, and one stage leaves room for more
+        -- packs per SM)
         record("gpu", "factor", B, impl .. " auto", lay, lines * length,
                t:bench { op = "factor", reps = gpu_reps })
-        for _, th in ipairs { 1, 2, 4, 8 } do
-          if vl * th <= 32 then
+        for _, th in ipairs { 1, 2, 4, 8, 16, 32 } do
+          if vl * th <= (th >= 16 and 256 or 32) then
             record("gpu", "factor", B, impl .. " T" .. th, lay,
                    lines * length, t:bench { op = "factor", reps = gpu_reps,
                                              threads = th })
+            if th >= 16 and B >= 9 then
+              record("gpu", "factor", B, impl .. " T" .. th .. " S1", lay,
+                     lines * length, t:bench { op = "factor",
+                                               reps = gpu_reps,
+                                               threads = th, stages = 1 })
+            end
           end
         end
         -- the stream solve: its automatic plan, then 1, 2 and 4 threads

@@ -5,15 +5,19 @@
    written out once; its plan and the C interface of odb_batched_gpu.h for
    it. The compact layout of "Designing vector-friendly compact BLAS and
    LAPACK kernels" (K. Kim et al., SC17) makes a block row of a pack one
-   contiguous run, so a copy per block moves it whole. */
+   contiguous run, so a copy per block moves it whole. Two kernels: the
+   row kernel (up to a warp per pack, the running Schur complement in
+   shared memory) and the tile kernel (up to eight warps per pack, the
+   running Schur complement in registers) for the larger B. */
 #include <cuda_runtime.h>
 
 #include "odb_batched_gpu.cuh"
 #include "odb_bulk.cuh"
 
 /*
-** One block of VL*T threads (at most a warp) per pack; thread h = t*VL + l
-** works on line l of the pack, as the t-th of the T threads of that line.
+** The row kernel (T = 1, 2, 4 or 8). One block of VL*T threads (at most
+** a warp) per pack; thread h = t*VL + l works on line l of the pack, as
+** the t-th of the T threads of that line.
 ** Row r of a pack is [A_r | D_r | C_r] (B*B*VL doubles each), so that
 ** step r's inputs beyond the running D, [C_r | A_{r+1} | D_{r+1}], are one
 ** contiguous run of three blocks: step r's stage. Shared memory holds the
@@ -231,6 +235,192 @@ k_btd_factor_stream(double *M, int K, int stages, long n,
 #endif
 }
 
+/*
+** The tile kernel: T = 16 or 32 threads per line, VL*T <= 256 (two to
+** eight warps per pack), for B where one line's rows are too few work for
+** the row kernel's threads. Step r is B steps of right-looking
+** elimination without pivoting on the 2B x 2B matrix
+**     [ D_r      C_r     ]
+**     [ A_{r+1}  D_{r+1} ]
+** after which its quadrants hold L_r\U_r, L_r^{-1} C_r, A_{r+1} U_r^{-1}
+** and D_{r+1} - A_{r+1} U_r^{-1} L_r^{-1} C_r, the next running Schur
+** complement: the row kernel's three phases with each entry updated by
+** the same operations in the same order (ascending k). The T threads of a
+** line form a TR x TC grid; thread (tr, tc) holds in registers the
+** entries (i, j) of each quadrant with i = tr mod TR and j = tc mod TC
+** (indices within the quadrant), so the Schur complement becomes the next
+** step's D_r in the same thread's registers and the running D takes no
+** shared memory. Pivot k: the holders of row k and of column k put them
+** into shared memory, one barrier, then every thread updates its entries
+** with one load per row and per column it holds (the multipliers l_ik and
+** a_ik scaled by 1/u_kk on the fly and kept by the column's holder). The
+** row and column buffers alternate by pivot (counted over all steps), so
+** one barrier a pivot suffices. A step's stage is read into registers at
+** its start and refilled after the first pivot's barrier, so the copy of
+** step r + stages overlaps the rest of step r's arithmetic. D_0 comes
+** from global memory directly. Shared memory: the mbarriers, the pivot
+** buffers (8 B VL doubles), the ||D_r||_F^2 partial sums (2 T VL) and the
+** ring (stages * 3 blocks).
+*/
+template <int B, int VL, int T>
+__global__ void __launch_bounds__(VL * T)
+k_btd_factor_tile(double *M, int K, int stages, long n,
+                  unsigned long long *flag) {
+#if ODB_BULK
+  extern __shared__ __align__(128) unsigned char sm_raw[];
+  constexpr int blk = B * B * VL;
+  constexpr int TR = T >= 32 ? 8 : 4, TC = T / TR;
+  constexpr int NR = (B + TR - 1) / TR, NC = (B + TC - 1) / TC;
+  constexpr unsigned stage_bytes = 8u * 3u * blk;
+  const int l = threadIdx.x % VL, t = threadIdx.x / VL;
+  const int tr = t % TR, tc = t / TR;
+  const size_t pk = blockIdx.x;
+  double *pm = M + pk * 3 * (size_t)K * blk;   /* the pack's rows */
+  const long line = (long)pk * VL + l;
+  const unsigned bar0 = odb_smem_u32(sm_raw);
+  double *sm = (double *)(sm_raw + 128);
+  double *piv = sm + l;                        /* 2 x [row 2B | col 2B] */
+  double *fsm = sm + 8 * B * VL + l;           /* 2 x T partial sums */
+  double *stg = sm + 8 * B * VL + 2 * T * VL;  /* stages * 3 blocks */
+  const int off = (tr * B + tc) * VL + l;      /* entry (tr, tc) */
+  /* entry (a, b) of a thread's tile of a quadrant: rows tr + TR a,
+     columns tc + TC b */
+#define FT_OFF(a, b) (off + (TR * (a) * B + TC * (b)) * VL)
+#define FT_IN(a, b) (tr + TR * (a) < B && tc + TC * (b) < B)
+  if (threadIdx.x == 0)
+    for (int s = 0; s < stages; ++s) odb_mbar_init(bar0 + 8 * s, 1);
+  __syncthreads();
+  /* step s's stage (s < K - 1), by thread 0 */
+  auto issue = [&](int s) {
+    if (threadIdx.x != 0 || s >= K - 1) return;
+    const unsigned bar = bar0 + 8 * (s % stages);
+    odb_mbar_expect(bar, stage_bytes);
+    double *dst = stg + (size_t)(s % stages) * 3 * blk;
+    const double *src = pm + ((size_t)s * 3 + 2) * blk;
+    for (int w = 0; w < 3; ++w)
+      odb_bulk_g2s(dst + (size_t)w * blk, src + (size_t)w * blk, 8u * blk,
+                   bar);
+  };
+  for (int s = 0; s < stages; ++s) issue(s);
+  double x[2 * NR][2 * NC];                    /* [D C; A D'] tiles */
+#pragma unroll
+  for (int a = 0; a < NR; ++a)
+#pragma unroll
+    for (int b = 0; b < NC; ++b)
+      x[a][b] = FT_IN(a, b) ? pm[blk + FT_OFF(a, b)] : 0.0;
+  bool reported = false;
+  for (int r = 0; r < K; ++r) {
+    const bool more = r + 1 < K;
+    double *fs = fsm + (r & 1) * T * VL;
+    if (more) {
+      odb_mbar_wait(bar0 + 8 * (r % stages), (unsigned)(r / stages) & 1u);
+      const double *S = stg + (size_t)(r % stages) * 3 * blk;
+#pragma unroll
+      for (int a = 0; a < NR; ++a)
+#pragma unroll
+        for (int b = 0; b < NC; ++b) {
+          const bool in = FT_IN(a, b);
+          x[a][NC + b] = in ? S[FT_OFF(a, b)] : 0.0;
+          x[NR + a][b] = in ? S[blk + FT_OFF(a, b)] : 0.0;
+          x[NR + a][NC + b] = in ? S[2 * blk + FT_OFF(a, b)] : 0.0;
+        }
+      /* these generic-proxy reads before the copy engine's refill */
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    } else {
+#pragma unroll
+      for (int a = 0; a < NR; ++a)
+#pragma unroll
+        for (int b = 0; b < NC; ++b)
+          x[a][NC + b] = x[NR + a][b] = x[NR + a][NC + b] = 0.0;
+    }
+    double fro = 0.0;                          /* ||D_r||^2, this tile */
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+      for (int b = 0; b < NC; ++b) fro += x[a][b] * x[a][b];
+    fs[t * VL] = fro;
+    const int par = (r * B) & 1;
+#pragma unroll
+    for (int k = 0; k < B; ++k) {
+      double *pr = piv + ((par + k) & 1) * 4 * B * VL;
+      double *pc = pr + 2 * B * VL;
+      if (tr == k % TR)                        /* row k, columns >= k */
+#pragma unroll
+        for (int b = 0; b < 2 * NC; ++b) {
+          const int j = tc + TC * (b % NC), J = (b / NC) * B + j;
+          if (j < B && J >= k) pr[J * VL] = x[k / TR][b];
+        }
+      if (tc == k % TC)                        /* column k, rows > k */
+#pragma unroll
+        for (int a = 0; a < 2 * NR; ++a) {
+          const int i = tr + TR * (a % NR), I = (a / NR) * B + i;
+          if (i < B && I > k) pc[I * VL] = x[a][k / TC];
+        }
+      __syncthreads();
+      if (k == 0) {
+        issue(r + stages);                     /* every thread read stage r */
+        if (t == 0) {
+          fro = 0.0;
+#pragma unroll
+          for (int s = 0; s < T; ++s) fro += fs[s * VL];
+        }
+      }
+      const double u = pr[k * VL], inv = 1.0 / u;
+      if (t == 0 && !(u * u > TINY2 * fro) && !reported && line < n) {
+        atomicMin(flag, (unsigned long long)line * K + r);
+        reported = true;
+      }
+      double li[2 * NR], uj[2 * NC];
+#pragma unroll
+      for (int a = 0; a < 2 * NR; ++a) {
+        const int i = tr + TR * (a % NR), I = (a / NR) * B + i;
+        li[a] = i < B && I > k ? pc[I * VL] * inv : 0.0;
+      }
+#pragma unroll
+      for (int b = 0; b < 2 * NC; ++b) {
+        const int j = tc + TC * (b % NC), J = (b / NC) * B + j;
+        uj[b] = j < B && J > k ? pr[J * VL] : 0.0;
+      }
+#pragma unroll
+      for (int a = 0; a < 2 * NR; ++a) {
+        const int i = tr + TR * (a % NR), I = (a / NR) * B + i;
+        if (i < B && I > k) {
+#pragma unroll
+          for (int b = 0; b < 2 * NC; ++b) {
+            const int j = tc + TC * (b % NC), J = (b / NC) * B + j;
+            if (j < B && J > k) x[a][b] -= li[a] * uj[b];
+          }
+          if (tc == k % TC) x[a][k / TC] = li[a];
+        }
+      }
+    }
+    /* the factors out: D_r (D_0's row 0 stays), C_r (row 0 stays) and
+       A_{r+1} */
+    double *Dg = pm + ((size_t)r * 3 + 1) * blk;
+    double *Ag = pm + ((size_t)r * 3 + 3) * blk;
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+      for (int b = 0; b < NC; ++b)
+        if (FT_IN(a, b)) {
+          const bool row0 = tr + TR * a == 0;
+          if (r > 0 || !row0) Dg[FT_OFF(a, b)] = x[a][b];
+          if (more) {
+            if (!row0) Dg[blk + FT_OFF(a, b)] = x[a][NC + b];
+            Ag[FT_OFF(a, b)] = x[NR + a][b];
+          }
+        }
+    if (!more) break;
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+      for (int b = 0; b < NC; ++b) x[a][b] = x[NR + a][NC + b];
+  }
+#undef FT_OFF
+#undef FT_IN
+#endif
+}
+
 /* {====== plans and launches */
 
 typedef struct fs_plan {
@@ -241,46 +431,60 @@ typedef struct fs_plan {
 template <int B, int VL, int T>
 static void fs_launch(const odb_blocktridiag *t, const fs_plan *p, double *M,
                       unsigned long long *flag) {
+  /* T <= 8: the row kernel; 16 and 32: the tile kernel */
+  void (*k)(double *, int, int, long, unsigned long long *);
+  if constexpr (T >= 16) k = k_btd_factor_tile<B, VL, T>;
+  else k = k_btd_factor_stream<B, VL, T>;
   static int attr_set;     /* per kernel: the opt-in shared memory, once */
   if (!attr_set)           /* a failure stays for launched() to report */
     attr_set = cudaFuncSetAttribute(
-      k_btd_factor_stream<B, VL, T>,
-      cudaFuncAttributeMaxDynamicSharedMemorySize, dev_smem_optin) ==
+      k, cudaFuncAttributeMaxDynamicSharedMemorySize, dev_smem_optin) ==
       cudaSuccess;
   const odb_batch *bt = odb_blocktridiag_batch(t);
-  k_btd_factor_stream<B, VL, T><<<(unsigned)bt->packs, VL * T, p->smem>>>(
+  k<<<(unsigned)bt->packs, VL * T, p->smem>>>(
     M, odb_blocktridiag_length(t), p->stages, bt->n, flag);
 }
 
-/* VL 4, 8 or 16 and T 1, 2, 4 or 8 with VL*T <= 32 (checked by the
-   caller); B = 0 never gets here. */
+/* VL 4, 8 or 16 and T 1, 2, 4 or 8 with VL*T <= 32, or 16 or 32 with
+   VL*T <= 256 (checked by the caller); B = 0 never gets here. */
 template <int B>
 static void fs_run(const odb_blocktridiag *t, const fs_plan *p, double *M,
                    unsigned long long *flag) {
   if constexpr (B > 0) {
     const int vl = odb_blocktridiag_batch(t)->vl;
-    switch (vl * 16 + p->tpl) {
-    case 4 * 16 + 1: fs_launch<B, 4, 1>(t, p, M, flag); break;
-    case 4 * 16 + 2: fs_launch<B, 4, 2>(t, p, M, flag); break;
-    case 4 * 16 + 4: fs_launch<B, 4, 4>(t, p, M, flag); break;
-    case 4 * 16 + 8: fs_launch<B, 4, 8>(t, p, M, flag); break;
-    case 8 * 16 + 1: fs_launch<B, 8, 1>(t, p, M, flag); break;
-    case 8 * 16 + 2: fs_launch<B, 8, 2>(t, p, M, flag); break;
-    case 8 * 16 + 4: fs_launch<B, 8, 4>(t, p, M, flag); break;
-    case 16 * 16 + 1: fs_launch<B, 16, 1>(t, p, M, flag); break;
+    switch (vl * 64 + p->tpl) {
+    case 4 * 64 + 1: fs_launch<B, 4, 1>(t, p, M, flag); break;
+    case 4 * 64 + 2: fs_launch<B, 4, 2>(t, p, M, flag); break;
+    case 4 * 64 + 4: fs_launch<B, 4, 4>(t, p, M, flag); break;
+    case 4 * 64 + 8: fs_launch<B, 4, 8>(t, p, M, flag); break;
+    case 4 * 64 + 16: fs_launch<B, 4, 16>(t, p, M, flag); break;
+    case 4 * 64 + 32: fs_launch<B, 4, 32>(t, p, M, flag); break;
+    case 8 * 64 + 1: fs_launch<B, 8, 1>(t, p, M, flag); break;
+    case 8 * 64 + 2: fs_launch<B, 8, 2>(t, p, M, flag); break;
+    case 8 * 64 + 4: fs_launch<B, 8, 4>(t, p, M, flag); break;
+    case 8 * 64 + 16: fs_launch<B, 8, 16>(t, p, M, flag); break;
+    case 8 * 64 + 32: fs_launch<B, 8, 32>(t, p, M, flag); break;
+    case 16 * 64 + 1: fs_launch<B, 16, 1>(t, p, M, flag); break;
+    case 16 * 64 + 16: fs_launch<B, 16, 16>(t, p, M, flag); break;
     default: fs_launch<B, 16, 2>(t, p, M, flag); break;
     }
   }
 }
 
 /*
-** The plan: T (0: automatic) threads per line, a power of two up to 8 with
-** VL*T <= 32; automatic: a full warp per pack (32/VL) but no more threads
-** than the largest power of two not above B, since the rows and columns
-** of a block are what the threads of a line share. Stages (0: automatic,
-** else 1..FS_MAX_STAGES): the most stages, from two (one where two do not
-** fit), that keep the packs within the fewest waves of resident blocks, as
-** the stream solve's plan. Refuses what does not fit the device.
+** The plan: T (0: automatic) threads per line, 1, 2, 4 or 8 with VL*T <=
+** 32 (the row kernel, a warp per pack at most) or 16 or 32 with VL*T <=
+** 256 (the tile kernel). Automatic: for B >= 9 the tile kernel with T =
+** 32 (16 for VL 16), since there the row kernel's threads each carry too
+** long a serial chain and its two D buffers and stages leave few warps per
+** SM; T = 32 rather than 16 as 16 holds 4 B^2 / 16 entries a thread, which
+** spill past 255 registers from B = 13 (ptxas -v, sm_90); below, the row
+** kernel with a full warp per pack (32/VL) but no more threads than the
+** largest power of two not above B, since the rows and columns of a block
+** are what the threads of a line share. Stages (0: automatic, else
+** 1..FS_MAX_STAGES): the most stages, from two (one where two do not fit),
+** that keep the packs within the fewest waves of resident blocks, as the
+** stream solve's plan. Refuses what does not fit the device.
 */
 static odb_status fs_plan_of(const odb_blocktridiag *t, int stages, int tpl,
                              fs_plan *p) {
@@ -293,18 +497,26 @@ static odb_status fs_plan_of(const odb_blocktridiag *t, int stages, int tpl,
   if (stages < 0 || stages > FS_MAX_STAGES)
     return ODB_FAIL(ODB_ERR_ARG, "stream factor: stages = %d, allowed "
                     "1..%d (0: automatic)", stages, FS_MAX_STAGES);
-  if (tpl == 0) {
+  if (tpl == 0 && bt->b >= 9)
+    tpl = bt->vl == 16 ? 16 : 32;
+  else if (tpl == 0) {
     tpl = 32 / bt->vl;
     while (tpl > 1 && tpl > bt->b) tpl /= 2;
   }
-  if (!((tpl == 1 || tpl == 2 || tpl == 4 || tpl == 8) &&
-        tpl * bt->vl <= 32))
+  if (!(((tpl == 1 || tpl == 2 || tpl == 4 || tpl == 8) &&
+         tpl * bt->vl <= 32) ||
+        ((tpl == 16 || tpl == 32) && tpl * bt->vl <= 256)))
     return ODB_FAIL(ODB_ERR_ARG, "stream factor: %d threads per line with "
-                    "VL %d; allowed 1, 2, 4 or 8 with VL*threads <= 32 (0: "
-                    "automatic)", tpl, bt->vl);
+                    "VL %d; allowed 1, 2, 4 or 8 with VL*threads <= 32, or "
+                    "16 or 32 with VL*threads <= 256 (0: automatic)", tpl,
+                    bt->vl);
   p->tpl = tpl;
-  const size_t blk = 8 * (size_t)bt->b * bt->b * bt->vl;
-  const size_t fixed = 128 + 2 * blk, stage = 3 * blk;
+  /* the row kernel: two D blocks; the tile kernel: the pivot row and
+     column buffers (8 B VL doubles) and the partial sums (2 T VL) */
+  const size_t blk = 8 * (size_t)bt->b * bt->b * bt->vl, stage = 3 * blk;
+  const size_t fixed = tpl >= 16 ? 128 + 8 * (8 * (size_t)bt->b * bt->vl +
+                                               2 * (size_t)tpl * bt->vl)
+                                 : 128 + 2 * blk;
   if (stages == 0) {
     long waves = 0;
     stages = fixed + 2 * stage <= (size_t)dev_smem_optin ? 2 : 1;
@@ -323,9 +535,9 @@ static odb_status fs_plan_of(const odb_blocktridiag *t, int stages, int tpl,
   p->smem = fixed + (size_t)stages * stage;
   if (p->smem > (size_t)dev_smem_optin)
     return ODB_FAIL(ODB_ERR_ARG, "stream factor: %d stages of %zu bytes and "
-                    "two D blocks need %zu bytes of shared memory per block; "
-                    "the device allows %d", stages, stage, p->smem,
-                    dev_smem_optin);
+                    "%zu bytes besides need %zu bytes of shared memory per "
+                    "block; the device allows %d", stages, stage, fixed,
+                    p->smem, dev_smem_optin);
   return ODB_OK;
 }
 

@@ -665,10 +665,13 @@ static void check_stream_refusals(const odb_batch *bt) {
          strstr(odb_last_error(), "stages = 5, allowed 1..4") &&
          odb_bgpu_btd_factor_stream(tc, 0, 3, NULL, NULL) == ODB_ERR_ARG &&
          strstr(odb_last_error(), "3 threads per line") &&
-         odb_bgpu_btd_factor_stream(tc, 0, 16, NULL, NULL) == ODB_ERR_ARG &&
+         odb_bgpu_btd_factor_stream(tc, 0, 64, NULL, NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "64 threads per line with VL 4; allowed "
+                "1, 2, 4 or 8 with VL*threads <= 32, or 16 or 32 with "
+                "VL*threads <= 256") &&
          odb_bgpu_btd_factor_stream(tb, 0, 0, NULL, NULL) == ODB_ERR_ARG &&
          strstr(odb_last_error(), "B <= 16"),
-         "stream factor refused for the standard layout, stages 5, 3 and 16 "
+         "stream factor refused for the standard layout, stages 5, 3 and 64 "
          "threads per line at VL 4, B 17");
   odb_blocktridiag_free(tl);
   odb_blocktridiag_free(ts);
@@ -1057,8 +1060,37 @@ int main(int argc, char **argv) {
     if (b == 3 || b == 10 || b == 16)
       for (int k = 0; k < 4; ++k) check_btd_stream_zero_pivot(b, 4, 1 << k);
   }
+  /* the tile kernel (16 and 32 threads per line, VL*threads <= 256):
+     B 9..16 and a few small B, every VL, stages 1..4 (0: automatic),
+     K 1, 2 and longer lines, line counts no multiple of VL; its zero
+     pivot report */
+  {
+    static const int vl_t[][2] = { { 4, 16 }, { 4, 32 }, { 8, 16 },
+                                   { 8, 32 }, { 16, 16 } };
+    static const int bs[] = { 2, 3, 5, 9, 10, 11, 12, 13, 14, 15, 16 };
+    for (int i = 0; i < 11; ++i) {
+      int b = bs[i];
+      for (int k = 0; k < 5; ++k) {
+        if (quick && k % 2 != b % 2) continue;
+        int vl = vl_t[k][0], tpl = vl_t[k][1];
+        check_btd_factor_stream(vl + 3 + k, 1 + (k + b) % 2, b, vl,
+                                (k + b) % 5, tpl);
+        check_btd_factor_stream(2 * vl + 1, 7 + b % 3, b, vl,
+                                1 + (k + b) % 4, tpl);
+      }
+      if (b == 3 || b == 10 || b == 16) {
+        check_btd_stream_zero_pivot(b, 4, 16);
+        check_btd_stream_zero_pivot(b, 4, 32);
+        check_btd_stream_zero_pivot(b, 8, 32);
+        check_btd_stream_zero_pivot(b, 16, 16);
+      }
+    }
+  }
   check_btd_factor_stream(45, 64, 10, 8, 0, 0);
   check_btd_factor_stream(45, 64, 15, 4, 0, 8);
+  check_btd_factor_stream(45, 64, 15, 4, 0, 32);
+  check_btd_factor_stream(45, 64, 15, 4, 1, 32);
+  check_btd_factor_stream(61, 33, 12, 8, 2, 16);
   check_btd_zero_pivot(ODB_BGPU_STREAM);
   check_btd(9, 33, 3, 16, ODB_BGPU_SERIAL2);
   check_btd(21, 17, 7, 16, ODB_BGPU_TEAM);
