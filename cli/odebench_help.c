@@ -167,6 +167,8 @@ static const char help_env[] =
 "  ODEBENCH_S2D_CLUSTER=N  the blocks of a gpu_stream2d cluster where\n"
 "                     tiling.cluster is not given (compute capability 9.0+)\n"
 "  ODEBENCH_S2D_PLAN=1  prints the gpu_stream2d layout picked\n"
+"  ODEBENCH_ONCHIP_PLAN=1  prints the gpu_onchip layout picked (blocks, band\n"
+"                     height, where the stages live)\n"
 "  ODEBENCH_S2D_SYNC_EACH=1  a barrier every pass in gpu_stream2d's skew-2\n"
 "                     kernels at lag 2, also on a star stencil (comparisons)\n"
 "  ODEBENCH_TSM_NOFLUSH=1  no L2 flush before each timed run of a tall &\n"
