@@ -171,8 +171,10 @@ static void test_stops(void) {
 ** A checkpoint written by a GPU solver in the middle of an integration and
 ** read into a new one continues bit for bit: the two halves give the state
 ** of one uninterrupted run, both with the controller on the device and on
-** the host, and the same steps. Also read back by plain on the CPU: the
-** same state to 1e-10 after the rest of the run.
+** the host, and the same steps. Also read back by plain on the CPU, which
+** continues with its own steps from there: the same solution to 1e-6 at
+** tolerance 1e-9 (one such run, gpu_stream2d with the controller on the
+** host, ends 1.0e-7 from the GPU's on an H200).
 */
 static void test_checkpoint(void) {
   odb_problem *p = bruss(41, 0);
@@ -218,7 +220,7 @@ static void test_checkpoint(void) {
              memcmp(ya, yb, (size_t)p->n * sizeof(double)) == 0 &&
              a->stats.steps == steps_ab &&
              a->stats.accepted == b->stats.accepted &&
-             max_rel(yc, ya, p->n) <= 1e-10,
+             max_rel(yc, ya, p->n) <= 1e-6,
              "%s dopri5, controller on the %s: restart at t = %g from a "
              "checkpoint ends bit for bit on the uninterrupted run (%ld "
              "steps, restarted %ld; max |diff| %.2e), plain from the same "
