@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "odb_batched_gpu.cuh"
+#include "odb_bulk.cuh"
 
 /* {====== block-tridiagonal lines: one thread per line (two with double2) */
 
@@ -431,51 +432,8 @@ k_btd_factor_team(double *M, long nlanes, int vl, int K, long n,
 */
 #define STREAM_BARS 16           /* most stages (mbarriers in 128 bytes) */
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define STREAM_ARCH 1
-#else
-#define STREAM_ARCH 0
-#endif
-
-static __device__ __forceinline__ unsigned smem_u32(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
-
-/* Arms mbarrier bar for `bytes` more bytes (and arrives: count 1). */
-static __device__ __forceinline__ void mbar_expect(unsigned bar,
-                                                   unsigned bytes) {
-#if STREAM_ARCH
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-               :: "r"(bar), "r"(bytes) : "memory");
-#endif
-}
-
-/* Bulk copy of `bytes` (a multiple of 16, both ends 16-byte aligned) from
-   global src to shared dst, completing on mbarrier bar. */
-static __device__ __forceinline__ void bulk_g2s(double *dst,
-                                                const double *src,
-                                                unsigned bytes, unsigned bar) {
-#if STREAM_ARCH
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx"
-               "::bytes [%0], [%1], %2, [%3];"
-               :: "r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
-#endif
-}
-
-/* Waits until phase `parity` of mbarrier bar has completed. */
-static __device__ __forceinline__ void mbar_wait(unsigned bar,
-                                                 unsigned parity) {
-#if STREAM_ARCH
-  unsigned done = 0;
-  do {
-    asm volatile("{\n .reg .pred p;\n"
-                 " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 " selp.u32 %0, 1, 0, p;\n}"
-                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-  } while (!done);
-#endif
-}
+/* sm_90's copy engine: the bulk copies and mbarriers of gpu/rt/odb_bulk.cuh */
+#define STREAM_ARCH ODB_BULK
 
 /* 1/d without a branch: the hardware estimate and two Newton steps. */
 static __device__ __forceinline__ double rcp_nr(double d) {
@@ -545,14 +503,14 @@ __device__ __forceinline__ void stream_issue(int s, int K, int h,
                                              unsigned mask, const double *pm,
                                              const double *xr0, double *dst,
                                              unsigned bar) {
-  if (h == 0) mbar_expect(bar, stream_bytes<B, VL>(s, K));
+  if (h == 0) odb_mbar_expect(bar, stream_bytes<B, VL>(s, K));
   __syncwarp(mask);
   for (int p = h; p <= B; p += NT) {
     const double *src;
     size_t o;
     unsigned n;
     if (stream_run<B, VL>(s, K, p, pm, xr0, &src, &o, &n))
-      bulk_g2s(dst + o, src, 8u * n, bar);
+      odb_bulk_g2s(dst + o, src, 8u * n, bar);
   }
 }
 
@@ -572,13 +530,10 @@ k_btd_solve_stream(const double *M, double *X, int K, int stages, int ysm) {
   double *xr0 = X + pk * K * row;              /* the pack's rhs */
   double *stg = (double *)(sm_raw + 8 * STREAM_BARS);
   double *ys = ysm ? stg + (size_t)stages * sd + l : xr0 + l;
-  const unsigned bar0 = smem_u32(sm_raw);
+  const unsigned bar0 = odb_smem_u32(sm_raw);
   const int steps = 2 * K;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s)
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;"
-                   :: "r"(bar0 + 8 * s) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int s = 0; s < stages; ++s) odb_mbar_init(bar0 + 8 * s, 1);
   }
   __syncwarp(mask);
   for (int s = 0; s < stages && s < steps; ++s)
@@ -587,7 +542,7 @@ k_btd_solve_stream(const double *M, double *X, int K, int stages, int ysm) {
   /* step s's stage for this lane, once its copies have landed */
   auto wait = [&](int s) -> const double * {
     const int slot = s % stages;
-    mbar_wait(bar0 + 8 * slot, (unsigned)(s / stages) & 1u);
+    odb_mbar_wait(bar0 + 8 * slot, (unsigned)(s / stages) & 1u);
     return stg + (size_t)slot * sd + l;
   };
   /* every thread is done with step s's stage: refill it with step
