@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,33 @@
 void dist_blocks(long n, int size, long *lo) {
   long q = n / size, r = n % size;
   for (int k = 0; k <= size; ++k) lo[k] = k * q + (k < r ? k : r);
+}
+
+/* See the header. */
+int dist_layout_applies(const char *name, const char *fam, int halo,
+                        const char *label, long n, long d, char *why,
+                        size_t nwhy) {
+  int R = odb_dist_size();
+  long shortest = n / R;
+  if (n < R) {
+    snprintf(why, nwhy, "%s needs a component on every rank; %s has n = %ld "
+             "for %d ranks", name, label, n, R);
+    return 0;
+  }
+  if (halo && d >= n) {
+    snprintf(why, nwhy, "%s needs a limited access distance (d < n); %s has "
+             "d = n = %ld: every f_j may read every component (%sA and %sS "
+             "apply)", name, label, n, fam, fam);
+    return 0;
+  }
+  if (halo == 2 && shortest < d) {
+    snprintf(why, nwhy, "%s needs every rank's block at least as long as "
+             "the access distance d = %ld; %s has n = %ld, and %d ranks give "
+             "blocks of %ld (%sX forwards halos over several ranks)", name, d,
+             label, n, R, shortest, fam);
+    return 0;
+  }
+  return 1;
 }
 
 /* The intersection of [a, b) and [c, e) as a message (count 0: none). */

@@ -69,6 +69,20 @@ typedef struct dist_halo {
 void dist_blocks(long n, int size, long *lo);
 
 /*
+** What the layout of a distributed variant needs of a problem with n
+** components and access distance d on the ranks of this run, whatever its
+** method: a component on every rank; with halo exchanges (halo 1: halos
+** forwarded over several ranks, X; 2: from the two neighbours only, N) a
+** limited access distance, and for N a block of at least d on every rank.
+** name is the variant's ("mpi_N"), fam its family's prefix ("mpi_" or
+** "mpi_pirk_"), which the reasons use to name the variants that apply
+** instead. 1 when it applies, else 0 with the reason in why.
+*/
+int dist_layout_applies(const char *name, const char *fam, int halo,
+                        const char *label, long n, long d, char *why,
+                        size_t nwhy);
+
+/*
 ** Builds h for kind over the communicator comm (n components, access
 ** distance d; d >= n: any component). ODB_ERR_ARG when n is more than
 ** INT_MAX (MPI counts and displacements are int); ODB_ERR_NOMEM.

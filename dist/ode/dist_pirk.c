@@ -66,10 +66,9 @@ static dist_kind kind_of(const odb_variant *v);
 
 /* {====== applies: what each communication pattern needs */
 
-/* Common to all four: a PIRK corrector, a component on every rank. */
-static int common_applies(const char *name, const odb_problem *p,
-                          const odb_method *m, char *why, size_t nwhy) {
-  int R = odb_dist_size();
+/* Common to all four: a PIRK corrector; the layout (dist_halo.h). */
+static int kind_applies(const char *name, int halo, const odb_problem *p,
+                        const odb_method *m, char *why, size_t nwhy) {
   if (m->kind != ODB_METHOD_PIRK) {
     snprintf(why, nwhy, "%s runs PIRK correctors only; '%s' is an explicit "
              "RK method (mpi_%c runs it)", name, m->name,
@@ -77,55 +76,28 @@ static int common_applies(const char *name, const odb_problem *p,
     return 0;
   }
   if (!pirk_applies_any(name, m, why, nwhy)) return 0;
-  if (p->n < R) {
-    snprintf(why, nwhy, "%s needs a component on every rank; %s has n = %ld "
-             "for %d ranks", name, p->label, p->n, R);
-    return 0;
-  }
-  return 1;
+  return dist_layout_applies(name, "mpi_pirk_", halo, p->label, p->n, p->d,
+                             why, nwhy);
 }
 
 static int all_applies(const odb_problem *p, const odb_method *m, char *why,
                        size_t nwhy) {
-  return common_applies("mpi_pirk_A", p, m, why, nwhy);
+  return kind_applies("mpi_pirk_A", 0, p, m, why, nwhy);
 }
 
 static int sparse_applies(const odb_problem *p, const odb_method *m,
                           char *why, size_t nwhy) {
-  return common_applies("mpi_pirk_S", p, m, why, nwhy);
-}
-
-/* N and X: a limited access distance; N also a block of at least d. */
-static int halo_applies(const char *name, int neighbours_only,
-                        const odb_problem *p, const odb_method *m, char *why,
-                        size_t nwhy) {
-  int R = odb_dist_size();
-  long shortest = p->n / R;
-  if (!common_applies(name, p, m, why, nwhy)) return 0;
-  if (p->d >= p->n) {
-    snprintf(why, nwhy, "%s needs a limited access distance (d < n); %s has "
-             "d = n = %ld: every f_j may read every component (mpi_pirk_A "
-             "and mpi_pirk_S apply)", name, p->label, p->n);
-    return 0;
-  }
-  if (neighbours_only && shortest < p->d) {
-    snprintf(why, nwhy, "%s needs every rank's block at least as long as "
-             "the access distance d = %ld; %s has n = %ld, and %d ranks give "
-             "blocks of %ld (mpi_pirk_X forwards halos over several ranks)",
-             name, p->d, p->label, p->n, R, shortest);
-    return 0;
-  }
-  return 1;
+  return kind_applies("mpi_pirk_S", 0, p, m, why, nwhy);
 }
 
 static int neighbour_applies(const odb_problem *p, const odb_method *m,
                              char *why, size_t nwhy) {
-  return halo_applies("mpi_pirk_N", 1, p, m, why, nwhy);
+  return kind_applies("mpi_pirk_N", 2, p, m, why, nwhy);
 }
 
 static int forward_applies(const odb_problem *p, const odb_method *m,
                            char *why, size_t nwhy) {
-  return halo_applies("mpi_pirk_X", 0, p, m, why, nwhy);
+  return kind_applies("mpi_pirk_X", 1, p, m, why, nwhy);
 }
 
 /* }====== */
