@@ -339,15 +339,6 @@ void odb_dist_abort(int status, const char *msg) {
       odb_clear_error();
     free(reqs);
   }
-  /* An error every rank meets (a bad --set, a scenario's own check) makes
-     every rank abort at once, and mpirun 4.1 has crashed (SIGSEGV) on
-     several MPI_Abort calls arriving together. Rank 0 aborts at once; the
-     others give it a second, in which mpirun ends them if rank 0 failed
-     too. */
-  if (dist_rank != 0) {
-    struct timespec ts = { 0, 50000000L };   /* 20 times 50 ms */
-    for (int i = 0; i < 20; i++) nanosleep(&ts, NULL);
-  }
   MPI_Abort(MPI_COMM_WORLD, status);
   exit(status);
 }
