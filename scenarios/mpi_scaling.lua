@@ -3,7 +3,12 @@
 -- against the sequential variants and the POSIX-thread variants (par_*)
 -- with as many threads as there are ranks, after the self-adaptive solver
 -- for distributed address spaces of the PIRK autotuning thesis (Korch's
--- group, §10.3).
+-- group, §10.3). Where the build has it (-Dpeers=enabled with MPI and
+-- SUNDIALS's parallel N_Vector), the peer `arkode_mpi` (SUNDIALS ARKODE's
+-- ERKStep on an NVECTOR_PARALLEL vector, mpi_N's split and halos) runs
+-- beside them as a row of its own ("peer"), and every n and R prints how
+-- many times faster the best mpi_* variant is than ARKODE with MPI (the
+-- same tableau, h and tolerances).
 --
 -- One run measures at the R ranks it was started with: the binding runs a
 -- distributed variant on all ranks of the run (there is no sub-communicator),
@@ -39,7 +44,7 @@ local weaksN  = ob.param("weak_string_N", "500000")
 local probs   = ob.param("problems", "bruss2d,string")
 local methods = ob.param("methods", "dopri5,radau1a5")
 local only    = ob.param("variants", "mpi_A,mpi_S,mpi_N,mpi_X,mpi_pirk_A,"
-                         .. "mpi_pirk_S,mpi_pirk_N,mpi_pirk_X")
+                         .. "mpi_pirk_S,mpi_pirk_N,mpi_pirk_X,arkode_mpi")
 local seqs    = ob.param("sequential", "fused,plain,A,PipeDb1mt")
 local pars    = ob.param("threads_variants", "par_A,par_Dblock,par_PipeDb1mt,"
                          .. "par_ppDb1mt")
@@ -157,14 +162,18 @@ for _, method in ipairs(split(methods)) do
     ob.barrier()
     done = done + #split(seqs) + #split(pars)
     ob.progress(done, total, string.format("n=%d sequential, threads", p.n))
-    local fast, slow = math.huge, 0
+    local fast, slow, peer = math.huge, 0, nil
     for _, v in ipairs(dist) do
+      local how = v == "arkode_mpi" and "peer" or "ranks"
       local r, why = timed(p, method, v, { label = v .. " R=" .. R })
-      if r then
-        row("ranks", v, r, best)
+      if r and how == "peer" then
+        row(how, v, r, best)
+        peer = r.time_per_step
+      elseif r then
+        row(how, v, r, best)
         fast, slow = math.min(fast, r.time_per_step), math.max(slow, r.time_per_step)
       else
-        na("ranks", v, why)
+        na(how, v, why)
       end
       done = done + 1
       ob.progress(done, total, string.format("n=%d %s R=%d", p.n, v, R))
@@ -176,6 +185,13 @@ for _, method in ipairs(split(methods)) do
       ob.metric(string.format("%s n=%d R=%d speedup", c.p, p.n, R), best / fast)
       ob.metric(string.format("%s n=%d R=%d variant spread", c.p, p.n, R),
                 (slow - fast) / fast)
+    end
+    if peer and slow > 0 then
+      io.write(string.format("  best mpi_* %.4e s/step, arkode_mpi %.4e: "
+                             .. "%.2fx faster than ARKODE with MPI\n", fast,
+                             peer, peer / fast))
+      ob.metric(string.format("%s n=%d R=%d over arkode_mpi", c.p, p.n, R),
+                peer / fast)
     end
   end
 end
@@ -199,19 +215,23 @@ local function read_table(file)
   return t
 end
 
--- strong: speed-up and efficiency of each distributed variant at each R
--- over the fastest sequential run of the same n; weak: the variant's
--- one-rank time over its time at R
+-- strong: speed-up and efficiency of each distributed variant (and the
+-- peer) at each R over the fastest sequential run of the same n; weak: the
+-- variant's one-rank time over its time at R; then, per n and R, the best
+-- mpi_* variant against the peer arkode_mpi
 local function summary(t)
-  local seq, one, keys, seen = {}, {}, {}, {}
+  local seq, one, keys, seen, bestd, peer = {}, {}, {}, {}, {}, {}
   for _, e in ipairs(t) do
     local k = table.concat({ e.p, e.kind, e.method }, " ")
+    local nr = k .. " " .. e.n .. " " .. e.R
     if e.how == "seq" then
       local sk = k .. " " .. e.n
       seq[sk] = math.min(seq[sk] or math.huge, e.tps)
-    elseif e.how == "ranks" and e.R == 1 then
+    elseif (e.how == "ranks" or e.how == "peer") and e.R == 1 then
       one[k .. " " .. e.v] = e.tps
     end
+    if e.how == "ranks" then bestd[nr] = math.min(bestd[nr] or math.huge, e.tps) end
+    if e.how == "peer" then peer[nr] = e.tps end
     if e.how == "ranks" and not seen[k] then seen[k] = true; keys[#keys + 1] = k end
   end
   table.sort(keys)
@@ -220,7 +240,7 @@ local function summary(t)
                            k, "variant", "R", "n", "s/step", "speedup", "eff"))
     for _, e in ipairs(t) do
       local ek = table.concat({ e.p, e.kind, e.method }, " ")
-      if ek == k and e.how == "ranks" then
+      if ek == k and (e.how == "ranks" or e.how == "peer") then
         local sp, eff
         if e.kind == "strong" then
           sp = (seq[ek .. " " .. e.n] or 0) / e.tps
@@ -232,6 +252,25 @@ local function summary(t)
         io.write(string.format("  %-10s %5d %10d %12.4e %8.2fx %6.1f%%\n", e.v, e.R,
                                e.n, e.tps, sp, 100 * eff))
       end
+    end
+    local ratios = {}
+    for nr, tp in pairs(peer) do
+      local n, r = nr:match("^" .. k:gsub("%p", "%%%0") .. " (%d+) (%d+)$")
+      if n and bestd[nr] then
+        ratios[#ratios + 1] = { n = tonumber(n), R = tonumber(r), peer = tp,
+                                best = bestd[nr] }
+      end
+    end
+    table.sort(ratios, function(x, y)
+      return x.n < y.n or (x.n == y.n and x.R < y.R)
+    end)
+    if #ratios > 0 then
+      io.write(string.format("  best mpi_* over arkode_mpi\n  %5s %10s %12s %12s %8s\n",
+                             "R", "n", "best s/step", "peer s/step", "ratio"))
+    end
+    for _, x in ipairs(ratios) do
+      io.write(string.format("  %5d %10d %12.4e %12.4e %7.2fx\n", x.R, x.n, x.best,
+                             x.peer, x.peer / x.best))
     end
   end
 end

@@ -23,5 +23,10 @@ extern const odb_variant odb_variant_mpi_pirk_X;
 odb_status odb_dist_ode_register(void);
 /* Registers the four PIRK variants (dist_pirk.c), called beside it. */
 odb_status odb_dist_pirk_register(void);
+/* The distributed ARKODE peer arkode_mpi (dist_arkode.c), built with peers,
+   MPI and SUNDIALS's parallel N_Vector (ODB_HAVE_ARKODE_MPI);
+   odb_dist_ode_register registers it. */
+extern const odb_variant odb_variant_arkode_mpi;
+odb_status odb_dist_arkode_register(void);
 
 #endif
