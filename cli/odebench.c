@@ -741,6 +741,7 @@ static void ui_info(const host_run *r, odb_ui_info *info) {
   odb_bandwidth bw;
   memset(info, 0, sizeof *info);
   snprintf(info->scenario, sizeof info->scenario, "%s", r->o->scenario);
+  info->rank = odb_dist_rank();
   snprintf(info->machine, sizeof info->machine, "%.120s, %d cores",
            model && model->str ? model->str : "CPU",
            cores && !cores->str ? (int)cores->num : 0);

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct odbL_solver {
@@ -401,6 +402,8 @@ typedef struct solve_figures {
   double err;
   const odb_bandwidth *bw;
   odb_measurement m;     /* the timed runs (push_result's seconds) */
+  int ranks;             /* > 1: a distributed solve under mpirun */
+  double wait_max;       /* the slowest rank's wait (rank_figures) */
 } solve_figures;
 
 /* The runs of one integrate: each from the same time, state and next
@@ -412,6 +415,8 @@ typedef struct integrate_runs {
   odb_solve_stats *stats;/* the last run's */
   const double *tstops;  /* the call's stops (tstops = {...}), ascending */
   int ntstops;
+  long steps_all;        /* steps of every run (warm-up included) */
+  double own_sec;        /* their seconds on this rank's clock */
 } integrate_runs;
 
 /* One sample of odb_measure_run: a whole integration, timed by the
@@ -424,6 +429,8 @@ static odb_status integrate_run(void *ud, double *sec) {
   st = odb_solver_integrate_stops(r->s, r->t1, r->tstops, r->ntstops,
                                   r->stats);
   *sec = r->stats->seconds;
+  r->steps_all += r->stats->steps;
+  r->own_sec += r->stats->seconds;
   if (r->s->variant->gather && odb_dist_size() > 1) {
     /* a distributed variant's run lasts as long as its slowest rank: with
        that time on every rank, measure stops after the same run on all
@@ -469,6 +476,60 @@ static void put_roof(row_out *w, const odb_solver *s,
   lua_pop(w->L, 1);
   put_num(w, "roofline_pct", 100.0 * fmax(mem, floor_s * (double)st->steps) /
                              sec);
+}
+
+/*
+** Every rank's figures of one s:integrate of a distributed variant under
+** mpirun, which every rank calls together (SPMD): its steps a second on
+** its own clock over the call's runs and its seconds waiting for
+** communication (odb_dist_wait_seconds) during the call, gathered with
+** the collectives' timeout. Rank 0 publishes one ODB_EV_RANKS record a
+** rank for the dashboard and events.jsonl; every rank keeps the slowest
+** wait for the row (wait_s_max). Assumes 2 R values fit MPI's int
+** displacements (odb_dist_allgatherv checks them).
+*/
+static odb_status rank_figures(odbL_state *S, const odb_solver *s,
+                               const integrate_runs *r, double waited,
+                               solve_figures *f) {
+  int R = odb_dist_size(), me = odb_dist_rank();
+  double mine[2], *all;
+  long *counts;
+  odb_status st;
+  mine[0] = r->own_sec > 0 ? (double)r->steps_all / r->own_sec : 0;
+  mine[1] = waited;
+  all = malloc(sizeof *all * 2 * (size_t)R);
+  counts = malloc(sizeof *counts * 2 * (size_t)R);
+  if (all == NULL || counts == NULL) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "figures of %d ranks: out of memory", R);
+    goto fail;
+  }
+  for (int k = 0; k < R; k++) {
+    counts[k] = 2;          /* counts, then displacements */
+    counts[R + k] = 2L * k;
+  }
+  st = odb_dist_allgatherv(mine, 2, all, counts, counts + R,
+                           "MPI_Allgatherv (the ranks' figures)");
+  if (st != ODB_OK) goto fail;
+  f->ranks = R;
+  f->wait_max = 0;
+  for (int k = 0; k < R; k++) {
+    odb_event ev;
+    if (all[2 * k + 1] > f->wait_max) f->wait_max = all[2 * k + 1];
+    if (me != 0 || S->ctx == NULL) continue;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = ODB_EV_RANKS;
+    snprintf(ev.name, sizeof ev.name, "%s/%s/%s", s->problem->type->name,
+             s->method->name, s->variant->name);
+    ev.step = k;
+    ev.accepted = R;
+    ev.value = all[2 * k];
+    ev.value2 = all[2 * k + 1];
+    odb_ctx_publish(S->ctx, &ev);
+  }
+fail:
+  free(all);
+  free(counts);
+  return st;
 }
 
 /*
@@ -532,6 +593,10 @@ static void push_result(lua_State *L, odbL_state *S, const odb_solver *s,
   put_num(&w, "t", st->t);
   put_num(&w, "h", st->h);
   if (f->have_err) put_num(&w, "err", f->err);
+  if (f->ranks > 1) {
+    put_int(&w, "ranks", f->ranks);
+    put_num(&w, "wait_s_max", f->wait_max);
+  }
   odbL_check_record(L, w.st);
   remember_row(L, -1);
 }
@@ -555,7 +620,7 @@ static int solver_integrate(lua_State *L) {
   integrate_runs runs = {0};
   odb_measure_opts mo;
   int has_t0;
-  double start;
+  double start, waited;
   odb_status st;
   char msg[512];
   odbL_check_not_in_callback(L, "s:integrate");
@@ -603,9 +668,14 @@ static int solver_integrate(lua_State *L) {
   y0 = odbL_vector_new(L, s->n);   /* the start of every run */
   st = odb_solver_get_state(s, y0->v);
   runs = (integrate_runs){ s, f.t0, f.t1, s->h_next, y0->v, &f.st,
-                           runs.tstops, runs.ntstops };
+                           runs.tstops, runs.ntstops, 0, 0 };
+  waited = odb_dist_wait_seconds();
   if (st == ODB_OK)
     st = odb_measure_run(integrate_run, &runs, &mo, NULL, &f.m, NULL);
+  /* a failed run ends the run on every rank (odb_dist_abort), so only a
+     run that went well gathers */
+  if (st == ODB_OK && s->variant->gather && odb_dist_size() > 1)
+    st = rank_figures(S, s, &runs, odb_dist_wait_seconds() - waited, &f);
   if (st != ODB_OK) {   /* the row is the failed run's */
     double one = f.st.seconds;
     odb_measure_summarize(&one, 1, &f.m);

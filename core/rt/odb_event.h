@@ -23,13 +23,21 @@ typedef enum odb_event_kind {
   ODB_EV_PROGRESS,    /* a scenario's sweep: step: i of accepted: n steps
                          done (0 <= i <= n; i = 0 starts the clock), name:
                          its label; published by ob.progress */
-  ODB_EV_SOLVE_ROW    /* a results row of kind "solve" was recorded, with
+  ODB_EV_SOLVE_ROW,   /* a results row of kind "solve" was recorded, with
                          its own figures: name: problem/method/variant,
                          text: status, step: steps, accepted: n, value:
                          seconds, value2: GB/s (0: none), t: floor_pct
                          (< 0: none); published by the Lua binding
                          (odbL_check_record) so that a reporter shows the
                          row's figures instead of computing its own */
+  ODB_EV_RANKS        /* one rank's figures of a distributed solve, one
+                         record per rank in rank order after every
+                         s:integrate of a distributed variant under
+                         mpirun: name: problem/method/variant, step: the
+                         rank r, accepted: the ranks R, value: rank r's
+                         steps a second in that call, value2: its seconds
+                         waiting for communication in that call;
+                         published by rank 0, which gathers them */
 } odb_event_kind;
 
 typedef enum odb_log_level {

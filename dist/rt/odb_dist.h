@@ -53,6 +53,13 @@ odb_status odb_dist_allgatherv(const double *mine, long nmine, double *all,
 /* Waits until every rank has arrived (with the timeout). */
 odb_status odb_dist_barrier(const char *what);
 
+/* Seconds this rank has spent waiting for communication to complete since
+   MPI started: every wait of odb_dist_waitall (the collectives above and
+   the distributed variants' exchanges), not the end of the run
+   (odb_dist_done). A caller takes the difference over a stretch of work.
+   0 without MPI, where nothing is waited for. */
+double odb_dist_wait_seconds(void);
+
 /* Called by a rank that has finished its work (the program, after the
    scenario ended well): tells every other rank so (a collective they wait
    in names this rank as gone), then waits, without the timeout, until

@@ -1,7 +1,7 @@
 /* test_ui_model.c - the dashboard's model (rates, finished solves from
    their results rows, tuning table, heatmap, tuning throughput, folded
-   warnings), the plain reporter's folded warnings and the events.jsonl
-   recorder and reader. Links ui_dep. */
+   warnings, the ranks' lines), the plain reporter's folded warnings and
+   the events.jsonl recorder and reader. Links ui_dep. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,6 +591,104 @@ static void test_replay_times(void) {
   tap_ok(ok, "replay_times keeps the walls of a normal recording");
 }
 
+/* Rank r of R: steps a second and seconds waiting (ODB_EV_RANKS). */
+static odb_event rank_ev(const char *name, long r, long R, double sps,
+                         double wait) {
+  odb_event e = ev(ODB_EV_RANKS, 1.0);
+  snprintf(e.name, sizeof e.name, "%s", name);
+  e.step = r;
+  e.accepted = R;
+  e.value = sps;
+  e.value2 = wait;
+  return e;
+}
+
+/* The ranks' lines: one a rank, a new solve replacing the set, more than
+   ODB_UI_RANK_LINES ranks folded into "... N more", and a RANKS record
+   through events.jsonl (of_rank 0 and wait 0 kept, "rank" on every line). */
+static void test_ranks(void) {
+  odb_ui_model *m = calloc(1, sizeof *m);
+  char line[96], path[] = "/tmp/odb_ranks_XXXXXX", buf[4096];
+  odb_event e, *evs = NULL;
+  odb_ui_info info;
+  int fd, n = 0, lines = 0, ranked = 0;
+  FILE *f;
+  odb_ui_model_init(m, NULL);
+  tap_ok(odb_ui_model_rank_lines(m) == 0 &&
+         !odb_ui_model_rank_line(m, 0, line, sizeof line),
+         "ranks: no lines before a distributed solve");
+  e = rank_ev("bruss2d/rk4/mpi_N", 0, 2, 12500, 0.0012);
+  odb_ui_model_apply(m, &e);
+  e = rank_ev("bruss2d/rk4/mpi_N", 1, 2, 9870, 0.25);
+  odb_ui_model_apply(m, &e);
+  tap_ok(odb_ui_model_rank_lines(m) == 2 && m->rank_wait_max == 0.25,
+         "ranks: two lines, slowest wait 0.25 s");
+  odb_ui_model_rank_line(m, 0, line, sizeof line);
+  tap_ok(strcmp(line, "rank 0     1.25e+04 steps/s  wait 1.2 ms") == 0,
+         "ranks: line 0 '%s'", line);
+  odb_ui_model_rank_line(m, 1, line, sizeof line);
+  tap_ok(strcmp(line, "rank 1         9870 steps/s  wait 250 ms") == 0,
+         "ranks: line 1 '%s'", line);
+  for (long r = 0; r < 40; ++r) {
+    e = rank_ev("string/dopri5/mpi_X", r, 40, 1000 + (double)r, 0.001);
+    odb_ui_model_apply(m, &e);
+  }
+  odb_ui_model_rank_line(m, 14, line, sizeof line);
+  tap_ok(odb_ui_model_rank_lines(m) == ODB_UI_RANK_LINES && m->ranks == 40 &&
+         m->nrank_seen == 40 && strcmp(m->ranks_name,
+                                       "string/dopri5/mpi_X") == 0 &&
+         strcmp(line, "rank 14        1014 steps/s  wait 1 ms") == 0,
+         "ranks: a new solve of 40 ranks replaces the set (line 14 '%s')",
+         line);
+  odb_ui_model_rank_line(m, 15, line, sizeof line);
+  tap_ok(strcmp(line, "... 25 more") == 0 &&
+         !odb_ui_model_rank_line(m, 16, line, sizeof line),
+         "ranks: 40 ranks fold into 15 lines and '... 25 more'");
+  e = rank_ev("bruss2d/rk4/mpi_N", 5, 2, 1, 1);   /* r >= R: ignored */
+  odb_ui_model_apply(m, &e);
+  tap_ok(m->ranks == 40 && m->nrank_seen == 40,
+         "ranks: a record with rank >= ranks is ignored");
+  odb_ui_model_free(m);
+  free(m);
+
+  /* through events.jsonl */
+  {
+    odb_ctx *ctx = NULL;
+    odb_ctx_opts co;
+    odb_ui_recorder *rec = NULL;
+    fd = mkstemp(path);
+    if (fd >= 0) close(fd);
+    memset(&co, 0, sizeof co);
+    memset(&info, 0, sizeof info);
+    tap_ok(odb_ctx_create(&co, &ctx) == ODB_OK &&
+           odb_ui_record_start(ctx, path, &info, &rec) == ODB_OK,
+           "ranks: recorder started");
+    e = rank_ev("bruss2d/rk4/mpi_N", 0, 2, 12500, 0);
+    odb_ctx_publish(ctx, &e);
+    e = rank_ev("bruss2d/rk4/mpi_N", 1, 2, 9870, 0.25);
+    odb_ctx_publish(ctx, &e);
+    tap_ok(odb_ui_record_finish(rec, 1) == ODB_OK, "ranks: recorded");
+    odb_ctx_destroy(ctx);
+  }
+  f = fopen(path, "r");
+  while (f && fgets(buf, sizeof buf, f)) {
+    ++lines;
+    ranked += strstr(buf, "\"rank\":0") != NULL;
+  }
+  if (f) fclose(f);
+  tap_ok(lines == 3 && ranked == 3, "ranks: every line has \"rank\":0 (%d "
+         "of %d)", ranked, lines);
+  tap_ok(odb_ui_events_read(path, &info, &evs, &n) == ODB_OK && n == 2 &&
+         evs[0].kind == ODB_EV_RANKS && evs[0].step == 0 &&
+         evs[0].accepted == 2 && evs[0].value == 12500 &&
+         evs[0].value2 == 0 && evs[1].step == 1 && evs[1].value2 == 0.25 &&
+         strcmp(evs[1].name, "bruss2d/rk4/mpi_N") == 0 &&
+         strcmp(odb_ui_event_kind_name(evs[1].kind), "ranks") == 0,
+         "ranks: records read back with their figures");
+  free(evs);
+  unlink(path);
+}
+
 int main(void) {
   test_clean();
   test_replay_times();
@@ -605,6 +703,7 @@ int main(void) {
   test_log_fold();
   test_plain_fold();
   test_record_read();
+  test_ranks();
   test_format();
   return tap_done();
 }

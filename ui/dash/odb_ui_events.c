@@ -15,7 +15,7 @@
 
 static const char *const kind_names[] = {
   "log", "solve_begin", "step", "solve_end", "metric", "tune_eval",
-  "tune_best", "progress", "solve_row"
+  "tune_best", "progress", "solve_row", "ranks"
 };
 #define NKINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 
@@ -36,6 +36,7 @@ struct odb_ui_recorder {
   pthread_cond_t cond;
   int stop;             /* under lock */
   int io_error;         /* a write failed (errno) */
+  int rank;             /* the recording rank (odb_ui_info) */
   uint64_t cursor;
 };
 
@@ -56,11 +57,26 @@ static void put_str(FILE *f, const char *key, const char *s) {
   odb_json_write_string(f, s);
 }
 
-/* One event as one line; zero numbers and empty strings are left out. */
-static void write_event(FILE *f, const odb_event *e) {
-  fprintf(f, "{\"kind\":\"%s\",\"seq\":%llu", odb_ui_event_kind_name(e->kind),
-          (unsigned long long)e->seq);
+/* A RANKS record's own names for its figures (odb_event.h), written
+   always, zeros too: a rank's index 0 and a wait of 0 s are figures. */
+static void write_ranks(FILE *f, const odb_event *e) {
+  fprintf(f, ",\"of_rank\":%ld,\"ranks\":%ld", e->step, e->accepted);
+  put_num(f, "steps_per_s", e->value);
+  put_num(f, "wait_s", e->value2);
+  if (e->name[0]) put_str(f, "name", e->name);
+}
+
+/* One event as one line; zero numbers and empty strings are left out.
+   rank: the rank that records (only rank 0 does under mpirun). */
+static void write_event(FILE *f, const odb_event *e, int rank) {
+  fprintf(f, "{\"kind\":\"%s\",\"seq\":%llu,\"rank\":%d",
+          odb_ui_event_kind_name(e->kind), (unsigned long long)e->seq, rank);
   put_num(f, "wall", e->wall);
+  if (e->kind == ODB_EV_RANKS) {
+    write_ranks(f, e);
+    fputs("}\n", f);
+    return;
+  }
   if (e->kind == ODB_EV_LOG && e->level >= 0 && e->level < 4)
     fprintf(f, ",\"level\":\"%s\"", level_names[e->level]);
   if (e->t != 0) put_num(f, "t", e->t);
@@ -78,7 +94,7 @@ static void write_event(FILE *f, const odb_event *e) {
 
 /* The first line: what replay shows in its header. */
 static void write_header(FILE *f, const odb_ui_info *info) {
-  fputs("{\"kind\":\"run\",\"format\":1", f);
+  fprintf(f, "{\"kind\":\"run\",\"format\":1,\"rank\":%d", info->rank);
   put_str(f, "scenario", info->scenario);
   put_str(f, "machine", info->machine);
   put_str(f, "gpu", info->gpu);
@@ -95,9 +111,9 @@ static void drain(odb_ui_recorder *r) {
   do {
     n = odb_event_poll(r->ctx->events, &r->cursor, batch, BATCH, &dropped);
     if (dropped)
-      fprintf(r->f, "{\"kind\":\"dropped\",\"count\":%llu}\n",
-              (unsigned long long)dropped);
-    for (int i = 0; i < n; ++i) write_event(r->f, &batch[i]);
+      fprintf(r->f, "{\"kind\":\"dropped\",\"rank\":%d,\"count\":%llu}\n",
+              r->rank, (unsigned long long)dropped);
+    for (int i = 0; i < n; ++i) write_event(r->f, &batch[i], r->rank);
   } while (n == BATCH);
   if (fflush(r->f) != 0 && !r->io_error) r->io_error = errno ? errno : EIO;
 }
@@ -143,6 +159,7 @@ odb_status odb_ui_record_start(odb_ctx *ctx, const char *path,
   r = calloc(1, sizeof *r);
   if (!r) return ODB_FAIL(ODB_ERR_NOMEM, "recorder: out of memory");
   r->ctx = ctx;
+  r->rank = info ? info->rank : 0;
   snprintf(r->path, sizeof r->path, "%s", path);
   snprintf(r->part, sizeof r->part, "%s.part", path);
   r->f = fopen(r->part, "w");
@@ -373,6 +390,10 @@ static void on_member(const char *key, const jvalue *v, void *arg) {
   else if (strcmp(key, "value") == 0) e->value = v->is_str ? 0 : v->num;
   else if (strcmp(key, "value2") == 0) e->value2 = v->is_str ? 0 : v->num;
   else if (strcmp(key, "count") == 0) r->count = x;
+  else if (strcmp(key, "of_rank") == 0) e->step = (long)x;
+  else if (strcmp(key, "ranks") == 0) e->accepted = (long)x;
+  else if (strcmp(key, "steps_per_s") == 0) e->value = x;
+  else if (strcmp(key, "wait_s") == 0) e->value2 = x;
   else if (strcmp(key, "name") == 0 && v->is_str)
     odb_ui_clean(e->name, sizeof e->name, v->str);
   else if (strcmp(key, "text") == 0 && v->is_str)

@@ -9,12 +9,16 @@
 **   {"kind":"run","format":1,"scenario":...,"machine":...,"gpu":...,
 **    "floor_read":<bytes/s>,"floor_copy":<bytes/s>}
 ** and each further line one event:
-**   {"kind":"step","seq":12,"wall":0.25,"t":...,"h":...,"err":...,
+**   {"kind":"step","seq":12,"rank":0,"wall":0.25,"t":...,"h":...,"err":...,
 **    "step":...,"accepted":...,"rejected":...,"value":...,"value2":...,
 **    "name":"...","text":"...","level":"info"}
-** with zero numbers and empty strings left out. Kinds: log, solve_begin,
-** step, solve_end, metric, tune_eval, tune_best, progress, and
+** with zero numbers and empty strings left out; "rank" is the recording
+** rank (odb_ui_info.rank), on every line. Kinds: log, solve_begin, step,
+** solve_end, metric, tune_eval, tune_best, progress, solve_row, ranks and
 ** {"kind":"dropped","count":N} where the recorder fell behind the ring.
+** A ranks line names its figures (ODB_EV_RANKS), every one written:
+**   {"kind":"ranks","seq":..,"rank":0,"wall":..,"of_rank":1,"ranks":2,
+**    "steps_per_s":...,"wait_s":...,"name":"problem/method/variant"}
 */
 
 typedef struct odb_ui_recorder odb_ui_recorder;

@@ -480,6 +480,49 @@ int odb_ui_tied(const odb_ui_eval *a, const odb_ui_eval *b) {
 
 /* }====== */
 
+/* {====== ranks */
+
+/* A record of rank 0, another solve or another number of ranks starts
+   the set; records come in rank order (lua/odb_lua_solver.c). */
+static void on_ranks(odb_ui_model *m, const odb_event *e) {
+  if (e->accepted < 1 || e->step < 0 || e->step >= e->accepted) return;
+  if (e->step == 0 || e->accepted != m->ranks ||
+      strcmp(e->name, m->ranks_name) != 0) {
+    copy_str(m->ranks_name, sizeof m->ranks_name, e->name);
+    m->ranks = e->accepted;
+    m->nrank_seen = 0;
+    m->rank_wait_max = 0;
+    memset(m->rank, 0, sizeof m->rank);
+  }
+  if (e->step < ODB_UI_RANK_LINES) {
+    m->rank[e->step].steps_per_s = e->value;
+    m->rank[e->step].wait_s = e->value2;
+  }
+  if (e->value2 > m->rank_wait_max) m->rank_wait_max = e->value2;
+  m->nrank_seen++;
+}
+
+int odb_ui_model_rank_lines(const odb_ui_model *m) {
+  return m->ranks < ODB_UI_RANK_LINES ? (int)m->ranks : ODB_UI_RANK_LINES;
+}
+
+/* With more than ODB_UI_RANK_LINES ranks the last line counts the rest. */
+int odb_ui_model_rank_line(const odb_ui_model *m, int k, char *buf, int cap) {
+  char wait[32];
+  int n = odb_ui_model_rank_lines(m);
+  if (k < 0 || k >= n || cap <= 0) return 0;
+  if (m->ranks > ODB_UI_RANK_LINES && k == n - 1) {
+    snprintf(buf, (size_t)cap, "... %ld more", m->ranks - k);
+    return 1;
+  }
+  odb_ui_fmt_seconds(wait, sizeof wait, m->rank[k].wait_s);
+  snprintf(buf, (size_t)cap, "rank %-3d %10.4g steps/s  wait %s", k,
+           m->rank[k].steps_per_s, wait);
+  return 1;
+}
+
+/* }====== */
+
 void odb_ui_model_apply(odb_ui_model *m, const odb_event *e) {
   m->events++;
   if (e->wall > m->wall) m->wall = e->wall;
@@ -493,6 +536,7 @@ void odb_ui_model_apply(odb_ui_model *m, const odb_event *e) {
   case ODB_EV_TUNE_BEST: on_tune_best(m, e); break;
   case ODB_EV_PROGRESS: odb_ui_sweep_apply(&m->sweep, e); break;
   case ODB_EV_SOLVE_ROW: on_row(m, e); break;
+  case ODB_EV_RANKS: on_ranks(m, e); break;
   default: break;
   }
 }

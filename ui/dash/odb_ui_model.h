@@ -16,6 +16,7 @@
 #define ODB_UI_VALUE_MAX 48    /* distinct values per parameter */
 #define ODB_UI_KEY_LEN 24
 #define ODB_UI_VAL_LEN 32    /* a value longer than 31 bytes is cut */
+#define ODB_UI_RANK_LINES 16 /* lines of the ranks; more ranks are folded */
 
 /* What a reporter shows about the run besides its events. */
 typedef struct odb_ui_info {
@@ -23,6 +24,8 @@ typedef struct odb_ui_info {
   char machine[160];
   char gpu[160];
   double floor_read, floor_copy;  /* bytes/s of one thread; 0: unknown */
+  int rank;                /* the rank that shows and records: under
+                              mpirun only rank 0 does (cli/odebench.c) */
 } odb_ui_info;
 
 typedef struct odb_ui_logline {
@@ -69,6 +72,11 @@ typedef struct odb_ui_param {
   int numeric;             /* every value reads as a number */
   int order[ODB_UI_VALUE_MAX];  /* display order (sorted when numeric) */
 } odb_ui_param;
+
+/* One rank's figures of the newest distributed solve (ODB_EV_RANKS). */
+typedef struct odb_ui_rank {
+  double steps_per_s, wait_s;
+} odb_ui_rank;
 
 /* The running solve and the rates measured between its STEP records. */
 typedef struct odb_ui_solve {
@@ -143,6 +151,13 @@ typedef struct odb_ui_model {
   double tune_rate_peak;
   /* the scenario's sweep (ob.progress) */
   odb_ui_sweep sweep;
+  /* the newest distributed solve's ranks (ODB_EV_RANKS): ranks of them,
+     nrank_seen of whose records have come, the first ODB_UI_RANK_LINES
+     kept; the slowest wait over all of them */
+  char ranks_name[48];
+  long ranks, nrank_seen;
+  odb_ui_rank rank[ODB_UI_RANK_LINES];
+  double rank_wait_max;
   /* log (ring); a repeated warning is one line, moved to the newest */
   odb_ui_logline log[ODB_UI_LOG_MAX];
   long nlog;
@@ -165,6 +180,17 @@ void odb_ui_model_resync(odb_ui_model *m);
 const odb_ui_logline *odb_ui_model_logline(const odb_ui_model *m, long k);
 /* The k-th newest finished solve, or NULL. */
 const odb_ui_done *odb_ui_model_done(const odb_ui_model *m, long k);
+/*
+** The dashboard's lines of the ranks: one a rank of the newest distributed
+** solve ("rank 3  1.25e+04 steps/s  wait 1.20 ms"), at most
+** ODB_UI_RANK_LINES; with more ranks the last line is "... N more" (N: the
+** ranks not shown). odb_ui_model_rank_lines gives their number (0: no
+** distributed solve yet); odb_ui_model_rank_line writes line k (0-based)
+** into buf and returns 0 when k is out of range.
+*/
+int odb_ui_model_rank_lines(const odb_ui_model *m);
+int odb_ui_model_rank_line(const odb_ui_model *m, int k, char *buf, int cap);
+
 /* The k-th newest throughput sample (k = 0 newest); k < number kept. */
 double odb_ui_model_spark(const odb_ui_model *m, int k);
 int odb_ui_model_nspark(const odb_ui_model *m);

@@ -1,6 +1,7 @@
 /* odb_ui_tui_throughput.c - the Throughput pane: for solves the newest
-   rate, its share of the bandwidth floor and a bar graph of the history;
-   during a tuning run the runs a second of each configuration measured. */
+   rate, its share of the bandwidth floor and a bar graph of the history,
+   under it a line a rank of the newest distributed solve (mpirun); during
+   a tuning run the runs a second of each configuration measured. */
 #include "odb_ui_tui_int.h"
 
 #include <math.h>
@@ -62,9 +63,17 @@ static void draw_tuning(odb_ui_tui *t, int y, int x, int h, int w) {
              (double)m->tune_i / elapsed);
 }
 
+/* The ranks' lines (odb_ui_model_rank_line) on the n rows from y. */
+static void draw_ranks(odb_ui_tui *t, int y, int x, int n, int w) {
+  char line[96];
+  for (int k = 0; k < n; ++k)
+    if (odb_ui_model_rank_line(t->m, k, line, sizeof line))
+      tui_put(y + k, x, w, 0, line);
+}
+
 void tui_draw_throughput(odb_ui_tui *t, int y, int x, int h, int w) {
   const odb_ui_model *m = t->m;
-  int iw = w - 4, rows = h - 2;
+  int iw = w - 4, rows = h - 2, nr = odb_ui_model_rank_lines(m);
   double floor_gbs = m->info.floor_read * 1e-9;
   pen p = { y + 1, x + 2, x + 2 + iw };
   if (m->tuning && !m->solve.active) {
@@ -83,7 +92,10 @@ void tui_draw_throughput(odb_ui_tui *t, int y, int x, int h, int w) {
                                     : tui_color(t, PAIR_BAD),
            "  %.1f%% of floor", m->floor_pct);
     tui_penf(&p, 0, "  %.2f GFLOP/s", m->gflops);
-    draw_graph(t, y + 2, x + 2, rows - 2, iw,
+    /* the ranks take the graph's lower rows, leaving it at least one */
+    if (nr > rows - 3) nr = rows - 3 > 0 ? rows - 3 : 0;
+    draw_ranks(t, y + rows - nr, x + 2, nr, iw);
+    draw_graph(t, y + 2, x + 2, rows - 2 - nr, iw,
                fmax(m->peak_gbs, floor_gbs) * 1.05, odb_ui_model_nspark(m),
                odb_ui_model_spark);
   }
