@@ -81,6 +81,7 @@ typedef struct arkode_mpi_data {
   SUNContext sunctx;
   void *mem;                /* ERKStep memory */
   dist_halo halo;           /* mpi_N's plan: block [a, b), interior */
+  const odb_variant *peer;  /* "arkode", whose traffic is the block's */
   N_Vector yin, yout;       /* wrap the blocks of s->y and s->ynew */
   N_Vector e;               /* wraps s->F[0]'s block, the estimate */
   N_Vector Fw[ERK_MAX_STAGES]; /* wrap ARKODE's stage vectors; Fw[0] = e */
@@ -338,6 +339,7 @@ static odb_status arkode_mpi_init(odb_solver *s) {
     vd->ecoef[i] = m->b[i] - m->bhat[i];
   vd->reset_each_step = !m->fsal && fabs(m->c[m->s - 1] - 1.0) <= 1e-10 &&
                         probe_fsal_bug(vd->sunctx);
+  vd->peer = odb_variant_find("arkode");
   log_library(s->ctx);
   return ODB_OK;
 }
@@ -481,14 +483,13 @@ static odb_status arkode_mpi_attempt(odb_solver *s, double h, double *err) {
 static void arkode_mpi_traffic(const odb_solver *s, int stage0, double *r,
                                double *w) {
   const arkode_mpi_data *vd = s->vdata;
-  const odb_variant *peer = odb_variant_find("arkode");
   const dist_halo *hl = &vd->halo;
   double in = hl->in * sizeof(double), out = hl->out * sizeof(double);
   int nx = s->method->s - 1 + (stage0 ? 1 : 0);
   odb_solver block = *s;
   block.n = hl->b - hl->a;
   *r = *w = 0.0;
-  if (peer && peer->traffic) peer->traffic(&block, stage0, r, w);
+  if (vd->peer && vd->peer->traffic) vd->peer->traffic(&block, stage0, r, w);
   *r += nx * (in + out);
   *w += nx * in;
 }
