@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arkode.h"
 #include "dist_halo.h"
 #include "erk_common.h"
 #include "odb_dist.h"
@@ -155,17 +156,6 @@ static int rhs_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
   return 0;
 }
 
-/* ERKStep's error weights for scalar tolerances, as arkode.c's. */
-static int ewt_cb(N_Vector y, N_Vector ewt, void *ud) {
-  const odb_solver *s = ud;
-  N_VAbs(y, ewt);
-  N_VScale(s->opts.rtol, ewt, ewt);
-  N_VAddConst(ewt, s->opts.atol, ewt);
-  if (s->opts.atol <= 0 && N_VMin(ewt) <= 0) return -1;
-  N_VInv(ewt, ewt);
-  return 0;
-}
-
 /* Keeps ARKODE's last error message for ODB_FAIL instead of printing it. */
 static void err_cb(int code, const char *module, const char *function,
                    char *msg, void *ud) {
@@ -198,56 +188,6 @@ static int arkode_mpi_applies(const odb_problem *p, const odb_method *m,
   }
   return dist_layout_applies("arkode_mpi", "mpi_", 2, p->label, p->n, p->d,
                              why, nwhy);
-}
-
-/* ARKODE's Butcher table from an odb method, as arkode.c makes it. */
-static ARKodeButcherTable make_table(const odb_method *m) {
-  sunrealtype A[ERK_MAX_STAGES * ERK_MAX_STAGES], b[ERK_MAX_STAGES];
-  sunrealtype c[ERK_MAX_STAGES], d[ERK_MAX_STAGES];
-  int S = m->s;
-  for (int i = 0; i < S * S; ++i) A[i] = m->A[i];
-  for (int i = 0; i < S; ++i) {
-    b[i] = m->b[i];
-    c[i] = m->c[i];
-    d[i] = m->bhat ? m->bhat[i] : 0.0;
-  }
-  return ARKodeButcherTable_Create(S, m->order, m->bhat ? m->order_emb : 0,
-                                   c, A, b, m->bhat ? d : NULL);
-}
-
-static int probe_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
-  (void)t; (void)ud;
-  NV_Ith_P(ydot, 0) = -NV_Ith_P(y, 0);
-  return 0;
-}
-
-/*
-** arkode.c's probe for SUNDIALS issue #311 (two fixed Heun steps of 1/2
-** on y' = -y must give (5/8)^2), on a parallel vector of one component
-** over MPI_COMM_SELF: every rank probes the same library alike.
-*/
-static int probe_fsal_bug(SUNContext ctx) {
-  sunrealtype A[4] = { 0, 0, 1, 0 }, b[2] = { 0.5, 0.5 }, c[2] = { 0, 1 };
-  sunrealtype t = 0;
-  ARKodeButcherTable B = ARKodeButcherTable_Create(2, 2, 0, c, A, b, NULL);
-  N_Vector y = N_VNew_Parallel(MPI_COMM_SELF, 1, 1, ctx);
-  void *mem = NULL;
-  int bug = 1;
-  if (!B || !y) goto done;
-  NV_Ith_P(y, 0) = 1.0;
-  mem = ERKStepCreate(probe_rhs, 0.0, y, ctx);
-  if (!mem || ERKStepSetTable(mem, B) != ARK_SUCCESS ||
-      ERKStepSetFixedStep(mem, 0.5) != ARK_SUCCESS)
-    goto done;
-  if (ERKStepEvolve(mem, 0.5, y, &t, ARK_ONE_STEP) < 0 ||
-      ERKStepEvolve(mem, 1.0, y, &t, ARK_ONE_STEP) < 0)
-    goto done;
-  bug = NV_Ith_P(y, 0) != 0.390625;
-done:
-  if (mem) ERKStepFree(&mem);
-  if (y) N_VDestroy(y);
-  if (B) ARKodeButcherTable_Free(B);
-  return bug;
 }
 
 /* Logs, once per process on rank 0, the libraries in use. */
@@ -323,12 +263,12 @@ static odb_status arkode_mpi_init(odb_solver *s) {
   if (!vd->mem) return ODB_FAIL(ODB_ERR_BACKEND, "arkode_mpi: ERKStepCreate "
                                 "failed for n = %ld", s->n);
   ERKStepSetErrHandlerFn(vd->mem, err_cb, vd);
-  B = make_table(m);
+  B = arkode_table(m);
   if (!B) return ODB_FAIL(ODB_ERR_NOMEM, "arkode_mpi: Butcher table");
   rc = ERKStepSetTable(vd->mem, B);
   ARKodeButcherTable_Free(B);
   if (rc == ARK_SUCCESS) rc = ERKStepSetUserData(vd->mem, s);
-  if (rc == ARK_SUCCESS) rc = ERKStepWFtolerances(vd->mem, ewt_cb);
+  if (rc == ARK_SUCCESS) rc = ERKStepWFtolerances(vd->mem, arkode_ewt);
   if (rc == ARK_SUCCESS) rc = ERKStepSetFixedStep(vd->mem, 1.0);
   if (rc == ARK_SUCCESS) rc = ERKStepSetMaxHnilWarns(vd->mem, -1);
   if (rc != ARK_SUCCESS)
@@ -338,7 +278,7 @@ static odb_status arkode_mpi_init(odb_solver *s) {
   for (int i = 0; i < m->s && m->bhat; ++i)
     vd->ecoef[i] = m->b[i] - m->bhat[i];
   vd->reset_each_step = !m->fsal && fabs(m->c[m->s - 1] - 1.0) <= 1e-10 &&
-                        probe_fsal_bug(vd->sunctx);
+                        arkode_fsal_bug(vd->sunctx);
   vd->peer = odb_variant_find("arkode");
   log_library(s->ctx);
   return ODB_OK;

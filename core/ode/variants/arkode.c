@@ -1,9 +1,11 @@
 /* arkode.c - variant "arkode": the peer, SUNDIALS ARKODE's ERKStep. */
 #include "erk_common.h"
+#include "arkode.h"
 
 /*
 ** This file is compiled only when the build has peers (meson -Dpeers=
-** enabled): it is the one place in core/ that includes SUNDIALS headers,
+** enabled): it and arkode.h (what the distributed peer arkode_mpi shares
+** with it) are the only files in core/ that include SUNDIALS headers,
 ** because ARKODE is an optional peer measured beside our variants, not a
 ** dependency of the engine. It needs SUNDIALS 6.x (Debian 12: 6.4.1).
 */
@@ -154,13 +156,8 @@ static int arkode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
   return 0;
 }
 
-/*
-** Error weights as ERKStep computes them for scalar tolerances (its
-** arkEwtSetSS, same vector operations): ewt = 1 / (rtol |y| + atol), the
-** check for a zero weight only when atol is 0. Assumes user_data is the
-** solver.
-*/
-static int arkode_ewt(N_Vector y, N_Vector ewt, void *ud) {
+/* See arkode.h. */
+int arkode_ewt(N_Vector y, N_Vector ewt, void *ud) {
   const odb_solver *s = ud;
   N_VAbs(y, ewt);
   N_VScale(s->opts.rtol, ewt, ewt);
@@ -194,11 +191,8 @@ static int arkode_applies(const odb_problem *p, const odb_method *m,
   return 1;
 }
 
-/*
-** ARKODE's Butcher table from an odb method (copies: ARKODE takes non-const
-** arrays and copies them again in ERKStepSetTable). NULL on failure.
-*/
-static ARKodeButcherTable make_table(const odb_method *m) {
+/* See arkode.h. */
+ARKodeButcherTable arkode_table(const odb_method *m) {
   sunrealtype A[ERK_MAX_STAGES * ERK_MAX_STAGES], b[ERK_MAX_STAGES];
   sunrealtype c[ERK_MAX_STAGES], d[ERK_MAX_STAGES];
   int S = m->s;
@@ -219,13 +213,8 @@ static int probe_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
   return 0;
 }
 
-/*
-** 1 when this ARKODE treats a non-FSAL table with c_s = 1 as FSAL: two
-** fixed Heun steps of h = 1/2 on y' = -y from 1 must give (5/8)^2 exactly
-** (Heun's growth factor 1 - h + h^2/2); the faulty reuse gives 13/32.
-** Errors count as "faulty" (the workaround is always correct).
-*/
-static int probe_fsal_bug(SUNContext ctx) {
+/* See arkode.h (Heun's growth factor is 1 - h + h^2/2). */
+int arkode_fsal_bug(SUNContext ctx) {
   sunrealtype A[4] = { 0, 0, 1, 0 }, b[2] = { 0.5, 0.5 }, c[2] = { 0, 1 };
   sunrealtype t = 0;
   ARKodeButcherTable B = ARKodeButcherTable_Create(2, 2, 0, c, A, b, NULL);
@@ -289,7 +278,7 @@ static odb_status arkode_init(odb_solver *s) {
   if (!vd->mem) return ODB_FAIL(ODB_ERR_BACKEND, "arkode: ERKStepCreate "
                                 "failed for n = %ld", s->n);
   ERKStepSetErrHandlerFn(vd->mem, arkode_err, vd);
-  B = make_table(m);
+  B = arkode_table(m);
   if (!B) return ODB_FAIL(ODB_ERR_NOMEM, "arkode: Butcher table");
   rc = ERKStepSetTable(vd->mem, B);
   ARKodeButcherTable_Free(B);
@@ -306,7 +295,7 @@ static odb_status arkode_init(odb_solver *s) {
   for (int i = 0; i < m->s && m->bhat; ++i)
     vd->ecoef[i] = m->b[i] - m->bhat[i];
   vd->reset_each_step = !m->fsal && fabs(m->c[m->s - 1] - 1.0) <= 1e-10 &&
-                        probe_fsal_bug(vd->sunctx);
+                        arkode_fsal_bug(vd->sunctx);
   log_library(s->ctx);
   return ODB_OK;
 }
