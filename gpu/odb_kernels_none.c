@@ -9,4 +9,11 @@ odb_status odb_kernels_register(odb_ctx *ctx) {
   return ODB_OK;
 }
 
+odb_status odb_kernels_register_on(odb_ctx *ctx, int local_rank) {
+  (void)local_rank;
+  return odb_kernels_register(ctx);
+}
+
+int odb_kernels_device(void) { return -1; }
+
 int odb_kernels_have_cuda(void) { return 0; }

@@ -128,7 +128,7 @@ odbL_state *odbL_state_open(lua_State *L, const odbL_config *cfg) {
   st = odb_ctx_create(&o, &S->ctx);
   if (st != ODB_OK)
     luaL_error(L, "cannot create the odebench context: %s", odb_last_error());
-  if (odb_kernels_register(S->ctx) != ODB_OK)
+  if (odb_kernels_register_on(S->ctx, odb_dist_local_rank()) != ODB_OK)
     odb_ctx_log(S->ctx, ODB_LOG_WARN, "GPU backends: %s", odb_last_error());
 #ifdef ODB_HAVE_MPI
   if (odb_dist_ode_register() != ODB_OK ||  /* mpi_A, mpi_S, mpi_N, mpi_X */

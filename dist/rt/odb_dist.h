@@ -34,6 +34,11 @@ odb_status odb_dist_init(int *argc, char ***argv);
 void odb_dist_finalize(void);
 int  odb_dist_rank(void);          /* 0 without MPI */
 int  odb_dist_size(void);          /* 1 without MPI */
+/* This rank among the ranks of its host (MPI_COMM_TYPE_SHARED), and how
+   many they are; 0 and 1 without MPI. The local rank picks the GPU a rank
+   drives (odb_kernels_register_on). */
+int  odb_dist_local_rank(void);
+int  odb_dist_local_size(void);
 int  odb_dist_active(void);        /* 1 when MPI is initialized (even with 1 rank) */
 double odb_dist_timeout(void);     /* seconds a collective may wait: ODEBENCH_MPI_TIMEOUT, default 60 */
 

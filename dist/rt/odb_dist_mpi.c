@@ -41,6 +41,7 @@ static int dist_done;            /* odb_dist_finalize ran */
 static int dist_told;            /* the leave messages are sent */
 static const volatile int *dist_stop;       /* odb_dist_set_stop_flag */
 static int dist_rank, dist_size = 1;
+static int dist_local_rank, dist_local_size = 1;
 static double dist_timeout = 60.0;
 static MPI_Comm dist_ctl = MPI_COMM_NULL;   /* leave messages only */
 static unsigned char *dist_left;            /* dist_size flags */
@@ -88,6 +89,15 @@ odb_status odb_dist_init(int *argc, char ***argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &dist_size);
   rc = MPI_Comm_dup(MPI_COMM_WORLD, &dist_ctl);
   if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Comm_dup");
+  {  /* the ranks of this host (shared memory), for the GPU a rank takes */
+    MPI_Comm node;
+    rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, dist_rank,
+                             MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Comm_split_type");
+    MPI_Comm_rank(node, &dist_local_rank);
+    MPI_Comm_size(node, &dist_local_size);
+    MPI_Comm_free(&node);
+  }
   dist_left = calloc((size_t)dist_size, 1);
   if (dist_left == NULL)
     return ODB_FAIL(ODB_ERR_NOMEM, "MPI: %d flags of ranks", dist_size);
@@ -131,6 +141,8 @@ void odb_dist_set_stop_flag(const volatile int *flag) { dist_stop = flag; }
 
 int odb_dist_rank(void) { return dist_on ? dist_rank : 0; }
 int odb_dist_size(void) { return dist_on ? dist_size : 1; }
+int odb_dist_local_rank(void) { return dist_on ? dist_local_rank : 0; }
+int odb_dist_local_size(void) { return dist_on ? dist_local_size : 1; }
 int odb_dist_active(void) { return dist_on; }
 double odb_dist_timeout(void) { return dist_timeout; }
 MPI_Comm odb_dist_comm(void) { return dist_on ? MPI_COMM_WORLD : MPI_COMM_NULL; }

@@ -114,6 +114,8 @@ odb_status odb_dist_init(int *argc, char ***argv) {
 void odb_dist_finalize(void) {}
 int odb_dist_rank(void) { return 0; }
 int odb_dist_size(void) { return 1; }
+int odb_dist_local_rank(void) { return 0; }
+int odb_dist_local_size(void) { return 1; }
 int odb_dist_active(void) { return 0; }
 double odb_dist_timeout(void) { return one_timeout; }
 
