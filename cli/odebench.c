@@ -1022,6 +1022,9 @@ static odb_ctx *plain_ctx(void) {
 #ifdef ODB_HAVE_MPI
   odb_dist_ode_register();   /* --list shows mpi_A, mpi_S, mpi_N, mpi_X */
   odb_dist_pirk_register();  /* and mpi_pirk_A, _S, _N, _X */
+#if ODB_HAVE_CUDA
+  odb_dist_gpu_register();   /* and the GPU ranks, mpi_gpu_stream2d */
+#endif
 #endif
   return c;
 }

@@ -5,13 +5,18 @@
    naming the call; with one rank (no mpirun) each returns its own
    argument. Every rank must make the same calls in the same order with
    the same shapes (as in MPI); a count that differs between ranks is
-   caught by the reduction of the count itself, not by MPI. */
+   caught by the reduction of the count itself, not by MPI. And
+   ob.gpu_halo_path, how the GPU ranks' halos travel. */
 #include <string.h>
 
 #include "lauxlib.h"
 #include "odb_dist.h"
 #include "odb_lua.h"
 #include "odb_lua_dist.h"
+#include "odb_config.h"
+#if defined(ODB_HAVE_MPI) && ODB_HAVE_CUDA
+#include "odb_dist_ode.h"
+#endif
 
 #define ALLREDUCE_MAX 1000000     /* values of one ob.allreduce */
 
@@ -152,4 +157,22 @@ int odbL_barrier(lua_State *L) {
   if (odb_dist_barrier("MPI_Barrier (ob.barrier)") != ODB_OK)
     return dist_error(L);
   return 0;
+}
+
+/*
+** ob.gpu_halo_path() -> how the GPU ranks' halos travelled in the last
+** mpi_gpu_stream2d solver made on this rank (dist/ode/dist_gpu.c): "CUDA-
+** aware MPI (device buffers)", "host buffers (...)" or "none (one rank)";
+** nil before any, or in a build without MPI and CUDA.
+*/
+int odbL_gpu_halo_path(lua_State *L) {
+#if defined(ODB_HAVE_MPI) && ODB_HAVE_CUDA
+  const char *p = odb_dist_gpu_halo_path();
+  if (p && *p) {
+    lua_pushstring(L, p);
+    return 1;
+  }
+#endif
+  lua_pushnil(L);
+  return 1;
 }

@@ -8,5 +8,6 @@
 int odbL_allreduce(lua_State *L);
 int odbL_bcast(lua_State *L);
 int odbL_barrier(lua_State *L);
+int odbL_gpu_halo_path(lua_State *L);
 
 #endif

@@ -524,6 +524,7 @@ static const luaL_Reg odb_funcs[] = {
   {"allreduce", odbL_allreduce},
   {"bcast", odbL_bcast},
   {"barrier", odbL_barrier},
+  {"gpu_halo_path", odbL_gpu_halo_path},
   {NULL, NULL}
 };
 

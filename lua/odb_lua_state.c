@@ -134,6 +134,10 @@ odbL_state *odbL_state_open(lua_State *L, const odbL_config *cfg) {
   if (odb_dist_ode_register() != ODB_OK ||  /* mpi_A, mpi_S, mpi_N, mpi_X */
       odb_dist_pirk_register() != ODB_OK)   /* mpi_pirk_A, _S, _N, _X */
     odb_ctx_log(S->ctx, ODB_LOG_WARN, "MPI variants: %s", odb_last_error());
+#if ODB_HAVE_CUDA
+  if (odb_dist_gpu_register() != ODB_OK)    /* mpi_gpu_stream2d */
+    odb_ctx_log(S->ctx, ODB_LOG_WARN, "MPI GPU variant: %s", odb_last_error());
+#endif
 #endif
   odbL_check_record(L, odbL_context_fill(S));
   new_registry_table(L, ODBL_ROWS_KEY);

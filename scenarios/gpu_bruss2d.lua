@@ -36,7 +36,16 @@
 --
 -- Peers run when `python3` can import jax / torch (scenarios/peers/*.py);
 -- otherwise the table says why they are missing.
+--
+-- Under `mpirun -n R` (R > 1) it runs the GPU ranks' comparison instead,
+-- scenarios/mpi_gpu_bruss2d.lua (mpi_gpu_stream2d on R GPUs against
+-- gpu_stream2d on one).
 local ob = require "odebench"
+
+if (ob.info { bandwidth = false }.ranks or 1) > 1 then
+  local dir = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+  return dofile(dir .. "mpi_gpu_bruss2d.lua")
+end
 
 local N        = ob.param("N", 2896)
 local steps    = ob.param("steps", 20)

@@ -66,6 +66,14 @@ struct odb_problem {
   const char *gpu_cell_source;
   long grid_rows, grid_cols;
   int grid_comps;
+  /*
+  ** A slab of a larger grid (the GPU ranks, dist/ode/dist_gpu.c): rows
+  ** [grid_own0, grid_own1) are this process's own and the only ones whose
+  ** cells count in a step's error norm; the rows around them are halo
+  ** rows that a step recomputes and the caller discards. 0 and 0: every
+  ** row is the problem's own.
+  */
+  long grid_own0, grid_own1;
   /* 1: odb_rhs_cell reads no diagonal neighbour (ODB_Y(di, dj, c) with di
      or dj 0, a 5-point star), which lets gpu_stream2d run a stage one row
      behind the one before (lag 1) or synchronise a block every second pass

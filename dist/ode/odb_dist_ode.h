@@ -29,4 +29,15 @@ odb_status odb_dist_pirk_register(void);
 extern const odb_variant odb_variant_arkode_mpi;
 odb_status odb_dist_arkode_register(void);
 
+/*
+** GPU ranks (dist_gpu.c, built with MPI and CUDA): mpi_gpu_stream2d, a 2-D
+** grid problem in slabs of rows, one GPU a rank. The binding registers it
+** beside the others. The halo path of the last init ("peer copies ...",
+** "host buffers ...",
+** "CUDA-aware MPI ...", "none (one rank)"; "" before any).
+*/
+extern const odb_variant odb_variant_mpi_gpu_stream2d;
+odb_status odb_dist_gpu_register(void);
+const char *odb_dist_gpu_halo_path(void);
+
 #endif

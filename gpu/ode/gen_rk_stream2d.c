@@ -136,7 +136,7 @@ static double put_s2_phase(gen *g, int u, int R, int P, int K,
       *own += put_s2_lc(b, 1, sl, c, &g->e.b);
       put(b, ";\n          dst[%d] = yn%d;\n", c, c);
       if (g->plan->has_err) {
-        put(b, "          acc += odb_sq_scaled(");
+        put(b, "          if (ODB_IN_NORM(q)) acc += odb_sq_scaled(");
         *own += put_s2_lc(b, 0, sl, c, &g->e.e) + RKG_FP64_NORM;
         put(b, ", y%d, yn%d, a.atol, a.rtol);\n", c, c);
       }
@@ -715,7 +715,8 @@ static double put_s2w_stage(gen *g, const s2w_state *st, int u, int l,
              "            for (int c = 0; c < ODB_K; ++c) __stcs(dst + c, "
              "odb_yo[c]);\n"
              "#endif\n%s"
-             "          }\n", g->plan->has_err ? "            acc += odb_nv;\n"
+             "          }\n", g->plan->has_err ? "            if (ODB_IN_NORM(q)) "
+                                                  "acc += odb_nv;\n"
                                                 : "");
   }
   put(b, "        }\n      }\n");
@@ -766,7 +767,8 @@ static void put_s2w_done(gen *g) {
          "          for (int c = 0; c < ODB_K; ++c) {\n"
          "            dst[c] = odb_yo[c];\n", 1 + g->lag * (g->S - 1));
   put(b, "          }\n");
-  if (g->plan->has_err) put(b, "          acc += odb_nv;\n");
+  if (g->plan->has_err)
+    put(b, "          if (ODB_IN_NORM(q)) acc += odb_nv;\n");
   put(b, "        }\n      }\n");
 }
 
@@ -981,6 +983,14 @@ odb_status rkg_stream2d(gen *g, const odb_gen_opts *o) {
   put(&g->b, "#define ODB_CL %ld\n#define ODB_WC ((odb_idx)%ld)\n", C,
       C * T - 2 * S);
   if (G > 0) put(&g->b, "#define ODB_G ((odb_idx)%ld)\n", G);
+  /* the rows whose cells count in the error norm: all of them, or a slab's
+     own rows (odb_problem.grid_own0/1: its halo rows are recomputed and
+     left out) */
+  if (g->p->grid_own1 > g->p->grid_own0)
+    put(&g->b, "#define ODB_IN_NORM(q) ((q) >= (odb_idx)%ld && (q) < "
+               "(odb_idx)%ld)\n", g->p->grid_own0, g->p->grid_own1);
+  else
+    put(&g->b, "#define ODB_IN_NORM(q) true\n");
   double pass = 0, own = 0, fp64;
   if (skew == 2) {
     gen_s2w_kernel(g, (int)K, o->min_blocks, &pass);

@@ -14,7 +14,9 @@ bit for bit) is run with one rank too, and its lines under RANKS ranks must
 be the same, case for case (steps and fingerprint).
 Exit 1 when a check fails, 77 (skipped) in a build without MPI or without
 mpirun (HAVE_MPI 0; meson passes 0 for dist_arkode.lua also in a build
-without the arkode_mpi peer).
+without the arkode_mpi peer, and for dist_gpu.lua in one without CUDA), or
+when the scenario prints "<stem>: SKIP: <why>" (dist_gpu.lua on a machine
+without a CUDA device).
 """
 import os
 import re
@@ -63,6 +65,9 @@ def main():
     env.pop("ODEBENCH_MPI_ALL_OUTPUT", None)
     path = os.path.join(sdir, scenario)
     rc, out, err = run(odebench, mpirun, ranks, path, env)
+    if rc == 0 and ("%s: SKIP: " % stem) in out:
+        print("1..0 # SKIP %s" % out.split("SKIP: ", 1)[1].splitlines()[0])
+        return 77
     m = re.search(re.escape(stem) +
                   r": (\d+) checks passed on (\d+) rank\(s\); "
                   r"largest differences: h (\S+), state (\S+) a step", out)

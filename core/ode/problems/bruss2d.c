@@ -155,7 +155,10 @@ static const char bruss_gpu_source[] =
 ** c (S' + b) + 1 + U^2 V - (4.4 + 4 c) U = fma(c, b, fma(c, S', fma(fma(U,
 ** V, -k), U, 1))), with S' the other neighbours. That is 13 FP64
 ** operations a cell instead of 15, and 1 after the row below instead of 4
-** (measured faster on an H100, see BENCHMARKS.md). The rounding differs
+** (measured faster on an H100, see BENCHMARKS.md). The rows end at
+** ODB_NR, the constants come from N: a slab of the grid's rows (the GPU
+** ranks, dist/ode/dist_gpu.c) is the same source with fewer rows, mirrored
+** at its own ends (its halo rows, which it discards). The rounding differs
 ** from odb_rhs by a few ulp of c S (about 4 c U), the size of c (S - 4 U)'s
 ** there. At lag 2 the stages do not wait for each other, and the first
 ** form, with fewer registers, is used: the second costs enough registers
@@ -169,7 +172,7 @@ static const char bruss_gpu_cell_source[] =
   "  const odb_idx N = (odb_idx)ODB_P0;\n"
   "  const odb_idx X = ODB_P3 > 0 ? (odb_idx)ODB_P3 : N;   // row length\n"
   "  const double c = ODB_P1 * (double)(N - 1) * (double)(N - 1);\n"
-  "  const int up = i > 0 ? -1 : 1, dn = i < N - 1 ? 1 : -1;\n"
+  "  const int up = i > 0 ? -1 : 1, dn = i < ODB_NR - 1 ? 1 : -1;\n"
   "  const int lf = j > 0 ? -1 : 1, rt = j < X - 1 ? 1 : -1;\n"
   "  const double U = ODB_Y(0, 0, 0), V = ODB_Y(0, 0, 1);\n"
   "  (void)t;\n"

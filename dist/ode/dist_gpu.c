@@ -1,0 +1,458 @@
+/* dist_gpu.c - GPU ranks: mpi_gpu_stream2d, BRUSS2D-like grid problems split
+   into slabs of rows over the ranks, one GPU a rank, each slab stepped by
+   gpu_stream2d with halo rows deep enough for a whole step. Built with MPI
+   and CUDA. */
+#include "odb_dist_ode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include "dist_halo.h"
+#include "odb_ctx.h"
+#include "odb_dist.h"
+#include "odb_gpu_rk_opts.h"
+
+/*
+** The layout follows M. Korch and T. Werner, "An in-depth introduction of
+** multi-workgroup tiling for improving the locality of explicit one-step
+** methods for ODE systems with limited access distance on GPUs": where
+** the tiles of one GPU recompute the stages of their halo instead of
+** waiting for a neighbour, the ranks do the same one level up. Rank r owns
+** the grid rows [r0, r1) (dist_blocks over the rows) and keeps the slab
+** [e0, e1) = [r0 - S, r1 + S] (cut at the grid's edges), S the method's
+** stages. A step of gpu_stream2d on the slab, mirrored at the slab's ends
+** as at the grid's, gets f wrong only at the slab's end rows; each stage
+** carries the error one row further in, so after S stages the rows of
+** ynew and of the error estimate more than S rows from a cut end, the
+** own rows, are those of the whole grid, bit for bit (the same source,
+** constants and operation order per cell). Once a step, before it, the
+** S rows next to each cut end come from the neighbour: its own rows
+** nearest to us (so every rank needs at least S rows, when there are
+** several ranks).
+**
+** Storage: the solver's vectors are full length on this rank's GPU (the
+** core allocates them and set_state copies the whole state in); a rank
+** keeps current only its own rows and, after the exchange, its halo rows.
+** The slab is the window y + e0 * row of those vectors, and its step runs
+** through an inner gpu_stream2d solver on a copy of the problem cut to the
+** slab (grid_rows = e1 - e0, grid_own0/1 the own rows), whose y and ynew
+** are pointed at the windows for each attempt. F_0 is never kept between
+** steps (every attempt evaluates stage 0), so FSAL plays no part.
+**
+** How the halos travel, the first that every rank can use (init reports
+** it on the context's log, odb_dist_gpu_halo_path to the binding):
+**  - peer copies (CUDA IPC), when all ranks run on one host: each rank
+**    maps its neighbours' y and ynew (cudaIpcGetMemHandle at init, the
+**    handles swapped over MPI) and copies the rows it needs straight from
+**    the neighbour's current y into its own halo rows, device to device
+**    (NVLink between GPUs; within a GPU, a copy). Safe because every rank
+**    takes the same steps, so the buffers swap in step on every rank, and
+**    because each attempt starts with the rank's stream drained and a
+**    barrier: the neighbour's y is complete, and it writes only its ynew
+**    until the next attempt's barrier, which waits for this rank's copies;
+**  - device buffers to MPI, when the MPI library says it is CUDA-aware
+**    (Open MPI's MPIX_Query_cuda_support);
+**  - pinned host buffers: the own rows copied out, sent, received and
+**    copied in.
+** ODEBENCH_GPU_HALO=mpi leaves the peer copies out (to compare, and to
+** test the MPI paths on one host).
+**
+** The error norm: the inner step's sum of squares over its own rows (the
+** generated kernel leaves the halo rows out), added exactly over the ranks
+** (dist_norm), then sqrt(sum / n): the same decision on every rank.
+*/
+
+/* A copy of the whole problem cut to this rank's slab. */
+typedef struct slab_problem {
+  odb_problem p;               /* first: the inner solver's problem */
+} slab_problem;
+
+typedef struct dgpu {
+  slab_problem *slab;
+  odb_solver *inner;
+  long row;                    /* doubles a grid row (cols x comps) */
+  long r0, r1, e0, e1;         /* own rows, slab rows */
+  int up, down;                /* neighbour ranks, -1: none */
+  long halo_up, halo_down;     /* rows received from each (0: none) */
+  int aware;                   /* 1: halos as device buffers to MPI */
+  int ipc;                     /* 1: halos by peer copies */
+  double *own[2];              /* this rank's y and ynew at init */
+  double *peer[2][2];          /* [up/down][its y, its ynew at init], mapped */
+  double *snd[2], *rcv[2];     /* pinned host staging: [0] up, [1] down */
+  double *whole;               /* host copy of the state for gather */
+  long *counts, *displs;       /* the ranks' own parts, in doubles */
+  dist_norm norm;
+} dgpu;
+
+static const char *halo_path = "";
+
+const char *odb_dist_gpu_halo_path(void) { return halo_path; }
+
+/* 1 when this MPI library can take device buffers (CUDA-aware). */
+static int mpi_cuda_aware(void) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return 0;
+#endif
+}
+
+/* The slab's initial value is never used: the state comes from the
+   whole problem through the solver's vectors. */
+static void slab_initial(const odb_problem *p, double *y0) {
+  memset(y0, 0, (size_t)p->n * sizeof *y0);
+}
+
+static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
+                       size_t nwhy) {
+  int R = odb_dist_size();
+  if (m->kind != ODB_METHOD_ERK) {
+    snprintf(why, nwhy, "mpi_gpu_stream2d runs explicit RK methods only");
+    return 0;
+  }
+  if (!p->gpu_cell_source || p->grid_rows < 2) {
+    snprintf(why, nwhy, "mpi_gpu_stream2d needs a 2-D grid problem with a "
+             "cell source (BRUSS2D, or ob.problem{grid=, cell_source=}); %s "
+             "has none", p->label);
+    return 0;
+  }
+  if (R > 1 && p->grid_rows / R < m->s) {
+    snprintf(why, nwhy, "mpi_gpu_stream2d: %ld grid rows over %d ranks leave "
+             "a rank %ld rows, fewer than the %d halo rows a step of %s takes "
+             "from each neighbour; use at most %ld rank(s)", p->grid_rows, R,
+             p->grid_rows / R, m->s, m->name, p->grid_rows / m->s);
+    return 0;
+  }
+  if (p->n > 2147483647L) {
+    snprintf(why, nwhy, "mpi_gpu_stream2d: n = %ld is more than MPI's int "
+             "counts allow", p->n);
+    return 0;
+  }
+  return 1;
+}
+
+static void gpu_fini(odb_solver *s) {
+  dgpu *g = s->vdata;
+  if (!g) return;
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 2; ++k)
+      if (g->peer[i][k] && cudaIpcCloseMemHandle(g->peer[i][k]) != cudaSuccess)
+        (void)cudaGetLastError();
+  if (g->inner) odb_solver_destroy(g->inner);
+  free(g->slab);
+  for (int i = 0; i < 2; ++i) {
+    if (g->snd[i]) cudaFreeHost(g->snd[i]);
+    if (g->rcv[i]) cudaFreeHost(g->rcv[i]);
+  }
+  free(g->whole);
+  free(g->counts);
+  free(g->displs);
+  dist_norm_free(&g->norm);
+  free(g);
+  s->vdata = NULL;
+}
+
+static odb_status pinned(double **p, long doubles) {
+  if (doubles <= 0) return ODB_OK;
+  if (cudaMallocHost((void **)p, (size_t)doubles * sizeof(double)) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    *p = NULL;
+    return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d: %ld doubles of pinned "
+                    "host memory for the halos", doubles);
+  }
+  return ODB_OK;
+}
+
+/* The slab problem: the whole one with rows [e0, e1) and own rows. */
+static odb_status make_slab(const odb_problem *p, dgpu *g) {
+  slab_problem *sp = calloc(1, sizeof *sp);
+  if (!sp) return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d: slab problem");
+  g->slab = sp;
+  sp->p = *p;
+  sp->p.grid_rows = g->e1 - g->e0;
+  sp->p.n = (g->e1 - g->e0) * g->row;
+  sp->p.grid_own0 = g->r0 - g->e0;
+  sp->p.grid_own1 = g->r1 - g->e0;
+  sp->p.initial = slab_initial;
+  sp->p.take_failure = NULL;
+  sp->p.data = NULL;   /* the whole problem's; never freed through here */
+  snprintf(sp->p.label, sizeof sp->p.label, "%.60s rows %ld-%ld", p->label,
+           g->e0, g->e1);
+  return ODB_OK;
+}
+
+/*
+** The peer copies' set-up: this rank's y and ynew handles to both
+** neighbours, theirs opened here. A collective (every rank calls it at
+** the same point); *ok is 1 on every rank only when every rank mapped
+** its neighbours' buffers, else 0 on all, and what was opened is closed.
+*/
+static odb_status ipc_setup(odb_solver *s, dgpu *g, int *ok) {
+  MPI_Comm comm = odb_dist_comm();
+  MPI_Request req[4];
+  cudaIpcMemHandle_t mine[2], theirs[2][2];
+  int peer[2] = { g->up, g->down }, n = 0, good = 1;
+  double flag;
+  const char *e = getenv("ODEBENCH_GPU_HALO");
+  *ok = 0;
+  if (e && strcmp(e, "mpi") == 0) return ODB_OK;   /* the same on all ranks */
+  if (odb_dist_local_size() != odb_dist_size()) return ODB_OK;
+  g->own[0] = s->y;
+  g->own[1] = s->ynew;
+  memset(mine, 0, sizeof mine);
+  for (int k = 0; k < 2; ++k)
+    if (cudaIpcGetMemHandle(&mine[k], g->own[k]) != cudaSuccess) {
+      (void)cudaGetLastError();
+      good = 0;
+    }
+  for (int i = 0; i < 2; ++i) {
+    if (peer[i] < 0) continue;
+    if (MPI_Irecv(theirs[i], (int)sizeof theirs[i], MPI_BYTE, peer[i],
+                  7310 + (1 - i), comm, &req[n++]) != MPI_SUCCESS ||
+        MPI_Isend(mine, (int)sizeof mine, MPI_BYTE, peer[i], 7310 + i, comm,
+                  &req[n++]) != MPI_SUCCESS)
+      return ODB_FAIL(ODB_ERR_IO, "mpi_gpu_stream2d: MPI_Isend/Irecv of the "
+                      "CUDA IPC handles with rank %d failed", peer[i]);
+  }
+  ODB_TRY(odb_dist_waitall(n, req, "MPI_Waitall (mpi_gpu_stream2d IPC "
+                           "handles)"));
+  for (int i = 0; i < 2 && good; ++i)
+    for (int k = 0; k < 2 && good && peer[i] >= 0; ++k)
+      if (cudaIpcOpenMemHandle((void **)&g->peer[i][k], theirs[i][k],
+                               cudaIpcMemLazyEnablePeerAccess) !=
+          cudaSuccess) {
+        (void)cudaGetLastError();
+        g->peer[i][k] = NULL;
+        good = 0;
+      }
+  flag = good ? 0.0 : 1.0;   /* any rank without them: none uses them */
+  ODB_TRY(odb_dist_allreduce_max(&flag, 1, "MPI_Allreduce (mpi_gpu_stream2d "
+                                 "peer copies)"));
+  if (flag == 0.0) {
+    *ok = 1;
+    return ODB_OK;
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 2; ++k) {
+      if (g->peer[i][k] && cudaIpcCloseMemHandle(g->peer[i][k]) != cudaSuccess)
+        (void)cudaGetLastError();
+      g->peer[i][k] = NULL;
+    }
+  return ODB_OK;
+}
+
+static odb_status gpu_init(odb_solver *s) {
+  const odb_problem *p = s->problem;
+  int R = odb_dist_size(), r = odb_dist_rank();
+  long S = s->method->s, N = p->grid_rows, *lo = NULL;
+  odb_solver_opts o = s->opts;
+  dgpu *g = calloc(1, sizeof *g);
+  odb_status st;
+  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d state");
+  s->vdata = g;
+  g->row = p->grid_cols * p->grid_comps;
+  lo = malloc(sizeof *lo * (size_t)(R + 1));
+  g->counts = malloc(sizeof *g->counts * (size_t)R);
+  g->displs = malloc(sizeof *g->displs * (size_t)R);
+  if (!lo || !g->counts || !g->displs) {
+    free(lo);
+    return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d: %d ranks' rows", R);
+  }
+  dist_blocks(N, R, lo);
+  for (int k = 0; k < R; ++k) {
+    g->counts[k] = (lo[k + 1] - lo[k]) * g->row;
+    g->displs[k] = lo[k] * g->row;
+  }
+  g->r0 = lo[r];
+  g->r1 = lo[r + 1];
+  free(lo);
+  g->e0 = g->r0 - S > 0 ? g->r0 - S : 0;
+  g->e1 = g->r1 + S < N ? g->r1 + S : N;
+  g->up = g->e0 < g->r0 ? r - 1 : -1;
+  g->down = g->e1 > g->r1 ? r + 1 : -1;
+  g->halo_up = g->r0 - g->e0;
+  g->halo_down = g->e1 - g->r1;
+  ODB_TRY(make_slab(p, g));
+  if (R > 1) ODB_TRY(ipc_setup(s, g, &g->ipc));
+  g->aware = R > 1 && !g->ipc && mpi_cuda_aware();
+  /* the inner solver runs its attempts only; sync and the controller
+     are the outer solver's */
+  o.sync = ODB_SYNC_STEP;
+  st = odb_solver_create(s->ctx, &g->slab->p, s->method, s->backend,
+                         "gpu_stream2d", &o, &g->inner);
+  if (st != ODB_OK) return st;
+  s->block = g->inner->block;
+  if (R > 1 && !g->aware && !g->ipc)
+    for (int i = 0; i < 2; ++i) {
+      long h = i == 0 ? g->halo_up : g->halo_down;
+      ODB_TRY(pinned(&g->snd[i], h * g->row));
+      ODB_TRY(pinned(&g->rcv[i], h * g->row));
+    }
+  ODB_TRY(dist_norm_init(&g->norm, R, "mpi_gpu_stream2d error norm"));
+  halo_path = R == 1 ? "none (one rank)"
+              : g->ipc ? "peer copies (CUDA IPC, device to device)"
+              : g->aware ? "CUDA-aware MPI (device buffers)"
+              : "host buffers (the MPI library is not CUDA-aware)";
+  if (r == 0)
+    odb_ctx_log(s->ctx, ODB_LOG_INFO, "mpi_gpu_stream2d: %d rank(s), halos "
+                "of %ld rows a step: %s", R, S, halo_path);
+  return ODB_OK;
+}
+
+/* A CUDA call's error as the run's error (dist/ has no odb_cuda_check). */
+static odb_status cuda_ok(cudaError_t e, const char *call) {
+  if (e == cudaSuccess) return ODB_OK;
+  return ODB_FAIL(ODB_ERR_BACKEND, "mpi_gpu_stream2d: %s: %s", call,
+                  cudaGetErrorString(e));
+}
+
+/*
+** The halo rows of y from the neighbours: this rank's own rows next to
+** each neighbour go to it, its rows next to ours come in. Blocking: the
+** step needs them all.
+*/
+static odb_status exchange(dgpu *g, double *y) {
+  MPI_Comm comm = odb_dist_comm();
+  MPI_Request req[4];
+  int n = 0;
+  long row = g->row;
+  /* [0]: up (rows r0 .. r0 + halo_up go up, e0 .. r0 come in);
+     [1]: down (rows r1 - halo_down .. r1 go down, r1 .. e1 come in) */
+  double *sdev[2] = { y + g->r0 * row, y + (g->r1 - g->halo_down) * row };
+  double *rdev[2] = { y + g->e0 * row, y + g->r1 * row };
+  long cnt[2] = { g->halo_up * row, g->halo_down * row };
+  int peer[2] = { g->up, g->down };
+  if (g->up < 0 && g->down < 0) return ODB_OK;
+  if (g->ipc) {
+    /* the neighbours' y: the buffer that holds ours, as all swap alike */
+    int cur = y == g->own[0] ? 0 : 1;
+    ODB_TRY(cuda_ok(cudaStreamSynchronize(0), "cudaStreamSynchronize (halo)"));
+    ODB_TRY(odb_dist_barrier("MPI_Barrier (mpi_gpu_stream2d peer copies)"));
+    for (int i = 0; i < 2; ++i) {
+      const double *src;
+      if (peer[i] < 0) continue;
+      /* up: its last rows, just above ours; down: its first rows */
+      src = g->peer[i][cur] + (i == 0 ? g->e0 : g->r1) * row;
+      ODB_TRY(cuda_ok(cudaMemcpyAsync(rdev[i], src, (size_t)cnt[i] *
+                                      sizeof(double), cudaMemcpyDeviceToDevice,
+                                      0), "cudaMemcpyAsync (halo, peer)"));
+    }
+    return ODB_OK;
+  }
+  if (!g->aware) {
+    for (int i = 0; i < 2; ++i)
+      if (peer[i] >= 0)
+        ODB_TRY(cuda_ok(cudaMemcpyAsync(g->snd[i], sdev[i], (size_t)cnt[i] *
+                                        sizeof(double), cudaMemcpyDeviceToHost,
+                                        0), "cudaMemcpyAsync (halo out)"));
+  }
+  /* the step before (or the copies out) must be done before MPI reads */
+  ODB_TRY(cuda_ok(cudaStreamSynchronize(0), "cudaStreamSynchronize (halo)"));
+  for (int i = 0; i < 2; ++i) {
+    if (peer[i] < 0) continue;
+    if (MPI_Irecv(g->aware ? rdev[i] : g->rcv[i], (int)cnt[i], MPI_DOUBLE,
+                  peer[i], 7300 + (1 - i), comm, &req[n++]) != MPI_SUCCESS ||
+        MPI_Isend(g->aware ? sdev[i] : g->snd[i], (int)cnt[i], MPI_DOUBLE,
+                  peer[i], 7300 + i, comm, &req[n++]) != MPI_SUCCESS)
+      return ODB_FAIL(ODB_ERR_IO, "mpi_gpu_stream2d: MPI_Isend/Irecv of "
+                      "the halo rows with rank %d failed", peer[i]);
+  }
+  ODB_TRY(odb_dist_waitall(n, req, "MPI_Waitall (mpi_gpu_stream2d halo rows)"));
+  if (!g->aware)
+    for (int i = 0; i < 2; ++i)
+      if (peer[i] >= 0)
+        ODB_TRY(cuda_ok(cudaMemcpyAsync(rdev[i], g->rcv[i], (size_t)cnt[i] *
+                                        sizeof(double), cudaMemcpyHostToDevice,
+                                        0), "cudaMemcpyAsync (halo in)"));
+  return ODB_OK;
+}
+
+static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
+  dgpu *g = s->vdata;
+  odb_solver *in = g->inner;
+  double *y0 = in->y, *yn0 = in->ynew, e = 0.0;
+  odb_status st;
+  ODB_TRY(exchange(g, s->y));
+  in->y = s->y + g->e0 * g->row;
+  in->ynew = s->ynew + g->e0 * g->row;
+  in->t = s->t;
+  in->fsal_ready = 0;
+  in->defer_norm = s->defer_norm;
+  st = in->variant->attempt(in, h, &e);
+  in->y = y0;
+  in->ynew = yn0;
+  if (st != ODB_OK) return st;
+  *err = 0.0;
+  if (s->defer_norm || !s->method->bhat) return ODB_OK;
+  /* the inner norm is sqrt(own sum / slab n) */
+  dist_norm_reset(&g->norm);
+  dist_norm_add(&g->norm, e * e * (double)in->n);
+  return dist_norm_all(&g->norm, s->n, err);
+}
+
+/* This rank's bytes: the slab's step, stage 0 always evaluated. */
+static void gpu_traffic(const odb_solver *s, int stage0, double *r,
+                        double *w) {
+  const dgpu *g = s->vdata;
+  (void)stage0;
+  g->inner->variant->traffic(g->inner, 1, r, w);
+}
+
+static double gpu_fp64(const odb_solver *s, int stage0) {
+  const dgpu *g = s->vdata;
+  (void)stage0;
+  return g->inner->variant->fp64 ? g->inner->variant->fp64(g->inner, 1) : 0;
+}
+
+/* The whole state on every rank: own rows out, allgatherv, all back in. */
+static odb_status gpu_gather(odb_solver *s) {
+  dgpu *g = s->vdata;
+  int r = odb_dist_rank();
+  size_t bytes = (size_t)s->n * sizeof(double);
+  if (!g->whole && !(g->whole = malloc(bytes)))
+    return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d: %.2f GB of host memory "
+                    "to gather the state", bytes * 1e-9);
+  ODB_TRY(odb_backend_sync(s->backend));
+  ODB_TRY(s->backend->ops->to_host(s->backend, g->whole + g->displs[r],
+                                   s->y + g->displs[r],
+                                   (size_t)g->counts[r] * sizeof(double)));
+  ODB_TRY(odb_dist_allgatherv(g->whole + g->displs[r], g->counts[r], g->whole,
+                              g->counts, g->displs,
+                              "MPI_Allgatherv (mpi_gpu_stream2d state)"));
+  ODB_TRY(s->backend->ops->to_device(s->backend, s->y, g->whole, bytes));
+  s->fsal_ready = 0;   /* F_0 is not kept (see above) */
+  return ODB_OK;
+}
+
+const odb_variant odb_variant_mpi_gpu_stream2d = {
+  .name = "mpi_gpu_stream2d",
+  .doc = "MPI, GPU ranks (one GPU a rank, by local rank): a 2-D grid "
+         "problem in slabs of rows, each stepped by gpu_stream2d with S halo "
+         "rows a side that the step recomputes; the halos exchanged once a "
+         "step (device buffers with a CUDA-aware MPI, else pinned host "
+         "buffers); error norm summed exactly over the ranks; takes "
+         "gpu_stream2d's options",
+  .backend = "cuda",
+  .applies = gpu_applies,
+  .init = gpu_init,
+  .fini = gpu_fini,
+  .attempt = gpu_attempt,
+  .traffic = gpu_traffic,
+  .gather = gpu_gather,
+  .fp64 = gpu_fp64,
+  .opts = odb_gpu_stream2d_opts,
+  .nopts = ODB_GPU_STREAM2D_NOPTS,
+};
+
+odb_status odb_dist_gpu_register(void) {
+  return odb_variant_register(&odb_variant_mpi_gpu_stream2d);
+}
