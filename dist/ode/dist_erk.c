@@ -58,7 +58,12 @@ static dist_kind kind_of(const odb_variant *v);
 
 /* {====== applies: what each communication pattern needs */
 
-/* Common to all four: an explicit RK method; the layout (dist_halo.h). */
+/*
+** Common to all four: an explicit RK method; the layout (dist_halo.h) on
+** one active rank, the least it may run on. applies sees no option, so
+** the layout on the active ranks the option ranks names (all by default)
+** is checked by init (dist_active_ranks), with the same words.
+*/
 static int kind_applies(const char *name, int halo, const odb_problem *p,
                         const odb_method *m, char *why, size_t nwhy) {
   if (m->kind != ODB_METHOD_ERK) {
@@ -66,8 +71,8 @@ static int kind_applies(const char *name, int halo, const odb_problem *p,
              "corrector (mpi_pirk_%s runs it)", name, m->name, name + 4);
     return 0;
   }
-  return dist_layout_applies(name, "mpi_", halo, p->label, p->n, p->d, why,
-                             nwhy);
+  return dist_layout_check(name, "mpi_", halo, p->label, p->n, p->d, 1,
+                           odb_dist_size(), why, nwhy);
 }
 
 static int all_applies(const odb_problem *p, const odb_method *m, char *why,
@@ -155,13 +160,14 @@ static odb_status dist_init(odb_solver *s) {
   MPI_Comm comm = odb_dist_active() ? odb_dist_comm() : MPI_COMM_NULL;
   dist_data *dd = calloc(1, sizeof *dd);
   size_t bytes = (size_t)s->n * sizeof(double);
-  int R = odb_dist_size();
+  int R = odb_dist_size(), active = R;
   odb_status st;
   if (!dd) return ODB_FAIL(ODB_ERR_NOMEM, "%s: plan", s->variant->name);
   s->vdata = dd;
+  ODB_TRY(dist_active_ranks(s, kind_of(s->variant), "mpi_", &active));
   ODB_TRY(erk_plan_make(s->method, &dd->plan));
-  st = dist_halo_init(&dd->halo, kind_of(s->variant), comm, s->n,
-                      s->problem->d, s->variant->name);
+  st = dist_halo_init_active(&dd->halo, kind_of(s->variant), comm, s->n,
+                             s->problem->d, active, s->variant->name);
   if (st != ODB_OK) return st;
   dd->one = malloc((size_t)R * sizeof *dd->one);
   dd->rank_at = malloc((size_t)R * sizeof *dd->rank_at);
@@ -353,6 +359,7 @@ static odb_status dist_gather(odb_solver *s) {
     .name = nm, .doc = text, .backend = "cpu", .applies = app,              \
     .init = dist_init, .fini = dist_fini, .attempt = dist_attempt,          \
     .traffic = dist_traffic, .gather = dist_gather,                         \
+    .opts = dist_opts, .nopts = DIST_NOPTS,                                 \
   }
 
 DIST_VARIANT(mpi_A, "mpi_A", all_applies,
@@ -389,6 +396,7 @@ odb_status odb_dist_ode_register(void) {
   tune_ranks.max = odb_dist_allreduce_max;
   tune_ranks.ranks = odb_dist_size();
   tune_ranks.reader = odb_dist_rank() == 0;
+  dist_opts_set_size(odb_dist_size());
   odb_tune_set_ranks(&tune_ranks);
   ODB_TRY(odb_variant_register(&odb_variant_mpi_A));
   ODB_TRY(odb_variant_register(&odb_variant_mpi_S));

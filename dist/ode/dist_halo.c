@@ -10,10 +10,69 @@
 #include <string.h>
 
 #include "odb_dist.h"
+#include "odb_solver.h"
 
 void dist_blocks(long n, int size, long *lo) {
-  long q = n / size, r = n % size;
-  for (int k = 0; k <= size; ++k) lo[k] = k * q + (k < r ? k : r);
+  dist_blocks_over(n, size, size, lo);
+}
+
+void dist_blocks_over(long n, int active, int size, long *lo) {
+  long q = n / active, r = n % active;
+  for (int k = 0; k <= size; ++k)
+    lo[k] = k >= active ? n : k * q + (k < r ? k : r);
+}
+
+/* {====== the option ranks */
+
+/* max: the run's size (dist_opts_set_size); one rank until the variants
+   register */
+odb_param_decl dist_opts[DIST_NOPTS] = {
+  { "ranks", ODB_PARAM_INT, 0, 0, 1, NULL,
+    "active ranks: the components are split over the first `ranks` ranks, "
+    "the others hold none and only join the error norm (0: every rank of "
+    "the run)" },
+};
+
+void dist_opts_set_size(int size) { dist_opts[0].max = size; }
+
+int dist_halo_level(dist_kind kind) {
+  return kind == DIST_NEIGHBOUR ? 2 : kind == DIST_FORWARD ? 1 : 0;
+}
+
+/*
+** The value is checked here too, not only by the core against dist_opts:
+** a caller may build a solver with options the core has not seen (a
+** variant switched to keeps the options of the one before, and those are
+** checked against the new variant's declaration, which is this one).
+*/
+odb_status dist_active_ranks(const odb_solver *s, dist_kind kind,
+                             const char *fam, int *active) {
+  const char *name = s->variant->name;
+  char what[96], why[400];
+  double v[DIST_NOPTS];
+  int R = odb_dist_size();
+  snprintf(what, sizeof what, "variant '%s'", name);
+  ODB_TRY(odb_param_resolve(what, dist_opts, DIST_NOPTS, s->opts.vopts,
+                            s->opts.nvopts, v));
+  if (v[0] < 0 || v[0] > R)
+    return ODB_FAIL(ODB_ERR_ARG, "variant '%s': option 'ranks' must be in "
+                    "0..%d (0: all ranks of the run), got %g", name, R, v[0]);
+  *active = v[0] == 0 ? R : (int)v[0];
+  if (!dist_layout_check(name, fam, dist_halo_level(kind), s->problem->label,
+                         s->n, s->problem->d, *active, R, why, sizeof why))
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "variant '%s' does not apply: %s",
+                    name, why);
+  return ODB_OK;
+}
+
+/* }====== */
+
+/* "4 ranks", or "2 active ranks of 4 (option ranks)". */
+static const char *ranks_text(int active, int size, char *buf, size_t len) {
+  if (active == size) snprintf(buf, len, "%d ranks", size);
+  else snprintf(buf, len, "%d active rank%s of %d (option ranks)", active,
+                active == 1 ? "" : "s", size);
+  return buf;
 }
 
 /* See the header. */
@@ -21,10 +80,20 @@ int dist_layout_applies(const char *name, const char *fam, int halo,
                         const char *label, long n, long d, char *why,
                         size_t nwhy) {
   int R = odb_dist_size();
+  return dist_layout_check(name, fam, halo, label, n, d, R, R, why, nwhy);
+}
+
+int dist_layout_check(const char *name, const char *fam, int halo,
+                      const char *label, long n, long d, int active,
+                      int size, char *why, size_t nwhy) {
+  int R = active;
   long shortest = n / R;
+  char rk[64];
+  ranks_text(active, size, rk, sizeof rk);
   if (n < R) {
-    snprintf(why, nwhy, "%s needs a component on every rank; %s has n = %ld "
-             "for %d ranks", name, label, n, R);
+    snprintf(why, nwhy, "%s needs a component on every %srank; %s has n = "
+             "%ld for %s", name, active == size ? "" : "active ", label, n,
+             rk);
     return 0;
   }
   if (halo && d >= n) {
@@ -34,10 +103,10 @@ int dist_layout_applies(const char *name, const char *fam, int halo,
     return 0;
   }
   if (halo == 2 && shortest < d) {
-    snprintf(why, nwhy, "%s needs every rank's block at least as long as "
-             "the access distance d = %ld; %s has n = %ld, and %d ranks give "
-             "blocks of %ld (%sX forwards halos over several ranks)", name, d,
-             label, n, R, shortest, fam);
+    snprintf(why, nwhy, "%s needs every %srank's block at least as long "
+             "as the access distance d = %ld; %s has n = %ld, and %s give "
+             "blocks of %ld (%sX forwards halos over several ranks)", name,
+             active == size ? "" : "active ", d, label, n, rk, shortest, fam);
     return 0;
   }
   return 1;
@@ -52,11 +121,13 @@ static dist_msg cut(int peer, int send, long a, long b, long c, long e) {
 }
 
 /* [max(0, lo - d), lo) and [hi, min(n, hi + d)): what rank q's f reads
-   outside its block. */
+   outside its block; nothing for an empty block (an inactive rank). */
 static long need_lo(const dist_halo *h, int q) {
+  if (h->lo[q] == h->lo[q + 1]) return h->lo[q];
   return h->lo[q] - h->d > 0 ? h->lo[q] - h->d : 0;
 }
 static long need_hi(const dist_halo *h, int q) {
+  if (h->lo[q] == h->lo[q + 1]) return h->lo[q + 1];
   return h->lo[q + 1] + h->d < h->n ? h->lo[q + 1] + h->d : h->n;
 }
 
@@ -121,25 +192,70 @@ static void plan_forward(dist_halo *h) {
 
 odb_status dist_halo_init(dist_halo *h, dist_kind kind, MPI_Comm comm,
                           long n, long d, const char *what) {
+  int size = 1;
+  if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &size);
+  return dist_halo_init_active(h, kind, comm, n, d, size, what);
+}
+
+/*
+** A on fewer active ranks than comm's: the active ranks' communicator, in
+** the same rank order (the key), so that A's counts and displacements of
+** the first active ranks serve it as they are. MPI_Comm_split is a
+** blocking collective of every rank of comm: every rank makes the solver
+** together, and a rank that fails before it ends the run (docs/mpi.md,
+** "Faults"), which frees the others.
+*/
+static odb_status split_active(dist_halo *h) {
+  int active = h->rank < h->active, rc;
+  rc = MPI_Comm_split(h->comm, active ? 0 : MPI_UNDEFINED, h->rank,
+                      &h->xcomm);
+  if (rc != MPI_SUCCESS) {
+    h->xcomm = MPI_COMM_NULL;
+    return ODB_FAIL(ODB_ERR_IO, "%s: MPI_Comm_split of the %d active ranks "
+                    "failed (MPI error %d)", h->what, h->active, rc);
+  }
+  return ODB_OK;
+}
+
+odb_status dist_halo_init_active(dist_halo *h, dist_kind kind, MPI_Comm comm,
+                                 long n, long d, int active,
+                                 const char *what) {
   int rank = 0, size = 1;   /* MPI not started (no mpirun): rank 0 of 1 */
+  odb_status st;
   if (comm != MPI_COMM_NULL) {
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
   }
-  return dist_halo_plan(h, kind, comm, rank, size, n, d, what);
+  st = dist_halo_plan_active(h, kind, comm, rank, size, active, n, d, what);
+  if (st == ODB_OK && kind == DIST_ALL && active < size &&
+      comm != MPI_COMM_NULL)
+    st = split_active(h);
+  if (st != ODB_OK) dist_halo_free(h);
+  return st;
 }
 
 odb_status dist_halo_plan(dist_halo *h, dist_kind kind, MPI_Comm comm,
                           int rank, int size, long n, long d,
                           const char *what) {
+  return dist_halo_plan_active(h, kind, comm, rank, size, size, n, d, what);
+}
+
+odb_status dist_halo_plan_active(dist_halo *h, dist_kind kind, MPI_Comm comm,
+                                 int rank, int size, int active, long n,
+                                 long d, const char *what) {
   int R = size;
   size_t cap;
   memset(h, 0, sizeof *h);
   h->kind = kind;
   h->comm = comm;
+  h->xcomm = comm;
   h->what = what;
   h->rank = rank;
   h->size = R;
+  h->active = active;
+  if (active < 1 || active > size)
+    return ODB_FAIL(ODB_ERR_ARG, "%s: %d active ranks of %d", what, active,
+                    size);
   h->n = n;
   h->d = d < n ? d : n;
   if (n > INT_MAX)   /* MPI counts and displacements are int */
@@ -157,7 +273,7 @@ odb_status dist_halo_plan(dist_halo *h, dist_kind kind, MPI_Comm comm,
     dist_halo_free(h);
     return ODB_FAIL(ODB_ERR_NOMEM, "%s: exchange plan for %d ranks", what, R);
   }
-  dist_blocks(n, R, h->lo);
+  dist_blocks_over(n, active, R, h->lo);
   h->a = h->lo[h->rank];
   h->b = h->lo[h->rank + 1];
   for (int q = 0; q < R; ++q) {
@@ -169,10 +285,11 @@ odb_status dist_halo_plan(dist_halo *h, dist_kind kind, MPI_Comm comm,
   h->ia = h->a == 0 ? 0 : h->a + h->d;
   h->ib = h->b == n ? n : h->b - h->d;
   if (h->ia >= h->ib || h->ia > h->b || h->ib < h->a) h->ia = h->ib = h->b;
-  if (kind == DIST_ALL) {
-    h->nrounds = R > 1;
-    h->in = (double)(n - (h->b - h->a));
-    h->out = (double)(h->b - h->a);
+  if (kind == DIST_ALL) {   /* the active ranks gather among themselves */
+    int mine = rank < active;
+    h->nrounds = active > 1 && mine;
+    h->in = h->nrounds ? (double)(n - (h->b - h->a)) : 0.0;
+    h->out = h->nrounds ? (double)(h->b - h->a) : 0.0;
     return ODB_OK;
   }
   if (kind == DIST_FORWARD) plan_forward(h);
@@ -185,6 +302,8 @@ odb_status dist_halo_plan(dist_halo *h, dist_kind kind, MPI_Comm comm,
 }
 
 void dist_halo_free(dist_halo *h) {
+  if (h->xcomm != h->comm && h->xcomm != MPI_COMM_NULL)
+    MPI_Comm_free(&h->xcomm);
   free(h->lo);
   free(h->round);
   free(h->msg);
@@ -225,7 +344,7 @@ odb_status dist_halo_begin(dist_halo *h, double *v) {
   if (h->nrounds == 0) return ODB_OK;
   if (h->kind == DIST_ALL) {
     int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, h->counts,
-                             h->displs, MPI_DOUBLE, h->comm, &h->req[0]);
+                             h->displs, MPI_DOUBLE, h->xcomm, &h->req[0]);
     h->nreq = 1;
     if (rc != MPI_SUCCESS)
       return ODB_FAIL(ODB_ERR_IO, "%s: MPI_Iallgatherv failed (MPI error %d)",

@@ -6,7 +6,10 @@
 
 #include <mpi.h>
 
+#include "odb_param.h"
 #include "odb_status.h"
+
+struct odb_solver;
 
 /*
 ** The communication patterns of the distributed variants of [Str12]
@@ -31,6 +34,13 @@
 ** Blocks are contiguous and balanced: rank r holds [lo[r], lo[r + 1]),
 ** the first n mod R ranks one component more. Every rank builds the same
 ** plan from (n, d, R), so sends and receives match by construction.
+** Active ranks (the variants' option `ranks`, the self-adaptive solver of
+** the thesis's §10.3 choosing how many processes to use): the blocks may
+** cover only the first P <= R ranks; ranks P..R-1 hold the empty block
+** [n, n), read nothing, receive and send nothing in an exchange, and take
+** part only in the error norm's reduction (adding nothing) and the
+** state's gather. A's allgather then runs on a communicator of the P
+** active ranks (xcomm), so that no inactive rank relays a block.
 ** Vectors are full length (n) on every rank and messages go straight
 ** from and into them at the components' own places: nothing is packed.
 */
@@ -63,10 +73,39 @@ typedef struct dist_halo {
   int nreq;
   double in, out;          /* doubles received and sent by one exchange */
   const char *what;        /* names the exchange in timeout messages */
+  int active;              /* ranks 0..active-1 hold the components */
+  MPI_Comm xcomm;          /* A's exchange: comm, or the active ranks'
+                              own communicator (MPI_COMM_NULL on an
+                              inactive rank), freed with the plan */
 } dist_halo;
 
 /* The block boundaries of n components over size ranks into lo[0..size]. */
 void dist_blocks(long n, int size, long *lo);
+/* The same over the first active ranks (1 <= active <= size); ranks
+   active..size-1 get the empty block [n, n). */
+void dist_blocks_over(long n, int active, int size, long *lo);
+
+/*
+** The option every distributed ODE variant declares (odb_variant.opts):
+** `ranks`, the number of active ranks, 0 (the default) for all of the
+** run's, else 1..R. R is the run's size, set when the variants register
+** (dist_opts_set_size), so the core's check of the options refuses a value
+** above it with the range: "variant 'mpi_N': option 'ranks' must be in
+** 0..4, got 5".
+*/
+#define DIST_NOPTS 1
+extern odb_param_decl dist_opts[DIST_NOPTS];
+void dist_opts_set_size(int size);
+
+/*
+** The active ranks of solver s (its variant's option ranks, 0: all) into
+** *active, and the layout of s's problem on them (dist_layout_check for
+** kind; fam as there): ODB_ERR_UNSUPPORTED "variant 'mpi_N' does not
+** apply: <reason>" when it does not fit, as the solver words a variant's
+** refusal; ODB_ERR_ARG for a value above the run's size.
+*/
+odb_status dist_active_ranks(const struct odb_solver *s, dist_kind kind,
+                             const char *fam, int *active);
 
 /*
 ** What the layout of a distributed variant needs of a problem with n
@@ -81,6 +120,14 @@ void dist_blocks(long n, int size, long *lo);
 int dist_layout_applies(const char *name, const char *fam, int halo,
                         const char *label, long n, long d, char *why,
                         size_t nwhy);
+/* The same on the first active of the run's size ranks (the reasons name
+   the active ranks when they are fewer than the run's). */
+int dist_layout_check(const char *name, const char *fam, int halo,
+                      const char *label, long n, long d, int active,
+                      int size, char *why, size_t nwhy);
+/* The halo argument of dist_layout_check for an exchange of kind: 0 for
+   A and S, 1 for X, 2 for N. */
+int dist_halo_level(dist_kind kind);
 
 /*
 ** Builds h for kind over the communicator comm (n components, access
@@ -94,6 +141,15 @@ odb_status dist_halo_init(dist_halo *h, dist_kind kind, MPI_Comm comm,
 odb_status dist_halo_plan(dist_halo *h, dist_kind kind, MPI_Comm comm,
                           int rank, int size, long n, long d,
                           const char *what);
+/* The same with the components on the first active ranks only
+   (dist_blocks_over); A splits comm into the active ranks' own
+   communicator, a collective of comm's ranks. */
+odb_status dist_halo_init_active(dist_halo *h, dist_kind kind, MPI_Comm comm,
+                                 long n, long d, int active,
+                                 const char *what);
+odb_status dist_halo_plan_active(dist_halo *h, dist_kind kind, MPI_Comm comm,
+                                 int rank, int size, int active, long n,
+                                 long d, const char *what);
 void dist_halo_free(dist_halo *h);
 
 /*

@@ -76,8 +76,9 @@ static int kind_applies(const char *name, int halo, const odb_problem *p,
     return 0;
   }
   if (!pirk_applies_any(name, m, why, nwhy)) return 0;
-  return dist_layout_applies(name, "mpi_pirk_", halo, p->label, p->n, p->d,
-                             why, nwhy);
+  /* one active rank, the least; init checks the option ranks' */
+  return dist_layout_check(name, "mpi_pirk_", halo, p->label, p->n, p->d, 1,
+                           odb_dist_size(), why, nwhy);
 }
 
 static int all_applies(const odb_problem *p, const odb_method *m, char *why,
@@ -124,16 +125,17 @@ static void dp_fini(odb_solver *s) {
 static odb_status dp_init(odb_solver *s) {
   MPI_Comm comm = odb_dist_active() ? odb_dist_comm() : MPI_COMM_NULL;
   const char *name = s->variant->name;
-  int S = s->method->s;
+  int S = s->method->s, active = 1;
   dpirk *dd = calloc(1, sizeof *dd);
   size_t bytes = (size_t)s->n * sizeof(double);
   if (!dd) return ODB_FAIL(ODB_ERR_NOMEM, "%s: plan", name);
   s->vdata = dd;
   s->block = 0;
   ODB_TRY(pirk_check(s, name));
+  ODB_TRY(dist_active_ranks(s, kind_of(s->variant), "mpi_pirk_", &active));
   for (; dd->nhalo < S; dd->nhalo++)
-    ODB_TRY(dist_halo_init(&dd->halo[dd->nhalo], kind_of(s->variant), comm,
-                           s->n, s->problem->d, name));
+    ODB_TRY(dist_halo_init_active(&dd->halo[dd->nhalo], kind_of(s->variant),
+                                  comm, s->n, s->problem->d, active, name));
   ODB_TRY(dist_norm_init(&dd->norm, dd->halo[0].size, name));
   ODB_TRY(pirk_mat_alloc(&dd->Y, S, s->n, "argument vectors"));
   ODB_TRY(pirk_mat_alloc(&dd->Fprev, S, s->n, "F^(prev)"));
@@ -279,6 +281,7 @@ static odb_status dp_gather(odb_solver *s) {
     .name = nm, .doc = text, .backend = "cpu", .applies = app,              \
     .init = dp_init, .fini = dp_fini, .attempt = dp_attempt,                \
     .traffic = dp_traffic, .gather = dp_gather,                             \
+    .opts = dist_opts, .nopts = DIST_NOPTS,                                 \
   }
 
 DIST_PIRK_VARIANT(mpi_pirk_A, "mpi_pirk_A", all_applies,
@@ -309,6 +312,7 @@ static dist_kind kind_of(const odb_variant *v) {
 }
 
 odb_status odb_dist_pirk_register(void) {
+  dist_opts_set_size(odb_dist_size());
   ODB_TRY(odb_variant_register(&odb_variant_mpi_pirk_A));
   ODB_TRY(odb_variant_register(&odb_variant_mpi_pirk_S));
   ODB_TRY(odb_variant_register(&odb_variant_mpi_pirk_N));

@@ -68,6 +68,14 @@ static const char *play(dist_halo *h, int R, long n, long d) {
   for (int r = 0; r < R; ++r) {
     long lo = h[r].a - d > 0 ? h[r].a - d : 0;
     long hi = h[r].b + d < n ? h[r].b + d : n;
+    if (h[r].a == h[r].b) {   /* an inactive rank: it reads nothing */
+      if (h[r].nmsg > 0) {
+        snprintf(why, sizeof why, "rank %d holds no component but has %d "
+                 "messages", r, h[r].nmsg);
+        return why;
+      }
+      continue;
+    }
     for (long j = lo; j < hi; ++j)
       if (!have[r][j]) {
         snprintf(why, sizeof why, "rank %d lacks component %ld of its halo",
@@ -95,39 +103,51 @@ static const char *interior(const dist_halo *h, int R, long n, long d) {
   return NULL;
 }
 
-/* Plans of every (n, d, R) for kind, played; counts the failures. */
-static void sweep(dist_kind kind, const char *name) {
+/*
+** Plans of every (n, d, R) for kind, played, with every rank active
+** (active 0) or with P active ranks of every R >= P (active 1: the
+** option ranks); counts the failures.
+*/
+static void sweep(dist_kind kind, const char *name, int active) {
   int bad = 0, cases = 0, maxrounds = 0;
   char first[320] = "";
   for (int R = 1; R <= MAXR; ++R)
-    for (long n = R; n <= MAXN; ++n)
-      for (long d = 1; d <= n; ++d) {
-        dist_halo h[MAXR];
-        memset(h, 0, sizeof h);
-        const char *why = NULL;
-        if (kind == DIST_NEIGHBOUR && n / R < d) continue;   /* applies */
-        if (kind == DIST_FORWARD && d >= n) continue;
-        for (int r = 0; r < R; ++r)
-          if (dist_halo_plan(&h[r], kind, MPI_COMM_NULL, r, R, n, d,
-                             name) != ODB_OK)
-            why = "the plan failed";
-        if (!why) why = play(h, R, n, d);
-        if (!why) why = interior(h, R, n, d);
-        for (int r = 0; r < R && kind == DIST_NEIGHBOUR && !why; ++r)
-          for (int i = 0; i < h[r].nmsg; ++i)
-            if (abs(h[r].msg[i].peer - r) != 1) why = "a message skips a rank";
-        for (int r = 0; r < R; ++r) {
-          if (h[r].nrounds > maxrounds) maxrounds = h[r].nrounds;
-          dist_halo_free(&h[r]);
+    for (int P = active ? 1 : R; P <= R; ++P)
+      for (long n = P; n <= MAXN; ++n)
+        for (long d = 1; d <= n; ++d) {
+          dist_halo h[MAXR];
+          memset(h, 0, sizeof h);
+          const char *why = NULL;
+          if (active && P == R) continue;   /* the sweep with active 0 */
+          if (kind == DIST_NEIGHBOUR && n / P < d) continue;   /* applies */
+          if (kind == DIST_FORWARD && d >= n) continue;
+          for (int r = 0; r < R; ++r)
+            if (dist_halo_plan_active(&h[r], kind, MPI_COMM_NULL, r, R, P, n,
+                                      d, name) != ODB_OK)
+              why = "the plan failed";
+          for (int r = P; r < R && !why; ++r)
+            if (h[r].a != n || h[r].b != n || h[r].in != 0 || h[r].out != 0)
+              why = "an inactive rank holds, sends or receives components";
+          if (!why) why = play(h, R, n, d);
+          if (!why) why = interior(h, R, n, d);
+          for (int r = 0; r < R && kind == DIST_NEIGHBOUR && !why; ++r)
+            for (int i = 0; i < h[r].nmsg; ++i)
+              if (abs(h[r].msg[i].peer - r) != 1)
+                why = "a message skips a rank";
+          for (int r = 0; r < R; ++r) {
+            if (h[r].nrounds > maxrounds) maxrounds = h[r].nrounds;
+            dist_halo_free(&h[r]);
+          }
+          cases++;
+          if (why && !bad++)
+            snprintf(first, sizeof first, "n = %ld, d = %ld, R = %d, %d "
+                     "active: %s", n, d, R, P, why);
         }
-        cases++;
-        if (why && !bad++)
-          snprintf(first, sizeof first, "n = %ld, d = %ld, R = %d: %s", n, d,
-                   R, why);
-      }
-  tap_ok(bad == 0, "%s: %d plans (n <= %d, R <= %d) bring every rank its "
+  tap_ok(bad == 0, "%s: %d plans (n <= %d, R <= %d%s) bring every rank its "
          "halo, sends only held data and match every receive%s%s", name,
-         cases, MAXN, MAXR, bad ? "; first failure: " : "", first);
+         cases, MAXN, MAXR, active ? ", P < R active ranks" : "",
+         bad ? "; first failure: " : "", first);
+  if (active) return;
   if (kind == DIST_FORWARD)
     tap_ok(maxrounds > 2, "mpi_X forwards over several ranks (%d rounds at "
            "most)", maxrounds);
@@ -181,15 +201,22 @@ static void norm_checks(void) {
 
 int main(void) {
   dist_halo h;
-  long lo[5];
-  printf("1..12\n");
+  long lo[6];
+  printf("1..18\n");
   norm_checks();
   dist_blocks(10, 4, lo);
   tap_ok(lo[0] == 0 && lo[1] == 3 && lo[2] == 6 && lo[3] == 8 && lo[4] == 10,
          "10 components over 4 ranks: blocks of 3, 3, 2, 2");
-  sweep(DIST_SPARSE, "mpi_S");
-  sweep(DIST_NEIGHBOUR, "mpi_N");
-  sweep(DIST_FORWARD, "mpi_X");
+  sweep(DIST_SPARSE, "mpi_S", 0);
+  sweep(DIST_NEIGHBOUR, "mpi_N", 0);
+  sweep(DIST_FORWARD, "mpi_X", 0);
+  sweep(DIST_SPARSE, "mpi_S", 1);
+  sweep(DIST_NEIGHBOUR, "mpi_N", 1);
+  sweep(DIST_FORWARD, "mpi_X", 1);
+  dist_blocks_over(10, 3, 5, lo);
+  tap_ok(lo[0] == 0 && lo[1] == 4 && lo[2] == 7 && lo[3] == 10 &&
+         lo[4] == 10 && lo[5] == 10,
+         "10 components over 3 active ranks of 5: blocks of 4, 3, 3, 0, 0");
   /* BRUSS2D N = 3 (n = 18, d = 6) on 4 ranks: rank 2 holds [10, 14) and
      gets [4, 5) from rank 0 through rank 1 in the second round */
   dist_halo_plan(&h, DIST_FORWARD, MPI_COMM_NULL, 2, 4, 18, 6, "mpi_X");
@@ -204,6 +231,19 @@ int main(void) {
   tap_ok(h.a == 4 && h.b == 7 && h.in == 7 && h.out == 3 && h.ia == h.ib,
          "mpi_A, n = 10 on 3 ranks, rank 1: block [4, 7), receives 7, sends "
          "3, no interior with d = n");
+  dist_halo_free(&h);
+  /* A on 2 active ranks of 4: the active ones gather among themselves,
+     the others take no part */
+  dist_halo_plan_active(&h, DIST_ALL, MPI_COMM_NULL, 1, 4, 2, 10, 10, "mpi_A");
+  tap_ok(h.a == 5 && h.b == 10 && h.in == 5 && h.out == 5 && h.nrounds == 1,
+         "mpi_A, n = 10 on 2 active ranks of 4, rank 1: block [5, 10), "
+         "receives 5, sends 5");
+  dist_halo_free(&h);
+  dist_halo_plan_active(&h, DIST_ALL, MPI_COMM_NULL, 3, 4, 2, 10, 10, "mpi_A");
+  tap_ok(h.a == 10 && h.b == 10 && h.in == 0 && h.out == 0 &&
+         h.nrounds == 0 && h.ia == h.ib,
+         "mpi_A, rank 3 of 4 with 2 active: the empty block [10, 10), no "
+         "exchange");
   dist_halo_free(&h);
   return tap_failed ? 1 : 0;
 }
