@@ -11,10 +11,10 @@
 -- same tableau, h and tolerances).
 --
 -- One run measures at the R ranks it was started with: the binding runs a
--- distributed variant on all ranks of the run (there is no sub-communicator),
--- so each rank count is its own `mpirun -n R`. Each run appends its figures
--- to the table file `--set table=FILE` (rank 0 writes; one line per
--- problem, size, variant and R) and prints the scaling over every R the
+-- distributed variant on all ranks of the run (mpi_tune.lua chooses fewer
+-- with the option `ranks`), so each rank count is its own `mpirun -n R`.
+-- Each run appends its figures to the table file `--set table=FILE`
+-- (rank 0 writes; one line per problem, size, variant and R) and prints the scaling over every R the
 -- table holds so far, so the last run of
 --
 --   for R in 1 2 4 8 16; do

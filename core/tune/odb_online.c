@@ -161,8 +161,10 @@ static void fill_key(odb_online *ol) {
     used += (size_t)snprintf(ol->params + used, sizeof ol->params - used,
                              " block=%ld", ol->start_block);
   if (ol->ithreads < 0 && used < sizeof ol->params)
-    snprintf(ol->params + used, sizeof ol->params - used, " threads=%d",
-             ol->start_threads);
+    used += (size_t)snprintf(ol->params + used, sizeof ol->params - used,
+                             " threads=%d", ol->start_threads);
+  odb_tune_key_extras(ol->params, sizeof ol->params, used, &s->opts,
+                      ol->space, NULL, 0);
   ol->target.key.problem = s->problem->type->name;
   ol->target.key.size = ol->size;
   ol->target.key.method = ol->method;
@@ -248,7 +250,12 @@ static odb_status make_tuner(odb_online *ol) {
   odb_tune_opts to;
   odb_solver_space w;
   ODB_TRY(odb_solver_space_check(ol->space, ol->o.lookup, ol->o.lookup_ud,
-                                 &w));
+                                 ol->s->variant, &w));
+  if (w.nvopt > 0)   /* the switch keeps the solver's options */
+    return ODB_FAIL(ODB_ERR_ARG, "parameter '%s': online tuning switches the "
+                    "solver's variant between steps and keeps its options; "
+                    "a variant option is tuned offline (ob.tune with a "
+                    "solver target)", odb_space_name(ol->space, w.ivopt[0]));
   ol->ivariant = w.ivariant;
   ol->iblock = w.iblock;
   ol->ithreads = w.ithreads;

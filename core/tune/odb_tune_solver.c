@@ -24,6 +24,8 @@ struct odb_tune_solver {
   odb_space *space;
   odb_tune_solver_opts o;
   int ivariant, iblock, ithreads;   /* parameter indices, -1 when absent */
+  int nvopt, ivopt[ODB_SOLVER_MAX_VOPTS];   /* the variant options tuned */
+  odb_param_value *vals;            /* a configuration's options (setup) */
   double t0, h;
   double *y0, *yref, *y;            /* start, reference, scratch (n) */
   odb_solver *cur;                  /* the configuration's solver */
@@ -69,6 +71,15 @@ static odb_status check_param(const odb_space *sp, int i,
     *(name[0] == 'b' ? &w->iblock : &w->ithreads) = i;
     return ODB_OK;
   }
+  if (!is_enum && strcmp(name, "m") != 0 && strcmp(name, "variant") != 0 &&
+      strcmp(name, "block") != 0 && strcmp(name, "threads") != 0) {
+    if (w->nvopt == ODB_SOLVER_MAX_VOPTS)
+      return ODB_FAIL(ODB_ERR_ARG, "parameter '%s': a solver's space tunes "
+                      "at most %d variant options", name,
+                      ODB_SOLVER_MAX_VOPTS);
+    w->ivopt[w->nvopt++] = i;   /* checked once the variants are known */
+    return ODB_OK;
+  }
   if (strcmp(name, "m") == 0)
     return ODB_FAIL(ODB_ERR_ARG, "parameter 'm' (corrector steps) changes "
                     "the method's order and cannot be tuned (allowed for a "
@@ -82,15 +93,57 @@ static odb_status check_param(const odb_space *sp, int i,
                   "(allowed: variant, block, threads)", name);
 }
 
+/*
+** Variant option parameter i: declared by a variant of the space (or by
+** base without a variant parameter), and each value allowed by every
+** variant that declares it, so that no configuration fails on its
+** options when it is set up.
+*/
+static odb_status check_vopt(const odb_space *sp, int i,
+                             const odb_variant *(*lookup)(void *,
+                                                          const char *),
+                             void *ud, const odb_variant *base,
+                             const odb_solver_space *w) {
+  const char *name = odb_space_name(sp, i);
+  int nv = w->ivariant >= 0 ? odb_space_nvalues(sp, w->ivariant) : 1;
+  int declared = 0;
+  char why[256];
+  for (int k = 0; k < nv; ++k) {
+    const odb_variant *v = w->ivariant >= 0
+        ? lookup(ud, odb_space_str(sp, w->ivariant, k)) : base;
+    int at = v ? odb_param_find(v->opts, v->nopts, name) : -1;
+    if (at < 0) continue;
+    declared = 1;
+    for (int j = 0; j < odb_space_nvalues(sp, i); ++j) {
+      odb_param_value g = { name, (double)odb_space_int(sp, i, j), NULL };
+      double x;
+      if (odb_param_check(&v->opts[at], &g, &x, why, sizeof why) != ODB_OK)
+        return ODB_FAIL(ODB_ERR_ARG, "parameter '%s': variant '%s': option "
+                        "'%s' %s", name, v->name, name, why);
+    }
+  }
+  if (!declared)
+    return ODB_FAIL(ODB_ERR_ARG, "unknown parameter '%s' for a solver target "
+                    "(allowed: variant, block, threads); no variant %s "
+                    "declares an option '%s'", name, w->ivariant >= 0
+                    ? "of the space" : "of the solver", name);
+  return ODB_OK;
+}
+
 odb_status odb_solver_space_check(const odb_space *sp,
                                   const odb_variant *(*lookup)(void *ud,
                                                                const char *name),
-                                  void *ud, odb_solver_space *w) {
+                                  void *ud, const odb_variant *base,
+                                  odb_solver_space *w) {
   w->ivariant = w->iblock = w->ithreads = -1;
+  w->nvopt = 0;
+  if (!lookup) lookup = registry_lookup;
   if (odb_space_nparams(sp) == 0)
     return ODB_FAIL(ODB_ERR_ARG, "the space is empty (no parameters)");
   for (int i = 0; i < odb_space_nparams(sp); ++i)
-    ODB_TRY(check_param(sp, i, lookup ? lookup : registry_lookup, ud, w));
+    ODB_TRY(check_param(sp, i, lookup, ud, w));
+  for (int k = 0; k < w->nvopt; ++k)
+    ODB_TRY(check_vopt(sp, w->ivopt[k], lookup, ud, base, w));
   return ODB_OK;
 }
 
@@ -104,6 +157,29 @@ static int variant_applies(const odb_space *sp, const odb_config *c,
   if (!v) return 0;
   if (strcmp(v->backend, ts->base->backend->ops->name) != 0) return 0;
   return v->applies(ts->base->problem, ts->base->method, why, sizeof why);
+}
+
+/* The configuration's variant (the solver's without a variant parameter). */
+static const odb_variant *config_variant(const odb_tune_solver *ts,
+                                         const odb_config *c) {
+  if (ts->ivariant < 0) return ts->base->variant;
+  return odb_variant_find(odb_space_str(ts->space, ts->ivariant,
+                                        c->idx[ts->ivariant]));
+}
+
+/* The constraint: an option the variant does not declare keeps its first
+   value (the others would run the same configuration again). */
+static int vopts_apply(const odb_space *sp, const odb_config *c, void *ud) {
+  odb_tune_solver *ts = ud;
+  const odb_variant *v = config_variant(ts, c);
+  (void)sp;
+  for (int k = 0; k < ts->nvopt; ++k) {
+    int i = ts->ivopt[k];
+    if (c->idx[i] != 0 &&
+        (!v || odb_param_find(v->opts, v->nopts, odb_space_name(sp, i)) < 0))
+      return 0;
+  }
+  return 1;
 }
 
 /* }====== */
@@ -169,6 +245,37 @@ static odb_status make_reference(odb_tune_solver *ts) {
 
 /* {====== the target's functions */
 
+/*
+** The options of configuration c's solver into o: the solver's own that
+** the variant declares and the space does not tune, then the tuned ones
+** the variant declares with c's values. ts->vals has room for both; the
+** solver copies them.
+*/
+static void config_vopts(odb_tune_solver *ts, const odb_config *c,
+                         odb_solver_opts *o) {
+  const odb_variant *v = config_variant(ts, c);
+  const odb_solver_opts *bo = &ts->base->opts;
+  int n = 0;
+  for (int k = 0; v && k < bo->nvopts; ++k) {
+    int tuned = 0;
+    for (int j = 0; j < ts->nvopt; ++j)
+      tuned |= strcmp(odb_space_name(ts->space, ts->ivopt[j]),
+                      bo->vopts[k].name) == 0;
+    if (!tuned && odb_param_find(v->opts, v->nopts, bo->vopts[k].name) >= 0)
+      ts->vals[n++] = bo->vopts[k];
+  }
+  for (int j = 0; v && j < ts->nvopt; ++j) {
+    int i = ts->ivopt[j];
+    const char *name = odb_space_name(ts->space, i);
+    if (odb_param_find(v->opts, v->nopts, name) < 0) continue;
+    ts->vals[n].name = name;
+    ts->vals[n].num = (double)odb_space_int(ts->space, i, c->idx[i]);
+    ts->vals[n++].str = NULL;
+  }
+  o->vopts = n > 0 ? ts->vals : NULL;
+  o->nvopts = n;
+}
+
 /* Creates the solver of configuration c. */
 static odb_status ts_setup(void *ud, const odb_config *c) {
   odb_tune_solver *ts = ud;
@@ -183,6 +290,7 @@ static odb_status ts_setup(void *ud, const odb_config *c) {
     o.threads = (int)odb_space_int(ts->space, ts->ithreads,
                                    c->idx[ts->ithreads]);
   o.h_fixed = 0;
+  config_vopts(ts, c, &o);
   return odb_solver_create(b->ctx, b->problem, b->method, b->backend, variant,
                            &o, &ts->cur);
 }
@@ -237,6 +345,36 @@ static odb_status ts_run(void *ud, const odb_config *c, double *seconds) {
 
 /* {====== create and destroy */
 
+/*
+** Appends to the key's params (used bytes of len) what else the timings
+** depend on: the solver's variant options that the space does not tune
+** (" ranks=2"), and the ranks of a run across ranks (" mpi=4"; a tuning
+** at R ranks times every rank's share of the work, which is not one
+** process's, and with fewer active ranks than the run's the others still
+** take part in the norm). One process adds nothing, so its keys are those
+** of a build without MPI.
+*/
+void odb_tune_key_extras(char *params, size_t len, size_t used,
+                         const odb_solver_opts *o, const odb_space *sp,
+                         const int *ivopt, int nvopt) {
+  const odb_tune_ranks *rk = odb_tune_get_ranks();
+  for (int k = 0; k < o->nvopts && used < len; ++k) {
+    const odb_param_value *g = &o->vopts[k];
+    int tuned = 0;
+    for (int j = 0; j < nvopt; ++j)
+      tuned |= strcmp(odb_space_name(sp, ivopt[j]), g->name) == 0;
+    if (tuned) continue;
+    if (g->str)
+      used += (size_t)snprintf(params + used, len - used, " %s=%s", g->name,
+                               g->str);
+    else
+      used += (size_t)snprintf(params + used, len - used, " %s=%.17g",
+                               g->name, g->num);
+  }
+  if (rk && rk->ranks > 1 && used < len)
+    snprintf(params + used, len - used, " mpi=%d", rk->ranks);
+}
+
 /* Fills the key strings: what the timings depend on (the problem's part
    from odb_problem_key). */
 static void fill_key(odb_tune_solver *ts) {
@@ -259,8 +397,10 @@ static void fill_key(odb_tune_solver *ts) {
     used += (size_t)snprintf(ts->params + used, sizeof ts->params - used,
                              " block=%ld", b->opts.block);
   if (ts->ithreads < 0 && used < sizeof ts->params)
-    snprintf(ts->params + used, sizeof ts->params - used, " threads=%d",
-             b->opts.threads);
+    used += (size_t)snprintf(ts->params + used, sizeof ts->params - used,
+                             " threads=%d", b->opts.threads);
+  odb_tune_key_extras(ts->params, sizeof ts->params, used, &b->opts,
+                      ts->space, ts->ivopt, ts->nvopt);
   ts->target.key.problem = b->problem->type->name;
   ts->target.key.size = ts->size;
   ts->target.key.method = ts->method;
@@ -272,16 +412,28 @@ static void fill_key(odb_tune_solver *ts) {
 /* Checks the parameters of the space and notes where they are. */
 static odb_status check_space(odb_tune_solver *ts) {
   odb_solver_space w;
-  ODB_TRY(odb_solver_space_check(ts->space, NULL, NULL, &w));
+  size_t room;
+  ODB_TRY(odb_solver_space_check(ts->space, NULL, NULL, ts->base->variant,
+                                 &w));
   ts->ivariant = w.ivariant;
   ts->iblock = w.iblock;
   ts->ithreads = w.ithreads;
+  ts->nvopt = w.nvopt;
+  memcpy(ts->ivopt, w.ivopt, sizeof ts->ivopt);
+  room = (size_t)(ts->base->opts.nvopts + ts->nvopt);
+  if (room == 0) return ODB_OK;
+  ts->vals = malloc(room * sizeof *ts->vals);
+  if (!ts->vals)
+    return ODB_FAIL(ODB_ERR_NOMEM, "solver tuning target: options");
   return ODB_OK;
 }
 
 /* Adds the applicability constraint (last: the space then refers to ts). */
 static odb_status add_constraint(odb_tune_solver *ts) {
   static const char *const deps[] = {"variant", NULL};
+  if (ts->nvopt > 0)
+    ODB_TRY(odb_space_add_constraint(ts->space, vopts_apply, ts, NULL,
+                                     "the variant takes the options"));
   if (ts->ivariant < 0) return ODB_OK;
   return odb_space_add_constraint(ts->space, variant_applies, ts, deps,
                                   "the variant applies");
@@ -337,6 +489,7 @@ void odb_tune_solver_destroy(odb_tune_solver *ts) {
   free(ts->y0);
   free(ts->yref);
   free(ts->y);
+  free(ts->vals);
   free(ts);
 }
 

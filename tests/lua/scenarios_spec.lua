@@ -18,6 +18,8 @@ local QUICK = {
   tuner_strategies = { "--set steps=1 --set seeds=1" },
   mpi_scaling = { "--set N=32 --set string_N=2000 --set weak_N=16 "
                   .. "--set weak_string_N=1000 --set steps=1 --set reps=1" },
+  mpi_tune = { "--set N=16 --set blocks=64 --set rounds=1 --set reps=1 "
+               .. "--set steps=1" },
   mpi_krylov = { "--set V=4 --set reps=2 --set solves=1 --set formats=csr" },
   tsm_cpu = { "--set widths=1,3 --set mib=4 --set reps=1" },
   blocktridiag = { "--set blocks=3 --set rows=4096 --set reps=1 --set peers=none" },
