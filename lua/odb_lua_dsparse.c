@@ -10,10 +10,16 @@
 ** gather the result to every rank. Every method but D:info and D:close is
 ** a collective: call it on every rank in the same order. On one rank (or
 ** in a build without MPI) a DistMatrix is the whole matrix in any format
-** and gives the one-process results. */
+** and gives the one-process results.
+**
+** backend = "cuda": every rank computes on the GPU the context's "cuda"
+** backend drives (the local rank's, odb_kernels_register_on): its parts
+** are device copies, SpMV and solvers run there (odb_dist_gpu.h). Refused,
+** naming the argument and the reason, on a rank without that backend. */
 #include "odb_lua.h"
 #include "odb_clock.h"
 #include "odb_dist.h"
+#include "odb_dist_gpu.h"
 #include "odb_dist_sparse.h"
 #include "odb_measure.h"
 #include "odb_sparse_file.h"
@@ -25,7 +31,7 @@
 #define ODBL_DSPARSE "odebench.DistMatrix"
 #define DSPARSE_TAG 7201             /* A's halo messages; A^T's the next */
 
-typedef struct { odb_dsparse *A, *At; } odbL_dmat;
+typedef struct { odb_dsparse *A, *At; int gpu; } odbL_dmat;
 static void dmat_register(lua_State *L);
 
 static int dmat_gc(lua_State *L)
@@ -82,10 +88,24 @@ static odb_reservoir *grid_arg(lua_State *L, int idx)
   return g;
 }
 
-/* See odb_lua.h: ob.matrix{dist =, grid = | file =, format =, ell_width =}. */
+/* backend = "cuda" at table 1: raises unless this rank's context has the
+   "cuda" backend (a device made current for this rank), with the note
+   that says why not (no CUDA in the build, no device). */
+static void need_cuda(lua_State *L)
+{
+  odb_ctx *c = odbL_state_get(L)->ctx;
+  if (odb_ctx_backend(c, "cuda")) return;
+  const char *why = "no CUDA backend";
+  for (int i = 0; i < c->nnotes; i++)
+    if (!strncmp(c->backend_notes[i], "cuda:", 5)) why = c->backend_notes[i];
+  luaL_error(L, "ob.matrix: backend = \"cuda\" is not available on rank %d (%s)", odb_dist_rank(), why);
+}
+
+/* See odb_lua.h: ob.matrix{dist =, grid = | file =, format =, ell_width =,
+   backend =}. */
 int odbL_dmatrix(lua_State *L)
 {
-  static const char *const keys[] = {"dist", "grid", "file", "format", "ell_width", NULL};
+  static const char *const keys[] = {"dist", "grid", "file", "format", "ell_width", "backend", NULL};
   odbL_check_not_in_callback(L, "ob.matrix");
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
@@ -98,6 +118,11 @@ int odbL_dmatrix(lua_State *L)
   if (odb_sparse_format_parse(odbL_opt_string(L, 1, "format", "csr"), &f) != ODB_OK)
     return luaL_error(L, "ob.matrix: %s", odb_last_error());
   int ell_width = (int)odbL_opt_int_range(L, 1, 1, "ell_width", "ell_width", 0, 1 << 20, 0);
+  const char *be = odbL_opt_string(L, 1, "backend", "cpu");
+  int gpu = !strcmp(be, "cuda");
+  if (!gpu && strcmp(be, "cpu"))
+    return luaL_error(L, "ob.matrix: backend must be \"cpu\" or \"cuda\", got \"%s\"", be);
+  if (gpu) need_cuda(L);
   dbuild *b = lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
   if (luaL_newmetatable(L, ODBL_DBUILD)) { lua_pushcfunction(L, dbuild_gc); lua_setfield(L, -2, "__gc"); }
@@ -128,6 +153,7 @@ int odbL_dmatrix(lua_State *L)
   odbL_gc_external(L, 2.0 * (double)odb_sparse_bytes(b->csr) / size);
   odbL_dmat *m = lua_newuserdatauv(L, sizeof *m, 0);
   m->A = m->At = NULL;
+  m->gpu = gpu;
   dmat_register(L);
   luaL_setmetatable(L, ODBL_DSPARSE);
   st = odb_sparse_transpose(b->csr, &b->T);
@@ -138,6 +164,7 @@ int odbL_dmatrix(lua_State *L)
     odb_sparse_format ft = f == ODB_FMT_BDIA || f == ODB_FMT_DIA ? ODB_FMT_CSR : f;
     st = odb_dsparse_create(b->T, b->csr, b->own, rank, size, ft, ell_width, NULL, split, DSPARSE_TAG + 1, &m->At);
   }
+  if (st == ODB_OK && gpu) st = odb_dgpu_attach(m->A);   /* A^T at its first D:qmr */
   if (st != ODB_OK) return luaL_error(L, "ob.matrix: %s", odb_last_error());
   dbuild_free(b);                        /* the whole matrix is not needed now */
   return 1;
@@ -184,7 +211,8 @@ static int dmat_spmv(lua_State *L)
   odbL_check_not_in_callback(L, "D:spmv");
   double *x = dvec_arg(L, 2, m->A, m->A->nloc + m->A->nghost, "D:spmv: x");
   double *y = odbL_vector_new(L, m->A->nloc ? m->A->nloc : 1)->v;
-  if (odb_dsparse_spmv(m->A, x, y) != ODB_OK) return luaL_error(L, "D:spmv: %s", odb_last_error());
+  odb_status st = m->A->gpu ? odb_dgpu_spmv_host(m->A, x, y) : odb_dsparse_spmv(m->A, x, y);
+  if (st != ODB_OK) return luaL_error(L, "D:spmv: %s", odb_last_error());
   push_whole(L, m->A, y, "D:spmv");
   return 1;
 }
@@ -230,6 +258,8 @@ static int dmat_solve(lua_State *L, odb_dkrylov_method meth, const char *who)
   double *x = lua_isnil(L, -1) ? odbL_vector_new(L, xext)->v : dvec_arg(L, -1, A, xext, xname);
   odb_krylov_result res;
   double sec = 0.0;
+  if (m->gpu && meth == ODB_DKRY_QMR && !m->At->gpu && odb_dgpu_attach(m->At) != ODB_OK)
+    return luaL_error(L, "%s: A^T on the GPU: %s", who, odb_last_error());
   odb_status st = odb_dkrylov_solve(A, m->At, meth, b, x, &o, &res, &sec);
   if (st != ODB_OK && st != ODB_ERR_MAX_STEPS) return luaL_error(L, "%s: %s", who, odb_last_error());
   const char *msg = st == ODB_OK ? NULL : lua_pushstring(L, odb_last_error());
@@ -250,6 +280,8 @@ static int dmat_solve(lua_State *L, odb_dkrylov_method meth, const char *who)
   set_num(L, "seconds", sec);
   set_num(L, "seconds_per_iter", res.iters > 0 ? sec / res.iters : 0.0);
   set_int(L, "ranks", A->size);
+  lua_pushstring(L, m->gpu ? "cuda" : "cpu"); lua_setfield(L, -2, "backend");
+  if (m->gpu) { lua_pushstring(L, odb_dgpu_halo_path()); lua_setfield(L, -2, "halo"); }
   push_whole(L, A, x, who);                /* the result and x on top */
   return 2;
 }
@@ -260,12 +292,13 @@ static int dmat_pbicgstab(lua_State *L) { return dmat_solve(L, ODB_DKRY_PBICGSTA
 
 typedef struct { lua_State *L; odb_dsparse *A; double *x, *y; } bench_ud;
 
-/* One SpMV, timed as its slowest rank. */
+/* One SpMV, timed as its slowest rank; on a GPU rank on the matrix's
+   device vectors, waited for. */
 static odb_status bench_one(void *ud, double *sec)
 {
   bench_ud *u = ud;
   double t0 = odb_clock_now();
-  odb_status st = odb_dsparse_spmv(u->A, u->x, u->y);
+  odb_status st = u->A->gpu ? odb_dgpu_bench_run(u->A) : odb_dsparse_spmv(u->A, u->x, u->y);
   if (st != ODB_OK) return st;
   *sec = odb_clock_since(t0);
   return odb_dsparse_allreduce(u->A, sec, 1, "MPI_Allreduce (D:bench seconds)");
@@ -273,7 +306,9 @@ static odb_status bench_one(void *ud, double *sec)
 
 /* D:bench{reps = 20} -> median seconds of one SpMV (the slowest rank's),
    {median, p25, p75, spread, reps, floor_bytes (this rank's),
-   floor_bytes_sum (all ranks')}. The same number of runs on every rank:
+   floor_bytes_sum (all ranks'); on GPU ranks also copy_bw_sum, the GPUs'
+   copy bandwidth in bytes/s (each GPU once, odb_dgpu_copy_share), and
+   halo}. The same number of runs on every rank:
    a measure that stops by the time it sees would differ from rank to
    rank, and its collectives with it. */
 static int dmat_bench(lua_State *L)
@@ -291,6 +326,7 @@ static int dmat_bench(lua_State *L)
   double *x = odbL_vector_new(L, A->nloc + A->nghost + 1)->v;
   double *y = odbL_vector_new(L, A->nloc + 1)->v;
   for (long i = 0; i < A->nloc; i++) x[i] = 1.0 + 1e-3 * (double)(A->glob[i] % 7);
+  if (A->gpu && odb_dgpu_bench_put(A, x) != ODB_OK) return luaL_error(L, "D:bench: %s", odb_last_error());
   bench_ud u = {L, A, x, y};
   odb_measure_opts mo = {1, reps, reps, 1e30, 1e-300, 0};
   odb_measurement me;
@@ -304,14 +340,30 @@ static int dmat_bench(lua_State *L)
   set_num(L, "median", me.median); set_num(L, "p25", me.p25); set_num(L, "p75", me.p75);
   set_num(L, "spread", me.spread); set_int(L, "reps", me.reps);
   set_num(L, "floor_bytes", fb); set_num(L, "floor_bytes_sum", fsum);
+  if (A->gpu) {
+    double bw = 0.0;
+    odb_status bst = odb_dgpu_copy_share(odb_dist_local_size(), &bw);
+    /* every rank joins the sum, a rank that cannot tell with 0 */
+    if (bst != ODB_OK) bw = 0.0;
+    if (odb_dsparse_allreduce(A, &bw, 0, "MPI_Allreduce (D:bench GPU bandwidth)") != ODB_OK)
+      return luaL_error(L, "D:bench: %s", odb_last_error());
+    set_num(L, "copy_bw_sum", bw);
+    lua_pushstring(L, odb_dgpu_halo_path()); lua_setfield(L, -2, "halo");
+  }
   return 2;
 }
 
 /* D:info() -> this rank's view (no communication). */
 static int dmat_info(lua_State *L)
 {
-  odb_dsparse *A = dmat_check(L, 1)->A;
+  odbL_dmat *m = dmat_check(L, 1);
+  odb_dsparse *A = m->A;
   lua_newtable(L);
+  lua_pushstring(L, m->gpu ? "cuda" : "cpu"); lua_setfield(L, -2, "backend");
+  if (m->gpu) {
+    lua_pushstring(L, odb_dgpu_halo_path()); lua_setfield(L, -2, "halo");
+    set_num(L, "device_bytes", odb_dgpu_bytes(A) + odb_dgpu_bytes(m->At));
+  }
   lua_pushstring(L, odb_sparse_format_name(A->fmt)); lua_setfield(L, -2, "format");
   lua_pushstring(L, A->split == ODB_DSPLIT_PLANES ? "planes" : "rows"); lua_setfield(L, -2, "dist");
   set_int(L, "n", A->n); set_int(L, "nnz", A->nnz);

@@ -5,6 +5,8 @@
 --
 --   mpirun -n R odebench scenarios/mpi_krylov.lua [--set V=32] [--set k=4]
 --   mpirun -n R odebench scenarios/mpi_krylov.lua --set file=a.mtx
+--   mpirun -n R odebench scenarios/mpi_krylov.lua --set backend=cuda \
+--       --set V=128 --set k=4 [--set large=160]
 --
 -- Matrices: GH-b and GH-h on a V x V x V grid with k components and
 -- `wells` wells, split in slabs of planes (`dist=planes`) and by rows
@@ -35,6 +37,17 @@
 -- more than the machine's all-core figure: ranks on one host share its
 -- memory). "% floor" is that time over the measured one.
 --
+-- GPU ranks (`--set backend=cuda`): every rank computes on the GPU of its
+-- local rank (several ranks share a GPU where there are fewer GPUs than
+-- ranks); the halo column says how the exchange went ("host": packed on
+-- the device, through pinned host buffers; "aware": device buffers handed
+-- to a CUDA-aware MPI). The floor is then the bytes over the GPUs' copy
+-- bandwidth (odb_cuda_copy_bandwidth, each GPU once). `large=V2` adds the
+-- grid V2 x V2 x V2 after the others (a larger one that fits: at k=4 a
+-- GH-b matrix and its transpose take about 2.7 kB a cell on the device).
+-- Compare `mpirun -n 1` and `mpirun -n 2` line by line: one GPU against
+-- two.
+--
 -- One rank count a run: the binding runs on every rank of mpirun (there
 -- is no sub-communicator), so scaling is several runs of this scenario.
 -- Peers: `--set peers=petsc` names PETSc's KSPBCGS on the same matrix;
@@ -55,8 +68,18 @@ local budget = ob.param("budget", 1.0)        -- seconds after which no more are
 local tol    = ob.param("tol", 1e-8)
 local maxit  = ob.param("maxit", 500)
 local peers  = ob.param("peers", "")
+local backend = ob.param("backend", "cpu")
+local large  = ob.param("large", 0)           -- a further grid large^3 (0: none)
 
-local info = ob.info { bandwidth = true }
+if backend ~= "cpu" and backend ~= "cuda" then
+  error(string.format('backend: "cpu" or "cuda" expected, got %s', tostring(backend)), 0)
+end
+if type(large) ~= "number" or large < 0 or large % 1 ~= 0 then
+  error(string.format("large: an integer >= 0 expected, got %s", tostring(large)), 0)
+end
+local gpu = backend == "cuda"
+
+local info = ob.info { bandwidth = not gpu }
 local R = info.ranks or 1
 local bw = info.bandwidth or {}
 local copy = ob.allreduce(bw.copy_1t or 0)            -- GB/s, summed over ranks
@@ -68,7 +91,9 @@ local function split(s)
   return t
 end
 
-print(string.format("mpi_krylov: %d rank(s); copy bandwidth for the floor %.1f GB/s", R, copy))
+if not gpu then
+  print(string.format("mpi_krylov: %d rank(s), backend cpu; copy bandwidth for the floor %.1f GB/s", R, copy))
+end
 for _, p in ipairs(split(peers)) do
   if p == "petsc" then
     print("PETSc peer: not built (libpetsc-real-dev not installed)")
@@ -102,16 +127,28 @@ if type(budget) ~= "number" or not (budget >= 0) then
   error(string.format("budget: seconds >= 0 expected, got %s", tostring(budget)), 0)
 end
 
-print(string.format("%-14s %-6s %-5s %9s %8s %10s %7s %7s  %-9s %5s %10s %7s %9s %6s",
-  "matrix", "dist", "fmt", "n", "ghosts", "spmv_us", "spread", "%floor",
-  "solver", "iters", "us/iter", "spread", "relres", "solves"))
+local header_done = false
+local function header(st)
+  if header_done then return end
+  header_done = true
+  if gpu then
+    print(string.format("mpi_krylov: %d rank(s), backend cuda, %s; GPU copy bandwidth for the floor %.1f GB/s",
+      R, st.halo, (st.copy_bw_sum or 0) / 1e9))
+  end
+  print(string.format("%-14s %-6s %-5s %9s %5s %-5s %8s %10s %7s %7s  %-9s %5s %10s %7s %9s %6s",
+    "matrix", "dist", "fmt", "n", "ranks", "halo", "ghosts", "spmv_us", "spread", "%floor",
+    "solver", "iters", "us/iter", "spread", "relres", "solves"))
+end
 
 local function run(label, mk, dist, f)
   local D <close> = mk(dist, f)
   local di = D:info()
   local ghosts = ob.allreduce(di.ghosts)
   local sec, st = D:bench { reps = reps }
-  local floor_s = copy > 0 and st.floor_bytes_sum / (copy * 1e9) or 0
+  header(st)
+  local halo = not gpu and "cpu" or st.halo == "halo: CUDA-aware MPI" and "aware" or "host"
+  local fbw = gpu and (st.copy_bw_sum or 0) or copy * 1e9
+  local floor_s = fbw > 0 and st.floor_bytes_sum / fbw or 0
   local b = D:spmv(ones(di.n))
   for _, m in ipairs { "bicgstab", "pbicgstab", "qmr" } do
     local per, r, spent = {}, nil, 0
@@ -122,25 +159,31 @@ local function run(label, mk, dist, f)
     until #per >= solves or spent >= budget
     local made = #per
     local pm = median(per)
-    print(string.format("%-14s %-6s %-5s %9d %8d %10.2f %6.1f%% %6.1f%%  %-9s %5d %10.2f %6.1f%% %9.2e %6d",
-      label, dist, f, di.n, ghosts, sec * 1e6, 100 * st.spread,
+    print(string.format("%-14s %-6s %-5s %9d %5d %-5s %8d %10.2f %6.1f%% %6.1f%%  %-9s %5d %10.2f %6.1f%% %9.2e %6d",
+      label, dist, f, di.n, R, halo, ghosts, sec * 1e6, 100 * st.spread,
       sec > 0 and 100 * floor_s / sec or 0, m, r.iters, pm * 1e6, 100 * spread(per), r.relres_true, made))
-    ob.metric(string.format("%s_%s_%s_%s_us_per_iter", label, dist, f, m), pm * 1e6, "us")
+    ob.metric(string.format("%s_%s_%s_%s%s_us_per_iter", label, dist, f, m, gpu and "_cuda" or ""), pm * 1e6, "us")
   end
-  ob.metric(string.format("%s_%s_%s_spmv_us", label, dist, f), sec * 1e6, "us")
+  ob.metric(string.format("%s_%s_%s%s_spmv_us", label, dist, f, gpu and "_cuda" or ""), sec * 1e6, "us")
 end
 
 local formats = split(fmts)
 if file ~= "" then
   for _, f in ipairs(formats) do
-    run("file", function(_, fm) return ob.matrix { dist = "rows", file = file, format = fm } end, "rows", f)
+    run("file", function(_, fm) return ob.matrix { dist = "rows", file = file, format = fm, backend = backend } end,
+        "rows", f)
   end
 else
-  for _, pat in ipairs(split(pats)) do
-    local grid = { J = V, H = V, I = V, k = k, wells = wells, pattern = pat, seed = 1 }
-    for _, dist in ipairs(split(dists)) do
-      for _, f in ipairs(formats) do
-        run("GH-" .. pat, function(d, fm) return ob.matrix { dist = d, grid = grid, format = fm } end, dist, f)
+  local sizes = large > 0 and { V, large } or { V }
+  for si, v in ipairs(sizes) do
+    for _, pat in ipairs(split(pats)) do
+      local grid = { J = v, H = v, I = v, k = k, wells = wells, pattern = pat, seed = 1 }
+      local label = "GH-" .. pat .. (si > 1 and ("-V" .. v) or "")
+      for _, dist in ipairs(split(dists)) do
+        for _, f in ipairs(formats) do
+          run(label, function(d, fm) return ob.matrix { dist = d, grid = grid, format = fm, backend = backend } end,
+              dist, f)
+        end
       end
     end
   end

@@ -39,10 +39,12 @@
 
 #include "odb_clock.h"
 #include "odb_dist.h"
+#include "odb_dist_gpu.h"
+#include "odb_dist_red.h"
 #include "odb_dist_sparse.h"
 #include "odb_krylov_state.h"
 
-#define RED_MAX 8                 /* dots in one reduction at most */
+#define RED_MAX ODB_DRED_MAX
 
 static const char *method_names[] = {"bicgstab", "qmr", "pbicgstab"};
 
@@ -55,7 +57,7 @@ const char *odb_dkrylov_method_name(odb_dkrylov_method m)
    buffers, as one block: a reduction whose wait fails stays open (a
    collective cannot be cancelled), and the block is then kept for the
    life of the process (odb_dist_sparse.h, "Buffers under a request"). */
-typedef struct dred {
+typedef struct odb_dred {
   int m, size;
   double loc[RED_MAX], sum[RED_MAX];
 #ifdef ODB_HAVE_MPI
@@ -64,6 +66,16 @@ typedef struct dred {
   int pending;
   double all[];                   /* size * RED_MAX */
 } dred;
+
+odb_dred *odb_dred_new(int size)
+{
+  dred *d = calloc(1, sizeof *d + (size_t)size * RED_MAX * sizeof *d->all);
+  if (d) d->size = size;
+  return d;
+}
+
+double *odb_dred_loc(odb_dred *d) { return d->loc; }
+const double *odb_dred_sum(const odb_dred *d) { return d->sum; }
 
 static double dot(long n, const double *a, const double *b)
 {
@@ -82,8 +94,9 @@ static void red_sum(dred *d)
   }
 }
 
-/* Starts the reduction of d->loc[0..m) (non-blocking where MPI runs). */
-static odb_status red_start(dred *d, int m)
+/* odb_dist_red.h: starts the reduction of d->loc[0..m) (non-blocking
+   where MPI runs). */
+odb_status odb_dred_start(dred *d, int m)
 {
   d->m = m;
   if (d->size == 1 || !odb_dist_active()) {
@@ -100,7 +113,7 @@ static odb_status red_start(dred *d, int m)
 
 /* Finishes it: d->sum holds the m global dots. d->pending stays set when
    the wait fails (the request is still open). */
-static odb_status red_finish(dred *d)
+odb_status odb_dred_finish(dred *d)
 {
 #ifdef ODB_HAVE_MPI
   if (d->pending) {
@@ -114,10 +127,21 @@ static odb_status red_finish(dred *d)
 }
 
 /* The blocking form: BiCGStab's and QMR's reductions. */
-static odb_status red(dred *d, int m)
+odb_status odb_dred_run(dred *d, int m)
 {
-  odb_status st = red_start(d, m);
-  return st == ODB_OK ? red_finish(d) : st;
+  odb_status st = odb_dred_start(d, m);
+  return st == ODB_OK ? odb_dred_finish(d) : st;
+}
+
+void odb_dred_release(dred *d, odb_status st)
+{
+  if (!d) return;
+#ifdef ODB_HAVE_MPI
+  if (d->pending && !odb_dsparse_settle(1, &d->rq, 0, st)) return;
+#else
+  (void)st;
+#endif
+  free(d);
 }
 
 #define TRY(x) do { if ((st = (x)) != ODB_OK) goto out; } while (0)
@@ -132,20 +156,20 @@ static odb_status bicgstab(odb_dsparse *A, const double *b, double *x, kstate *k
   TRY(odb_dsparse_spmv(A, x, r));
   for (long i = 0; i < n; i++) { r[i] = b[i] - r[i]; rh[i] = r[i]; p[i] = v[i] = 0.0; }
   d->loc[0] = dot(n, r, r);
-  TRY(red(d, 1));
+  TRY(odb_dred_run(d, 1));
   bicg_init(ks, hist, d->sum[0]);
   while (ks->outcome == KS_RUN) {
     double beta = ks->beta, omega = ks->omega;
     for (long i = 0; i < n; i++) p[i] = r[i] + beta * (p[i] - omega * v[i]);
     TRY(odb_dsparse_spmv(A, p, v));
     d->loc[0] = dot(n, rh, v); d->loc[1] = dot(n, v, v);
-    TRY(red(d, 2));
+    TRY(odb_dred_run(d, 2));
     bicg_after_v(ks, d->sum[0], d->sum[1]);
     if (ks->outcome != KS_RUN) break;
     double alpha = ks->alpha;
     for (long i = 0; i < n; i++) s[i] = r[i] - alpha * v[i];
     d->loc[0] = dot(n, s, s);
-    TRY(red(d, 1));
+    TRY(odb_dred_run(d, 1));
     bicg_after_s(ks, hist, d->sum[0]);
     if (ks->half) {
       for (long i = 0; i < n; i++) x[i] += alpha * p[i];
@@ -153,13 +177,13 @@ static odb_status bicgstab(odb_dsparse *A, const double *b, double *x, kstate *k
     }
     TRY(odb_dsparse_spmv(A, s, t));
     d->loc[0] = dot(n, t, t); d->loc[1] = dot(n, t, s);
-    TRY(red(d, 2));
+    TRY(odb_dred_run(d, 2));
     bicg_after_t(ks, d->sum[0], d->sum[1]);
     if (ks->outcome != KS_RUN) break;
     omega = ks->omega;
     for (long i = 0; i < n; i++) { x[i] += alpha * p[i] + omega * s[i]; r[i] = s[i] - omega * t[i]; }
     d->loc[0] = dot(n, r, r); d->loc[1] = dot(n, rh, r);
-    TRY(red(d, 2));
+    TRY(odb_dred_run(d, 2));
     bicg_end(ks, hist, d->sum[0], d->sum[1]);
   }
 out:
@@ -181,7 +205,7 @@ static odb_status qmr(odb_dsparse *A, odb_dsparse *At, const double *b, double *
     p[i] = q[i] = dd[i] = s[i] = 0.0;
   }
   d->loc[0] = dot(n, r, r);
-  TRY(red(d, 1));
+  TRY(odb_dred_run(d, 1));
   qmr_init(ks, hist, d->sum[0]);
   while (ks->outcome == KS_RUN) {
     double rho = ks->qrho, xi = ks->xi, cp = ks->cp, cq = ks->cq;
@@ -191,7 +215,7 @@ static odb_status qmr(odb_dsparse *A, odb_dsparse *At, const double *b, double *
     }
     TRY(odb_dsparse_spmv(A, p, pt));
     d->loc[0] = dot(n, q, pt); d->loc[1] = dot(n, q, q); d->loc[2] = dot(n, pt, pt);
-    TRY(red(d, 3));
+    TRY(odb_dred_run(d, 3));
     qmr_after_pt(ks, d->sum[0], d->sum[1], d->sum[2]);
     if (ks->outcome != KS_RUN) break;
     double beta = ks->qbeta;
@@ -199,7 +223,7 @@ static odb_status qmr(odb_dsparse *A, odb_dsparse *At, const double *b, double *
     TRY(odb_dsparse_spmv(At, q, wt));
     for (long i = 0; i < n; i++) wt[i] -= beta * ww[i];
     d->loc[0] = dot(n, vt, vt); d->loc[1] = dot(n, wt, wt); d->loc[2] = dot(n, wt, vt);
-    TRY(red(d, 3));
+    TRY(odb_dred_run(d, 3));
     qmr_after_vw(ks, d->sum[0], d->sum[1], d->sum[2]);
     if (ks->outcome != KS_RUN) break;
     double eta = ks->eta, c = ks->c;
@@ -208,7 +232,7 @@ static odb_status qmr(odb_dsparse *A, odb_dsparse *At, const double *b, double *
       x[i] += dd[i]; r[i] -= s[i];
     }
     d->loc[0] = dot(n, r, r);
-    TRY(red(d, 1));
+    TRY(odb_dred_run(d, 1));
     qmr_end(ks, hist, d->sum[0]);
   }
 out:
@@ -229,9 +253,9 @@ static odb_status pbicgstab(odb_dsparse *A, const double *b, double *x, kstate *
   for (long i = 0; i < n; i++) { r[i] = b[i] - r[i]; rh[i] = r[i]; p[i] = s[i] = z[i] = v[i] = 0.0; }
   TRY(odb_dsparse_spmv(A, r, wv));
   d->loc[0] = dot(n, r, r); d->loc[1] = dot(n, rh, wv); d->loc[2] = dot(n, wv, wv);
-  TRY(red_start(d, 3));
+  TRY(odb_dred_start(d, 3));
   TRY(odb_dsparse_spmv(A, wv, t));             /* hides the reduction */
-  TRY(red_finish(d));
+  TRY(odb_dred_finish(d));
   double rhv = d->sum[1], vv = d->sum[2];
   bicg_init(ks, hist, d->sum[0]);
   while (ks->outcome == KS_RUN) {
@@ -247,9 +271,9 @@ static odb_status pbicgstab(odb_dsparse *A, const double *b, double *x, kstate *
     double alpha = ks->alpha;
     for (long i = 0; i < n; i++) { q[i] = r[i] - alpha * s[i]; y[i] = wv[i] - alpha * z[i]; }
     d->loc[0] = dot(n, q, y); d->loc[1] = dot(n, y, y); d->loc[2] = dot(n, q, q);
-    TRY(red_start(d, 3));
+    TRY(odb_dred_start(d, 3));
     TRY(odb_dsparse_spmv(A, z, v));            /* hides the reduction */
-    TRY(red_finish(d));
+    TRY(odb_dred_finish(d));
     double qy = d->sum[0], yy = d->sum[1];
     bicg_after_s(ks, hist, d->sum[2]);
     if (ks->half) {
@@ -276,9 +300,9 @@ static odb_status pbicgstab(odb_dsparse *A, const double *b, double *x, kstate *
     d->loc[0] = dot(n, r, r); d->loc[1] = dot(n, rh, r); d->loc[2] = dot(n, rh, wv);
     d->loc[3] = dot(n, rh, s); d->loc[4] = dot(n, rh, z);
     d->loc[5] = dot(n, wv, wv); d->loc[6] = dot(n, wv, u); d->loc[7] = dot(n, u, u);
-    TRY(red_start(d, 8));
+    TRY(odb_dred_start(d, 8));
     TRY(odb_dsparse_spmv(A, wv, t));           /* hides the reduction */
-    TRY(red_finish(d));
+    TRY(odb_dred_finish(d));
     bicg_end(ks, hist, d->sum[0], d->sum[1]);
     if (ks->outcome != KS_RUN) break;
     beta = ks->beta;
@@ -312,13 +336,16 @@ odb_status odb_dkrylov_solve(odb_dsparse *A, odb_dsparse *At,
   if (m == ODB_DKRY_QMR && !At) return ODB_FAIL(ODB_ERR_ARG, "QMR needs the transpose of the matrix");
   if ((st = odb_dsparse_check(A, "Krylov solve")) != ODB_OK) return st;
   if (m == ODB_DKRY_QMR && (st = odb_dsparse_check(At, "Krylov solve")) != ODB_OK) return st;
+  if (A->gpu) {
+    if (m == ODB_DKRY_QMR && !At->gpu) return ODB_FAIL(ODB_ERR_ARG, "QMR on a GPU rank needs A^T on the GPU too");
+    return odb_dgpu_krylov(A, At, (int)m, b, x, &o, replace, res, seconds);
+  }
   long n = A->nloc;
   long ext = n + A->nghost;
   if (At && n + At->nghost > ext) ext = n + At->nghost;
   if (ext < 1) ext = 1;
   int nvec = m == ODB_DKRY_QMR ? 10 : m == ODB_DKRY_PBICGSTAB ? 11 : 6;
-  d = calloc(1, sizeof *d + (size_t)A->size * RED_MAX * sizeof *d->all);
-  if (d) d->size = A->size;
+  d = odb_dred_new(A->size);
   res->history = malloc((size_t)(o.maxit + 2) * sizeof *res->history);
   w = malloc((size_t)nvec * ext * sizeof *w);
   xe = malloc((size_t)ext * sizeof *xe);
@@ -328,7 +355,7 @@ odb_status odb_dkrylov_solve(odb_dsparse *A, odb_dsparse *At,
   }
   memcpy(xe, x, (size_t)n * sizeof *xe);
   d->loc[0] = dot(n, b, b);
-  if ((st = red(d, 1)) != ODB_OK) goto broken;
+  if ((st = odb_dred_run(d, 1)) != ODB_OK) goto broken;
   double bn = sqrt(d->sum[0]);
   if (bn == 0.0) bn = 1.0;
   kstate ks = ks_new(bn, &o);
@@ -342,7 +369,7 @@ odb_status odb_dkrylov_solve(odb_dsparse *A, odb_dsparse *At,
   if ((st = odb_dsparse_spmv(A, xe, w)) != ODB_OK) goto broken;
   for (long i = 0; i < n; i++) w[i] = b[i] - w[i];
   d->loc[0] = dot(n, w, w);
-  if ((st = red(d, 1)) != ODB_OK) goto broken;
+  if ((st = odb_dred_run(d, 1)) != ODB_OK) goto broken;
   res->relres_true = sqrt(d->sum[0]) / bn;
   free(w); free(xe); free(d);
   return odb_krylov_state_finish(&ks, m == ODB_DKRY_QMR ? ODB_KRYLOV_QMR : ODB_KRYLOV_BICGSTAB, res);
@@ -351,9 +378,8 @@ broken:
      collectives no longer pair, so the matrix is refused from here on;
      a reduction still open keeps d (an SpMV that failed has marked its
      matrix already) */
-#ifdef ODB_HAVE_MPI
-  if (d->pending && !odb_dsparse_settle(1, &d->rq, 0, st)) d = NULL;
-#endif
+  odb_dred_release(d, st);
+  d = NULL;
   if (!A->broken) odb_dsparse_fail(A, st, 1);
 fail:
   free(w); free(xe); free(d);

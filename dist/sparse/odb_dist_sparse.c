@@ -10,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(ODB_HAVE_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>            /* Open MPI's MPIX_Query_cuda_support */
+#endif
+#endif
 
 #include "odb_clock.h"
 #include "odb_dist.h"
@@ -48,6 +53,7 @@ void odb_dsparse_owner_planes(const odb_reservoir *g, int size, int *own)
 void odb_dsparse_free(odb_dsparse *D)
 {
   if (!D) return;
+  if (D->gpu) D->gpu_free(D);    /* keeps its buffers when D is stuck */
   free(D->glob); free(D->ghost);
   odb_sparse_free(D->Ai); odb_sparse_free(D->Ab);
   free(D->send_rank); free(D->recv_rank); free(D->send_off); free(D->recv_off);
@@ -331,6 +337,7 @@ odb_status odb_dsparse_check(const odb_dsparse *A, const char *who)
 odb_status odb_dsparse_spmv(odb_dsparse *A, double *x, double *y)
 {
   if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
+  if (A->gpu) return ODB_FAIL(ODB_ERR_ARG, "distributed SpMV: the matrix is on the GPU (odb_dgpu_spmv_host)");
 #ifdef ODB_HAVE_MPI
   MPI_Request *rq = A->reqs;
   int nreq = 0, nrecv = 0;
@@ -362,6 +369,64 @@ compute:
   /* one rank: every row is interior */
   if (A->Ai) odb_sparse_spmv(A->Ai, x, y);
   return ODB_OK;
+}
+
+odb_status odb_dsparse_halo_post(odb_dsparse *A, double *recv, const double *send)
+{
+  if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
+  A->hreq = A->hrecv = 0;
+#ifdef ODB_HAVE_MPI
+  MPI_Request *rq = A->reqs;
+  odb_status st = ODB_OK;
+  if (A->nsend + A->nrecv == 0) return ODB_OK;
+  MPI_Comm comm = odb_dist_comm();
+  for (int j = 0; j < A->nrecv; j++, A->hreq++)
+    if (MPI_Irecv(recv + A->recv_off[j], (int)(A->recv_off[j + 1] - A->recv_off[j]), MPI_DOUBLE,
+                  A->recv_rank[j], A->tag, comm, &rq[A->hreq]) != MPI_SUCCESS)
+      { st = ODB_FAIL(ODB_ERR_IO, "MPI_Irecv (distributed SpMV halo) failed"); goto fail; }
+  A->hrecv = A->hreq;
+  for (int j = 0; j < A->nsend; j++, A->hreq++)
+    if (MPI_Isend(send + A->send_off[j], (int)(A->send_off[j + 1] - A->send_off[j]), MPI_DOUBLE,
+                  A->send_rank[j], A->tag, comm, &rq[A->hreq]) != MPI_SUCCESS)
+      { st = ODB_FAIL(ODB_ERR_IO, "MPI_Isend (distributed SpMV halo) failed"); goto fail; }
+  return ODB_OK;
+fail:
+  st = odb_dsparse_fail(A, st, odb_dsparse_settle(A->hreq, rq, A->hrecv, st));
+  A->hreq = A->hrecv = 0;
+  return st;
+#else
+  (void)recv; (void)send;
+  return ODB_OK;
+#endif
+}
+
+odb_status odb_dsparse_halo_wait(odb_dsparse *A)
+{
+#ifdef ODB_HAVE_MPI
+  int n = A->hreq, nr = A->hrecv;
+  A->hreq = A->hrecv = 0;
+  if (n == 0) return ODB_OK;
+  odb_status st = odb_dist_waitall(n, A->reqs, "MPI_Waitall (distributed SpMV halo)");
+  if (st != ODB_OK) return odb_dsparse_fail(A, st, odb_dsparse_settle(n, A->reqs, nr, st));
+#else
+  (void)A;
+#endif
+  return ODB_OK;
+}
+
+int odb_dsparse_cuda_aware(void)
+{
+  static int aware = -1;
+  if (aware >= 0) return aware;
+  aware = 0;
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  /* at run time, not MPIX_CUDA_AWARE_SUPPORT: the library that runs may
+     be built otherwise than the one this program was compiled against */
+  if (odb_dist_active()) aware = MPIX_Query_cuda_support() == 1;
+#endif
+  const char *e = getenv("ODEBENCH_MPI_CUDA_AWARE");
+  if (e && !strcmp(e, "0")) aware = 0;
+  return aware;
 }
 
 void odb_dsparse_scatter(const odb_dsparse *A, const double *whole, double *loc)

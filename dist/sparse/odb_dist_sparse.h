@@ -81,6 +81,8 @@ typedef struct odb_dsparse {
   double *send_buf;
   double *recv_buf;      /* nghost: the halo lands here, then goes to x */
   void *reqs;            /* nsend + nrecv MPI requests (MPI builds) */
+  int hreq, hrecv;       /* requests odb_dsparse_halo_post left open, the
+                            first hrecv of them receives */
   double *gather_buf;    /* n: the gather's buffer, made at its first use */
   double red;            /* odb_dsparse_allreduce's value under its request */
   int broken;            /* an exchange or reduction failed: refused since */
@@ -89,6 +91,9 @@ typedef struct odb_dsparse {
      and the global index of each gathered entry */
   long *counts, *displs;
   int64_t *all_glob;     /* n */
+  struct odb_dgpu *gpu;  /* a GPU rank's device side (odb_dist_gpu.h); NULL
+                            on a CPU rank */
+  void (*gpu_free)(struct odb_dsparse *);   /* frees it (set with it) */
 } odb_dsparse;
 
 /* The owner of every row (own[n]) for ROWS: contiguous, rank q from the
@@ -120,8 +125,25 @@ void odb_dsparse_free(odb_dsparse *D);
 /* y = A x. x has nloc + nghost entries (its ghosts are overwritten), y
    nloc. Receives posted, own values sent, interior rows computed, then
    the boundary rows once the ghosts have arrived (with the timeout of
-   odb_dist.h). A collective: every rank calls it. */
+   odb_dist.h). A CPU rank's: on a GPU rank (A->gpu) it is refused, and
+   odb_dgpu_spmv_host (odb_dist_gpu.h) takes host vectors. A collective:
+   every rank calls it. */
 odb_status odb_dsparse_spmv(odb_dsparse *A, double *x, double *y);
+/* The exchange of an SpMV in two halves, for the GPU ranks: post posts
+   the receives into recv (nghost values, by sender as recv_off says) and
+   sends send (send_off[nsend] values, packed in send_idx's order); wait
+   waits for them (the timeout of odb_dist.h). recv and send are the
+   matrix's host buffers or, with CUDA-aware MPI, its device buffers:
+   either way they belong to the matrix ("Buffers under a request"). A
+   failure marks A broken, as odb_dsparse_spmv's. */
+odb_status odb_dsparse_halo_post(odb_dsparse *A, double *recv, const double *send);
+odb_status odb_dsparse_halo_wait(odb_dsparse *A);
+/* 1 when the MPI library takes device pointers (Open MPI's
+   MPIX_Query_cuda_support() from <mpi-ext.h>, asked once, at run time:
+   the library that runs is the one that counts); 0 without MPI, without
+   the extension, or with ODEBENCH_MPI_CUDA_AWARE=0 in the environment
+   (host buffers where the library would take device ones). */
+int odb_dsparse_cuda_aware(void);
 /* The rank's entries of a whole vector: loc[i] = whole[glob[i]]. */
 void odb_dsparse_scatter(const odb_dsparse *A, const double *whole, double *loc);
 /* The whole vector (n entries) on every rank from each rank's nloc

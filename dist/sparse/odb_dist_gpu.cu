@@ -1,0 +1,233 @@
+/* odb_dist_gpu.cu - a GPU rank's side of a distributed matrix: the device
+** copies of its parts, the gather kernel of its plan and its SpMV with the
+** halo exchange overlapped (odb_dist_gpu.h).
+**
+** Streams: the parts' SpMV kernels (gpu/sparse/odb_sparse_gpu.h) and the
+** Krylov vector kernels run on the legacy default stream, in order; the
+** pack and the copies of the halo run on a non-blocking stream of the
+** matrix, which the legacy stream does not wait for: an event orders the
+** pack after the writes of x, another the boundary rows after the ghosts.
+** So the interior rows, launched before the exchange, compute while the
+** values are packed, copied, sent and received.
+**
+** Assumes: the device of the context's "cuda" backend is current on this
+** thread (the binding's thread, odb_kernels_register_on); x vectors hold
+** nloc + nghost entries and the parts read no entry past them (their
+** columns are local indices below nloc + nghost, odb_dist_sparse.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "odb_cuda_check.h"
+extern "C" {
+#include "cuda_backend.h"
+#include "odb_dist_gpu.h"
+#include "odb_sparse_gpu.h"
+}
+
+struct odb_dgpu {
+  odb_sparse_gpu *Ai, *Ab;     /* interior and boundary parts (NULL: none) */
+  int32_t *didx;               /* send_idx on the device */
+  double *dsend, *drecv;       /* packed values, ghosts (CUDA-aware MPI) */
+  double *dx, *dy;             /* the SpMV of host vectors, D:bench */
+  cudaStream_t halo;           /* pack and halo copies */
+  cudaEvent_t ready, ghosts;   /* x written; ghosts in x */
+  int has_stream, has_ready, has_ghosts;
+  int pin_send, pin_recv;      /* host buffers registered with CUDA */
+  int aware;                   /* MPI gets the device buffers */
+  double bytes;                /* device bytes held */
+};
+
+/* Packs x's values the neighbours need: out[i] = x[idx[i]]. */
+__global__ void k_pack(long n, const int32_t *__restrict__ idx, const double *__restrict__ x,
+                       double *__restrict__ out) {
+  for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+    out[i] = x[idx[i]];
+}
+
+static unsigned blocks_for(long n) {
+  long b = (n + 255) / 256;
+  return (unsigned)(b < 1 ? 1 : b > 65535 ? 65535 : b);
+}
+
+/* cudaMalloc of bytes (0: none), counted in g->bytes. */
+static odb_status dev_alloc(void **p, size_t bytes, odb_dgpu *g, const char *what) {
+  *p = NULL;
+  if (bytes == 0) return ODB_OK;
+  cudaError_t e = cudaMalloc(p, bytes);
+  if (e != cudaSuccess) {
+    *p = NULL;
+    (void)cudaGetLastError();
+    return ODB_FAIL(odb_cuda_status(e), "GPU rank: %s of %zu bytes: %s", what, bytes, cudaGetErrorString(e));
+  }
+  g->bytes += (double)bytes;
+  return ODB_OK;
+}
+
+const char *odb_dgpu_halo_path(void) {
+  return odb_dsparse_cuda_aware() ? "halo: CUDA-aware MPI" : "halo: host buffers";
+}
+
+odb_status odb_dgpu_copy_share(int local_size, double *bytes_per_s) {
+  int count = 0, dev = -1, share = 0;
+  *bytes_per_s = 0.0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0 || cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return ODB_FAIL(ODB_ERR_NO_DEVICE, "GPU copy bandwidth: no CUDA device");
+  }
+  ODB_TRY(odb_cuda_copy_bandwidth(bytes_per_s));
+  const char *e = getenv("ODEBENCH_DEVICE");
+  if (e && *e) share = local_size;
+  else
+    for (int r = 0; r < local_size; r++) share += r % count == dev;
+  if (share > 1) *bytes_per_s /= share;
+  return ODB_OK;
+}
+
+double odb_dgpu_bytes(const odb_dsparse *A) {
+  return A->gpu ? A->gpu->bytes : 0.0;
+}
+
+void odb_dgpu_free(odb_dsparse *A) {
+  odb_dgpu *g = A->gpu;
+  if (!g) return;
+  A->gpu = NULL;
+  /* the legacy stream's work on the parts ends before they go */
+  (void)cudaStreamSynchronize(cudaStreamLegacy);
+  odb_sparse_gpu_free(g->Ai);
+  odb_sparse_gpu_free(g->Ab);
+  cudaFree(g->didx); cudaFree(g->dx); cudaFree(g->dy);
+  if (g->has_stream) { (void)cudaStreamSynchronize(g->halo); cudaStreamDestroy(g->halo); }
+  if (g->has_ready) cudaEventDestroy(g->ready);
+  if (g->has_ghosts) cudaEventDestroy(g->ghosts);
+  (void)cudaGetLastError();
+  /* stuck: MPI may still read dsend and the pinned send buffer and write
+     drecv and the pinned receive buffer (odb_dist_sparse.h) */
+  if (A->stuck) return;
+  cudaFree(g->dsend); cudaFree(g->drecv);
+  if (g->pin_send) cudaHostUnregister(A->send_buf);
+  if (g->pin_recv) cudaHostUnregister(A->recv_buf);
+  (void)cudaGetLastError();
+  free(g);
+}
+
+/* One part to the device (NULL stays NULL). */
+static odb_status part_up(const odb_sparse *P, odb_sparse_gpu **out, odb_dgpu *g) {
+  *out = NULL;
+  if (!P) return ODB_OK;
+  ODB_TRY(odb_sparse_gpu_upload(P, out));
+  g->bytes += (double)(*out)->bytes;
+  return ODB_OK;
+}
+
+odb_status odb_dgpu_attach(odb_dsparse *A) {
+  odb_status st = ODB_OK;
+  long ns = A->send_off[A->nsend], ng = A->nghost, ext = A->nloc + A->nghost;
+  if (A->gpu) return ODB_OK;
+  odb_dgpu *g = (odb_dgpu *)calloc(1, sizeof *g);
+  if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "GPU rank: descriptor");
+  A->gpu = g;
+  A->gpu_free = odb_dgpu_free;
+  g->aware = odb_dsparse_cuda_aware();
+  if ((st = part_up(A->Ai, &g->Ai, g)) != ODB_OK || (st = part_up(A->Ab, &g->Ab, g)) != ODB_OK) goto fail;
+  if ((st = dev_alloc((void **)&g->didx, (size_t)ns * sizeof *g->didx, g, "send indices")) != ODB_OK ||
+      (st = dev_alloc((void **)&g->dsend, (size_t)ns * sizeof(double), g, "send buffer")) != ODB_OK ||
+      (st = dev_alloc((void **)&g->drecv, (size_t)ng * sizeof(double), g, "receive buffer")) != ODB_OK ||
+      (st = dev_alloc((void **)&g->dx, (size_t)(ext > 0 ? ext : 1) * sizeof(double), g, "x")) != ODB_OK ||
+      (st = dev_alloc((void **)&g->dy, (size_t)(A->nloc > 0 ? A->nloc : 1) * sizeof(double), g, "y")) != ODB_OK)
+    goto fail;
+  if (ns) {
+    cudaError_t e = cudaMemcpy(g->didx, A->send_idx, (size_t)ns * sizeof *g->didx, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) { st = odb_cuda_fail(e, "cudaMemcpy (send indices)", __FILE__, __LINE__); goto fail; }
+  }
+  {
+    cudaError_t e = cudaMemset(g->dx, 0, (size_t)(ext > 0 ? ext : 1) * sizeof(double));
+    if (e != cudaSuccess) { st = odb_cuda_fail(e, "cudaMemset (x)", __FILE__, __LINE__); goto fail; }
+    e = cudaStreamCreateWithFlags(&g->halo, cudaStreamNonBlocking);
+    if (e == cudaSuccess) { g->has_stream = 1; e = cudaEventCreateWithFlags(&g->ready, cudaEventDisableTiming); }
+    if (e == cudaSuccess) { g->has_ready = 1; e = cudaEventCreateWithFlags(&g->ghosts, cudaEventDisableTiming); }
+    if (e == cudaSuccess) g->has_ghosts = 1;
+    if (e != cudaSuccess) { st = odb_cuda_fail(e, "cudaStreamCreate/cudaEventCreate (GPU rank)", __FILE__, __LINE__); goto fail; }
+  }
+  /* the host path copies through pinned memory: the copies are then DMA
+     without a staging buffer, and asynchronous on the halo stream */
+  if (!g->aware && ns) {
+    if (cudaHostRegister(A->send_buf, (size_t)ns * sizeof(double), cudaHostRegisterDefault) == cudaSuccess) g->pin_send = 1;
+    else (void)cudaGetLastError();     /* pageable still works, slower */
+  }
+  if (!g->aware && ng) {
+    if (cudaHostRegister(A->recv_buf, (size_t)ng * sizeof(double), cudaHostRegisterDefault) == cudaSuccess) g->pin_recv = 1;
+    else (void)cudaGetLastError();
+  }
+  return ODB_OK;
+fail:
+  odb_dgpu_free(A);
+  return st;
+}
+
+/* A CUDA error inside an SpMV: the rank cannot go on pairing its
+   messages, so the matrix is refused from here on. */
+static odb_status cuda_broke(odb_dsparse *A, cudaError_t e, const char *call, int line) {
+  odb_status st = odb_cuda_fail(e, call, __FILE__, line);
+  return odb_dsparse_fail(A, st, 1);
+}
+#define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_broke(A, e_, #call, __LINE__); } while (0)
+
+odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
+  odb_dgpu *g = A->gpu;
+  odb_status st;
+  if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
+  long ns = A->send_off[A->nsend], ng = A->nghost;
+  if (A->nsend + A->nrecv == 0) {     /* one rank, or a rank with no neighbour */
+    if (g->Ai && (st = odb_sparse_gpu_spmv(g->Ai, dx, dy)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+    if (g->Ab && (st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+    return ODB_OK;
+  }
+  /* the pack reads x once the legacy stream has written it */
+  CK(cudaEventRecord(g->ready, cudaStreamLegacy));
+  CK(cudaStreamWaitEvent(g->halo, g->ready, 0));
+  if (ns) {
+    k_pack<<<blocks_for(ns), 256, 0, g->halo>>>(ns, g->didx, dx, g->dsend);
+    CK(cudaGetLastError());
+    if (!g->aware)
+      CK(cudaMemcpyAsync(A->send_buf, g->dsend, (size_t)ns * sizeof(double), cudaMemcpyDeviceToHost, g->halo));
+  }
+  /* the interior rows read only owned values: they run beside the pack
+     and the exchange */
+  if (g->Ai && (st = odb_sparse_gpu_spmv(g->Ai, dx, dy)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+  CK(cudaStreamSynchronize(g->halo));
+  if ((st = odb_dsparse_halo_post(A, g->aware ? g->drecv : A->recv_buf,
+                                  g->aware ? g->dsend : A->send_buf)) != ODB_OK) return st;
+  if ((st = odb_dsparse_halo_wait(A)) != ODB_OK) return st;
+  if (ng) {
+    CK(cudaMemcpyAsync(dx + A->nloc, g->aware ? g->drecv : A->recv_buf, (size_t)ng * sizeof(double),
+                       g->aware ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, g->halo));
+    CK(cudaEventRecord(g->ghosts, g->halo));
+    CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
+  }
+  if (g->Ab && (st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+  return ODB_OK;
+}
+
+odb_status odb_dgpu_spmv_host(odb_dsparse *A, const double *x, double *y) {
+  odb_dgpu *g = A->gpu;
+  if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
+  if (A->nloc) CK(cudaMemcpy(g->dx, x, (size_t)A->nloc * sizeof *x, cudaMemcpyHostToDevice));
+  ODB_TRY(odb_dgpu_spmv(A, g->dx, g->dy));
+  if (A->nloc) CK(cudaMemcpy(y, g->dy, (size_t)A->nloc * sizeof *y, cudaMemcpyDeviceToHost));
+  else CK(cudaStreamSynchronize(cudaStreamLegacy));
+  return ODB_OK;
+}
+
+odb_status odb_dgpu_bench_put(odb_dsparse *A, const double *x) {
+  if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
+  if (A->nloc) CK(cudaMemcpy(A->gpu->dx, x, (size_t)A->nloc * sizeof *x, cudaMemcpyHostToDevice));
+  return ODB_OK;
+}
+
+odb_status odb_dgpu_bench_run(odb_dsparse *A) {
+  ODB_TRY(odb_dgpu_spmv(A, A->gpu->dx, A->gpu->dy));
+  CK(cudaStreamSynchronize(cudaStreamLegacy));
+  return ODB_OK;
+}

@@ -1,0 +1,160 @@
+-- tests/mpi/dist_sparse_gpu.lua: matrices split over GPU ranks
+-- (ob.matrix{..., backend = "cuda"}, dist/sparse/odb_dist_gpu.h) against
+-- the one-process CPU matrix and solvers, on every rank of `mpirun -n R`
+-- (R = 1..3; dist_sparse_gpu.py runs it). Several ranks may share one GPU.
+--
+-- Refusals first, on every machine: a backend other than "cpu" or "cuda",
+-- and backend = "cuda" on a rank without the "cuda" backend (a build
+-- without CUDA, a machine without a device): the error names the argument,
+-- the rank and the reason. Without a device the scenario then prints
+-- "dist_sparse_gpu: SKIP: ..." and ends.
+--
+-- With a device: the whole y of a GPU DistMatrix equals the CPU CSR SpMV
+-- of the whole matrix to 1e-14 (relative to its largest entry) for csr,
+-- ell and hyb (every format on one rank), on GH-b and GH-h grids with and
+-- without wells, slabs of one plane, fewer planes than ranks (ranks
+-- without rows), both splits, and a Matrix Market file; BiCGStab,
+-- pipelined BiCGStab and QMR converge to the same tolerance as ob.krylov's
+-- one-process solver in a number of iterations within 2 of it; info,
+-- results and D:bench name the backend and the halo path. A mismatch
+-- raises, which ends every rank with status 2.
+local ob = require "odebench"
+
+local info = ob.info { bandwidth = false }
+local R = info.ranks or 1
+local checked = 0
+
+local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
+local function check(ok, fmt, ...)
+  if not ok then fail(fmt, ...) end
+  checked = checked + 1
+end
+
+local function xvec(n)
+  local x = ob.vector(n)
+  for i = 1, n do x[i] = math.sin(0.7 * i) + 0.25 end
+  return x
+end
+
+-- refusals
+local tiny = { J = 2, H = 2, I = 2, k = 1 }
+local ok, msg = pcall(ob.matrix, { dist = "rows", grid = tiny, backend = "tpu" })
+check(not ok and msg:find('ob.matrix: backend must be "cpu" or "cuda", got "tpu"', 1, true),
+      "backend refusal: %s", tostring(msg))
+ok, msg = pcall(ob.matrix, { dist = "rows", grid = tiny, backend = "cuda" })
+local have = ob.allreduce(ok and 1 or 0, "min") == 1
+if not have then
+  if not ok then
+    check(msg:find('ob.matrix: backend = "cuda" is not available on rank ' .. (info.rank or 0) .. " (cuda: ", 1, true),
+          "no device refusal: %s", tostring(msg))
+  end
+  print(string.format("dist_sparse_gpu: %d checks passed on %d rank(s)", checked, R))
+  print("dist_sparse_gpu: SKIP: no CUDA device (" .. tostring(msg):gsub("^.*%((cuda: .*)%)$", "%1") .. ")")
+  return
+end
+msg:close()
+
+local grids = {
+  { J = 4, H = 3, I = 4, k = 2, wells = 2, pattern = "h" },
+  { J = 3, H = 2, I = R, k = 3, wells = 1, pattern = "b" },     -- one plane a rank
+  { J = 3, H = 3, I = R, k = 4, wells = 3, pattern = "h" },
+  { J = 2, H = 2, I = 1, k = 1, wells = 0, pattern = "b" },     -- fewer planes than ranks
+  { J = 5, H = 4, I = 6, k = 1, wells = 4, pattern = "h" },
+  { J = 8, H = 8, I = 8, k = 4, wells = 4, pattern = "b" },     -- V=8, k=4: the scenario's shape
+}
+local formats = R == 1 and { "csr", "bsr", "ell", "hyb", "dia", "bdia" } or { "csr", "ell", "hyb" }
+
+for gi, gp in ipairs(grids) do
+  local g = ob.reservoir(gp)
+  local A = g:matrix("csr")
+  local n = A:info().n
+  local x = xvec(n)
+  local y = A:spmv(x)
+  for _, split in ipairs { "planes", "rows" } do
+    for _, f in ipairs(formats) do
+      local D <close> = ob.matrix { dist = split, grid = gp, format = f, backend = "cuda" }
+      local e = D:spmv(x):max_rel_err(y)
+      check(e <= 1e-14, "grid %d %s %s: GPU SpMV differs by %g", gi, split, f, e)
+      local e2 = D:spmv(x):max_rel_err(y)          -- the same matrix again
+      check(e2 <= 1e-14, "grid %d %s %s: second GPU SpMV differs by %g", gi, split, f, e2)
+    end
+  end
+  g:close()
+end
+
+-- a matrix from a file
+do
+  local gp = { J = 4, H = 3, I = 5, k = 2, wells = 3, pattern = "h" }
+  local A = ob.reservoir(gp):matrix("csr")
+  local name = ob.bcast(info.rank == 0 and os.tmpname() or nil)
+  if info.rank == 0 then A:write(name) end
+  ob.barrier()
+  local x = xvec(A:info().n)
+  for _, f in ipairs { "csr", "ell" } do
+    local D <close> = ob.matrix { dist = "rows", file = name, format = f, backend = "cuda" }
+    local e = D:spmv(x):max_rel_err(A:spmv(x))
+    check(e <= 1e-14, "file %s: GPU SpMV differs by %g", f, e)
+  end
+  ob.barrier()
+  if info.rank == 0 then os.remove(name) end
+end
+
+-- info, bench
+do
+  local D <close> = ob.matrix { dist = "planes", grid = grids[1], backend = "cuda" }
+  local di = D:info()
+  check(di.backend == "cuda" and (di.halo == "halo: host buffers" or di.halo == "halo: CUDA-aware MPI")
+        and di.device_bytes > 0, "info: %s %s %s", tostring(di.backend), tostring(di.halo), tostring(di.device_bytes))
+  local sec, st = D:bench { reps = 3 }
+  check(sec > 0 and st.reps == 3 and st.copy_bw_sum > 0 and st.halo == di.halo,
+        "bench: %g s, copy_bw_sum %s, %s", sec, tostring(st.copy_bw_sum), tostring(st.halo))
+  local Dc <close> = ob.matrix { dist = "planes", grid = grids[1] }
+  check(Dc:info().backend == "cpu" and Dc:info().halo == nil, "a CPU DistMatrix says cpu")
+end
+
+-- the solvers against ob.krylov's one-process solver
+for gi, gp in ipairs { { J = 6, H = 5, I = 4, k = 2, wells = 2, pattern = "h" },
+                       { J = 4, H = 4, I = 2 * R, k = 3, wells = 1, pattern = "b" } } do
+  local g = ob.reservoir(gp)
+  local A = g:matrix("csr")
+  local b = A:spmv(xvec(A:info().n))
+  local ref = {}
+  for _, m in ipairs { "bicgstab", "qmr" } do
+    ref[m] = ob.krylov { A = A, b = b, method = m, tol = 1e-10 }
+    check(ref[m].converged, "grid %d: reference %s", gi, m)
+  end
+  for _, split in ipairs { "planes", "rows" } do
+    for _, f in ipairs { "csr", "ell" } do
+      local D <close> = ob.matrix { dist = split, grid = gp, format = f, backend = "cuda" }
+      for _, m in ipairs { "bicgstab", "pbicgstab", "qmr" } do
+        local r, x = D[m](D, { b = b, tol = 1e-10 })
+        local rr = ref[m == "qmr" and "qmr" or "bicgstab"]
+        check(r.converged and r.relres <= 1e-10 and r.relres_true <= 1e-9,
+              "grid %d %s %s %s: %s relres %g true %g", gi, split, f, m, r.outcome, r.relres, r.relres_true)
+        check(math.abs(r.iters - rr.iters) <= 2, "grid %d %s %s %s: %d iterations, one process %d",
+              gi, split, f, m, r.iters, rr.iters)
+        check(#r.history == r.iters + 1 or #r.history == r.iters + 2, "grid %d %s: history of %d for %d iterations",
+              gi, m, #r.history, r.iters)
+        check(r.backend == "cuda" and r.halo ~= nil, "grid %d %s: result backend %s", gi, m, tostring(r.backend))
+        local e = A:spmv(x):max_rel_err(b)
+        check(e <= 1e-8, "grid %d %s %s %s: A x differs from b by %g", gi, split, f, m, e)
+      end
+      local r = D:pbicgstab { b = b, tol = 1e-10, replace = 5 }
+      check(r.converged and r.relres_true <= 1e-9, "pbicgstab replace=5: %s %g", r.outcome, r.relres_true)
+    end
+  end
+  g:close()
+end
+
+-- stopping: maxit, with the one-process message
+do
+  local gp = { J = 6, H = 5, I = 4, k = 2, wells = 2, pattern = "h" }
+  local A = ob.reservoir(gp):matrix("csr")
+  local b = A:spmv(xvec(A:info().n))
+  local D <close> = ob.matrix { dist = "planes", grid = gp, backend = "cuda" }
+  local r = D:bicgstab { b = b, tol = 1e-12, maxit = 3 }
+  check(not r.converged and r.outcome == "maxit" and r.iters == 3 and
+        r.message:find("BiCGStab: no convergence in 3 iterations", 1, true), "maxit: %s", tostring(r.message))
+end
+
+print(string.format("dist_sparse_gpu: %d checks passed on %d rank(s)", checked, R))
