@@ -31,6 +31,8 @@ local QUICK = {
   gpu_barriers = { "--set iters=10 --set concurrent=1", skip = "no GPU" },
   gpu_bruss2d = { "--set steps=2 --set methods=bs3 --set variants=gpu_reference "
                   .. "--set peers=none", skip = "no GPU" },
+  mpi_gpu_bruss2d = { "--set N=64 --set steps=2 --set methods=bs3 --set reps=1",
+                      skip = "no GPU" },
   gpu_access_distance = { "--set n=2000 --set d=32 --set methods=bs3 "
                           .. "--set variants=gpu_stream2d", skip = "no GPU" },
   gpu_user_problem = { "--set n=2000 --set steps=1", skip = "no GPU" },
