@@ -208,26 +208,24 @@ static odb_status sync_check(const odb_solver *s) {
 }
 
 /*
-** Gives s its own copy of the variant options o->vopts in one block (the
-** values, then their names and strings), so that the caller's list need
-** not outlive create and a later init (set_variant) still finds them.
-** s->opts.vopts is that block (freed by destroy) or NULL.
+** A copy of the variant options given[0..n) in one block (the values,
+** then their names and strings) into *out, NULL for none; one free()
+** releases it.
 */
-static odb_status copy_vopts(odb_solver *s, const odb_solver_opts *o) {
+static odb_status dup_vopts(const odb_param_value *given, int n,
+                            const odb_param_value **out) {
   size_t bytes = 0, len;
   odb_param_value *v;
   char *text;
-  s->opts.vopts = NULL;
-  s->opts.nvopts = 0;
-  if (!o || o->nvopts == 0) return ODB_OK;
-  if (o->nvopts < 0 || !o->vopts)
+  *out = NULL;
+  if (n == 0) return ODB_OK;
+  if (n < 0 || !given)
     return ODB_FAIL(ODB_ERR_ARG, "variant options: %d given without a list",
-                    o->nvopts);
-  if (odb_size_mul(&bytes, (size_t)o->nvopts, sizeof *v))
-    return ODB_FAIL(ODB_ERR_ARG, "variant options: %d are too many",
-                    o->nvopts);
-  for (int i = 0; i < o->nvopts; ++i) {
-    const odb_param_value *g = &o->vopts[i];
+                    n);
+  if (odb_size_mul(&bytes, (size_t)n, sizeof *v))
+    return ODB_FAIL(ODB_ERR_ARG, "variant options: %d are too many", n);
+  for (int i = 0; i < n; ++i) {
+    const odb_param_value *g = &given[i];
     if (!g->name)
       return ODB_FAIL(ODB_ERR_ARG, "variant option %d has no name", i + 1);
     len = strlen(g->name) + 1 + (g->str ? strlen(g->str) + 1 : 0);
@@ -236,9 +234,9 @@ static odb_status copy_vopts(odb_solver *s, const odb_solver_opts *o) {
   }
   v = malloc(bytes);
   if (!v) return ODB_FAIL(ODB_ERR_NOMEM, "variant options (%zu bytes)", bytes);
-  text = (char *)(v + o->nvopts);
-  for (int i = 0; i < o->nvopts; ++i) {
-    const odb_param_value *g = &o->vopts[i];
+  text = (char *)(v + n);
+  for (int i = 0; i < n; ++i) {
+    const odb_param_value *g = &given[i];
     v[i] = *g;
     len = strlen(g->name) + 1;
     v[i].name = memcpy(text, g->name, len);
@@ -249,7 +247,21 @@ static odb_status copy_vopts(odb_solver *s, const odb_solver_opts *o) {
       text += len;
     }
   }
-  s->opts.vopts = v;
+  *out = v;
+  return ODB_OK;
+}
+
+/*
+** Gives s its own copy of the variant options o->vopts (dup_vopts), so
+** that the caller's list need not outlive create and a later init
+** (set_variant) still finds them. s->opts.vopts is that block (freed by
+** destroy) or NULL.
+*/
+static odb_status copy_vopts(odb_solver *s, const odb_solver_opts *o) {
+  s->opts.vopts = NULL;
+  s->opts.nvopts = 0;
+  if (!o) return ODB_OK;
+  ODB_TRY(dup_vopts(o->vopts, o->nvopts, &s->opts.vopts));
   s->opts.nvopts = o->nvopts;
   return ODB_OK;
 }
@@ -313,11 +325,21 @@ static odb_status enter_variant(odb_solver *s, const odb_variant *v,
   return st;
 }
 
-odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
-                                     long block, int threads) {
+/*
+** Moves s to v with block, threads and the variant options vopts[0..nvopts)
+** (a list s->opts.vopts may point at from now on: the caller owns it). On
+** failure s->opts.vopts is the old list again and s runs its old variant
+** and settings, or (ODB_ERR_INTERNAL) none. Nothing changes until every
+** check has passed; the old variant gathers its state before it leaves.
+*/
+static odb_status change_variant(odb_solver *s, const odb_variant *v,
+                                 long block, int threads,
+                                 const odb_param_value *vopts, int nvopts) {
   const odb_variant *old = s->variant;
   long old_block = s->opts.block;
   int old_threads = s->opts.threads;
+  const odb_param_value *old_vopts = s->opts.vopts;
+  int old_nvopts = s->opts.nvopts;
   char why[256] = "";
   odb_status st;
   if (!v || block < 0 || threads < 0)
@@ -330,13 +352,17 @@ odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
   if (!v->applies(s->problem, s->method, why, sizeof why))
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "variant '%s' does not apply: %s",
                     v->name, why);
-  /* the variant options stay with the solver: v must take them */
-  ODB_TRY(odb_variant_check_opts(v, s->opts.vopts, s->opts.nvopts));
+  ODB_TRY(odb_variant_check_opts(v, vopts, nvopts));
   if (old && old->gather) ODB_TRY(old->gather(s));   /* v reads all of y */
   if (old && old->fini) old->fini(s);
   s->vdata = NULL;
+  s->opts.vopts = vopts;
+  s->opts.nvopts = nvopts;
   st = enter_variant(s, v, block, threads);
-  if (st == ODB_OK || !old) return st;
+  if (st == ODB_OK) return ODB_OK;
+  s->opts.vopts = old_vopts;     /* the old variant's init reads them */
+  s->opts.nvopts = old_nvopts;
+  if (!old) return st;
   {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", odb_last_error());
@@ -346,6 +372,25 @@ odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
                       old->name, odb_last_error());
     return ODB_FAIL(st, "%s", msg);
   }
+}
+
+odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
+                                     long block, int threads) {
+  /* the variant options stay with the solver: v must take them */
+  return change_variant(s, v, block, threads, s->opts.vopts,
+                        s->opts.nvopts);
+}
+
+odb_status odb_solver_set_variant_opts(odb_solver *s, const odb_variant *v,
+                                       long block, int threads,
+                                       const odb_param_value *vopts,
+                                       int nvopts) {
+  const odb_param_value *copy, *old = s->opts.vopts;
+  odb_status st;
+  ODB_TRY(dup_vopts(vopts, nvopts, &copy));   /* vopts may be s's own */
+  st = change_variant(s, v, block, threads, copy, nvopts);
+  free((void *)(st == ODB_OK ? old : copy));
+  return st;
 }
 
 odb_status odb_solver_set_variant(odb_solver *s, const char *variant,

@@ -309,15 +309,31 @@ odb_status odb_solver_step_to(odb_solver *s, double t1,
 ** odb_solver_opts (0: the variant's default, all cores). The variant
 ** options (opts.vopts) stay with the solver, so v must take them. On
 ** failure (an unknown name, a variant that does not apply, runs on another
-** backend or refuses the variant options, init failing) s goes back to its old variant and settings and the error
-** is returned; ODB_ERR_INTERNAL if even that fails (s then has no usable
-** variant and must be destroyed).
+** backend or refuses the variant options, init failing) s goes back to its
+** old variant and settings and the error is returned; ODB_ERR_INTERNAL if
+** even that fails (s then has no usable variant and must be destroyed).
 */
 odb_status odb_solver_set_variant(odb_solver *s, const char *variant,
                                   long block, int threads);
 /* The same with a variant given directly (it need not be registered). */
 odb_status odb_solver_set_variant_to(odb_solver *s, const odb_variant *v,
                                      long block, int threads);
+/*
+** odb_solver_set_variant_to that also replaces the variant options: s
+** takes its own copy of vopts[0..nvopts) (vopts may point into
+** s->opts.vopts; NULL and 0: none) as opts.vopts, checked against v's
+** declarations (odb_variant_check_opts) before anything changes, and v's
+** init resolves them. On failure (the causes above, an option v refuses
+** or its init refusing a value, e.g. a distributed variant whose layout
+** does not fit on the active ranks it is given) s runs its old variant,
+** block and threads with its old options again, and the error is
+** returned; ODB_ERR_INTERNAL as above. The online tuner switches with it
+** when its space tunes a variant option (the active ranks, `ranks`).
+*/
+odb_status odb_solver_set_variant_opts(odb_solver *s, const odb_variant *v,
+                                       long block, int threads,
+                                       const odb_param_value *vopts,
+                                       int nvopts);
 
 /* Weighted RMS norm of e with sk = atol + rtol * max(|y|, |ynew|). */
 double odb_err_norm(const double *e, const double *y, const double *ynew,
