@@ -805,6 +805,33 @@ static void read_online(lua_State *L, tune_box *b, const odb_tune_opts *o,
   snprintf(b->kind, sizeof b->kind, "solver");
 }
 
+/*
+** The variant options the solver runs after the tuning phase (the
+** winner's, e.g. the active ranks of a distributed variant) as a table by
+** name on the stack, and as fields "opt.<name>" of the phase's row.
+*/
+static void push_online_options(lua_State *L, tune_box *b, odb_record *row) {
+  const odb_solver *s = b->solver;
+  char key[80];
+  lua_createtable(L, 0, s->opts.nvopts);
+  for (int i = 0; i < s->opts.nvopts; ++i) {
+    const odb_param_value *g = &s->opts.vopts[i];
+    int integral = !g->str && g->num == floor(g->num) && fabs(g->num) < 1e15;
+    snprintf(key, sizeof key, "opt.%s", g->name);
+    if (g->str) {
+      lua_pushstring(L, g->str);
+      if (row) row_str(b, row, key, g->str);
+    } else if (integral) {
+      lua_pushinteger(L, (lua_Integer)g->num);
+      if (row) row_int(b, row, key, (long long)g->num);
+    } else {
+      lua_pushnumber(L, g->num);
+      if (row) row_num(b, row, key, g->num);
+    }
+    lua_setfield(L, -2, g->name);
+  }
+}
+
 /* The figures of the online tuning phase as a table (top) and a row. */
 static void push_online(lua_State *L, tune_box *b) {
   odb_online_report r;
@@ -874,6 +901,8 @@ static void push_online(lua_State *L, tune_box *b) {
   lua_setfield(L, -2, "block");
   lua_pushboolean(L, r.finished);
   lua_setfield(L, -2, "finished");
+  push_online_options(L, b, row);
+  lua_setfield(L, -2, "options");
 }
 
 /* }====== */

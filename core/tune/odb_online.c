@@ -44,9 +44,14 @@ struct odb_online {
   odb_tuner *tuner;
   odb_model_opts mo;
   int ivariant, iblock, ithreads;
+  int nvopt, ivopt[ODB_SOLVER_MAX_VOPTS];   /* variant options tuned */
   const odb_variant *start;      /* s's settings when the tuner was made */
   long start_block;
   int start_threads;
+  odb_param_value *start_vopts;  /* a copy of s's options then (one block) */
+  int start_nvopts;
+  odb_param_value *vals;         /* a candidate's options (room for the
+                                    start's and the tuned ones) */
   odb_solver *ref;               /* verification reference (lazily) */
   int ref_team;                  /* 1: the reference runs a thread team */
   double ref_T;                  /* its seconds per step, last verification */
@@ -78,6 +83,60 @@ static void sleep_for(double sec) {
 static const odb_variant *lookup(const odb_online *ol, const char *name) {
   if (ol->o.lookup) return ol->o.lookup(ol->o.lookup_ud, name);
   return odb_variant_find(name);
+}
+
+/*
+** The maximum over the ranks of v[0..n) on every rank, in a run across
+** ranks (odb_tune_ranks, set by dist/); nothing in one process. Every
+** figure that steers the search (a step's seconds, a check's error, a
+** barrier's cost) goes through it, so that each rank takes the slowest
+** rank's figures, makes the same choices and switches at the same steps:
+** the distributed variants' exchanges, norms and gathers are collectives.
+** Assumes every rank calls it at the same points, which holds while their
+** choices agree; NaN is given as +inf (MPI's max of a NaN is undefined).
+*/
+static odb_status across_max(double *v, int n, const char *what) {
+  const odb_tune_ranks *rk = odb_tune_get_ranks();
+  if (!rk || rk->ranks <= 1) return ODB_OK;
+  for (int i = 0; i < n; ++i)
+    if (isnan(v[i])) v[i] = INFINITY;
+  return rk->max(v, n, what);
+}
+
+/* A copy of the options g[0..n) in one block, names and strings after the
+   values; NULL when n is 0. */
+static odb_status copy_options(const odb_param_value *g, int n,
+                               odb_param_value **out) {
+  size_t bytes = (size_t)n * sizeof **out;
+  char *text;
+  *out = NULL;
+  if (n <= 0) return ODB_OK;
+  for (int i = 0; i < n; ++i)     /* a solver's own few: no overflow */
+    bytes += strlen(g[i].name) + 1 + (g[i].str ? strlen(g[i].str) + 1 : 0);
+  *out = malloc(bytes);
+  if (!*out) return ODB_FAIL(ODB_ERR_NOMEM, "online tuner: options");
+  text = (char *)(*out + n);
+  for (int i = 0; i < n; ++i) {
+    (*out)[i] = g[i];
+    (*out)[i].name = strcpy(text, g[i].name);
+    text += strlen(text) + 1;
+    if (g[i].str) {
+      (*out)[i].str = strcpy(text, g[i].str);
+      text += strlen(text) + 1;
+    }
+  }
+  return ODB_OK;
+}
+
+/* 1 when the option lists a[0..na) and b[0..nb) are the same, in order. */
+static int same_options(const odb_param_value *a, int na,
+                        const odb_param_value *b, int nb) {
+  if (na != nb) return 0;
+  for (int i = 0; i < na; ++i)
+    if (strcmp(a[i].name, b[i].name) != 0 || a[i].num != b[i].num ||
+        !a[i].str != !b[i].str || (a[i].str && strcmp(a[i].str, b[i].str)))
+      return 0;
+  return 1;
 }
 
 /* Relative max-norm error of y against yref (NaN counts as infinite). */
@@ -140,6 +199,30 @@ static int variant_applies(const odb_space *sp, const odb_config *c,
   return v->applies(ol->s->problem, ol->s->method, why, sizeof why);
 }
 
+/* The variant of configuration c (the starting one without a variant
+   parameter). */
+static const odb_variant *config_variant(const odb_online *ol,
+                                         const odb_config *c) {
+  if (ol->ivariant < 0) return ol->start;
+  return lookup(ol, odb_space_str(ol->space, ol->ivariant,
+                                  c->idx[ol->ivariant]));
+}
+
+/* The constraint: an option the variant does not declare keeps its first
+   value (the others would run the same configuration again), as for
+   odb_tune_solver. */
+static int vopts_apply(const odb_space *sp, const odb_config *c, void *ud) {
+  const odb_online *ol = ud;
+  const odb_variant *v = config_variant(ol, c);
+  for (int k = 0; k < ol->nvopt; ++k) {
+    int i = ol->ivopt[k];
+    if (c->idx[i] != 0 &&
+        (!v || odb_param_find(v->opts, v->nopts, odb_space_name(sp, i)) < 0))
+      return 0;
+  }
+  return 1;
+}
+
 /* Fills the key: the family says "online" so offline timings never mix. */
 static void fill_key(odb_online *ol) {
   odb_solver *s = ol->s;
@@ -164,7 +247,7 @@ static void fill_key(odb_online *ol) {
     used += (size_t)snprintf(ol->params + used, sizeof ol->params - used,
                              " threads=%d", ol->start_threads);
   odb_tune_key_extras(ol->params, sizeof ol->params, used, &s->opts,
-                      ol->space, NULL, 0);
+                      ol->space, ol->ivopt, ol->nvopt);
   ol->target.key.problem = s->problem->type->name;
   ol->target.key.size = ol->size;
   ol->target.key.method = ol->method;
@@ -187,6 +270,12 @@ static double barrier_cost(void *ud, int p) {
                 "threads: %s; no pruning", p, odb_last_error());
     odb_clear_error();
     sec = 0;
+  }
+  /* the pruning must agree on every rank: the slowest rank's barrier */
+  if (across_max(&sec, 1, "MPI_Allreduce (online tuner: barrier cost)") !=
+      ODB_OK) {
+    odb_ctx_log(ol->s->ctx, ODB_LOG_WARN, "online: %s", odb_last_error());
+    odb_clear_error();
   }
   ol->rep.profile_seconds += now() - t0;
   if (ol->nbar < NBAR) {
@@ -251,14 +340,22 @@ static odb_status make_tuner(odb_online *ol) {
   odb_solver_space w;
   ODB_TRY(odb_solver_space_check(ol->space, ol->o.lookup, ol->o.lookup_ud,
                                  ol->s->variant, &w));
-  if (w.nvopt > 0)   /* the switch keeps the solver's options */
-    return ODB_FAIL(ODB_ERR_ARG, "parameter '%s': online tuning switches the "
-                    "solver's variant between steps and keeps its options; "
-                    "a variant option is tuned offline (ob.tune with a "
-                    "solver target)", odb_space_name(ol->space, w.ivopt[0]));
   ol->ivariant = w.ivariant;
   ol->iblock = w.iblock;
   ol->ithreads = w.ithreads;
+  ol->nvopt = w.nvopt;
+  memcpy(ol->ivopt, w.ivopt, sizeof ol->ivopt);
+  ODB_TRY(copy_options(ol->s->opts.vopts, ol->s->opts.nvopts,
+                       &ol->start_vopts));
+  ol->start_nvopts = ol->s->opts.nvopts;
+  if (ol->start_nvopts + ol->nvopt > 0) {
+    ol->vals = malloc((size_t)(ol->start_nvopts + ol->nvopt) *
+                      sizeof *ol->vals);
+    if (!ol->vals) return ODB_FAIL(ODB_ERR_NOMEM, "online tuner: options");
+  }
+  if (ol->nvopt > 0)
+    ODB_TRY(odb_space_add_constraint(ol->space, vopts_apply, ol, NULL,
+                                     "the variant takes the options"));
   if (ol->ivariant >= 0)
     ODB_TRY(odb_space_add_constraint(ol->space, variant_applies, ol, deps,
                                      "the variant applies"));
@@ -327,6 +424,8 @@ void odb_online_destroy(odb_online *ol) {
   odb_tuner_destroy(ol->tuner);
   odb_solver_destroy(ol->ref);
   odb_stepcheck_destroy(ol->check);
+  free(ol->start_vopts);
+  free(ol->vals);
   free(ol->y0);
   free(ol->yc);
   free(ol);
@@ -344,32 +443,75 @@ void odb_online_get_report(const odb_online *ol, odb_online_report *out) {
 
 /* {====== switching and verifying */
 
-/* The variant, block and threads of configuration c. */
-static void settings_of(const odb_online *ol, const odb_config *c,
-                        const odb_variant **v, long *block, int *threads) {
+/*
+** The variant, block, threads and variant options of configuration c, or
+** of the starting settings when c is NULL. The options (into ol->vals,
+** valid until the next call) are, as for odb_tune_solver: the solver's
+** starting options that the variant declares and the space does not tune,
+** then the tuned ones the variant declares with c's values.
+*/
+typedef struct settings {
+  const odb_variant *v;
+  long block;
+  int threads;
+  const odb_param_value *vopts;
+  int nvopts;
+} settings;
+
+static void settings_of(odb_online *ol, const odb_config *c, settings *st) {
   const odb_space *sp = ol->space;
-  *v = ol->ivariant >= 0
-           ? lookup(ol, odb_space_str(sp, ol->ivariant, c->idx[ol->ivariant]))
-           : ol->start;
-  *block = ol->iblock >= 0 ? odb_space_int(sp, ol->iblock,
-                                           c->idx[ol->iblock])
-                           : ol->start_block;
-  *threads = ol->ithreads >= 0
-                 ? (int)odb_space_int(sp, ol->ithreads, c->idx[ol->ithreads])
-                 : ol->start_threads;
+  const odb_variant *v = c ? config_variant(ol, c) : ol->start;
+  int n = 0;
+  st->v = v;
+  st->block = c && ol->iblock >= 0
+                  ? odb_space_int(sp, ol->iblock, c->idx[ol->iblock])
+                  : ol->start_block;
+  st->threads = c && ol->ithreads >= 0
+                    ? (int)odb_space_int(sp, ol->ithreads,
+                                         c->idx[ol->ithreads])
+                    : ol->start_threads;
+  for (int k = 0; v && k < ol->start_nvopts; ++k) {
+    const char *name = ol->start_vopts[k].name;
+    int tuned = 0;
+    for (int j = 0; c && j < ol->nvopt; ++j)
+      tuned |= strcmp(odb_space_name(sp, ol->ivopt[j]), name) == 0;
+    if (!tuned && odb_param_find(v->opts, v->nopts, name) >= 0)
+      ol->vals[n++] = ol->start_vopts[k];
+  }
+  for (int j = 0; c && v && j < ol->nvopt; ++j) {
+    int i = ol->ivopt[j];
+    const char *name = odb_space_name(sp, i);
+    if (odb_param_find(v->opts, v->nopts, name) < 0) continue;
+    ol->vals[n].name = name;
+    ol->vals[n].num = (double)odb_space_int(sp, i, c->idx[i]);
+    ol->vals[n++].str = NULL;
+  }
+  st->vopts = n > 0 ? ol->vals : NULL;
+  st->nvopts = n;
 }
 
-/* Puts s on v, block, threads unless it runs them already. */
-static odb_status switch_to(odb_online *ol, const odb_variant *v, long block,
-                            int threads) {
+/* 1 when solver r runs the settings st (options included). */
+static int runs_settings(const odb_solver *r, const settings *st) {
+  return r->variant == st->v && r->opts.block == st->block &&
+         r->opts.threads == st->threads &&
+         same_options(r->opts.vopts, r->opts.nvopts, st->vopts, st->nvopts);
+}
+
+/*
+** Puts s on the settings st unless it runs them already: with
+** odb_solver_set_variant_opts, which leaves s as it was when the variant
+** or its options refuse (a distributed variant whose layout does not fit
+** on the active ranks of st).
+*/
+static odb_status switch_to(odb_online *ol, const settings *st) {
   odb_solver *s = ol->s;
   double t0 = now();
-  odb_status st = ODB_OK;
-  if (s->variant != v || s->opts.block != block ||
-      s->opts.threads != threads)
-    st = odb_solver_set_variant_to(s, v, block, threads);
+  odb_status r = ODB_OK;
+  if (!runs_settings(s, st))
+    r = odb_solver_set_variant_opts(s, st->v, st->block, st->threads,
+                                    st->vopts, st->nvopts);
   ol->rep.switch_seconds += now() - t0;
-  return st;
+  return r;
 }
 
 /* The reference solver (made at first use) on the CPU backend. */
@@ -389,11 +531,9 @@ static odb_status ensure_ref(odb_online *ol) {
 }
 
 /* 1 when the reference runs exactly the settings (nothing to verify). */
-static int same_as_ref(const odb_online *ol, const odb_variant *v,
-                       long block, int threads) {
+static int same_as_ref(const odb_online *ol, const settings *st) {
   const odb_solver *r = ol->ref;
-  return r && r->variant == v && r->opts.block == block &&
-         r->opts.threads == threads && r->backend == ol->s->backend;
+  return r && runs_settings(r, st) && r->backend == ol->s->backend;
 }
 
 /* Where the first step of a candidate started, its h and the step proposed
@@ -481,6 +621,8 @@ static odb_status compare_full(odb_online *ol, const odb_config *c,
   odb_solve_stats ri;
   odb_solver_set_state(r, fs->t0, ol->y0);
   ODB_TRY(odb_solver_step(r, fs->h, &ri));
+  ODB_TRY(across_max(&ri.seconds, 1, "MPI_Allreduce (online tuner: the "
+                     "reference's seconds)"));
   ol->ref_T = ri.seconds;
   if (ol->ref_team) sleep_for(PARK_WAIT);
   if (ol->o.verify_fn)
@@ -504,6 +646,12 @@ static odb_status verify_step(odb_online *ol, const odb_config *c,
   double tv = now();
   odb_status st = ol->check ? compare_windows(ol, fs, B, p, ev)
                             : compare_full(ol, c, fs, ev);
+  if (st == ODB_OK) {   /* every rank judges by the worst rank's check */
+    double v[2] = {ev->err, -ev->tol};
+    st = across_max(v, 2, "MPI_Allreduce (online tuner: a check's error)");
+    ev->err = v[0];
+    ev->tol = -v[1];
+  }
   if (st == ODB_OK && !(ev->err <= ev->tol)) {
     ev->status = ODB_TUNE_REJECTED;
     snprintf(ev->msg, sizeof ev->msg, "error %.3g exceeds the tolerance "
@@ -518,12 +666,13 @@ static odb_status verify_step(odb_online *ol, const odb_config *c,
 }
 
 /* A candidate that passed and is much faster becomes the reference. */
-static void maybe_trust(odb_online *ol, const odb_variant *v, long block,
-                        int threads, double per_step) {
+static void maybe_trust(odb_online *ol, const settings *st,
+                        double per_step) {
   double t0 = now();
   if (!ol->ref || !(per_step < TRUST_GAIN * ol->ref_T)) return;
-  if (odb_solver_set_variant_to(ol->ref, v, block, threads) == ODB_OK)
-    ol->ref_team = runs_team(ol, v, threads);
+  if (odb_solver_set_variant_opts(ol->ref, st->v, st->block, st->threads,
+                                  st->vopts, st->nvopts) == ODB_OK)
+    ol->ref_team = runs_team(ol, st->v, st->threads);
   else
     odb_clear_error();          /* the old reference stays */
   ol->ref_T = per_step;
@@ -534,20 +683,27 @@ static void maybe_trust(odb_online *ol, const odb_variant *v, long block,
 
 /* {====== one candidate */
 
-/* One step of s toward t1; adds its figures to the report. */
+/*
+** One step of s toward t1; adds its figures to the report. Across ranks
+** the step's seconds are the slowest rank's (the step itself agrees on
+** every rank: the distributed variants' error norm is the same bits).
+*/
 static odb_status take_step(odb_online *ol, double t1,
                             odb_solve_stats *info) {
   odb_solver *s = ol->s;
   double h_next = s->h_next;
   odb_status st = odb_solver_step_to(s, t1, info);
-  ol->rep.step_seconds += info->seconds;
   ol->rep.attempts += info->steps;
   if (st != ODB_OK) {
+    ol->rep.step_seconds += info->seconds;
     s->h_next = h_next;          /* s->y and s->t are unchanged */
     return st;
   }
   ol->rep.steps += info->accepted;
-  return ODB_OK;
+  st = across_max(&info->seconds, 1, "MPI_Allreduce (online tuner: a "
+                  "step's seconds)");
+  ol->rep.step_seconds += info->seconds;
+  return st;
 }
 
 /*
@@ -602,30 +758,30 @@ static int run_steps(odb_online *ol, double t1, int verify, double *warm,
 */
 static odb_status evaluate(odb_online *ol, const odb_config *c, double t1,
                            odb_tune_eval *ev) {
-  const odb_variant *v;
+  settings set;
   double samples[MAX_TIMED], t0 = now(), warm = NAN;
   first_step fs = {0, 0, 0, 0};
-  int threads, ns, verify;
-  long block, steps0 = ol->rep.steps;
+  int ns, verify;
+  long steps0 = ol->rep.steps;
   odb_status st;
   memset(ev, 0, sizeof *ev);
   ev->cfg = *c;
   ev->err = ev->tol = NAN;
   ev->m.median = ev->m.spread = NAN;
-  settings_of(ol, c, &v, &block, &threads);
-  st = switch_to(ol, v, block, threads);
+  settings_of(ol, c, &set);
+  st = switch_to(ol, &set);
   if (st == ODB_OK && ol->o.verify >= 0 && !ol->check) st = ensure_ref(ol);
   if (st != ODB_OK) {
     ev->seconds = now() - t0;
     return fail_eval(ev, st, "setup");
   }
   verify = ol->o.verify >= 0 &&
-           (ol->check || !same_as_ref(ol, v, block, threads));
+           (ol->check || !same_as_ref(ol, &set));
   ns = run_steps(ol, t1, verify, &warm, samples, &fs, ev, &st);
   if (st != ODB_OK) return st;
   if (fs.taken) {   /* also after a later step failed: the first stays */
     st = verify_step(ol, c, &fs, t1, ol->rep.steps - steps0 - 1,
-                     ol->s->block, team_size(ol, v, threads), ev);
+                     ol->s->block, team_size(ol, set.v, set.threads), ev);
     if (st != ODB_OK) return st;
   }
   if (ev->status == ODB_TUNE_OK && ns == 0 && !isnan(warm)) {
@@ -642,7 +798,7 @@ static odb_status evaluate(odb_online *ol, const odb_config *c, double t1,
     ev->m.run_seconds = 0;
     for (int i = 0; i < ns; ++i) ev->m.run_seconds += samples[i];
     if (verify && !ol->check)
-      maybe_trust(ol, v, block, threads, ev->m.median);
+      maybe_trust(ol, &set, ev->m.median);
   }
   ev->seconds = now() - t0;
   ev->at = (double)time(NULL);
@@ -694,17 +850,16 @@ static int second_look(odb_online *ol, double t1, odb_config *win,
   size_t used = 0;
   if (nf < 2) return 0;
   for (int i = nf - 1; i >= 0 && ol->s->t < t1; --i) {
-    const odb_variant *v;
-    long block;
-    int threads, ns;
+    settings set;
+    int ns;
     double samples[MAX_TIMED + 1], warm = NAN, mm;
     first_step fs;
     odb_tune_eval scratch;
     odb_status st;
     char text[96];
     memset(&scratch, 0, sizeof scratch);
-    settings_of(ol, &f[i]->cfg, &v, &block, &threads);
-    if (switch_to(ol, v, block, threads) != ODB_OK) {
+    settings_of(ol, &f[i]->cfg, &set);
+    if (switch_to(ol, &set) != ODB_OK) {
       odb_clear_error();
       continue;
     }
@@ -737,26 +892,24 @@ static int second_look(odb_online *ol, double t1, odb_config *win,
 */
 static odb_status finish(odb_online *ol, const odb_config *win, double med) {
   const odb_tune_eval *b = odb_tuner_best(ol->tuner);
-  const odb_variant *v = ol->start;
-  long block = ol->start_block;
-  int threads = ol->start_threads;
+  settings set;
   odb_status st;
   odb_tune_stats ts;
   if (!win && b) {
     win = &b->cfg;
     med = b->m.median;
   }
+  settings_of(ol, win, &set);   /* win NULL: the starting settings */
   if (win) {
-    settings_of(ol, win, &v, &block, &threads);
     odb_tuner_config_text(ol->tuner, win, ol->rep.winner,
                           sizeof ol->rep.winner);
     ol->rep.best_step = med;
   } else {
     ol->rep.best_step = NAN;
     odb_ctx_log(ol->s->ctx, ODB_LOG_WARN, "online: no candidate passed; "
-                "%s stays", v->name);
+                "%s stays", set.v->name);
   }
-  st = switch_to(ol, v, block, threads);
+  st = switch_to(ol, &set);
   odb_tuner_stats(ol->tuner, &ts);
   ol->rep.candidates = ts.valid;
   ol->rep.evaluated = ts.evals;

@@ -10,14 +10,30 @@
 /*
 ** The thesis's self-adaptive solver (Ch. 7.5, 8.4, 9.3): the first time
 ** steps of a real integration are computed by the candidate
-** configurations (variant x block x threads of a space, as for
-** odb_tune_solver) one after the other, each step advancing the solution;
-** then the fastest runs the rest.
+** configurations (variant x block x threads x the integer variant options
+** of a space, as for odb_tune_solver) one after the other, each step
+** advancing the solution; then the fastest runs the rest.
 **
 ** Switching: the solver itself changes variant between steps with
-** odb_solver_set_variant (its state y, t, the proposed step and its
+** odb_solver_set_variant_opts (its state y, t, the proposed step and its
 ** statistics stay; the variant's workspace is made anew), so no state is
-** ever copied to switch. The tuner's ask/tell interface proposes the
+** ever copied to switch. A configuration's variant options are, as for
+** odb_tune_solver, the solver's starting options that its variant declares
+** and the space does not tune, then the tuned ones its variant declares; a
+** variant that does not declare a tuned option runs only with its first
+** value. A switch the variant refuses (a distributed variant whose layout
+** does not fit on the active ranks given) leaves the solver on the
+** settings it ran, and the candidate failed.
+**
+** Across ranks (odb_tune_ranks set, more than one rank): the tuner runs on
+** every rank of an SPMD run, and each step's seconds, each check's error
+** and each barrier cost are the maximum over the ranks, so that every rank
+** sees the slowest rank's figures, makes the same choices and switches at
+** the same step (the distributed variants' exchanges, error norm and
+** gather are collectives). The choice of the active ranks (the option
+** `ranks`) is so the self-adaptive solver of the thesis's §10.3 choosing
+** the number of processes. The tuning database is written, not read, as
+** for offline tuning across ranks. The tuner's ask/tell interface proposes the
 ** candidates with the strategy "online" (odb_blockmodel.h: model-guided
 ** block sizes, barrier-free variants first, barrier-cost pruning) or any
 ** other strategy.
@@ -126,9 +142,11 @@ typedef struct odb_online_report {
 
 /*
 ** Makes the tuner for solver s over space (parameters variant, block,
-** threads; the applicability constraint is added to space, which must
-** outlive ol; s too). Fails like odb_tune_solver_create and
-** odb_tuner_create (empty space, nothing valid, unknown strategy).
+** threads and integer variant options, checked by odb_solver_space_check;
+** the applicability constraints are added to space, which must outlive
+** ol; s too). Fails like odb_tune_solver_create and odb_tuner_create
+** (empty space, a value of an option a variant does not allow, nothing
+** valid, unknown strategy).
 */
 odb_status odb_online_create(odb_solver *s, odb_space *space,
                              const odb_online_opts *o, odb_online **out);

@@ -4,9 +4,9 @@
 -- and checks the results rows and the tuning database it leaves at
 -- $DIST_TUNE_DB). Checks here: every configuration of the space is
 -- evaluated once and ok (each verified against plain); every rank chooses
--- the same one, whose ranks lies in 1..R; a value above R, an option no
--- variant of the space declares and online tuning of an option are
--- refused with the reason. A mismatch raises an error naming it, which
+-- the same one, whose ranks lies in 1..R; a value above R (offline and
+-- online) and an option no variant of the space declares are refused
+-- with the reason. A mismatch raises an error naming it, which
 -- ends every rank with status 2.
 local ob = require "odebench"
 
@@ -76,9 +76,10 @@ do
     .. "(allowed: variant, block, threads); no variant of the space "
     .. "declares an option 'tile'",
     { target = s, space = { variant = { "mpi_A", "plain" }, tile = { 1 } } })
-  refused("parameter 'ranks': online tuning switches the solver's variant "
-    .. "between steps and keeps its options",
-    { target = s, strategy = "online", t1 = 1e-3, space = { ranks = { 1 } } })
+  refused(string.format("field 'space': parameter 'ranks': variant 'mpi_N': "
+    .. "option 'ranks' must be in 0..%d, got %d", R, R + 1),
+    { target = s, strategy = "online", t1 = 1e-3,
+      space = { ranks = { R + 1 } } })
 end
 
 print(string.format("dist_tune_ranks: %d checks passed on %d rank(s); "
