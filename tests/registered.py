@@ -23,6 +23,9 @@ import sys
 C_TEST = r"^test_(\w+)\.c$"
 UNIT = ("tests/meson.build",)
 GPU = ("tests/gpu/meson.build",)
+# tests/mpi: every scenario but the helpers named *_check.lua, which the
+# scenarios load with dofile (dist_check.lua) and which run nothing alone.
+MPI_SCENARIO = r"^(?!\w+_check\.lua$)(\w+)\.lua$"
 FOLDERS = [
     ("tests/core/rt", C_TEST, UNIT),
     ("tests/core/io", C_TEST, UNIT),
@@ -37,7 +40,7 @@ FOLDERS = [
     ("tests/gpu/sparse", C_TEST, GPU),
     ("tests/gpu/dense", C_TEST, GPU),
     ("tests/lua", r"^(\w+)_spec\.lua$", ("tests/lua/meson.build",)),
-    ("tests/mpi", r"^(\w+)\.lua$", ("tests/mpi/meson.build",)),
+    ("tests/mpi", MPI_SCENARIO, ("tests/mpi/meson.build",)),
 ]
 
 

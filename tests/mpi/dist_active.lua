@@ -21,17 +21,10 @@ local ob = require "odebench"
 local info = ob.info { bandwidth = false }
 local R = info.ranks or 1
 
-local function fail(fmt, ...)
-  error(string.format(fmt, ...), 0)
-end
-
-local function rel(a, b)
-  local m = math.max(math.abs(a), math.abs(b))
-  return m == 0 and 0 or math.abs(a - b) / m
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local C = dofile(here .. "dist_check.lua")
 
 local checked, worst_h, worst_y = 0, 0, 0
-local M1 = { warmup = 0, min_reps = 1, max_reps = 1 }
 
 -- variant on P active ranks against ref (plain or A) on one process
 local function case(pname, params, method, variant, P, opts)
@@ -44,47 +37,19 @@ local function case(pname, params, method, variant, P, opts)
   local b <close> = ob.solver { problem = p, method = method,
                                 variant = variant, tol = opts.tol,
                                 h = opts.h, tiling = { ranks = P } }
-  local exact = opts.h ~= nil
-  local steps = 0
-  while a.t < opts.t1 do
-    local ra, rb = a:step(opts.h), b:step(opts.h)
-    steps = steps + 1
-    if ra.accepted ~= rb.accepted or ra.rejected ~= rb.rejected then
-      fail("%s: step %d: accepted/rejected %d/%d, %s %d/%d", label, steps,
-           rb.accepted, rb.rejected, ref, ra.accepted, ra.rejected)
-    end
-    local dh = rel(ra.h, rb.h)
-    worst_h = math.max(worst_h, dh)
-    if (exact and dh ~= 0) or dh > 1e-10 then
-      fail("%s: step %d: h %.17g, %s %.17g", label, steps, rb.h, ref, ra.h)
-    end
-    if steps % 5 == 0 or a.t >= opts.t1 then
-      local e = b:state():max_rel_err(a:state())
-      worst_y = math.max(worst_y, e / steps)
-      if (exact and e ~= 0) or e > 1e-13 * steps then
-        fail("%s: step %d: state off by %.3g relative", label, steps, e)
-      end
-    end
-  end
+  local r = C.side_by_side(a, b, { label = label, ref = ref, h = opts.h,
+    t1 = opts.t1, exact = opts.h ~= nil, h_tol = 1e-10, every = 5,
+    y_tol = 1e-13 })
+  worst_h = math.max(worst_h, r.dh)
+  worst_y = math.max(worst_y, r.y_step)
   -- one integrate call each from the same start: the same step count
-  a:set_state(a:state(), 0)
-  b:set_state(a:state(), 0)
-  local ia = a:integrate { t1 = opts.t1, measure = M1 }
-  local ib = b:integrate { t1 = opts.t1, measure = M1 }
-  if ia.steps ~= ib.steps or ia.accepted ~= ib.accepted then
-    fail("%s: integrate: %d steps (%d accepted), %s %d (%d)", label,
-         ib.steps, ib.accepted, ref, ia.steps, ia.accepted)
-  end
+  C.integrate_alike(a, b, { label = label, ref = ref, t1 = opts.t1 })
   checked = checked + 1
 end
 
 -- ob.solver{...} refused with exactly want (a substring of the error)
 local function refused(what, want, t)
-  local ok, err = pcall(ob.solver, t)
-  if ok then fail("%s: expected the refusal '%s'", what, want) end
-  if not tostring(err):find(want, 1, true) then
-    fail("%s: refused with '%s', expected '%s'", what, tostring(err), want)
-  end
+  C.refused(what, want, ob.solver, t)
   checked = checked + 1
 end
 

@@ -19,18 +19,13 @@ local ob = require "odebench"
 local info = ob.info { bandwidth = false }
 local R = info.ranks or 1
 
-local function fail(fmt, ...)
-  error(string.format(fmt, ...), 0)
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local C = dofile(here .. "dist_check.lua")
+local fail, rel = C.fail, C.rel
 
 if not info.gpu then
   io.write("dist_gpu: SKIP: no CUDA device\n")
   return
-end
-
-local function rel(a, b)
-  local m = math.max(math.abs(a), math.abs(b))
-  return m == 0 and 0 or math.abs(a - b) / m
 end
 
 local checked, worst_h, worst_y = 0, 0, 0
@@ -77,13 +72,9 @@ local function case(params, method, opts)
 end
 
 local function refused(pname, params, method, want)
-  local ok, err = pcall(ob.solver, { problem = ob.problem(pname, params),
-                                     method = method, backend = "cuda",
-                                     variant = "mpi_gpu_stream2d" })
-  if ok then fail("%s: expected the refusal '%s'", pname, want) end
-  if not tostring(err):find(want, 1, true) then
-    fail("%s: refused with '%s', expected '%s'", pname, tostring(err), want)
-  end
+  C.refused(pname, want, ob.solver, { problem = ob.problem(pname, params),
+                                      method = method, backend = "cuda",
+                                      variant = "mpi_gpu_stream2d" })
   checked = checked + 1
 end
 

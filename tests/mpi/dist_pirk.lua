@@ -26,28 +26,11 @@ local ob = require "odebench"
 local info = ob.info { bandwidth = false }
 local R = info.ranks or 1
 
-local function fail(fmt, ...)
-  error(string.format(fmt, ...), 0)
-end
-
-local function rel(a, b)
-  local m = math.max(math.abs(a), math.abs(b))
-  return m == 0 and 0 or math.abs(a - b) / m
-end
-
--- FNV-1a (64 bits, Lua's integers wrap) over the bits of x
-local function fnv(hsh, x)
-  for c in string.format("%a;", x):gmatch(".") do
-    hsh = (hsh ~ c:byte()) * 0x100000001b3
-  end
-  return hsh
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local C = dofile(here .. "dist_check.lua")
+local fail = C.fail
 
 local checked, worst_h, worst_y = 0, 0, 0
-
--- One timed run each: the number of repetitions that a measure decides by
--- the time it sees would differ from rank to rank.
-local M1 = { warmup = 0, min_reps = 1, max_reps = 1 }
 
 -- opts: h (fixed steps) or tol; t1 the end; m corrector steps (nil: the
 -- method's default); vsA = false: only the fingerprint and the final
@@ -67,64 +50,33 @@ local function case(pname, params, method, variant, opts)
   local a <close> = make("A")
   local b <close> = make(variant)
   local exact = opts.h ~= nil
-  local steps, fp = 0, -3750763034362895579   -- the FNV offset basis
-  while a.t < opts.t1 do
-    local ra, rb = a:step(opts.h), b:step(opts.h)
-    steps = steps + 1
-    fp = fnv(fnv(fp, rb.t), rb.h)
-    if ra.accepted ~= rb.accepted or ra.rejected ~= rb.rejected then
-      fail("%s: step %d: accepted/rejected %d/%d, A %d/%d", label, steps,
-           rb.accepted, rb.rejected, ra.accepted, ra.rejected)
-    end
-    local dh, dt = rel(ra.h, rb.h), rel(ra.t, rb.t)
-    if opts.vsA ~= false then worst_h = math.max(worst_h, dh / steps) end
-    if (exact and (dh ~= 0 or dt ~= 0)) or
-       (opts.vsA ~= false and (dh > 1e-10 * steps or dt > 1e-10 * steps))
-    then
-      fail("%s: step %d: h %.17g t %.17g, A h %.17g t %.17g", label,
-           steps, rb.h, rb.t, ra.h, ra.t)
-    end
-    if opts.vsA ~= false and (steps % 5 == 0 or a.t >= opts.t1) then
-      local e = b:state():max_rel_err(a:state())
-      worst_y = math.max(worst_y, e / steps)
-      if (exact and e ~= 0) or e > 1e-11 * steps then
-        fail("%s: step %d: state off by %.3g relative", label, steps, e)
-      end
-    end
-  end
-  for _, x in ipairs(b:state():totable()) do fp = fnv(fp, x) end
-  print(string.format("fp %s %d %016x", label, steps, fp))
-  if opts.vsA == false then   -- the fingerprint, and the end near A's
+  local vsA = opts.vsA ~= false
+  local r = C.side_by_side(a, b, { label = label, ref = "A", h = opts.h,
+    t1 = opts.t1, exact = exact, with_t = true, fingerprint = true,
+    h_tol = vsA and 1e-10 or nil, h_per_step = true,
+    t_tol = vsA and 1e-10 or nil, every = vsA and 5 or nil, y_tol = 1e-11 })
+  if vsA then worst_h = math.max(worst_h, r.dh_step) end
+  worst_y = math.max(worst_y, r.y_step)
+  local fp = r.fp
+  for _, x in ipairs(b:state():totable()) do fp = C.fnv(fp, x) end
+  print(string.format("fp %s %d %016x", label, r.steps, fp))
+  if not vsA then   -- the fingerprint, and the end near A's
     local e = b:state():max_rel_err(a:state())
     if e > 1e-5 then fail("%s: state off by %.3g relative", label, e) end
     checked = checked + 1
     return
   end
   -- one integrate call each from the same start: the same step count
-  a:set_state(a:state(), 0)
-  b:set_state(a:state(), 0)
-  local ia = a:integrate { t1 = opts.t1, measure = M1 }
-  local ib = b:integrate { t1 = opts.t1, measure = M1 }
-  if ia.steps ~= ib.steps or ia.accepted ~= ib.accepted then
-    fail("%s: integrate: %d steps (%d accepted), A %d (%d)", label,
-         ib.steps, ib.accepted, ia.steps, ia.accepted)
-  end
-  local e = b:state():max_rel_err(a:state())
-  if (exact and e ~= 0) or e > 1e-11 * ia.steps then
-    fail("%s: integrate: state off by %.3g relative", label, e)
-  end
+  C.integrate_alike(a, b, { label = label, ref = "A", t1 = opts.t1,
+                            exact = exact, y_tol = 1e-11 })
   checked = checked + 1
 end
 
 -- the refusal of variant v for method, exactly, as ob.solver raises it
 local function refused(pname, params, method, v, want)
-  local ok, err = pcall(ob.solver, { problem = ob.problem(pname, params),
-                                     method = method, variant = v })
-  if ok then fail("%s on %s: expected the refusal '%s'", v, pname, want) end
-  if not tostring(err):find(want, 1, true) then
-    fail("%s on %s: refused with '%s', expected '%s'", v, pname,
-         tostring(err), want)
-  end
+  C.refused(v .. " on " .. pname, want, ob.solver,
+            { problem = ob.problem(pname, params), method = method,
+              variant = v })
   checked = checked + 1
 end
 

@@ -16,13 +16,9 @@ local ob = require "odebench"
 
 local info = ob.info { bandwidth = false }
 local R = info.ranks or 1
-local checked = 0
-
-local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
-local function check(ok, fmt, ...)
-  if not ok then fail(fmt, ...) end
-  checked = checked + 1
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local C = dofile(here .. "dist_check.lua")
+local check, checked = C.checker()
 
 local function xvec(n)
   local x = ob.vector(n)
@@ -142,4 +138,4 @@ do
   check(not ok and msg:find("D:bicgstab: tol must be in (0, 1), got 2", 1, true), "tol: %s", tostring(msg))
 end
 
-print(string.format("dist_sparse: %d checks passed on %d rank(s)", checked, R))
+print(string.format("dist_sparse: %d checks passed on %d rank(s)", checked(), R))

@@ -22,13 +22,9 @@ local ob = require "odebench"
 
 local info = ob.info { bandwidth = false }
 local R = info.ranks or 1
-local checked = 0
-
-local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
-local function check(ok, fmt, ...)
-  if not ok then fail(fmt, ...) end
-  checked = checked + 1
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local C = dofile(here .. "dist_check.lua")
+local check, checked = C.checker()
 
 local function xvec(n)
   local x = ob.vector(n)
@@ -48,7 +44,7 @@ if not have then
     check(msg:find('ob.matrix: backend = "cuda" is not available on rank ' .. (info.rank or 0) .. " (cuda: ", 1, true),
           "no device refusal: %s", tostring(msg))
   end
-  print(string.format("dist_sparse_gpu: %d checks passed on %d rank(s)", checked, R))
+  print(string.format("dist_sparse_gpu: %d checks passed on %d rank(s)", checked(), R))
   print("dist_sparse_gpu: SKIP: no CUDA device (" .. tostring(msg):gsub("^.*%((cuda: .*)%)$", "%1") .. ")")
   return
 end
@@ -157,4 +153,4 @@ do
         r.message:find("BiCGStab: no convergence in 3 iterations", 1, true), "maxit: %s", tostring(r.message))
 end
 
-print(string.format("dist_sparse_gpu: %d checks passed on %d rank(s)", checked, R))
+print(string.format("dist_sparse_gpu: %d checks passed on %d rank(s)", checked(), R))

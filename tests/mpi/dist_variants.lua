@@ -1,6 +1,6 @@
 -- tests/mpi/dist_variants.lua: the distributed variants mpi_A, mpi_S,
 -- mpi_N, mpi_X against the plain variant of one process, on every rank
--- of `mpirun -n R` (R = 1..4; dist_variants.sh runs it).
+-- of `mpirun -n R` (R = 1..4; dist_variants.py runs it).
 --
 -- Each case steps a plain solver (which computes every component on every
 -- rank, alone) and a distributed one side by side and checks, step by
@@ -19,20 +19,11 @@ local ob = require "odebench"
 local info = ob.info()
 local R = info.ranks or 1
 
-local function fail(fmt, ...)
-  error(string.format(fmt, ...), 0)
-end
-
-local function rel(a, b)
-  local m = math.max(math.abs(a), math.abs(b))
-  return m == 0 and 0 or math.abs(a - b) / m
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local C = dofile(here .. "dist_check.lua")
+local fail = C.fail
 
 local checked, worst_h, worst_y = 0, 0, 0
-
--- One timed run each: the number of repetitions that a measure decides by
--- the time it sees would differ from rank to rank.
-local M1 = { warmup = 0, min_reps = 1, max_reps = 1 }
 
 -- opts: h (fixed steps) or tol; t1 the end; exact: differences must be 0
 local function case(pname, params, method, variant, opts)
@@ -51,54 +42,22 @@ local function case(pname, params, method, variant, opts)
     fail("%s: block %d, asked for %d", label, b.block, opts.block)
   end
   local exact = opts.h ~= nil or R == 1
-  local steps = 0
-  while a.t < opts.t1 do
-    local ra, rb = a:step(opts.h), b:step(opts.h)
-    steps = steps + 1
-    if ra.accepted ~= rb.accepted or ra.rejected ~= rb.rejected then
-      fail("%s: step %d: accepted/rejected %d/%d, plain %d/%d", label, steps,
-           rb.accepted, rb.rejected, ra.accepted, ra.rejected)
-    end
-    local dh, dt = rel(ra.h, rb.h), rel(ra.t, rb.t)
-    worst_h = math.max(worst_h, dh)
-    if (exact and (dh ~= 0 or dt ~= 0)) or dh > 1e-10 or dt > 1e-13 * steps
-    then
-      fail("%s: step %d: h %.17g t %.17g, plain h %.17g t %.17g", label,
-           steps, rb.h, rb.t, ra.h, ra.t)
-    end
-    if steps % 7 == 0 or a.t >= opts.t1 then
-      local e = b:state():max_rel_err(a:state())
-      worst_y = math.max(worst_y, e / steps)
-      if (exact and e ~= 0) or e > 1e-13 * steps then
-        fail("%s: step %d: state off by %.3g relative", label, steps, e)
-      end
-    end
-  end
+  local r = C.side_by_side(a, b, { label = label, ref = "plain", h = opts.h,
+    t1 = opts.t1, exact = exact, h_tol = 1e-10, with_t = true,
+    t_tol = 1e-13, every = 7, y_tol = 1e-13 })
+  worst_h = math.max(worst_h, r.dh)
+  worst_y = math.max(worst_y, r.y_step)
   -- one integrate call each from the same start: the same step count
-  a:set_state(a:state(), 0)
-  b:set_state(a:state(), 0)
-  local ia = a:integrate { t1 = opts.t1, measure = M1 }
-  local ib = b:integrate { t1 = opts.t1, measure = M1 }
-  if ia.steps ~= ib.steps or ia.accepted ~= ib.accepted then
-    fail("%s: integrate: %d steps (%d accepted), plain %d (%d)", label,
-         ib.steps, ib.accepted, ia.steps, ia.accepted)
-  end
-  local e = b:state():max_rel_err(a:state())
-  if (exact and e ~= 0) or e > 1e-13 * ia.steps then
-    fail("%s: integrate: state off by %.3g relative", label, e)
-  end
+  C.integrate_alike(a, b, { label = label, ref = "plain", t1 = opts.t1,
+                            exact = exact, y_tol = 1e-13 })
   checked = checked + 1
 end
 
 -- the refusal of variant v, exactly, as ob.solver raises it
 local function refused(pname, params, v, want)
-  local ok, err = pcall(ob.solver, { problem = ob.problem(pname, params),
-                                     method = "dopri5", variant = v })
-  if ok then fail("%s on %s: expected the refusal '%s'", v, pname, want) end
-  if not tostring(err):find(want, 1, true) then
-    fail("%s on %s: refused with '%s', expected '%s'", v, pname,
-         tostring(err), want)
-  end
+  C.refused(v .. " on " .. pname, want, ob.solver,
+            { problem = ob.problem(pname, params), method = "dopri5",
+              variant = v })
   checked = checked + 1
 end
 
