@@ -20,6 +20,7 @@
      own text. */
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,13 +172,23 @@ static void ranks_left(char *buf, size_t cap) {
   }
 }
 
-/* Sleeps between tests once the first ones found nothing: ranks share
-   cores when oversubscribed, and a spinning waiter would slow the rank
-   it waits for. */
-static void pause_after(long tests) {
+/*
+** What a waiter does between two tests, by how long it has waited: spin
+** for the first 100 µs (a GPU rank's partner is usually that close: its
+** step ends a few µs later, and a sleep costs the whole step's margin,
+** nanosleep waking 50-80 µs late with the default timer slack), then
+** yield the core until 5 ms (ranks share cores when oversubscribed, and
+** a spinning waiter would slow the rank it waits for), then sleep 20 µs
+** until 100 ms and 500 µs after that.
+*/
+static void pause_waited(double waited) {
   struct timespec ts = {0, 0};
-  if (tests < 64) return;
-  ts.tv_nsec = tests < 1024 ? 20000L : 500000L;
+  if (waited < 100e-6) return;
+  if (waited < 5e-3) {
+    sched_yield();
+    return;
+  }
+  ts.tv_nsec = waited < 0.1 ? 20000L : 500000L;
   nanosleep(&ts, NULL);
 }
 
@@ -186,7 +197,6 @@ static void pause_after(long tests) {
 static odb_status wait_for(int n, MPI_Request *reqs, double limit,
                            const char *what) {
   double t0 = odb_clock_now();
-  long tests = 0;
   int done = 0, rc;
   char left[DIST_LIST_MAX];
   if (n <= 0) return ODB_OK;
@@ -197,7 +207,7 @@ static odb_status wait_for(int n, MPI_Request *reqs, double limit,
     if (dist_stop != NULL && *dist_stop)
       return ODB_FAIL(ODB_INTERRUPTED, "%s: interrupted", odb_dist_what(what));
     if (odb_clock_since(t0) > limit) break;
-    pause_after(++tests);
+    pause_waited(odb_clock_since(t0));
   }
   if (!dist_on || dist_left == NULL) left[0] = '\0';
   else ranks_left(left, sizeof left);
@@ -322,7 +332,6 @@ int odb_dist_failed_rank(double wait) {
   double t0 = odb_clock_now();
   int flag;
   MPI_Status st;
-  long tests = 0;
   if (!dist_on) return -1;
   for (;;) {
     flag = 0;
@@ -330,7 +339,7 @@ int odb_dist_failed_rank(double wait) {
         MPI_SUCCESS && flag)
       return st.MPI_SOURCE;
     if (odb_clock_since(t0) >= wait) return -1;
-    pause_after(++tests);
+    pause_waited(odb_clock_since(t0));
   }
 }
 
