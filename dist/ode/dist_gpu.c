@@ -27,16 +27,21 @@
 ** the tiles of one GPU recompute the stages of their halo instead of
 ** waiting for a neighbour, the ranks do the same one level up. Rank r owns
 ** the grid rows [r0, r1) (dist_blocks over the rows) and keeps the slab
-** [e0, e1) = [r0 - S, r1 + S] (cut at the grid's edges), S the method's
-** stages. A step of gpu_stream2d on the slab, mirrored at the slab's ends
+** [e0, e1) = [r0 - K S, r1 + K S] (cut at the grid's edges), S the
+** method's stages. A step of gpu_stream2d on the slab, mirrored at the slab's ends
 ** as at the grid's, gets f wrong only at the slab's end rows; each stage
 ** carries the error one row further in, so after S stages the rows of
 ** ynew and of the error estimate more than S rows from a cut end, the
 ** own rows, are those of the whole grid, bit for bit (the same source,
-** constants and operation order per cell). Once a step, before it, the
-** S rows next to each cut end come from the neighbour: its own rows
-** nearest to us (so every rank needs at least S rows, when there are
-** several ranks).
+** constants and operation order per cell). The next step starts from
+** rows wrong S deep at the cut ends and carries that S rows further, so
+** halos K S deep serve K accepted steps: then the K S rows next to each
+** cut end come again from the neighbour, its own rows nearest to us
+** (every rank needs at least S rows when there are several; K is the
+** most the shortest rank's rows allow, at most EXCHANGE_STEPS). A
+** rejected attempt leaves y, and its halos, as they were; a state set
+** from outside (set_state, reset, gather) is whole on every rank, halos
+** included.
 **
 ** Storage: the solver's vectors are full length on this rank's GPU (the
 ** core allocates them and set_state copies the whole state in); a rank
@@ -82,6 +87,9 @@ typedef struct dgpu {
   long r0, r1, e0, e1;         /* own rows, slab rows */
   int up, down;                /* neighbour ranks, -1: none */
   long halo_up, halo_down;     /* rows received from each (0: none) */
+  int K;                       /* accepted steps an exchange serves */
+  int left;                    /* of those, still to take (0: exchange) */
+  const double *last_y, *last_ynew;   /* s->y, s->ynew of the last attempt */
   int aware;                   /* 1: halos as device buffers to MPI */
   int ipc;                     /* 1: halos by peer copies */
   double *own[2];              /* this rank's y and ynew at init */
@@ -110,6 +118,9 @@ static int mpi_cuda_aware(void) {
 static void slab_initial(const odb_problem *p, double *y0) {
   memset(y0, 0, (size_t)p->n * sizeof *y0);
 }
+
+/* The most accepted steps one exchange of halos serves (see above). */
+enum { EXCHANGE_STEPS = 4 };
 
 static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
                        size_t nwhy) {
@@ -275,8 +286,13 @@ static odb_status gpu_init(odb_solver *s) {
   g->r0 = lo[r];
   g->r1 = lo[r + 1];
   free(lo);
-  g->e0 = g->r0 - S > 0 ? g->r0 - S : 0;
-  g->e1 = g->r1 + S < N ? g->r1 + S : N;
+  /* halos for K steps, K <= EXCHANGE_STEPS, as deep as the shortest
+     rank's own rows allow (the neighbours send from their own rows) */
+  g->K = R > 1 ? (int)(N / R / S) : 1;
+  if (g->K > EXCHANGE_STEPS) g->K = EXCHANGE_STEPS;
+  if (g->K < 1) g->K = 1;
+  g->e0 = g->r0 - g->K * S > 0 ? g->r0 - g->K * S : 0;
+  g->e1 = g->r1 + g->K * S < N ? g->r1 + g->K * S : N;
   g->up = g->e0 < g->r0 ? r - 1 : -1;
   g->down = g->e1 > g->r1 ? r + 1 : -1;
   g->halo_up = g->r0 - g->e0;
@@ -320,7 +336,7 @@ static odb_status cuda_ok(cudaError_t e, const char *call) {
 ** each neighbour go to it, its rows next to ours come in. Blocking: the
 ** step needs them all.
 */
-static odb_status exchange(dgpu *g, double *y) {
+static odb_status exchange(dgpu *g, double *y, int norm) {
   MPI_Comm comm = odb_dist_comm();
   MPI_Request req[4];
   int n = 0;
@@ -345,6 +361,16 @@ static odb_status exchange(dgpu *g, double *y) {
       ODB_TRY(cuda_ok(cudaMemcpyAsync(rdev[i], src, (size_t)cnt[i] *
                                       sizeof(double), cudaMemcpyDeviceToDevice,
                                       0), "cudaMemcpyAsync (halo, peer)"));
+    }
+    /* the neighbour writes the buffer just read in its step after this
+       one; with a norm this attempt's allgather (after this rank's step,
+       which follows the copies) holds it back until then, without one a
+       second barrier does */
+    if (!norm) {
+      ODB_TRY(cuda_ok(cudaStreamSynchronize(0), "cudaStreamSynchronize "
+                      "(halo, peer)"));
+      ODB_TRY(odb_dist_barrier("MPI_Barrier (mpi_gpu_stream2d peer "
+                               "copies done)"));
     }
     return ODB_OK;
   }
@@ -381,7 +407,15 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   odb_solver *in = g->inner;
   double *y0 = in->y, *yn0 = in->ynew, e = 0.0;
   odb_status st;
-  ODB_TRY(exchange(g, s->y));
+  const int norm = !s->defer_norm && s->method->bhat;
+  if (s->y == g->last_ynew) --g->left;          /* the last was accepted */
+  else if (s->y != g->last_y) g->left = 0;      /* not the last's state */
+  g->last_y = s->y;
+  g->last_ynew = s->ynew;
+  if (g->left <= 0) {
+    ODB_TRY(exchange(g, s->y, norm));
+    g->left = g->K;
+  }
   in->y = s->y + g->e0 * g->row;
   in->ynew = s->ynew + g->e0 * g->row;
   in->t = s->t;
@@ -392,7 +426,7 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   in->ynew = yn0;
   if (st != ODB_OK) return st;
   *err = 0.0;
-  if (s->defer_norm || !s->method->bhat) return ODB_OK;
+  if (!norm) return ODB_OK;
   /* the inner norm is sqrt(own sum / slab n) */
   dist_norm_reset(&g->norm);
   dist_norm_add(&g->norm, e * e * (double)in->n);
@@ -436,11 +470,12 @@ static odb_status gpu_gather(odb_solver *s) {
 const odb_variant odb_variant_mpi_gpu_stream2d = {
   .name = "mpi_gpu_stream2d",
   .doc = "MPI, GPU ranks (one GPU a rank, by local rank): a 2-D grid "
-         "problem in slabs of rows, each stepped by gpu_stream2d with S halo "
-         "rows a side that the step recomputes; the halos exchanged once a "
-         "step (device buffers with a CUDA-aware MPI, else pinned host "
-         "buffers); error norm summed exactly over the ranks; takes "
-         "gpu_stream2d's options",
+         "problem in slabs of rows, each stepped by gpu_stream2d with halo "
+         "rows that the steps recompute, K S deep for K steps (S stages, "
+         "K up to 4); the halos exchanged once every K accepted steps (CUDA "
+         "IPC peer copies on one host, else device buffers with a "
+         "CUDA-aware MPI, else pinned host buffers); error norm summed "
+         "exactly over the ranks; takes gpu_stream2d's options",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = gpu_init,
