@@ -363,10 +363,14 @@ odb_status rkg_levels(gen *g, const odb_gen_opts *o, int hex) {
   if (pb->gpu_cell_source && cu == pb->grid_comps) {
     /* ODB_Y(di, dj, c): component c of the argument at cell (i + di,
        j + dj), cells row-major with their components interleaved */
+    /* ODB_NR, ODB_NC, ODB_K: the grid, as every cell source sees it
+       (odb_problem.h) */
     put(&g->b, "#define ODB_GX ((odb_idx)%ld)\n"
+               "#define ODB_NR ((odb_idx)%ld)\n#define ODB_NC ((odb_idx)%ld)\n"
+               "#define ODB_K %d\n"
                "struct odb_cell_in {\n  const double *p;\n};\n"
                "#define ODB_Y(di, dj, c) in.p[((di) * ODB_GX + (dj)) * %d + "
-               "(c)]\n", pb->grid_cols, cu);
+               "(c)]\n", pb->grid_cols, pb->grid_rows, pb->grid_cols, cu, cu);
     odb_emit_foreign(&g->b, pb->label, "gpu_cell_source",
                      pb->gpu_cell_source);
   }
