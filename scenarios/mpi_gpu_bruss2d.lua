@@ -68,9 +68,14 @@ local function timed(p, m, v, o, t1, label)
   return r, y
 end
 
+-- every rank's card's copy bandwidth, measured by that rank
+local bw = {}
+for k = 1, R do bw[k] = k - 1 == me and (gpu.copy_gbs or 0) or 0 end
+bw = ob.allreduce(bw)
+for k = 1, R do bw[k] = string.format("%.0f", bw[k]) end
 io.write(string.format("%s, %d rank(s) (GPU ranks: each the GPU of its local "
-  .. "rank), copy bandwidth %.0f GB/s (rank 0's card)\n", gpu.name, R,
-  gpu.copy_gbs or 0))
+  .. "rank), copy bandwidth of each rank's card %s GB/s\n", gpu.name, R,
+  table.concat(bw, ", ")))
 
 for _, N in ipairs(split(Ns)) do
   N = math.tointeger(tonumber(N))
