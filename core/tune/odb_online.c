@@ -56,6 +56,10 @@ struct odb_online {
   int ref_team;                  /* 1: the reference runs a thread team */
   double ref_T;                  /* its seconds per step, last verification */
   double *y0, *yc;               /* host scratch: state before, after */
+  double *yr;                    /* host scratch: the reference's state
+                                    after its step (odb_solver_get_state:
+                                    a distributed or device reference keeps
+                                    no whole host copy in r->y) */
   odb_stepcheck *check;          /* windowed checks; NULL: full steps */
   double wbuf[WINDOW];
   long nchecks;
@@ -405,8 +409,9 @@ odb_status odb_online_create(odb_solver *s, odb_space *space,
   bytes = (size_t)s->n * sizeof(double);
   ol->y0 = malloc(bytes);
   ol->yc = malloc(bytes);
-  if (!ol->y0 || !ol->yc) {
-    st = ODB_FAIL(ODB_ERR_NOMEM, "online tuner: 2 x %zu bytes", bytes);
+  ol->yr = malloc(bytes);
+  if (!ol->y0 || !ol->yc || !ol->yr) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "online tuner: 3 x %zu bytes", bytes);
     goto fail;
   }
   st = make_tuner(ol);
@@ -428,6 +433,7 @@ void odb_online_destroy(odb_online *ol) {
   free(ol->vals);
   free(ol->y0);
   free(ol->yc);
+  free(ol->yr);
   free(ol);
 }
 
@@ -555,7 +561,8 @@ static odb_status redo_with_ref(odb_online *ol, const first_step *fs,
   odb_solver_set_state(r, fs->t0, ol->y0);
   r->h_next = fs->h_next0;
   ODB_TRY(odb_solver_step_to(r, t1, &ri));
-  odb_solver_set_state(s, r->t, r->y);
+  ODB_TRY(odb_solver_get_state(r, ol->yr));
+  odb_solver_set_state(s, r->t, ol->yr);
   s->h_next = r->h_next;
   return ODB_OK;
 }
@@ -624,11 +631,12 @@ static odb_status compare_full(odb_online *ol, const odb_config *c,
   ODB_TRY(across_max(&ri.seconds, 1, "MPI_Allreduce (online tuner: the "
                      "reference's seconds)"));
   ol->ref_T = ri.seconds;
+  ODB_TRY(odb_solver_get_state(r, ol->yr));
   if (ol->ref_team) sleep_for(PARK_WAIT);
   if (ol->o.verify_fn)
-    return ol->o.verify_fn(ol->o.verify_ud, c, ol->yc, r->y, s->n, &ev->err,
-                           &ev->tol);
-  ev->err = rel_err(ol->yc, r->y, s->n);
+    return ol->o.verify_fn(ol->o.verify_ud, c, ol->yc, ol->yr, s->n,
+                           &ev->err, &ev->tol);
+  ev->err = rel_err(ol->yc, ol->yr, s->n);
   ev->tol = odb_tune_ode_tolerance(1, s->method->s, s->m > 0 ? s->m : 1);
   return ODB_OK;
 }
