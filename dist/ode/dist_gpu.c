@@ -59,10 +59,12 @@
 **    handles swapped over MPI) and copies the rows it needs straight from
 **    the neighbour's current y into its own halo rows, device to device
 **    (NVLink between GPUs; within a GPU, a copy). Safe because every rank
-**    takes the same steps, so the buffers swap in step on every rank, and
-**    because each attempt starts with the rank's stream drained and a
-**    barrier: the neighbour's y is complete, and it writes only its ynew
-**    until the next attempt's barrier, which waits for this rank's copies;
+**    takes the same steps, so the buffers swap in step on every rank;
+**    because an exchange starts with the rank's stream drained and a
+**    barrier, so the neighbour's y is complete (also after a state set
+**    from outside); and because the neighbour writes the buffer read only
+**    in its next step, which waits for this rank's copies: behind the
+**    attempt's norm allgather, or a second barrier where there is none;
 **  - device buffers to MPI, when the MPI library says it is CUDA-aware
 **    (Open MPI's MPIX_Query_cuda_support);
 **  - pinned host buffers: the own rows copied out, sent, received and
