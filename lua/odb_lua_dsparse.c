@@ -123,6 +123,9 @@ int odbL_dmatrix(lua_State *L)
   if (!gpu && strcmp(be, "cpu"))
     return luaL_error(L, "ob.matrix: backend must be \"cpu\" or \"cuda\", got \"%s\"", be);
   if (gpu) need_cuda(L);
+  if (gpu && f == ODB_FMT_BDIA && odb_dist_size() > 1)
+    return luaL_error(L, "ob.matrix: format 'bdia' on %d ranks: backend = \"cuda\" has no slab kernel; "
+                      "use backend = \"cpu\" or format 'csr', 'ell' or 'hyb'", odb_dist_size());
   dbuild *b = lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
   if (luaL_newmetatable(L, ODBL_DBUILD)) { lua_pushcfunction(L, dbuild_gc); lua_setfield(L, -2, "__gc"); }
@@ -160,9 +163,11 @@ int odbL_dmatrix(lua_State *L)
   if (st == ODB_OK)
     st = odb_dsparse_create(b->csr, b->T, b->own, rank, size, f, ell_width, b->g, split, DSPARSE_TAG, &m->A);
   if (st == ODB_OK) {
-    /* A^T keeps CSR where A's format applies to A only (Bdia, DIA) */
+    /* A^T keeps CSR where A's format applies to A only (Bdia, DIA), in
+       the grid order of A's rows when A is a Bdia on slabs */
     odb_sparse_format ft = f == ODB_FMT_BDIA || f == ODB_FMT_DIA ? ODB_FMT_CSR : f;
-    st = odb_dsparse_create(b->T, b->csr, b->own, rank, size, ft, ell_width, NULL, split, DSPARSE_TAG + 1, &m->At);
+    st = odb_dsparse_create_ordered(b->T, b->csr, b->own, rank, size, ft, ell_width, NULL, split,
+                                    DSPARSE_TAG + 1, m->A->slab != NULL, &m->At);
   }
   if (st == ODB_OK && gpu) st = odb_dgpu_attach(m->A);   /* A^T at its first D:qmr */
   if (st != ODB_OK) return luaL_error(L, "ob.matrix: %s", odb_last_error());
@@ -371,7 +376,8 @@ static int dmat_info(lua_State *L)
   set_int(L, "nloc", A->nloc); set_int(L, "interior", A->nint); set_int(L, "ghosts", A->nghost);
   set_int(L, "nnz_local", A->lnnz); set_int(L, "sends", A->nsend); set_int(L, "recvs", A->nrecv);
   set_int(L, "sent_values", A->send_off[A->nsend]);
-  set_num(L, "bytes", (double)((A->Ai ? odb_sparse_bytes(A->Ai) : 0) + (A->Ab ? odb_sparse_bytes(A->Ab) : 0)));
+  set_num(L, "bytes", (double)((A->Ai ? odb_sparse_bytes(A->Ai) : 0) + (A->Ab ? odb_sparse_bytes(A->Ab) : 0))
+                      + (A->slab ? odb_dslab_bytes(A) : 0.0));
   set_num(L, "floor_bytes", odb_dsparse_min_bytes(A));
   return 1;
 }

@@ -11,7 +11,10 @@
 -- Matrices: GH-b and GH-h on a V x V x V grid with k components and
 -- `wells` wells, split in slabs of planes (`dist=planes`) and by rows
 -- (`dist=rows`); or the Matrix Market `file`, split by rows. Formats: those
--- that split (csr, ell, hyb; every one on one rank). For each: the median
+-- that split (csr, ell, hyb; every one on one rank), and `bdia` on slabs of
+-- planes (`--set formats=bdia --set dist=planes`: each rank a Bdia of its
+-- planes, docs/mpi.md "Bdia on slabs of planes"; on several ranks a
+-- `dist=rows` row of it is passed over with a line saying so). For each: the median
 -- seconds of one SpMV (the slowest rank's, `reps` runs) with its spread,
 -- and BiCGStab, pipelined BiCGStab and QMR on b = A 1 (`tol`, `maxit`):
 -- iterations, the median seconds per iteration over the solves made with
@@ -181,8 +184,13 @@ else
       local label = "GH-" .. pat .. (si > 1 and ("-V" .. v) or "")
       for _, dist in ipairs(split(dists)) do
         for _, f in ipairs(formats) do
-          run(label, function(d, fm) return ob.matrix { dist = d, grid = grid, format = fm, backend = backend } end,
-              dist, f)
+          if f == "bdia" and dist == "rows" and R > 1 then
+            print(string.format("%-14s %-6s %-5s passed over: Bdia on %d ranks needs slabs of planes (dist=planes)",
+              label, dist, f, R))
+          else
+            run(label, function(d, fm) return ob.matrix { dist = d, grid = grid, format = fm, backend = backend } end,
+                dist, f)
+          end
         end
       end
     end

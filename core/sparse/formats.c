@@ -455,6 +455,56 @@ static void spmv_bdia(const odb_bdia *b, const double *x, double *y,
   }
 }
 
+/* Bdia SpMV on a slab (Al-Mouhamed and Khan, sections 6.1-6.2, the loop
+** of spmv_bdia term for term, so that each y entry gets the same bits): b
+** holds cells first..first + b->M - 1 of the grid b->J x b->H x b->I, its
+** wells' unknowns follow its cells' in x. Columns below the slab come from
+** xlo, whose last entry is column first*k - 1 (column c is
+** xlo[c - first*k]), columns above from xhi (column (first + M)*k is
+** xhi[0]): the caller's buffers, so that its own values are never copied
+** next to its ghosts. Assumes xlo and xhi hold every column in [0, n) that
+** the slab's blocks reach (truncated blocks included: they are zeros,
+** read as 0 * x). */
+void odb_bdia_spmv_slab(const odb_bdia *b, long first, const double *xlo, const double *x,
+                        const double *xhi, double *y, long m0, long m1, int w0, int w1)
+{
+  int k = b->k; long M = b->M, Mk = M * k, JH = (long)b->J * b->H;
+  long gMk = JH * b->I * k, lo = first * k, hi = lo + Mk;
+  long off[7] = {-JH, -b->J, -1, 0, 1, b->J, JH};
+  for (long m = m0; m < m1; m++) {
+    long mg = first + m;
+    int odd = b->pattern == ODB_GH_HALF && (mg & 1);
+    for (int r = 0; r < k; r++) {
+      double s = 0.0;
+      for (int u = 0; u < 7; u++) {
+        long c0 = (mg + off[u]) * k + (odd && u != 3 ? (u < 3 ? -(k / 2) : k / 2) : 0);
+        const double *v = b->val + (size_t)(u * k + r) * k * M + m;
+        for (int c = 0; c < k; c++) {
+          long cc = c0 + c;
+          if (cc < 0 || cc >= gMk) continue;
+          double xv = cc < lo ? xlo[cc - lo] : cc < hi ? x[cc - lo] : xhi[cc - hi];
+          s += v[(size_t)c * M] * xv;
+        }
+      }
+      y[m * k + r] = s;
+    }
+    if (b->nw) {
+      int h = (int)((mg / b->J) % b->H), i = (int)(mg / JH);
+      int ph = 0, pi = 0;
+      while ((long)(ph + 1) * b->H / b->pu <= h) ph++;
+      while ((long)(pi + 1) * b->I / b->pv <= i) pi++;
+      int w = b->d[ph * b->pv + pi] - 1;
+      if (w >= 0 && b->well_h[w] == h && b->well_i[w] == i)
+        y[m * k] += b->WTa[b->a[w] + (m - b->b[w])] * x[Mk + w];
+    }
+  }
+  for (int w = w0; w < w1; w++) {
+    double s = b->D[w] * x[Mk + w];
+    for (int t = 0; t < b->c[w]; t++) s += b->Wa[b->a[w] + t] * x[((long)b->b[w] + t) * k];
+    y[Mk + w] = s;
+  }
+}
+
 /* First COO entry with row >= r (entries are in row order). */
 static long coo_lower(const odb_sparse *A, long r)
 {

@@ -129,6 +129,15 @@ void odb_sparse_free(odb_sparse *A);
 size_t odb_sparse_bytes(const odb_sparse *A);
 /* y = A x for any format (y and x of length n, distinct). */
 void odb_sparse_spmv(const odb_sparse *A, const double *x, double *y);
+/* y = A x on a slab of whole cells of a GH grid (a rank's planes, see
+** formats.c): b's cells are the grid's first .. first + b->M - 1 (its M,
+** val and wells the slab's; J, H, I the whole grid's; b[w] counts cells
+** from first and d maps a partition to a slab's well + 1), x its own values
+** (cells, then wells), xlo ends at the column just below the slab, xhi
+** starts at the one just above it. Cells [m0, m1) and wells [w0, w1) of
+** the slab; the values of spmv on the whole matrix, bit for bit. */
+void odb_bdia_spmv_slab(const odb_bdia *b, long first, const double *xlo, const double *x,
+                        const double *xhi, double *y, long m0, long m1, int w0, int w1);
 /* y = A x split over the members of a team (contiguous row, block-row or
 ** cell ranges; NULL team: serial).  Errors only from odb_team_run. */
 struct odb_team;

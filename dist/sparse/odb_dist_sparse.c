@@ -56,6 +56,7 @@ void odb_dsparse_free(odb_dsparse *D)
   if (D->gpu) D->gpu_free(D);    /* keeps its buffers when D is stuck */
   free(D->glob); free(D->ghost);
   odb_sparse_free(D->Ai); odb_sparse_free(D->Ab);
+  odb_dslab_free(D->slab);
   free(D->send_rank); free(D->recv_rank); free(D->send_off); free(D->recv_off);
   free(D->send_idx);
   free(D->counts); free(D->displs); free(D->all_glob);
@@ -176,17 +177,48 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
                               const odb_reservoir *grid, odb_dsparse_split split,
                               int tag, odb_dsparse **out)
 {
+  return odb_dsparse_create_ordered(csr, also, own, rank, size, f, ell_width, grid, split, tag, 0, out);
+}
+
+/* Bdia on several ranks: its slab (odb_dist_bdia.c) */
+static odb_status create_slab(const odb_sparse *csr, const int *own, int rank, int size,
+                              const odb_reservoir *grid, odb_dsparse_split split, int tag,
+                              odb_dsparse **out)
+{
+  if (split != ODB_DSPLIT_PLANES)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "format 'bdia' on %d ranks: needs dist = \"planes\" (slabs of whole grid "
+                    "planes: Bdia addresses x by grid cell); with dist = \"rows\" use 'csr', 'ell' or 'hyb'", size);
+  if (!grid)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "format 'bdia' on %d ranks: needs the grid of the matrix", size);
+  odb_dsparse *D = calloc(1, sizeof *D);
+  if (!D) return ODB_FAIL(ODB_ERR_NOMEM, "distributed matrix");
+  D->n = csr->n; D->nnz = (long)csr->rowptr[csr->n]; D->rank = rank; D->size = size;
+  D->fmt = ODB_FMT_BDIA; D->split = split; D->tag = tag;
+  odb_status st = odb_dslab_create(csr, own, grid, D);
+  if (st != ODB_OK) { odb_dsparse_free(D); return st; }
+  *out = D;
+  return ODB_OK;
+}
+
+odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *also,
+                                      const int *own, int rank, int size, odb_sparse_format f,
+                                      int ell_width, const odb_reservoir *grid,
+                                      odb_dsparse_split split, int tag, int grid_order,
+                                      odb_dsparse **out)
+{
   odb_status st = ODB_OK;
   long n = csr->n;
   int32_t *loc = NULL, *stamp = NULL;
   int64_t *list = NULL, *need = NULL;
   long *byown = NULL;
   *out = NULL;
+  if (size > 1 && f == ODB_FMT_BDIA) return create_slab(csr, own, rank, size, grid, split, tag, out);
   if (size > 1 && f != ODB_FMT_CSR && f != ODB_FMT_ELL && f != ODB_FMT_HYB)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED,
-                    "format '%s' is not split over ranks (it addresses x by row: a block column, a diagonal "
-                    "offset or a grid cell); on %d ranks use 'csr', 'ell' or 'hyb'",
+                    "format '%s' is not split over ranks (it addresses x by row: a block column or a diagonal "
+                    "offset); on %d ranks use 'csr', 'ell' or 'hyb' ('bdia' with dist = \"planes\")",
                     odb_sparse_format_name(f), size);
+  grid_order = grid_order && size > 1;
   odb_dsparse *D = calloc(1, sizeof *D);
   if (!D) return ODB_FAIL(ODB_ERR_NOMEM, "distributed matrix");
   D->n = n; D->nnz = (long)csr->rowptr[n]; D->rank = rank; D->size = size;
@@ -215,7 +247,7 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
   if (!D->glob) goto nomem;
   long a = 0, b = 0;
   for (long i = 0; i < cnt; i++)
-    need[row_inside(csr, also, own, mine[i], rank) ? a++ : cnt - 1 - b++] = mine[i];
+    need[!grid_order && row_inside(csr, also, own, mine[i], rank) ? a++ : cnt - 1 - b++] = mine[i];
   D->nint = a;
   memcpy(D->glob, need, (size_t)a * sizeof *need);
   for (long i = 0; i < b; i++) D->glob[a + i] = need[cnt - 1 - i];
@@ -292,7 +324,7 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
     int64_t *dst = D->all_glob + D->displs[q];
     const int64_t *rows = list + D->displs[q];
     for (long i = 0; i < qn; i++) {
-      if (row_inside(csr, also, own, rows[i], q)) dst[qa++] = rows[i];
+      if (!grid_order && row_inside(csr, also, own, rows[i], q)) dst[qa++] = rows[i];
       else need[qb++] = rows[i];
     }
     memcpy(dst + qa, need, (size_t)qb * sizeof *need);
@@ -356,9 +388,12 @@ odb_status odb_dsparse_spmv(odb_dsparse *A, double *x, double *y)
                   A->send_rank[j], A->tag, comm, &rq[nreq]) != MPI_SUCCESS)
       { st = ODB_FAIL(ODB_ERR_IO, "MPI_Isend (distributed SpMV halo) failed"); goto fail; }
   }
+  if (A->slab) odb_dslab_spmv(A, x, y, 1);
   if (A->Ai) odb_sparse_spmv(A->Ai, x, y);
   st = odb_dist_waitall(nreq, rq, "MPI_Waitall (distributed SpMV halo)");
   if (st != ODB_OK) goto fail;
+  /* a slab reads its ghosts where they arrived */
+  if (A->slab) { odb_dslab_spmv(A, x, y, 0); return ODB_OK; }
   memcpy(x + A->nloc, A->recv_buf, (size_t)A->nghost * sizeof *x);
   if (A->Ab) odb_sparse_spmv(A->Ab, x, y + A->nint);
   return ODB_OK;
@@ -366,7 +401,8 @@ fail:
   return odb_dsparse_fail(A, st, odb_dsparse_settle(nreq, rq, nrecv, st));
 compute:
 #endif
-  /* one rank: every row is interior */
+  /* one rank, or a slab with no neighbour: every row is interior */
+  if (A->slab) { odb_dslab_spmv(A, x, y, 1); odb_dslab_spmv(A, x, y, 0); }
   if (A->Ai) odb_sparse_spmv(A->Ai, x, y);
   return ODB_OK;
 }
@@ -464,6 +500,7 @@ odb_status odb_dsparse_allreduce(odb_dsparse *A, double *v, int op_max, const ch
 double odb_dsparse_min_bytes(const odb_dsparse *A)
 {
   double t = 0.0, r, w;
+  if (A->slab) return odb_dslab_min_bytes(A);
   if (A->Ai) { odb_sparse_min_bytes(A->Ai, &r, &w); t += r + w; }
   if (A->Ab) { odb_sparse_min_bytes(A->Ab, &r, &w); t += r + w; }
   /* the parts' x terms count their rows; the ghosts arrive once and are

@@ -26,9 +26,14 @@
 ** Storage: the interior and the boundary rows are each a core odb_sparse
 ** with columns in local numbering (0..nloc + nghost). The core's CSR, ELL
 ** and HYB SpMV read x only where their columns point, so they take these
-** rectangular parts as they are; BSR, DIA and Bdia address x by row (a
-** block column, a diagonal offset, a grid cell) and are offered on one
-** rank only, where the part is the whole matrix. This header names no MPI
+** rectangular parts as they are; BSR and DIA address x by row (a block
+** column, a diagonal offset) and are offered on one rank only, where the
+** part is the whole matrix. Bdia addresses x by grid cell: on several
+** ranks it needs slabs of whole planes (ODB_DSPLIT_PLANES), keeps the own
+** rows in the slab's grid order and the ghosts in the receive buffer
+** ("Bdia on slabs" below). Any other matrix whose vectors must share such a
+** slab's order (A^T for QMR) is made in grid order too
+** (odb_dsparse_create_ordered). This header names no MPI
 ** type: the seam for GPU ranks is the two parts (device copies of an
 ** odb_sparse, gpu/sparse) and the pack and unpack of the plan.
 **
@@ -91,6 +96,8 @@ typedef struct odb_dsparse {
      and the global index of each gathered entry */
   long *counts, *displs;
   int64_t *all_glob;     /* n */
+  struct odb_dslab *slab;  /* Bdia on several ranks: the rank's slab of
+                            planes (odb_dist_bdia.c); Ai and Ab NULL */
   struct odb_dgpu *gpu;  /* a GPU rank's device side (odb_dist_gpu.h); NULL
                             on a CPU rank */
   void (*gpu_free)(struct odb_dsparse *);   /* frees it (set with it) */
@@ -120,6 +127,17 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
                               int size, odb_sparse_format f, int ell_width,
                               const odb_reservoir *grid, odb_dsparse_split split,
                               int tag, odb_dsparse **out);
+/* odb_dsparse_create with grid_order 1 on several ranks: the own rows in
+   ascending global order (a slab's grid order, that of a Bdia on slabs),
+   every row of a CSR, ELL or HYB part in the boundary part (nint 0: its
+   SpMV waits for the ghosts before it computes). Bdia on several ranks
+   is in grid order whatever grid_order says; grid_order 0 is
+   odb_dsparse_create. */
+odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *also,
+                                      const int *own, int rank, int size, odb_sparse_format f,
+                                      int ell_width, const odb_reservoir *grid,
+                                      odb_dsparse_split split, int tag, int grid_order,
+                                      odb_dsparse **out);
 void odb_dsparse_free(odb_dsparse *D);
 
 /* y = A x. x has nloc + nghost entries (its ghosts are overwritten), y
@@ -175,6 +193,43 @@ odb_status odb_dsparse_fail(odb_dsparse *A, odb_status st, int settled);
    (odb_sparse_min_bytes: matrix, x once, y once), the ghosts written on
    arrival and the values packed to be sent. */
 double odb_dsparse_min_bytes(const odb_dsparse *A);
+
+/* {====== Bdia on slabs of GH planes (odb_dist_bdia.c)
+**
+** Bdia on several ranks: a rank's part in the Bdia storage of M. A.
+** Al-Mouhamed and A. H. Khan (sections 6.1-6.2; docs/mpi.md, "Bdia on
+** slabs of planes"). Bdia addresses x by grid cell, so a rank keeps its
+** rows in the grid order of its slab (its cells, then its wells:
+** ascending global order), not in the interior-then-boundary order of the
+** other formats. Its ghosts are the two windows of columns that its
+** blocks reach below and above the slab (one plane each way, and for GH-h
+** the half cell more that a biased block reaches), every column of them,
+** truncated blocks included: the Bdia loop reads them as 0 * x. They
+** arrive, ordered by owner rank and global index as every plan's ghosts,
+** in the matrix's receive buffer, below then above, and the SpMV reads
+** them there (odb_bdia_spmv_slab's three pieces): neither the own values
+** nor the ghosts are copied into x. A Krylov vector's ghost room (nloc +
+** nghost) is so left unused. The slab itself (struct odb_dslab) is
+** odb_dist_bdia.c's. */
+
+/* Fills D (allocated, its n, nnz, rank, size, fmt, split and tag set)
+   as rank D->rank of D->size's slab of the GH matrix csr on grid g,
+   split by own (odb_dsparse_owner_planes). Refuses, naming the format
+   and the ranks, a split that is not whole planes or a well away from
+   its cells' rank. */
+odb_status odb_dslab_create(const odb_sparse *csr, const int *own, const odb_reservoir *g,
+                            odb_dsparse *D);
+void odb_dslab_free(struct odb_dslab *s);
+/* y = A x on the slab's cells that read no ghost and its wells (interior
+   1), or on its two boundary groups of cells with the ghosts in
+   A->recv_buf (interior 0). */
+void odb_dslab_spmv(const odb_dsparse *A, const double *x, double *y, int interior);
+/* Bytes of the slab's Bdia, and the fewest an SpMV moves on this rank
+   (odb_dsparse_min_bytes's for a slab). */
+double odb_dslab_bytes(const odb_dsparse *A);
+double odb_dslab_min_bytes(const odb_dsparse *A);
+
+/* }====== */
 
 /* {====== Krylov (odb_dist_krylov.c) */
 

@@ -7,7 +7,8 @@
 -- splits (csr, ell, hyb; on one rank every format, Bdia included), GH-b
 -- and GH-h grids with and without wells, slabs of one plane, grids with
 -- fewer planes than ranks (ranks without rows), both splits, and a matrix
--- read from a Matrix Market file. Solvers: BiCGStab, pipelined BiCGStab
+-- read from a Matrix Market file; Bdia on slabs of planes on every number
+-- of ranks. Solvers: BiCGStab, pipelined BiCGStab
 -- and QMR converge to the same tolerance as ob.krylov's one-process
 -- solver, in a number of iterations within 2 of it (equal, with the same
 -- history bit for bit, for BiCGStab on one rank). Refusals: their text.
@@ -52,6 +53,34 @@ for gi, gp in ipairs(grids) do
   g:close()
 end
 
+-- Bdia on slabs of planes (dist/sparse/odb_dist_bdia.h): the SpMV equals
+-- the CSR and the one-process Bdia SpMV to 1e-14 on GH-b and GH-h grids,
+-- with wells, slabs of one plane, GH-h grids with an odd number of cells
+-- a plane (a biased block reaches a cell of the plane two below or above:
+-- a ghost from a rank that is not a neighbour) and ranks without planes;
+-- the rank's rows are its slab's, in grid order
+local slab_grids = {
+  { J = 1, H = 1, I = R, k = 3, wells = 1, pattern = "h" },       -- a plane is one cell
+  { J = 3, H = 1, I = R + 1, k = 4, wells = 1, pattern = "h" },   -- odd J*H
+  { J = 3, H = 3, I = 2 * R, k = 2, wells = 2, pattern = "h" },
+}
+for _, gp in ipairs(grids) do slab_grids[#slab_grids + 1] = gp end
+for gi, gp in ipairs(slab_grids) do
+  local g = ob.reservoir(gp)
+  local A, B = g:matrix("csr"), g:matrix("bdia")
+  local x = xvec(A:info().n)
+  local D <close> = ob.matrix { dist = "planes", grid = gp, format = "bdia" }
+  local y = D:spmv(x)
+  local e, eb = y:max_rel_err(A:spmv(x)), y:max_rel_err(B:spmv(x))
+  check(e <= 1e-14 and eb <= 1e-14, "slab grid %d: Bdia SpMV differs by %g from CSR, %g from Bdia", gi, e, eb)
+  local di = D:info()
+  local planes = gp.I // R + ((info.rank or 0) < gp.I % R and 1 or 0)
+  local JH = gp.J * gp.H
+  check(di.format == "bdia" and di.nloc >= planes * JH * gp.k and di.nloc <= planes * JH * gp.k + gp.wells,
+        "slab grid %d: rank's rows %d for %d planes of %d cells", gi, di.nloc, planes, JH)
+  g:close()
+end
+
 -- a matrix from a file, split by rows balanced by nonzeros
 do
   local gp = { J = 4, H = 3, I = 5, k = 2, wells = 3, pattern = "h" }
@@ -86,7 +115,7 @@ for gi, gp in ipairs { { J = 6, H = 5, I = 4, k = 2, wells = 2, pattern = "h" },
     check(ref[m].converged, "grid %d: reference %s", gi, m)
   end
   for _, split in ipairs { "planes", "rows" } do
-    for _, f in ipairs { "csr", "ell" } do
+    for _, f in ipairs(split == "planes" and { "csr", "ell", "bdia" } or { "csr", "ell" }) do
       local D <close> = ob.matrix { dist = split, grid = gp, format = f }
       for _, m in ipairs { "bicgstab", "pbicgstab", "qmr" } do
         local r = D[m](D, { b = b, tol = 1e-10 })
@@ -125,6 +154,9 @@ end
 if R > 1 then
   local ok, msg = pcall(ob.matrix, { dist = "rows", grid = { J = 2, H = 2, I = 2, k = 2 }, format = "bsr" })
   check(not ok and msg:find("format 'bsr' is not split over ranks", 1, true), "bsr refusal: %s", tostring(msg))
+  ok, msg = pcall(ob.matrix, { dist = "rows", grid = { J = 2, H = 2, I = 2, k = 2 }, format = "bdia" })
+  check(not ok and msg:find(string.format("format 'bdia' on %d ranks: needs dist = \"planes\"", R), 1, true),
+        "bdia by rows refusal: %s", tostring(msg))
 end
 local ok, msg = pcall(ob.matrix, { dist = "slabs", grid = { J = 2, H = 2, I = 2 } })
 check(not ok and msg:find('dist must be "rows" or "planes", got "slabs"', 1, true), "dist refusal: %s", tostring(msg))

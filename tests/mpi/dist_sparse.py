@@ -8,7 +8,8 @@ the one-process one) and checks, as TAP: exit status 0 and rank 0's line
 saying how many checks passed on RANKS ranks; then dist_sparse_fail.lua (the
 last rank raises inside a solve the others have entered): status 2 and that
 rank's message; then scenarios/mpi_krylov.lua on a small grid: its table,
-the solves a row makes (one with budget=0, `solves` with a large budget)
+its rows with formats=bdia (slabs of planes), the solves a row makes (one
+with budget=0, `solves` with a large budget)
 and the refusal of solves=0. Exit 77 (skipped) in a build without MPI or without mpirun.
 """
 import os
@@ -18,9 +19,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dist_driver as D  # noqa: E402
 
-# checks of dist_sparse.lua: 174 on one rank (six formats), 131 on more
-CHECKS = {1: 174}
-CHECKS_MANY = 131
+# checks of dist_sparse.lua: 212 on one rank (six formats), 170 on more
+CHECKS = {1: 212}
+CHECKS_MANY = 170
 
 
 def checks(r):
@@ -31,7 +32,7 @@ def checks(r):
     p = r.run("run", r.scenario("dist_sparse.lua"), tries=3)
     m = D.passed("dist_sparse", p.stdout)
     want = CHECKS.get(int(ranks), CHECKS_MANY)
-    tap = D.Tap(8)
+    tap = D.Tap(9)
     tap.ok(p.returncode == 0, "mpirun -n %s dist_sparse.lua ends with status 0 (got %d)"
            % (ranks, p.returncode))
     ok = tap.ok(m is not None and int(m.group(1)) == want and m.group(2) == ranks,
@@ -59,6 +60,19 @@ def checks(r):
     tap.ok(p.returncode == 0 and rows == ["bicgstab", "pbicgstab", "qmr"]
            and "PETSc peer: not built (libpetsc-real-dev not installed)" in p.stdout,
            "scenarios/mpi_krylov.lua V=4: a row per solver and the PETSc peer line")
+    if p.returncode != 0 or len(rows) != 3:
+        D.diag(p.stdout + p.stderr, 20)
+    # Bdia on slabs of planes: its rows; by rows on several ranks, passed over
+    p = r.run("bdia", scen, ["--set", "V=4", "--set", "reps=2", "--set", "solves=1",
+                             "--set", "formats=bdia", "--set", "patterns=h",
+                             "--set", "dist=planes,rows"])
+    rows = re.findall(r"^GH-h +planes bdia +\d+ .*\s(bicgstab|pbicgstab|qmr) +\d+ ", p.stdout, re.M)
+    over = "GH-h           rows   bdia  passed over: Bdia on %s ranks needs slabs of planes" % ranks
+    rows_ok = len(re.findall(r"^GH-h +rows +bdia +\d+ ", p.stdout, re.M)) == 3
+    tap.ok(p.returncode == 0 and rows == ["bicgstab", "pbicgstab", "qmr"]
+           and (over in p.stdout if int(ranks) > 1 else rows_ok),
+           "scenarios/mpi_krylov.lua formats=bdia: a row per solver on planes, rows %s"
+           % ("passed over" if int(ranks) > 1 else "computed on one rank"))
     if p.returncode != 0 or len(rows) != 3:
         D.diag(p.stdout + p.stderr, 20)
     # the solves a row makes: the first always, more while under budget
