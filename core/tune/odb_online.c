@@ -959,8 +959,15 @@ odb_status odb_online_tune(odb_online *ol, double t1) {
     odb_config c;
     odb_tune_eval ev;
     int done = 0;
+    double stop;
     paused += odb_ctx_wait_if_paused(s->ctx);
-    if (odb_ctx_stop_requested(s->ctx)) {
+    /* across ranks a stop seen by any rank stops every rank here, before
+       the next candidate's collectives */
+    stop = odb_ctx_stop_requested(s->ctx) ? 1.0 : 0.0;
+    if ((st = across_max(&stop, 1, "MPI_Allreduce (online tuner: a stop "
+                         "request)")) != ODB_OK)
+      break;
+    if (stop > 0) {
       st = ODB_FAIL(ODB_INTERRUPTED, "interrupted at t = %.17g", s->t);
       break;
     }

@@ -388,10 +388,24 @@ odb_status odb_tuner_tell(odb_tuner *t, const odb_tune_eval *ev) {
 
 /* {====== proposing */
 
-/* 1 when the budget or the strategy ends the search (logs why once). */
+/*
+** 1 when the budget or the strategy ends the search (logs why once).
+** Across ranks the time budget is judged by the slowest rank's elapsed
+** time, so that every rank ends the search at the same evaluation (each
+** rank calls this as often as the others: the proposals and what they
+** observe are the same on every rank); a failed reduction ends it too.
+*/
 static int search_over(odb_tuner *t) {
   double elapsed = odb_clock_now() - t->t_start;
   if (t->finished) return 1;
+  if (t->o.budget.seconds > 0 && tune_ranks && tune_ranks->ranks > 1 &&
+      tune_ranks->max(&elapsed, 1, "MPI_Allreduce (tuner: the time "
+                      "budget)") != ODB_OK) {
+    odb_ctx_log(t->ctx, ODB_LOG_WARN, "tune %s: %s", t->label,
+                odb_last_error());
+    t->finished = 1;
+    return 1;
+  }
   if (t->stats.evals >= t->stats.planned) {
     if (t->stats.planned < t->nvalid)
       odb_ctx_log(t->ctx, ODB_LOG_INFO, "tune %s: evaluation budget (%ld) "

@@ -4,7 +4,8 @@
 -- and checks the results rows and the tuning database it leaves at
 -- $DIST_TUNE_DB). Checks here: every configuration of the space is
 -- evaluated once and ok (each verified against plain); every rank chooses
--- the same one, whose ranks lies in 1..R; a value above R (offline and
+-- the same one, whose ranks lies in 1..R; a time budget ends the search at
+-- the same evaluation on every rank; a value above R (offline and
 -- online) and an option no variant of the space declares are refused
 -- with the reason. A mismatch raises an error naming it, which
 -- ends every rank with status 2.
@@ -54,6 +55,25 @@ do
   local lo = ob.allreduce({ idx, -idx }, "max")
   if lo[1] ~= -lo[2] then
     fail("ranks choose different configurations: %d..%d", -lo[2], lo[1])
+  end
+  checked = checked + 1
+end
+
+-- a time budget ends the search at the same evaluation on every rank (the
+-- slowest rank's elapsed time decides, so that a rank whose clock is just
+-- short of the budget does not start an evaluation the others skip)
+do
+  local s <close> = ob.solver { problem = ob.problem("bruss2d", { N = 64 }),
+                                method = "dopri5", variant = "mpi_N",
+                                h = 1e-5 }
+  local t = ob.tune { target = s, space = space, steps = 2, cache = "off",
+                      measure = quick, budget = { seconds = 0.05 },
+                      label = "dist_tune_ranks budget" }
+  local n = #t.evaluations
+  local v = ob.allreduce({ n, -n }, "max")
+  if v[1] ~= -v[2] or n < 1 then
+    fail("a time budget ended the search after %d..%d evaluations across "
+         .. "the ranks (here %d)", -v[2], v[1], n)
   end
   checked = checked + 1
 end

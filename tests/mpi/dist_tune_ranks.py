@@ -4,7 +4,7 @@
 Usage: dist_tune_ranks.py ODEBENCH MPIRUN HAVE_MPI RANKS SCENARIO_DIR
 Runs `mpirun --oversubscribe -n RANKS odebench --ui none --out DIR
 dist_tune_ranks.lua` with DIST_TUNE_DB naming a new tuning database, and
-checks, as TAP: exit status 0 and the scenario's line of 6 checks; the
+checks, as TAP: exit status 0 and the scenario's line of 7 checks; the
 results rows of the tuning (kind "tune", label "dist_tune_ranks"), one per
 configuration, each with cfg.ranks in 1..RANKS; the database's target
 (`odebench tunedb export --json`) holds those evaluations under a key whose
@@ -31,8 +31,8 @@ def checks(r):
     m = D.passed("dist_tune_ranks", p.stdout)
     tap.ok(p.returncode == 0, "mpirun -n %s dist_tune_ranks.lua ends "
            "with status 0 (got %d)" % (r.ranks, p.returncode))
-    tap.ok(m is not None and m.group(1) == "6" and m.group(2) == r.ranks,
-           "6 checks passed on %s rank(s)" % r.ranks)
+    tap.ok(m is not None and m.group(1) == "7" and m.group(2) == r.ranks,
+           "7 checks passed on %s rank(s)" % r.ranks)
     if p.returncode != 0 or not m:
         D.diag(p.stdout + p.stderr)
     rows = []
