@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odb_dist.h"           /* MPI_Request in MPI builds */
 #include "odb_dist_sparse.h"
 #include "odb_sparse_file.h"
 
@@ -219,15 +218,7 @@ odb_status odb_dslab_create(const odb_sparse *csr, const int *own, const odb_res
     ns += cnt;
     D->send_off[D->nsend] = ns;
   }
-  D->send_idx = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_idx);
-  D->send_buf = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_buf);
-  D->recv_buf = malloc((size_t)(ng ? ng : 1) * sizeof *D->recv_buf);
-#ifdef ODB_HAVE_MPI
-  D->reqs = malloc((size_t)(D->nsend + D->nrecv + 1) * sizeof(MPI_Request));
-#else
-  D->reqs = malloc(1);
-#endif
-  if (!D->send_idx || !D->send_buf || !D->recv_buf || !D->reqs) goto nomem;
+  if (odb_dsparse_plan_buffers(D, ns, ng) != ODB_OK) goto nomem;
   for (int j = 0; j < D->nsend; j++)
     for (long i = D->send_off[j]; i < D->send_off[j + 1]; i++)
       D->send_idx[i] = (int32_t)(pos[D->send_rank[j]] + (i - D->send_off[j]) - lo * k);

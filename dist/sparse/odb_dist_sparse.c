@@ -307,15 +307,7 @@ odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *a
     D->send_rank[D->nsend++] = q;
     D->send_off[D->nsend] = ns;
   }
-  D->send_idx = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_idx);
-  D->send_buf = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_buf);
-  D->recv_buf = malloc((size_t)(ng ? ng : 1) * sizeof *D->recv_buf);
-#ifdef ODB_HAVE_MPI
-  D->reqs = malloc((size_t)(D->nsend + D->nrecv + 1) * sizeof(MPI_Request));
-#else
-  D->reqs = malloc(1);
-#endif
-  if (!D->send_idx || !D->send_buf || !D->recv_buf || !D->reqs) goto nomem;
+  if (odb_dsparse_plan_buffers(D, ns, ng) != ODB_OK) goto nomem;
   for (long i = 0; i < ns; i++) D->send_idx[i] = loc[need[i]];
 
   /* the gathered order: every rank's local order, ranks in turn */
@@ -346,6 +338,23 @@ fail:
   free(loc); free(stamp); free(list); free(need); free(byown);
   odb_dsparse_free(D);
   return st;
+}
+
+/* See the header. */
+odb_status odb_dsparse_plan_buffers(odb_dsparse *D, long ns, long ng)
+{
+  D->send_idx = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_idx);
+  D->send_buf = malloc((size_t)(ns ? ns : 1) * sizeof *D->send_buf);
+  D->recv_buf = malloc((size_t)(ng ? ng : 1) * sizeof *D->recv_buf);
+#ifdef ODB_HAVE_MPI
+  D->reqs = malloc((size_t)(D->nsend + D->nrecv + 1) * sizeof(MPI_Request));
+#else
+  D->reqs = malloc(1);
+#endif
+  if (!D->send_idx || !D->send_buf || !D->recv_buf || !D->reqs)
+    return ODB_FAIL(ODB_ERR_NOMEM, "the exchange buffers of a distributed "
+                    "matrix (%ld values sent, %ld received)", ns, ng);
+  return ODB_OK;
 }
 
 odb_status odb_dsparse_fail(odb_dsparse *A, odb_status st, int settled)

@@ -217,6 +217,10 @@ double odb_dsparse_min_bytes(const odb_dsparse *A);
    split by own (odb_dsparse_owner_planes). Refuses, naming the format
    and the ranks, a split that is not whole planes or a well away from
    its cells' rank. */
+/* The exchange buffers of D's plan, once nsend and nrecv are known: ns
+   send indices and values, ng received values, the requests (for the
+   slab's plan too). ODB_ERR_NOMEM; what was made is freed with D. */
+odb_status odb_dsparse_plan_buffers(odb_dsparse *D, long ns, long ng);
 odb_status odb_dslab_create(const odb_sparse *csr, const int *own, const odb_reservoir *g,
                             odb_dsparse *D);
 void odb_dslab_free(struct odb_dslab *s);
