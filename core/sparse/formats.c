@@ -416,57 +416,17 @@ odb_status odb_sparse_convert(const odb_sparse *s, odb_sparse_format f, int bs,
 }
 
 /* Bdia SpMV (Al-Mouhamed and Khan, sections 6.1-6.2), cells [m0, m1) and
-** wells [w0, w1): block row m reads its seven blocks and x at the
-** regenerated columns, adds the W^T term found through the partition map
-** d; the well rows use Wa, a, b, c, D. */
-static void spmv_bdia(const odb_bdia *b, const double *x, double *y,
-                      long m0, long m1, int w0, int w1)
-{
-  int k = b->k; long M = b->M, Mk = M * k, JH = (long)b->J * b->H;
-  long off[7] = {-JH, -b->J, -1, 0, 1, b->J, JH};
-  for (long m = m0; m < m1; m++) {
-    int odd = b->pattern == ODB_GH_HALF && (m & 1);
-    for (int r = 0; r < k; r++) {
-      double s = 0.0;
-      for (int u = 0; u < 7; u++) {
-        long c0 = (m + off[u]) * k + (odd && u != 3 ? (u < 3 ? -(k / 2) : k / 2) : 0);
-        const double *v = b->val + (size_t)(u * k + r) * k * M + m;
-        for (int c = 0; c < k; c++) {
-          long cc = c0 + c;
-          if (cc >= 0 && cc < Mk) s += v[(size_t)c * M] * x[cc];
-        }
-      }
-      y[m * k + r] = s;
-    }
-    if (b->nw) {
-      int h = (int)((m / b->J) % b->H), i = (int)(m / JH);
-      int ph = 0, pi = 0;
-      while ((long)(ph + 1) * b->H / b->pu <= h) ph++;
-      while ((long)(pi + 1) * b->I / b->pv <= i) pi++;
-      int w = b->d[ph * b->pv + pi] - 1;
-      if (w >= 0 && b->well_h[w] == h && b->well_i[w] == i)
-        y[m * k] += b->WTa[b->a[w] + (m - b->b[w])] * x[Mk + w];
-    }
-  }
-  for (int w = w0; w < w1; w++) {
-    double s = b->D[w] * x[Mk + w];
-    for (int t = 0; t < b->c[w]; t++) s += b->Wa[b->a[w] + t] * x[((long)b->b[w] + t) * k];
-    y[Mk + w] = s;
-  }
-}
-
-/* Bdia SpMV on a slab (Al-Mouhamed and Khan, sections 6.1-6.2, the loop
-** of spmv_bdia term for term, so that each y entry gets the same bits): b
-** holds cells first..first + b->M - 1 of the grid b->J x b->H x b->I, its
-** wells' unknowns follow its cells' in x. Columns below the slab come from
-** xlo, whose last entry is column first*k - 1 (column c is
-** xlo[c - first*k]), columns above from xhi (column (first + M)*k is
-** xhi[0]): the caller's buffers, so that its own values are never copied
-** next to its ghosts. Assumes xlo and xhi hold every column in [0, n) that
-** the slab's blocks reach (truncated blocks included: they are zeros,
-** read as 0 * x). */
-void odb_bdia_spmv_slab(const odb_bdia *b, long first, const double *xlo, const double *x,
-                        const double *xhi, double *y, long m0, long m1, int w0, int w1)
+** wells [w0, w1) of b, which holds cells first..first + b->M - 1 of the
+** grid b->J x b->H x b->I: block row m reads its seven blocks and x at the
+** regenerated columns (below the cells from xlo, whose last entry is
+** column first*k - 1; above them from xhi, whose first is column
+** (first + M)*k), adds the W^T term found through the partition map d; the
+** well rows use Wa, a, b, c, D. Inlined into both callers: for the whole
+** matrix (first 0, no column outside x) the compiler drops the choice of
+** piece, which the checks of the column range already decide. */
+static inline __attribute__((always_inline)) void
+bdia_rows(const odb_bdia *b, long first, const double *xlo, const double *x,
+          const double *xhi, double *y, long m0, long m1, int w0, int w1)
 {
   int k = b->k; long M = b->M, Mk = M * k, JH = (long)b->J * b->H;
   long gMk = JH * b->I * k, lo = first * k, hi = lo + Mk;
@@ -503,6 +463,25 @@ void odb_bdia_spmv_slab(const odb_bdia *b, long first, const double *xlo, const 
     for (int t = 0; t < b->c[w]; t++) s += b->Wa[b->a[w] + t] * x[((long)b->b[w] + t) * k];
     y[Mk + w] = s;
   }
+}
+
+/* The whole matrix: b holds every cell. */
+static void spmv_bdia(const odb_bdia *b, const double *x, double *y,
+                      long m0, long m1, int w0, int w1)
+{
+  bdia_rows(b, 0, x, x, x, y, m0, m1, w0, w1);
+}
+
+/* Bdia SpMV on a slab (see odb_sparse.h): the loop of spmv_bdia term for
+** term, so that each y entry gets the same bits; columns below and above
+** the slab from the caller's buffers xlo and xhi, so that its own values
+** are never copied next to its ghosts. Assumes xlo and xhi hold every
+** column in [0, n) that the slab's blocks reach (truncated blocks
+** included: they are zeros, read as 0 * x). */
+void odb_bdia_spmv_slab(const odb_bdia *b, long first, const double *xlo, const double *x,
+                        const double *xhi, double *y, long m0, long m1, int w0, int w1)
+{
+  bdia_rows(b, first, xlo, x, xhi, y, m0, m1, w0, w1);
 }
 
 /* First COO entry with row >= r (entries are in row order). */
