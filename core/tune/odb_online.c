@@ -212,19 +212,11 @@ static const odb_variant *config_variant(const odb_online *ol,
                                   c->idx[ol->ivariant]));
 }
 
-/* The constraint: an option the variant does not declare keeps its first
-   value (the others would run the same configuration again), as for
-   odb_tune_solver. */
+/* The constraint of odb_tune_vopts_apply for the online space. */
 static int vopts_apply(const odb_space *sp, const odb_config *c, void *ud) {
   const odb_online *ol = ud;
-  const odb_variant *v = config_variant(ol, c);
-  for (int k = 0; k < ol->nvopt; ++k) {
-    int i = ol->ivopt[k];
-    if (c->idx[i] != 0 &&
-        (!v || odb_param_find(v->opts, v->nopts, odb_space_name(sp, i)) < 0))
-      return 0;
-  }
-  return 1;
+  return odb_tune_vopts_apply(sp, c, config_variant(ol, c), ol->ivopt,
+                              ol->nvopt);
 }
 
 /* Fills the key: the family says "online" so offline timings never mix. */

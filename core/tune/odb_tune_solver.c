@@ -167,19 +167,23 @@ static const odb_variant *config_variant(const odb_tune_solver *ts,
                                         c->idx[ts->ivariant]));
 }
 
-/* The constraint: an option the variant does not declare keeps its first
-   value (the others would run the same configuration again). */
-static int vopts_apply(const odb_space *sp, const odb_config *c, void *ud) {
-  odb_tune_solver *ts = ud;
-  const odb_variant *v = config_variant(ts, c);
-  (void)sp;
-  for (int k = 0; k < ts->nvopt; ++k) {
-    int i = ts->ivopt[k];
+/* See the header. */
+int odb_tune_vopts_apply(const odb_space *sp, const odb_config *c,
+                         const odb_variant *v, const int *ivopt, int nvopt) {
+  for (int k = 0; k < nvopt; ++k) {
+    int i = ivopt[k];
     if (c->idx[i] != 0 &&
         (!v || odb_param_find(v->opts, v->nopts, odb_space_name(sp, i)) < 0))
       return 0;
   }
   return 1;
+}
+
+/* The constraint of odb_tune_vopts_apply for this tuning's space. */
+static int vopts_apply(const odb_space *sp, const odb_config *c, void *ud) {
+  odb_tune_solver *ts = ud;
+  return odb_tune_vopts_apply(sp, c, config_variant(ts, c), ts->ivopt,
+                              ts->nvopt);
 }
 
 /* }====== */

@@ -93,6 +93,14 @@ int odb_tune_solver_steps(const odb_tune_solver *ts);
 void odb_tune_key_extras(char *params, size_t len, size_t used,
                          const odb_solver_opts *o, const odb_space *sp,
                          const int *ivopt, int nvopt);
+/*
+** The constraint both solver tunings put on variant options: 1 unless c
+** sets one of the option parameters ivopt[0..nvopt) of sp away from its
+** first value while c's variant v (NULL: unknown) does not declare that
+** option (the other values would run the same configuration again).
+*/
+int odb_tune_vopts_apply(const odb_space *sp, const odb_config *c,
+                         const odb_variant *v, const int *ivopt, int nvopt);
 /* The solver of the configuration being evaluated (between setup and
    teardown), or NULL. */
 odb_solver *odb_tune_solver_current(const odb_tune_solver *ts);
