@@ -423,15 +423,23 @@ typedef struct integrate_runs {
    solver (setup excluded). */
 static odb_status integrate_run(void *ud, double *sec) {
   integrate_runs *r = ud;
+  const int dist = r->s->variant->gather && odb_dist_size() > 1;
   odb_status st;
   odb_solver_set_state(r->s, r->t0, r->y0);
   r->s->h_next = r->h0;
+  if (dist) {
+    /* the ranks start their clocks together: a rank whose state was set
+       sooner (a copy to its device) would count its wait for the others
+       in the first exchange */
+    ODB_TRY(odb_backend_sync(r->s->backend));
+    ODB_TRY(odb_dist_barrier("MPI_Barrier (before a timed run)"));
+  }
   st = odb_solver_integrate_stops(r->s, r->t1, r->tstops, r->ntstops,
                                   r->stats);
   *sec = r->stats->seconds;
   r->steps_all += r->stats->steps;
   r->own_sec += r->stats->seconds;
-  if (r->s->variant->gather && odb_dist_size() > 1) {
+  if (dist) {
     /* a distributed variant's run lasts as long as its slowest rank: with
        that time on every rank, measure stops after the same run on all
        (each rank's own clock would let them disagree, and one rank would

@@ -1,7 +1,7 @@
 -- scenarios/mpi_gpu_bruss2d.lua: BRUSS2D on GPU ranks (mpi_gpu_stream2d,
--- dist/ode/dist_gpu.c: slabs of rows, one GPU a rank, S halo rows a side
--- exchanged once a step) against gpu_stream2d on one GPU of the same
--- machine, in one run:
+-- dist/ode/dist_gpu.c: slabs of rows, one GPU a rank, halo rows K S deep
+-- exchanged once every K steps) against gpu_stream2d on one GPU of the
+-- same machine, in one run:
 --
 --   mpirun -n 2 odebench scenarios/mpi_gpu_bruss2d.lua
 --   odebench scenarios/mpi_gpu_bruss2d.lua --set N=1024 --set steps=50
@@ -10,15 +10,17 @@
 -- rank takes the GPU of its local rank (odb_kernels_register_on); with
 -- more ranks than GPUs they share. Per N and method:
 --  - fixed steps (h as gpu_bruss2d.lua takes it): µs a step of the R GPU
---    ranks, and of gpu_stream2d on rank 0's GPU alone with one sync a run
---    (its fastest) and with the norm back every step (sync = step, the
---    host round trip the GPU ranks make too); the speed-up of R GPUs over
+--    ranks and of gpu_stream2d on rank 0's GPU alone, both with one sync
+--    a run (sync = call; the one GPU's fastest), and of the one GPU with
+--    the norm back every step (sync = step); the speed-up of R GPUs over
 --    one; the final states of the two compared (the largest relative
 --    difference; the GPU ranks compute each cell as one GPU does, so 0 is
 --    expected);
---  - adaptive steps (tol): µs an attempt of both, the controller on the
---    host for the ranks (the norm is summed over them every attempt) and
---    on the device for the one GPU (its fastest), and the step counts.
+--  - adaptive steps (tol): µs an attempt of both, each with its default
+--    controller: for the ranks on the devices where each rank has a GPU
+--    of its own (the GPUs sum the norm across the ranks), else on the
+--    hosts (the norm summed over the ranks every attempt); for the one GPU
+--    on the device (its fastest); and the step counts.
 -- Times are medians over `reps` timed runs after a warm-up, with the
 -- spread (q3 - q1 over the median); the ranks' time is the slowest
 -- rank's. The halo path says whether the MPI library took device buffers
@@ -86,7 +88,8 @@ for _, N in ipairs(split(Ns)) do
     io.write(string.format("\nBRUSS2D N=%d (n=%d), %s\n", N, p.n, m))
     -- fixed steps: the R GPU ranks, then rank 0's GPU alone
     local t1 = steps * h
-    local rr, yr = timed(p, m, "mpi_gpu_stream2d", { h = h }, t1,
+    local rr, yr = timed(p, m, "mpi_gpu_stream2d", { h = h, sync = "call" },
+      t1,
       string.format("%s mpi_gpu_stream2d N=%d R=%d fixed", m, N, R))
     if not rr then
       io.write("  mpi_gpu_stream2d: " .. tostring(yr) .. "\n")
@@ -130,10 +133,12 @@ for _, N in ipairs(split(Ns)) do
       ob.barrier()
       if ra then
         local tpa = ra.seconds / ra.steps
+        local on = (R == 1 or (ob.gpu_halo_path() or ""):find("on the device",
+          1, true)) and "the devices" or "the hosts"
         io.write(string.format("  adaptive tol=%g: %d GPU rank(s) %.1f µs an "
-          .. "attempt (%d attempts); one GPU %.1f µs (%d attempts, controller "
-          .. "on the device); speed-up %.2fx\n", tol, R, tpa * 1e6, ra.steps,
-          one * 1e6, osteps, one / tpa))
+          .. "attempt (%d attempts, controller on %s); one GPU %.1f µs (%d "
+          .. "attempts, controller on the device); speed-up %.2fx\n", tol, R,
+          tpa * 1e6, ra.steps, on, one * 1e6, osteps, one / tpa))
         ob.metric(string.format("%s N=%d R=%d adaptive speedup", m, N, R),
                   one / tpa)
       else

@@ -198,8 +198,13 @@ nomem:
 */
 static odb_status sync_check(const odb_solver *s) {
   if (s->opts.sync != ODB_SYNC_CALL || s->opts.h_fixed > 0 ||
-      s->variant->advance)
+      (s->variant->advance && !s->advance_off))
     return ODB_OK;
+  if (s->variant->advance)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "sync = call with adaptive steps "
+                    "needs the step controller on the device, which this "
+                    "'%s' solver cannot use here (%s); give a fixed step h, "
+                    "or sync = step", s->variant->name, s->variant->doc);
   return ODB_FAIL(ODB_ERR_UNSUPPORTED, "sync = call with adaptive steps "
                   "needs the step controller on the device, which variant "
                   "'%s' does not have (the GPU variants but gpu_multiblock "
@@ -319,6 +324,7 @@ static odb_status enter_variant(odb_solver *s, const odb_variant *v,
   s->opts.threads = threads;
   s->block = 0;
   s->fsal_ready = 0;
+  s->advance_off = 0;
   st = v->init(s);
   if (st != ODB_OK && v->fini) v->fini(s);   /* frees a partial init */
   if (st != ODB_OK) s->variant = NULL;
@@ -758,7 +764,8 @@ static odb_status final_check(const odb_solver *s) {
 /* Whether integrate's adaptive steps run with the controller on the device. */
 static int device_control(const odb_solver *s) {
   const odb_variant *v = s->variant;
-  return v->advance && !(s->opts.h_fixed > 0) && s->err_order > 0 &&
+  return v->advance && !s->advance_off && !(s->opts.h_fixed > 0) &&
+         s->err_order > 0 &&
          (s->opts.sync == ODB_SYNC_CALL ||
           (s->opts.sync == 0 && v->advance_default));
 }

@@ -202,6 +202,10 @@ struct odb_solver {
                             step): a device variant may skip the copy and
                             report 0 */
   long block;            /* effective block size for blocked variants */
+  int advance_off;       /* set by the variant's init: this solver cannot
+                            use its variant's advance (the variant says
+                            why in its doc), so the host controls adaptive
+                            steps */
   odb_solve_stats stats; /* running totals since create */
 };
 

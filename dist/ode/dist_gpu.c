@@ -15,9 +15,11 @@
 #include <mpi-ext.h>
 #endif
 
+#include "dist_gpu_link.h"
 #include "dist_halo.h"
 #include "odb_ctx.h"
 #include "odb_dist.h"
+#include "odb_gpu_rk.h"
 #include "odb_gpu_rk_opts.h"
 
 /*
@@ -75,6 +77,20 @@
 ** The error norm: the inner step's sum of squares over its own rows (the
 ** generated kernel leaves the halo rows out), added exactly over the ranks
 ** (dist_norm), then sqrt(sum / n): the same decision on every rank.
+**
+** The link (dist_gpu_link.h), when every rank has a GPU of its own on one
+** host and the peer copies work: the ranks' GPUs wait for each other
+** through words in each other's memory instead of the hosts through
+** barriers. The halo exchange is then a kernel queued in the stream, and
+** the step controller runs on the device across the ranks (advance): the
+** inner solver's kernels add the ranks' sums of squares on the device,
+** exactly and in the same order on every rank (odb_gen_xnorm), and an
+** exchange kernel runs before every K-th attempt of a batch, from its
+** first, so a batch of attempts runs with no host round trip. Several
+** ranks on one GPU would wait for each other across contexts that the GPU
+** time-slices, so there the hosts keep the controller (advance_off) as
+** without the link.
+** ODEBENCH_GPU_LINK=off leaves it out.
 */
 
 /* A copy of the whole problem cut to this rank's slab. */
@@ -98,6 +114,9 @@ typedef struct dgpu {
   double *peer[2][2];          /* [up/down][its y, its ynew at init], mapped */
   double *snd[2], *rcv[2];     /* pinned host staging: [0] up, [1] down */
   double *whole;               /* host copy of the state for gather */
+  int link;                    /* 1: the device-side link (see above) */
+  dgl_box *box;                /* this rank's mailbox (link) */
+  dgl_box *boxes[ODB_GEN_XNORM_MAX];   /* every rank's, mapped ([r]: box) */
   long *counts, *displs;       /* the ranks' own parts, in doubles */
   dist_norm norm;
 } dgpu;
@@ -152,9 +171,17 @@ static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
   return 1;
 }
 
+/* A neighbour that did not answer: what the link's waits wait at most. */
+#define LINK_TIMEOUT_S 60
+
 static void gpu_fini(odb_solver *s) {
   dgpu *g = s->vdata;
   if (!g) return;
+  for (int q = 0; q < ODB_GEN_XNORM_MAX; ++q)
+    if (g->boxes[q] && g->boxes[q] != g->box &&
+        cudaIpcCloseMemHandle(g->boxes[q]) != cudaSuccess)
+      (void)cudaGetLastError();
+  if (g->box && cudaFree(g->box) != cudaSuccess) (void)cudaGetLastError();
   for (int i = 0; i < 2; ++i)
     for (int k = 0; k < 2; ++k)
       if (g->peer[i][k] && cudaIpcCloseMemHandle(g->peer[i][k]) != cudaSuccess)
@@ -263,6 +290,99 @@ static odb_status ipc_setup(odb_solver *s, dgpu *g, int *ok) {
   return ODB_OK;
 }
 
+/*
+** The link's set-up, after the peer copies' (a collective): every rank's
+** GPU its own (the devices' UUIDs differ), at most ODB_GEN_XNORM_MAX
+** ranks, each rank's mailbox mapped by every other. *ok as ipc_setup's.
+*/
+static odb_status link_setup(odb_solver *s, dgpu *g, int *ok) {
+  MPI_Comm comm = odb_dist_comm();
+  int R = odb_dist_size(), r = odb_dist_rank(), dev = 0, good = 1;
+  struct cudaDeviceProp prop;
+  cudaIpcMemHandle_t mine, *all = NULL;
+  cudaUUID_t *ids = NULL;
+  odb_gen_xnorm xn;
+  double flag;
+  const char *e = getenv("ODEBENCH_GPU_LINK");
+  odb_status st = ODB_OK;
+  *ok = 0;
+  (void)s;
+  if ((e && strcmp(e, "off") == 0) || R > ODB_GEN_XNORM_MAX) return ODB_OK;
+  ids = calloc((size_t)R, sizeof *ids);
+  all = calloc((size_t)R, sizeof *all);
+  if (!ids || !all) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d: %d ranks' handles", R);
+    goto done;
+  }
+  memset(&mine, 0, sizeof mine);
+  memset(&prop, 0, sizeof prop);
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, dev) != cudaSuccess ||
+      cudaMalloc((void **)&g->box, sizeof *g->box) != cudaSuccess ||
+      cudaMemset(g->box, 0, sizeof *g->box) != cudaSuccess ||
+      cudaIpcGetMemHandle(&mine, g->box) != cudaSuccess) {
+    (void)cudaGetLastError();
+    good = 0;
+  }
+  if (MPI_Allgather(&prop.uuid, (int)sizeof prop.uuid, MPI_BYTE, ids,
+                    (int)sizeof prop.uuid, MPI_BYTE, comm) != MPI_SUCCESS ||
+      MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                    MPI_BYTE, comm) != MPI_SUCCESS) {
+    st = ODB_FAIL(ODB_ERR_IO, "mpi_gpu_stream2d: MPI_Allgather of the GPUs' "
+                  "UUIDs and the link's handles failed");
+    goto done;
+  }
+  for (int q = 0; q < R && good; ++q)
+    if (q != r && memcmp(&ids[q], &ids[r], sizeof ids[r]) == 0) good = 0;
+  for (int q = 0; q < R && good; ++q) {
+    if (q == r) {
+      g->boxes[q] = g->box;
+    } else if (cudaIpcOpenMemHandle((void **)&g->boxes[q], all[q],
+                                    cudaIpcMemLazyEnablePeerAccess) !=
+               cudaSuccess) {
+      (void)cudaGetLastError();
+      g->boxes[q] = NULL;
+      good = 0;
+    }
+  }
+  if (good) {
+    memset(&xn, 0, sizeof xn);
+    for (int q = 0; q < R; ++q) xn.box[q] = g->boxes[q]->norm;
+    xn.mine = g->box->norm;
+    xn.seq = &g->box->xseq;
+    xn.fail = &g->box->fail;
+    xn.timeout_ns = (long long)LINK_TIMEOUT_S * 1000000000LL;
+    xn.rank = r;
+    xn.size = R;
+    if (cudaMemcpy(&g->box->xn, &xn, sizeof xn, cudaMemcpyHostToDevice) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      good = 0;
+    }
+  }
+  flag = good ? 0.0 : 1.0;
+  st = odb_dist_allreduce_max(&flag, 1, "MPI_Allreduce (mpi_gpu_stream2d "
+                              "link)");
+  if (st == ODB_OK && flag == 0.0) *ok = 1;
+done:
+  if (!*ok) {
+    for (int q = 0; q < ODB_GEN_XNORM_MAX; ++q) {
+      if (g->boxes[q] && g->boxes[q] != g->box &&
+          cudaIpcCloseMemHandle(g->boxes[q]) != cudaSuccess)
+        (void)cudaGetLastError();
+      g->boxes[q] = NULL;
+    }
+    if (g->box && cudaFree(g->box) != cudaSuccess) (void)cudaGetLastError();
+    g->box = NULL;
+  }
+  free(ids);
+  free(all);
+  return st;
+}
+
+static odb_status link_before(void *ctx, int launch, int par,
+                              const odb_gen_ctl *ctl);
+
 static odb_status gpu_init(odb_solver *s) {
   const odb_problem *p = s->problem;
   int R = odb_dist_size(), r = odb_dist_rank();
@@ -301,6 +421,7 @@ static odb_status gpu_init(odb_solver *s) {
   g->halo_down = g->e1 - g->r1;
   ODB_TRY(make_slab(p, g));
   if (R > 1) ODB_TRY(ipc_setup(s, g, &g->ipc));
+  if (R > 1 && g->ipc) ODB_TRY(link_setup(s, g, &g->link));
   g->aware = R > 1 && !g->ipc && mpi_cuda_aware();
   /* the inner solver runs its attempts only; sync and the controller
      are the outer solver's */
@@ -309,6 +430,12 @@ static odb_status gpu_init(odb_solver *s) {
                          "gpu_stream2d", &o, &g->inner);
   if (st != ODB_OK) return st;
   s->block = g->inner->block;
+  if (g->link) {
+    odb_gpu_rk_link l = { &g->box->xn, p->n, link_before, s };
+    ODB_TRY(odb_gpu_rk_set_link(g->inner, &l));
+  } else if (R > 1) {
+    s->advance_off = 1;   /* the hosts sum the norm (see above) */
+  }
   if (R > 1 && !g->aware && !g->ipc)
     for (int i = 0; i < 2; ++i) {
       long h = i == 0 ? g->halo_up : g->halo_down;
@@ -317,6 +444,8 @@ static odb_status gpu_init(odb_solver *s) {
     }
   ODB_TRY(dist_norm_init(&g->norm, R, "mpi_gpu_stream2d error norm"));
   halo_path = R == 1 ? "none (one rank)"
+              : g->link ? "peer copies (CUDA IPC, device to device), the "
+                          "GPUs waiting for each other on the device"
               : g->ipc ? "peer copies (CUDA IPC, device to device)"
               : g->aware ? "CUDA-aware MPI (device buffers)"
               : "host buffers (the MPI library is not CUDA-aware)";
@@ -404,6 +533,63 @@ static odb_status exchange(dgpu *g, double *y, int norm) {
   return ODB_OK;
 }
 
+/*
+** The exchange as a kernel (the link), on the state in s->y, or with the
+** device's controller ctl in the buffer it holds it in (s->y or s->ynew
+** as the batch began).
+*/
+static odb_status link_xchg(odb_solver *s, const odb_gen_ctl *ctl) {
+  dgpu *g = s->vdata;
+  dgl_xchg a;
+  int peer[2] = { g->up, g->down };
+  memset(&a, 0, sizeof a);
+  a.ctl = ctl;
+  a.timeout_ns = (long long)LINK_TIMEOUT_S * 1000000000LL;
+  a.y[0] = s->y;
+  a.y[1] = s->ynew;
+  a.box = g->box;
+  for (int i = 0; i < 2; ++i) {
+    if (peer[i] < 0) continue;
+    /* the neighbour's buffers in the same order as ours: all swap alike */
+    for (int k = 0; k < 2; ++k)
+      a.src[i][k] = g->peer[i][a.y[k] == g->own[0] ? 0 : 1];
+    /* up: its last rows, just above ours; down: its first rows */
+    a.dst[i] = a.from[i] = (i == 0 ? g->e0 : g->r1) * g->row;
+    a.count[i] = (i == 0 ? g->halo_up : g->halo_down) * g->row;
+    /* this rank is the neighbour below the one above, and above the one
+       below */
+    a.ready_to[i] = &g->boxes[peer[i]]->ready[1 - i];
+    a.copied_to[i] = &g->boxes[peer[i]]->copied[1 - i];
+  }
+  return dgl_xchg_launch(&a);
+}
+
+/*
+** Before launch `launch` of a batch: an exchange every K launches, from
+** the first. A batch's launches take at most one accepted step each
+** (rejected and skipped ones none), so K launches never take more steps
+** than the halos serve, whatever the controller decides.
+*/
+static odb_status link_before(void *ctx, int launch, int par,
+                              const odb_gen_ctl *ctl) {
+  odb_solver *s = ctx;
+  const dgpu *g = s->vdata;
+  (void)par;
+  return launch % g->K ? ODB_OK : link_xchg(s, ctl);
+}
+
+/* ODB_ERR_BACKEND when a wait of the link timed out on this rank. */
+static odb_status link_check(dgpu *g) {
+  unsigned fail = 0;
+  ODB_TRY(cuda_ok(cudaMemcpy(&fail, &g->box->fail, sizeof fail,
+                             cudaMemcpyDeviceToHost), "cudaMemcpy (link)"));
+  if (!fail) return ODB_OK;
+  g->link = 0;   /* the ranks' counts no longer agree */
+  return ODB_FAIL(ODB_ERR_BACKEND, "mpi_gpu_stream2d: rank %d's GPU waited "
+                  "more than %d s for a neighbour's (a rank stopped, or "
+                  "took another path)", odb_dist_rank(), LINK_TIMEOUT_S);
+}
+
 static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   dgpu *g = s->vdata;
   odb_solver *in = g->inner;
@@ -415,7 +601,8 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   g->last_y = s->y;
   g->last_ynew = s->ynew;
   if (g->left <= 0) {
-    ODB_TRY(exchange(g, s->y, norm));
+    if (g->link) ODB_TRY(link_xchg(s, NULL));
+    else ODB_TRY(exchange(g, s->y, norm));
     g->left = g->K;
   }
   in->y = s->y + g->e0 * g->row;
@@ -429,10 +616,39 @@ static odb_status gpu_attempt(odb_solver *s, double h, double *err) {
   if (st != ODB_OK) return st;
   *err = 0.0;
   if (!norm) return ODB_OK;
+  if (g->link) ODB_TRY(link_check(g));
   /* the inner norm is sqrt(own sum / slab n) */
   dist_norm_reset(&g->norm);
   dist_norm_add(&g->norm, e * e * (double)in->n);
   return dist_norm_all(&g->norm, s->n, err);
+}
+
+/*
+** A batch of attempts with the step controller on the device: the inner
+** solver's, on the slab's windows, its kernels summing the norm over the
+** ranks and each attempt after an exchange kernel (the link; one rank:
+** gpu_stream2d's own). The host path exchanges again before its next
+** attempt.
+*/
+static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
+  dgpu *g = s->vdata;
+  odb_solver *in = g->inner;
+  double *y0 = in->y, *yn0 = in->ynew;
+  odb_status st;
+  if (odb_dist_size() > 1 && !g->link)
+    return ODB_FAIL(ODB_ERR_INTERNAL, "mpi_gpu_stream2d: advance without "
+                    "the link");
+  in->y = s->y + g->e0 * g->row;
+  in->ynew = s->ynew + g->e0 * g->row;
+  in->t = s->t;
+  in->h_next = s->h_next;
+  in->fsal_ready = 0;
+  st = in->variant->advance(in, v);
+  in->y = y0;
+  in->ynew = yn0;
+  g->left = 0;
+  if (st == ODB_OK && g->link) st = link_check(g);
+  return st;
 }
 
 /* This rank's bytes: the slab's step, stage 0 always evaluated. */
@@ -477,12 +693,17 @@ const odb_variant odb_variant_mpi_gpu_stream2d = {
          "K up to 4); the halos exchanged once every K accepted steps (CUDA "
          "IPC peer copies on one host, else device buffers with a "
          "CUDA-aware MPI, else pinned host buffers); error norm summed "
-         "exactly over the ranks; takes gpu_stream2d's options",
+         "exactly over the ranks; with a GPU of its own for each rank on "
+         "one host, the GPUs wait for each other on the device and the "
+         "step controller runs there (else on the hosts); takes "
+         "gpu_stream2d's options",
   .backend = "cuda",
   .applies = gpu_applies,
   .init = gpu_init,
   .fini = gpu_fini,
   .attempt = gpu_attempt,
+  .advance = gpu_advance,
+  .advance_default = 1,
   .traffic = gpu_traffic,
   .gather = gpu_gather,
   .fp64 = gpu_fp64,

@@ -131,6 +131,7 @@ odb_status rkg_onchip(gen *g, const odb_gen_opts *o);
 
 extern const odb_cuh odb_cuh_rk_args;      /* struct odb_args */
 extern const odb_cuh odb_cuh_rk_ctl;       /* the step controller */
+extern const odb_cuh odb_cuh_rk_xnorm;     /* the norm summed over ranks */
 extern const odb_cuh odb_cuh_rk_loop;      /* ODB_LOOP, odb_sq_scaled */
 extern const odb_cuh odb_cuh_rk_reduce;    /* the norm over the blocks */
 extern const odb_cuh odb_cuh_rk_barrier;   /* multi-block barriers */

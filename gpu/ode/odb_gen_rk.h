@@ -10,6 +10,7 @@
 #define ODB_GEN_RK_H
 
 #include "odebench.h"
+#include "odb_gen_ctl.h"
 
 #define ODB_GEN_MAX_STAGES 16
 #define ODB_GEN_MAX_LAUNCH 48
@@ -58,42 +59,9 @@ typedef struct odb_gen_args {
                             squares, then (a system fence between) the
                             long long at note + 1 = seq */
   long long seq;
+  struct odb_gen_xnorm *xn;  /* NULL, or (kernels built with xnorm) the
+                                norm's sum over the GPU ranks of a host */
 } odb_gen_args;
-
-/*
-** The step controller of kernels built with devctl: each launch takes h,
-** t and which of the two buffers holds the state (against its args.par)
-** from it, and the block that finishes the error norm in the step's last
-** launch decides accept or reject and the next h there (the host's I
-** controller, the same formulas), so that a stream of launches integrates
-** adaptively with no host round trip. The generated source declares the
-** same struct (doubles, then 8-byte integers, then ints).
-*/
-typedef struct odb_gen_ctl {
-  double t, h;           /* time of the current state; next attempt's h
-                            (already capped at t1 - t) */
-  double h_next;         /* the controller's proposal (h before the cap) */
-  double t1, t_eps;      /* end of the integration; a rest below t_eps
-                            merges into the step that reaches it */
-  double hmin;           /* below it: done with ODB_GEN_CTL_HMIN */
-  double safety, fac_min, fac_max, expo;   /* expo: -1 / (q + 1) */
-  double err, h_last;    /* the last attempt's norm and h */
-  long long attempts, accepted, rejected;  /* since the host set them */
-  long long max_attempts;   /* attempts allowed; then ODB_GEN_CTL_STEPS */
-  int cur;               /* which of the batch's two buffers holds the state
-                            (0: the first launch's y) */
-  int done;              /* ODB_GEN_CTL_*: not 0 makes launches return */
-  int capped;            /* an attempt of this step was rejected: the
-                            factor stays at most 1 until one is accepted */
-  int pad;
-} odb_gen_ctl;
-
-enum {
-  ODB_GEN_CTL_RUN = 0,   /* stepping on */
-  ODB_GEN_CTL_END,       /* t1 reached */
-  ODB_GEN_CTL_HMIN,      /* the next h fell below hmin */
-  ODB_GEN_CTL_STEPS      /* max_attempts attempts made */
-};
 
 /* When a launch of a step runs. */
 enum {
@@ -181,6 +149,12 @@ typedef struct odb_gen_opts {
                             multi-block: 1 builds kernels that take their
                             step from args.ctl and run the step controller
                             (odb_gen_ctl) */
+  int xnorm;             /* devctl kernels: the norm's sum of squares
+                            summed over the ranks (args.xn, odb_gen_xnorm)
+                            before the controller takes it */
+  long norm_n;           /* the n of the norm sqrt(sum / n) the device's
+                            controller takes (0: the problem's n; a slab
+                            of a system split over ranks: the whole n) */
   int place;             /* gpu_onchip: where the stage argument and the
                             stage vectors live, 1 shared memory, 2 global
                             (odb_gen_onchip_fit); its blocks are groups

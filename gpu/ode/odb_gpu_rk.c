@@ -61,6 +61,8 @@ typedef struct gpu_rk {
   odb_gpu_module *mod_ctl;
   odb_gpu_kernel kctl[ODB_GEN_MAX_LAUNCH];
   odb_gen_ctl *ctl, *ctl_host;
+  odb_gpu_rk_link link;  /* a slab of a system over GPU ranks (xn set), or
+                            all zero */
 } gpu_rk;
 
 /*
@@ -893,6 +895,8 @@ static odb_status build_ctl(odb_solver *s, gpu_rk *g) {
   char *src = NULL, name[160];
   odb_status st;
   o.devctl = 1;
+  o.xnorm = g->link.xn != NULL;
+  o.norm_n = g->link.norm_n;
   odb_gpu_module_free(g->mod_ctl);   /* a build that failed before */
   g->mod_ctl = NULL;
   s->backend->ops->free(s->backend, g->ctl);
@@ -984,13 +988,17 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
                                  cudaMemcpyHostToDevice, 0));
   fill_args(s, g, c->h, &a);
   a.ctl = g->ctl;
+  a.xn = g->link.xn;
   /* F_0 of the state is in memory only after an accepted attempt (its
      F_s-1; a layout's stage 0 need not write F_0 in full): until then one
      attempt a batch, evaluating stage 0 */
   if (fsal && !s->fsal_ready) v->launches = 1;
-  for (int i = 0; i < v->launches; ++i)
+  for (int i = 0; i < v->launches; ++i) {
+    if (g->link.before)
+      ODB_TRY(g->link.before(g->link.ctx, i, i % 2, g->ctl));
     ODB_TRY(queue_attempt(s, g, &a, i % 2,
                           i == 0 ? !(fsal && s->fsal_ready) : !fsal, fsal));
+  }
   ODB_CUDA_CHECK(cudaMemcpy(c, g->ctl, sizeof *c, cudaMemcpyDeviceToHost));
   v->attempts = (long)c->attempts;
   v->accepted = (long)c->accepted;
@@ -1005,6 +1013,20 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   v->fsal_ready = fsal && (s->fsal_ready || c->accepted > 0);
   /* (a layout without stage 0's alternatives evaluates it every attempt) */
   v->first_stage0 = keeps ? !(fsal && s->fsal_ready) : 1;
+  return ODB_OK;
+}
+
+/* See odb_gpu_rk.h. */
+odb_status odb_gpu_rk_set_link(odb_solver *s, const odb_gpu_rk_link *l) {
+  gpu_rk *g = s->vdata;
+  if (s->variant->advance != gpu_advance || !g)
+    return ODB_FAIL(ODB_ERR_INTERNAL, "odb_gpu_rk_set_link: variant '%s' "
+                    "has no step controller on the device",
+                    s->variant->name);
+  if (g->ctl_host)
+    return ODB_FAIL(ODB_ERR_INTERNAL, "odb_gpu_rk_set_link after the first "
+                    "batch of attempts");
+  g->link = *l;
   return ODB_OK;
 }
 

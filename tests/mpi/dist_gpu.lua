@@ -71,6 +71,38 @@ local function case(params, method, opts)
   checked = checked + 1
 end
 
+-- Whole integrate calls with the step controller on the device (sync =
+-- "call", adaptive) or one sync a call (fixed h), against gpu_stream2d's
+-- own: with the link (a GPU of its own for each rank, one host) the
+-- ranks' GPUs sum the norm and exchange the halos on the device, and the
+-- run must take the same steps with the state within 1e-12 relative a
+-- step (bit for bit for fixed h); without it (ranks sharing a GPU)
+-- adaptive steps with the controller on the device are refused and fixed
+-- ones run with the hosts' exchanges.
+local function case_call(params, method, opts)
+  local label = string.format("bruss2d(N=%d,Nx=%d) %s %s sync=call",
+    params.N, params.Nx, method, opts.h and ("h=" .. opts.h)
+    or ("tol=" .. opts.tol))
+  local p = ob.problem("bruss2d", params)
+  local function make(v)
+    return ob.solver { problem = p, method = method, variant = v,
+                       backend = "cuda", tol = opts.tol, h = opts.h,
+                       h0 = opts.h0, sync = "call" }
+  end
+  local a <close> = make("gpu_stream2d")
+  local b <close> = make("mpi_gpu_stream2d")
+  -- the path of the solver just made
+  local linked = (ob.gpu_halo_path() or ""):find("on the device", 1, true)
+  if R > 1 and not linked and not opts.h then
+    C.refused(label, "cannot use here", b.integrate, b, { t1 = opts.t1 })
+  else
+    C.integrate_alike(a, b, { label = label, ref = "gpu_stream2d",
+                              t1 = opts.t1, exact = opts.h ~= nil,
+                              y_tol = 1e-12 })
+  end
+  checked = checked + 1
+end
+
 local function refused(pname, params, method, want)
   C.refused(pname, want, ob.solver, { problem = ob.problem(pname, params),
                                       method = method, backend = "cuda",
@@ -90,6 +122,11 @@ case({ N = 40, Nx = 70 }, "dopri5", { h = 1e-3, t1 = 0.01,
                                       tiling = { threads = 32, lag = 2 } })
 case({ N = 40, Nx = 70 }, "bs3", { tol = 1e-6, h0 = 1e-3, t1 = 0.03,
                                    tiling = { threads = 32, lag = 2 } })
+
+case_call(grid, "dopri5", { h = 1e-3, t1 = 0.02 })
+case_call(grid, "bs3", { tol = 1e-6, h0 = 1e-3, t1 = 0.05 })
+case_call(grid, "verner65", { tol = 1e-8, h0 = 1e-3, t1 = 0.05 })
+case_call({ N = 64, Nx = 40 }, "dopri5", { tol = 1e-7, h0 = 1e-4, t1 = 0.2 })
 
 if R == 1 then   -- one rank: no halo, every row its own
   case({ N = 8, Nx = 8 }, "dopri5", { tol = 1e-6, h0 = 1e-3, t1 = 0.05 })
@@ -120,7 +157,7 @@ end
 refused("bruss2d", { N = 16 }, "radau2a5",
         "mpi_gpu_stream2d runs explicit RK methods only")
 
-if checked ~= 12 then fail("%d checks, expected 12", checked) end
+if checked ~= 16 then fail("%d checks, expected 16", checked) end
 if info.rank == 0 then
   io.write(string.format("dist_gpu: %d checks passed on %d rank(s); largest "
     .. "differences: h %.3g, state %.3g a step\n", checked, R, worst_h,

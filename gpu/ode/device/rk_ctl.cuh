@@ -3,7 +3,7 @@
    (odb_solver.c) on the device. odb_ctl repeats odb_gen_ctl of
    odb_gen_rk.h (doubles, then 8-byte integers, then ints); the generator
    puts the values of ODB_GEN_CTL_END, _STEPS and _HMIN in their places.
-   Needs ODB_N (the system size). */
+   Needs ODB_NORM_N (the size of the system whose norm it is). */
 struct odb_ctl {
   double t, h, h_next, t1, t_eps, hmin, safety, fac_min, fac_max, expo;
   double err, h_last;
@@ -19,7 +19,7 @@ static __device__ double odb_ctl_factor(const odb_ctl *c, double err,
 // accept (t += h, the other buffer holds the state) or reject, the
 // next h capped at t1 - t, and whether stepping is done
 static __device__ void odb_ctl_after(odb_ctl *c, double v, double h) {
-  const double err = sqrt(v / (double)ODB_N);
+  const double err = sqrt(v / (double)ODB_NORM_N);
   c->err = err;
   c->h_last = h;
   c->attempts += 1;

@@ -3,7 +3,8 @@
    it writes *a.err2 and, for the host to wait on, a.note; the line
    ODB_GEN_NORM_DONE is what it does then: the generator puts the step
    controller's call there in devctl kernels (rk_ctl.cuh) and removes the
-   line otherwise. Needs odb_args (rk_args.cuh) and ODB_T. */
+   line otherwise. The line ODB_GEN_NORM_SUM before it becomes the sum over
+   the ranks (rk_xnorm.cuh) in xnorm kernels, else nothing. Needs odb_args (rk_args.cuh) and ODB_T. */
 // Sums acc over the blocks in a fixed order: a tree per block, its sum
 // in a.part[slot], and the last of the total blocks to finish (elected
 // by a.ticket; they may span kernels of one stream) adds the partial
@@ -49,6 +50,7 @@ static __device__ void odb_reduce(const odb_args &a, double acc,
     v += __ldcg(a.part + i);
   v = odb_block_sum(v, sh);
   if (threadIdx.x == 0) {
+    ODB_GEN_NORM_SUM
     *a.err2 = v;
     if (a.note) {   // the host waits on it: the sum, then its number
       a.note[0] = v;

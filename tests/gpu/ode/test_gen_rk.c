@@ -421,6 +421,62 @@ static odb_gen_opts s2d_small(int lag, int devctl) {
 }
 
 /*
+** The step controller across GPU ranks (xnorm): gpu_stream2d with devctl
+** and xnorm for bs3 and verner65 sums the norm over the ranks before the
+** controller takes it and divides by the whole system's n (norm_n), the
+** kernel without xnorm has neither, NVRTC compiles both; xnorm without
+** devctl and a norm_n below 0 are refused.
+*/
+static void check_xnorm(void) {
+  static const char *const meths[2] = { "bs3", "verner65" };
+  char *src[4] = { NULL };
+  odb_problem *p = bruss(37, 23);   /* n = 1702: norm_n 4 n, a slab's */
+  int nsrc = 0;
+  for (int i = 0; p && i < 2; ++i) {
+    const odb_method *m = odb_method_find(meths[i]);
+    odb_gen_opts o = s2d_small(1, 1);
+    odb_gen_plan pl, px;
+    char want[64];
+    const char *sum, *after;
+    int ok = odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[2 * i], &pl) ==
+             ODB_OK;
+    o.xnorm = 1;
+    o.norm_n = 4 * p->n;
+    ok = ok && odb_gen_rk(p, m, ODB_GEN_STREAM2D, &o, &src[2 * i + 1], &px) ==
+                   ODB_OK;
+    snprintf(want, sizeof want, "#define ODB_NORM_N ((odb_idx)%ld)",
+             4 * p->n);
+    sum = ok ? strstr(src[2 * i + 1], "v = odb_xnorm_sum(a.xn, v, a.ctl);")
+             : NULL;
+    after = sum ? strstr(sum, "odb_ctl_after(a.ctl, v, a.h);") : NULL;
+    tap_ok(ok && px.nlaunch == pl.nlaunch && sum && after &&
+           strstr(src[2 * i + 1], want) &&
+           !strstr(src[2 * i], "odb_xnorm_sum(a.xn") &&
+           strstr(src[2 * i], "sqrt(v / (double)ODB_NORM_N)"),
+           "xnorm %s: the sum over the ranks before the controller, norm_n "
+           "%ld; none without xnorm%s%s", meths[i], 4 * p->n,
+           ok ? "" : ": ", ok ? "" : odb_last_error());
+    nsrc += (src[2 * i] != NULL) + (src[2 * i + 1] != NULL);
+  }
+  check_compiles(src, 4, nsrc, "the stream2d kernels with and without the "
+                 "norm over ranks");
+  for (int i = 0; i < 4; ++i) free(src[i]);
+  for (int k = 0; p && k < 2; ++k) {
+    odb_gen_opts o = s2d_small(1, k);
+    odb_gen_plan pl;
+    char *x = NULL;
+    o.xnorm = 1 - k;
+    o.norm_n = k ? -1 : 0;
+    tap_ok(odb_gen_rk(p, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &x,
+                      &pl) != ODB_OK && !x,
+           "%s is refused: %s", k ? "norm_n -1" : "xnorm without devctl",
+           odb_last_error());
+    free(x);
+  }
+  odb_problem_destroy(p);
+}
+
+/*
 ** The kernel with the step controller (devctl): gpu_stream2d at lag 1 and
 ** lag 2 for bs3 and verner65, with the same plan (grid, shared memory) as
 ** without it, a head that returns once the controller is done or holds
@@ -548,14 +604,16 @@ static void check_layouts(void) {
     int notes = 0, fields = 0;
     for (int i = 0; i < NSRC; ++i) {
       if (!src[i]) continue;
-      fields += strstr(src[i], "  double *note;\n  long long seq;\n};") != NULL;
+      fields += strstr(src[i], "  double *note;\n  long long seq;\n"
+                               "  struct odb_xnorm *xn;\n};") != NULL;
       notes += (strstr(src[i], "      a.note[0] = v;\n"
                               "      __threadfence_system();\n"
                               "      *(volatile long long *)(a.note + 1) = "
                               "a.seq;") != NULL) == (i % 3 != 0);
     }
     tap_ok(nsrc == NSRC && fields == NSRC && notes == NSRC,
-           "every layout's args end with the note and its number (%d of %d), "
+           "every layout's args end with the note, its number and the norm "
+           "over ranks (%d of %d), "
            "and the block finishing a norm writes the sum, a system fence, "
            "then the number (dopri5, verner65; none for rk4): %d of %d",
            fields, NSRC, notes, NSRC);
@@ -861,6 +919,7 @@ int main(void) {
   check_cell_only();
   check_lag1();
   check_devctl();
+  check_xnorm();
   check_layouts();
   check_early();
   check_cluster();

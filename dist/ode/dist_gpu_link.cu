@@ -1,0 +1,102 @@
+/* dist_gpu_link.cu - the halo exchange of mpi_gpu_stream2d between the
+** GPUs of one host as a kernel (dist_gpu_link.h): the ranks' GPUs wait
+** for each other through words in each other's memory, so a stream of
+** attempts runs with no host round trip between them.
+**
+** Assumes: all ranks run on one host, each on a GPU of its own with
+** peer access to its neighbours' (dist_gpu.c sets the link up only
+** then); the buffers src and the words *_to are the neighbours' memory
+** mapped by CUDA IPC; every rank queues the same sequence of exchanges.
+** A spinning block is one block of a GPU that has nothing else to do
+** until the neighbour answers; after timeout_ns it gives up, sets
+** box->fail, and the caller reports the rank as lost (the exchange's
+** numbers no longer agree, so the link is not used again). */
+#include <cuda_runtime.h>
+
+#include "odb_cuda_check.h"
+extern "C" {
+#include "dist_gpu_link.h"
+}
+
+enum { XCHG_THREADS = 256, XCHG_BLOCKS = 264 };
+
+static __device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/* Waits until *w >= e; 0 when it came, else 1 with box->fail set. */
+static __device__ int wait_for(const unsigned long long *w,
+                               unsigned long long e, dgl_box *box,
+                               long long timeout_ns) {
+  const unsigned long long t0 = now_ns();
+  while (*(const volatile unsigned long long *)w < e)
+    if ((long long)(now_ns() - t0) > timeout_ns) {
+      atomicOr(&box->fail, 1u);
+      return 1;
+    }
+  return 0;
+}
+
+/* The exchange (dist_gpu_link.h). */
+__global__ void __launch_bounds__(XCHG_THREADS) k_xchg(const dgl_xchg a) {
+  __shared__ int go, lost, cur;
+  __shared__ unsigned long long e;
+  __shared__ bool last;
+  dgl_box *const box = a.box;
+  if (threadIdx.x == 0) {
+    const volatile odb_gen_ctl *c = a.ctl;
+    go = !(c && c->done) && !*(volatile unsigned *)&box->fail;
+    cur = c ? c->cur : 0;
+    lost = 0;
+    e = box->xchg + 1;
+  }
+  __syncthreads();
+  if (!go) return;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) {   /* this rank's state is whole: say so */
+      __threadfence_system();
+      for (int i = 0; i < 2; ++i)
+        if (a.ready_to[i])
+          *(volatile unsigned long long *)a.ready_to[i] = e;
+    }
+    for (int i = 0; i < 2 && !lost; ++i)
+      if (a.src[i][0]) lost = wait_for(&box->ready[i], e, box, a.timeout_ns);
+    __threadfence_system();
+  }
+  __syncthreads();
+  if (lost) return;
+  for (int i = 0; i < 2; ++i) {
+    if (!a.src[i][0]) continue;
+    const double *s = a.src[i][cur] + a.from[i];
+    double *d = a.y[cur] + a.dst[i];
+    for (long long j = (long long)blockIdx.x * XCHG_THREADS + threadIdx.x;
+         j < a.count[i]; j += (long long)gridDim.x * XCHG_THREADS)
+      d[j] = __ldcv(s + j);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    last = atomicAdd(&box->ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  /* every block has copied: tell the neighbours, and wait until they
+     have copied this rank's rows before the stream goes on */
+  for (int i = 0; i < 2; ++i)
+    if (a.copied_to[i]) *(volatile unsigned long long *)a.copied_to[i] = e;
+  for (int i = 0; i < 2; ++i)
+    if (a.src[i][0] && wait_for(&box->copied[i], e, box, a.timeout_ns)) break;
+  box->xchg = e;
+  box->ticket = 0u;
+}
+
+extern "C" odb_status dgl_xchg_launch(const dgl_xchg *a) {
+  k_xchg<<<XCHG_BLOCKS, XCHG_THREADS>>>(*a);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return odb_cuda_fail(e, "k_xchg<<<>>> (mpi_gpu_stream2d halo exchange)",
+                         __FILE__, __LINE__);
+  return ODB_OK;
+}
