@@ -32,6 +32,8 @@ local methods = ob.param("methods", "bs3,dopri5,verner65")
 local steps   = ob.param("steps", 100)
 local tol     = ob.param("tol", 1e-6)
 local reps    = ob.param("reps", 5)
+-- the GPU ranks' option halo_steps (0: the variant's default)
+local halo_steps = ob.param("halo_steps", 0)
 
 local info = ob.info()
 local R, me = info.ranks or 1, info.rank or 0
@@ -61,7 +63,8 @@ local M = { warmup = 1, min_reps = reps, max_reps = reps, max_seconds = 120 }
 local function timed(p, m, v, o, t1, label)
   local ok, s = pcall(ob.solver, { problem = p, method = m, variant = v,
                                    backend = "cuda", h = o.h, tol = o.tol,
-                                   h0 = o.h0, sync = o.sync })
+                                   h0 = o.h0, sync = o.sync,
+                                   tiling = o.tiling })
   if not ok then return nil, tostring(s) end
   local r = s:integrate { t0 = 0, t1 = t1, measure = M, label = label }
   local y = s:state()
@@ -88,8 +91,9 @@ for _, N in ipairs(split(Ns)) do
     io.write(string.format("\nBRUSS2D N=%d (n=%d), %s\n", N, p.n, m))
     -- fixed steps: the R GPU ranks, then rank 0's GPU alone
     local t1 = steps * h
-    local rr, yr = timed(p, m, "mpi_gpu_stream2d", { h = h, sync = "call" },
-      t1,
+    local ranks_tiling = halo_steps > 0 and { halo_steps = halo_steps } or nil
+    local rr, yr = timed(p, m, "mpi_gpu_stream2d", { h = h, sync = "call",
+      tiling = ranks_tiling }, t1,
       string.format("%s mpi_gpu_stream2d N=%d R=%d fixed", m, N, R))
     if not rr then
       io.write("  mpi_gpu_stream2d: " .. tostring(yr) .. "\n")
@@ -119,7 +123,8 @@ for _, N in ipairs(split(Ns)) do
     -- adaptive: first step h, the same span
     if m ~= "rk4" then
       local ta = 12 * steps * h
-      local ra, why = timed(p, m, "mpi_gpu_stream2d", { tol = tol, h0 = h },
+      local ra, why = timed(p, m, "mpi_gpu_stream2d", { tol = tol, h0 = h,
+        tiling = ranks_tiling },
         ta, string.format("%s mpi_gpu_stream2d N=%d R=%d adaptive", m, N, R))
       local one, osteps = 0, 0
       if me == 0 then

@@ -40,7 +40,7 @@
 ** halos K S deep serve K accepted steps: then the K S rows next to each
 ** cut end come again from the neighbour, its own rows nearest to us
 ** (every rank needs at least S rows when there are several; K is the
-** most the shortest rank's rows allow, at most EXCHANGE_STEPS). A
+** most the shortest rank's rows allow, at most the option halo_steps). A
 ** rejected attempt leaves y, and its halos, as they were; a state set
 ** from outside (set_state, reset, gather) is whole on every rank, halos
 ** included.
@@ -140,8 +140,39 @@ static void slab_initial(const odb_problem *p, double *y0) {
   memset(y0, 0, (size_t)p->n * sizeof *y0);
 }
 
-/* The most accepted steps one exchange of halos serves (see above). */
-enum { EXCHANGE_STEPS = 4 };
+/*
+** gpu_stream2d's options, which the inner solver takes, and halo_steps,
+** the most accepted steps one exchange of halos serves (see above);
+** odb_dist_gpu_register fills the table.
+*/
+enum { GPU_NOPTS = ODB_GPU_STREAM2D_NOPTS + 1 };
+static odb_param_decl gpu_opts[GPU_NOPTS];
+static const odb_param_decl halo_steps_decl = {
+  "halo_steps", ODB_PARAM_INT, 4, 1, 16, NULL,
+  "accepted steps one halo exchange serves: halos halo_steps x S rows deep "
+  "(S stages), at most as deep as the shortest rank's rows allow"
+};
+
+/*
+** The options without halo_steps (for the inner solver) into *inner, a
+** block to free, and halo_steps into *steps (its default where not given;
+** the core checked the values against gpu_opts).
+*/
+static odb_status split_opts(const odb_solver_opts *o,
+                             odb_param_value **inner, int *ninner,
+                             int *steps) {
+  *steps = (int)halo_steps_decl.def;
+  *ninner = 0;
+  *inner = malloc(sizeof **inner * (size_t)(o->nvopts > 0 ? o->nvopts : 1));
+  if (!*inner) return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d options");
+  for (int i = 0; i < o->nvopts; ++i) {
+    if (strcmp(o->vopts[i].name, halo_steps_decl.name) == 0)
+      *steps = (int)o->vopts[i].num;
+    else
+      (*inner)[(*ninner)++] = o->vopts[i];
+  }
+  return ODB_OK;
+}
 
 static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
                        size_t nwhy) {
@@ -388,16 +419,20 @@ static odb_status gpu_init(odb_solver *s) {
   int R = odb_dist_size(), r = odb_dist_rank();
   long S = s->method->s, N = p->grid_rows, *lo = NULL;
   odb_solver_opts o = s->opts;
+  odb_param_value *vin = NULL;
+  int nvin = 0, steps = 0;
   dgpu *g = calloc(1, sizeof *g);
   odb_status st;
   if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d state");
   s->vdata = g;
+  ODB_TRY(split_opts(&s->opts, &vin, &nvin, &steps));
   g->row = p->grid_cols * p->grid_comps;
   lo = malloc(sizeof *lo * (size_t)(R + 1));
   g->counts = malloc(sizeof *g->counts * (size_t)R);
   g->displs = malloc(sizeof *g->displs * (size_t)R);
   if (!lo || !g->counts || !g->displs) {
     free(lo);
+    free(vin);
     return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d: %d ranks' rows", R);
   }
   dist_blocks(N, R, lo);
@@ -408,10 +443,10 @@ static odb_status gpu_init(odb_solver *s) {
   g->r0 = lo[r];
   g->r1 = lo[r + 1];
   free(lo);
-  /* halos for K steps, K <= EXCHANGE_STEPS, as deep as the shortest
-     rank's own rows allow (the neighbours send from their own rows) */
+  /* halos for K steps, K <= halo_steps, as deep as the shortest rank's
+     own rows allow (the neighbours send from their own rows) */
   g->K = R > 1 ? (int)(N / R / S) : 1;
-  if (g->K > EXCHANGE_STEPS) g->K = EXCHANGE_STEPS;
+  if (g->K > steps) g->K = steps;
   if (g->K < 1) g->K = 1;
   g->e0 = g->r0 - g->K * S > 0 ? g->r0 - g->K * S : 0;
   g->e1 = g->r1 + g->K * S < N ? g->r1 + g->K * S : N;
@@ -419,15 +454,19 @@ static odb_status gpu_init(odb_solver *s) {
   g->down = g->e1 > g->r1 ? r + 1 : -1;
   g->halo_up = g->r0 - g->e0;
   g->halo_down = g->e1 - g->r1;
-  ODB_TRY(make_slab(p, g));
-  if (R > 1) ODB_TRY(ipc_setup(s, g, &g->ipc));
-  if (R > 1 && g->ipc) ODB_TRY(link_setup(s, g, &g->link));
+  st = make_slab(p, g);
+  if (st == ODB_OK && R > 1) st = ipc_setup(s, g, &g->ipc);
+  if (st == ODB_OK && R > 1 && g->ipc) st = link_setup(s, g, &g->link);
   g->aware = R > 1 && !g->ipc && mpi_cuda_aware();
   /* the inner solver runs its attempts only; sync and the controller
      are the outer solver's */
   o.sync = ODB_SYNC_STEP;
-  st = odb_solver_create(s->ctx, &g->slab->p, s->method, s->backend,
-                         "gpu_stream2d", &o, &g->inner);
+  o.vopts = vin;
+  o.nvopts = nvin;
+  if (st == ODB_OK)
+    st = odb_solver_create(s->ctx, &g->slab->p, s->method, s->backend,
+                           "gpu_stream2d", &o, &g->inner);
+  free(vin);
   if (st != ODB_OK) return st;
   s->block = g->inner->block;
   if (g->link) {
@@ -690,8 +729,8 @@ const odb_variant odb_variant_mpi_gpu_stream2d = {
   .doc = "MPI, GPU ranks (one GPU a rank, by local rank): a 2-D grid "
          "problem in slabs of rows, each stepped by gpu_stream2d with halo "
          "rows that the steps recompute, K S deep for K steps (S stages, "
-         "K up to 4); the halos exchanged once every K accepted steps (CUDA "
-         "IPC peer copies on one host, else device buffers with a "
+         "K up to halo_steps); the halos exchanged once every K accepted "
+         "steps (CUDA IPC peer copies on one host, else device buffers with a "
          "CUDA-aware MPI, else pinned host buffers); error norm summed "
          "exactly over the ranks; with a GPU of its own for each rank on "
          "one host, the GPUs wait for each other on the device and the "
@@ -707,10 +746,12 @@ const odb_variant odb_variant_mpi_gpu_stream2d = {
   .traffic = gpu_traffic,
   .gather = gpu_gather,
   .fp64 = gpu_fp64,
-  .opts = odb_gpu_stream2d_opts,
-  .nopts = ODB_GPU_STREAM2D_NOPTS,
+  .opts = gpu_opts,
+  .nopts = GPU_NOPTS,
 };
 
 odb_status odb_dist_gpu_register(void) {
+  memcpy(gpu_opts, odb_gpu_stream2d_opts, sizeof odb_gpu_stream2d_opts);
+  gpu_opts[ODB_GPU_STREAM2D_NOPTS] = halo_steps_decl;
   return odb_variant_register(&odb_variant_mpi_gpu_stream2d);
 }

@@ -986,11 +986,20 @@ odb_status rkg_stream2d(gen *g, const odb_gen_opts *o) {
   /* the rows whose cells count in the error norm: all of them, or a slab's
      own rows (odb_problem.grid_own0/1: its halo rows are recomputed and
      left out) */
-  if (g->p->grid_own1 > g->p->grid_own0)
-    put(&g->b, "#define ODB_IN_NORM(q) ((q) >= (odb_idx)%ld && (q) < "
-               "(odb_idx)%ld)\n", g->p->grid_own0, g->p->grid_own1);
-  else
-    put(&g->b, "#define ODB_IN_NORM(q) true\n");
+  {
+    /* a bound at the grid's edge is no bound: a compare only where a
+       slab has halo rows */
+    const long o0 = g->p->grid_own0, o1 = g->p->grid_own1;
+    const int lo = o1 > o0 && o0 > 0, hi = o1 > o0 && o1 < NR;
+    if (lo && hi)
+      put(&g->b, "#define ODB_IN_NORM(q) ((q) >= (odb_idx)%ld && (q) < "
+                 "(odb_idx)%ld)\n", o0, o1);
+    else if (lo || hi)
+      put(&g->b, "#define ODB_IN_NORM(q) ((q) %s (odb_idx)%ld)\n",
+          lo ? ">=" : "<", lo ? o0 : o1);
+    else
+      put(&g->b, "#define ODB_IN_NORM(q) true\n");
+  }
   double pass = 0, own = 0, fp64;
   if (skew == 2) {
     gen_s2w_kernel(g, (int)K, o->min_blocks, &pass);

@@ -87,7 +87,8 @@ local function case_call(params, method, opts)
   local function make(v)
     return ob.solver { problem = p, method = method, variant = v,
                        backend = "cuda", tol = opts.tol, h = opts.h,
-                       h0 = opts.h0, sync = "call" }
+                       h0 = opts.h0, sync = "call",
+                       tiling = v ~= "gpu_stream2d" and opts.tiling or nil }
   end
   local a <close> = make("gpu_stream2d")
   local b <close> = make("mpi_gpu_stream2d")
@@ -127,6 +128,15 @@ case_call(grid, "dopri5", { h = 1e-3, t1 = 0.02 })
 case_call(grid, "bs3", { tol = 1e-6, h0 = 1e-3, t1 = 0.05 })
 case_call(grid, "verner65", { tol = 1e-8, h0 = 1e-3, t1 = 0.05 })
 case_call({ N = 64, Nx = 40 }, "dopri5", { tol = 1e-7, h0 = 1e-4, t1 = 0.2 })
+-- halos for one step, and for as many as the rows allow
+case_call({ N = 64, Nx = 40 }, "bs3", { tol = 1e-6, h0 = 1e-4, t1 = 0.1,
+                                        tiling = { halo_steps = 1 } })
+case_call({ N = 64, Nx = 40 }, "bs3", { h = 1e-4, t1 = 3e-3,
+                                        tiling = { halo_steps = 16 } })
+C.refused("halo_steps 0", "'tiling.halo_steps': must be in 1..16", ob.solver,
+  { problem = ob.problem("bruss2d", grid), method = "bs3", backend = "cuda",
+    variant = "mpi_gpu_stream2d", tiling = { halo_steps = 0 } })
+checked = checked + 1
 
 if R == 1 then   -- one rank: no halo, every row its own
   case({ N = 8, Nx = 8 }, "dopri5", { tol = 1e-6, h0 = 1e-3, t1 = 0.05 })
@@ -157,7 +167,7 @@ end
 refused("bruss2d", { N = 16 }, "radau2a5",
         "mpi_gpu_stream2d runs explicit RK methods only")
 
-if checked ~= 16 then fail("%d checks, expected 16", checked) end
+if checked ~= 19 then fail("%d checks, expected 19", checked) end
 if info.rank == 0 then
   io.write(string.format("dist_gpu: %d checks passed on %d rank(s); largest "
     .. "differences: h %.3g, state %.3g a step\n", checked, R, worst_h,
