@@ -39,7 +39,7 @@ static odb_event tune(const char *name, long i, long n, double med,
 static odb_event solve_row(double w, const char *name, long steps, long n,
                            double sec, double gbs, double floor_pct) {
   odb_event e = ev(ODB_EV_SOLVE_ROW, w);
-  snprintf(e.name, sizeof e.name, "%s", name);
+  snprintf(e.name, sizeof e.name, "%.*s", (int)sizeof e.name - 1, name);
   snprintf(e.text, sizeof e.text, "ok");
   e.step = steps;
   e.accepted = n;
@@ -291,7 +291,7 @@ static void test_record_read(void) {
 static odb_event solve_end(double w, const char *name, long steps,
                            double sec, double gbs) {
   odb_event e = ev(ODB_EV_SOLVE_END, w);
-  snprintf(e.name, sizeof e.name, "%s", name);
+  snprintf(e.name, sizeof e.name, "%.*s", (int)sizeof e.name - 1, name);
   snprintf(e.text, sizeof e.text, "ok");
   e.step = steps;
   e.value = sec;
@@ -424,7 +424,7 @@ static void rejection(char *buf, const char *variant, int block) {
            "block=%d failed: setup: variant '%s' does not apply: block %d is "
            "smaller than the access distance 128", variant, block, variant,
            block);
-  snprintf(buf, 128, "%s", full);
+  snprintf(buf, 128, "%.127s", full);   /* cut as the log cuts it */
   if (strlen(full) > 127) memcpy(buf + 124, "...", 4);
 }
 
@@ -507,7 +507,8 @@ static void test_plain_fold(void) {
     evs[n] = ev(ODB_EV_LOG, 0.1 * i);
     evs[n].level = ODB_LOG_WARN;
     rejection(text, fold_variants[i % 4], 16 << (i % 3));
-    snprintf(evs[n].text, sizeof evs[n].text, "%s", text);
+    snprintf(evs[n].text, sizeof evs[n].text, "%.*s",
+             (int)sizeof evs[n].text - 1, text);
     n++;
   }
   evs[n] = ev(ODB_EV_LOG, 3.0);
