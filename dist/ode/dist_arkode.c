@@ -102,7 +102,7 @@ typedef struct arkode_mpi_data {
   double t_sync;
   const double *y_sync;
   double probe[3];          /* y_sync at a, (a + b) / 2, b - 1 */
-  char msg[200];            /* last error ARKODE reported */
+  char msg[ARKODE_MSG_LEN]; /* last error ARKODE reported */
 } arkode_mpi_data;
 
 /* f_j(tc, v) for j in [j0, j1) into the block's F (F[0] is component a). */
@@ -154,14 +154,6 @@ static int rhs_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
   rhs_range(p, t, v, f, a, a, hl->ia);
   rhs_range(p, t, v, f, a, hl->ib, b);
   return 0;
-}
-
-/* Keeps ARKODE's last error message for ODB_FAIL instead of printing it. */
-static void err_cb(int code, const char *module, const char *function,
-                   char *msg, void *ud) {
-  arkode_mpi_data *vd = ud;
-  snprintf(vd->msg, sizeof vd->msg, "%s (%s, code %d)", msg,
-           function ? function : (module ? module : "ARKODE"), code);
 }
 
 /*
@@ -225,7 +217,6 @@ static odb_status arkode_mpi_init(odb_solver *s) {
   const odb_method *m = s->method;
   arkode_mpi_data *vd = calloc(1, sizeof *vd);
   size_t bytes = (size_t)s->n * sizeof(double);
-  ARKodeButcherTable B = NULL;
   int R = odb_dist_size(), rc;
   if (!vd) return ODB_FAIL(ODB_ERR_NOMEM, "arkode_mpi: variant data");
   s->vdata = vd;
@@ -262,15 +253,7 @@ static odb_status arkode_mpi_init(odb_solver *s) {
   vd->mem = ERKStepCreate(rhs_cb, s->problem->t0, vd->yin, vd->sunctx);
   if (!vd->mem) return ODB_FAIL(ODB_ERR_BACKEND, "arkode_mpi: ERKStepCreate "
                                 "failed for n = %ld", s->n);
-  ERKStepSetErrHandlerFn(vd->mem, err_cb, vd);
-  B = arkode_table(m);
-  if (!B) return ODB_FAIL(ODB_ERR_NOMEM, "arkode_mpi: Butcher table");
-  rc = ERKStepSetTable(vd->mem, B);
-  ARKodeButcherTable_Free(B);
-  if (rc == ARK_SUCCESS) rc = ERKStepSetUserData(vd->mem, s);
-  if (rc == ARK_SUCCESS) rc = ERKStepWFtolerances(vd->mem, arkode_ewt);
-  if (rc == ARK_SUCCESS) rc = ERKStepSetFixedStep(vd->mem, 1.0);
-  if (rc == ARK_SUCCESS) rc = ERKStepSetMaxHnilWarns(vd->mem, -1);
+  rc = arkode_erk_setup(vd->mem, m, s, vd->msg);
   if (rc != ARK_SUCCESS)
     return ODB_FAIL(ODB_ERR_BACKEND, "arkode_mpi: setting up %s failed: %s",
                     m->name, vd->msg);

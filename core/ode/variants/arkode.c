@@ -125,7 +125,7 @@ typedef struct arkode_data {
   double t_sync;
   const double *y_sync;
   double probe[3];          /* y_sync[0], y_sync[n/2], y_sync[n-1] */
-  char msg[200];            /* last error ARKODE reported */
+  char msg[ARKODE_MSG_LEN]; /* last error ARKODE reported */
 } arkode_data;
 
 /*
@@ -167,12 +167,32 @@ int arkode_ewt(N_Vector y, N_Vector ewt, void *ud) {
   return 0;
 }
 
-/* Keeps ARKODE's last error message for ODB_FAIL instead of printing it. */
+/* Keeps ARKODE's last error message in ud (ARKODE_MSG_LEN chars) for
+   ODB_FAIL instead of printing it. */
 static void arkode_err(int code, const char *module, const char *function,
                        char *msg, void *ud) {
-  arkode_data *vd = ud;
-  snprintf(vd->msg, sizeof vd->msg, "%s (%s, code %d)", msg,
+  snprintf(ud, ARKODE_MSG_LEN, "%s (%s, code %d)", msg,
            function ? function : (module ? module : "ARKODE"), code);
+}
+
+/* See arkode.h. */
+int arkode_erk_setup(void *mem, const odb_method *m, odb_solver *s,
+                     char *msg) {
+  ARKodeButcherTable B;
+  int rc;
+  ERKStepSetErrHandlerFn(mem, arkode_err, msg);
+  B = arkode_table(m);
+  if (!B) {
+    snprintf(msg, ARKODE_MSG_LEN, "out of memory for the Butcher table");
+    return ARK_MEM_FAIL;
+  }
+  rc = ERKStepSetTable(mem, B);
+  ARKodeButcherTable_Free(B);
+  if (rc == ARK_SUCCESS) rc = ERKStepSetUserData(mem, s);
+  if (rc == ARK_SUCCESS) rc = ERKStepWFtolerances(mem, arkode_ewt);
+  if (rc == ARK_SUCCESS) rc = ERKStepSetFixedStep(mem, 1.0);
+  if (rc == ARK_SUCCESS) rc = ERKStepSetMaxHnilWarns(mem, -1);
+  return rc;
 }
 
 /* Explicit RK methods of 2 to ERK_MAX_STAGES stages, any problem. */
@@ -256,7 +276,6 @@ static void log_library(odb_ctx *ctx) {
 static odb_status arkode_init(odb_solver *s) {
   const odb_method *m = s->method;
   arkode_data *vd = calloc(1, sizeof *vd);
-  ARKodeButcherTable B = NULL;
   int rc;
   if (!vd) return ODB_FAIL(ODB_ERR_NOMEM, "arkode: variant data");
   s->vdata = vd;
@@ -277,17 +296,7 @@ static odb_status arkode_init(odb_solver *s) {
   vd->mem = ERKStepCreate(arkode_rhs, s->problem->t0, vd->yin, vd->sunctx);
   if (!vd->mem) return ODB_FAIL(ODB_ERR_BACKEND, "arkode: ERKStepCreate "
                                 "failed for n = %ld", s->n);
-  ERKStepSetErrHandlerFn(vd->mem, arkode_err, vd);
-  B = arkode_table(m);
-  if (!B) return ODB_FAIL(ODB_ERR_NOMEM, "arkode: Butcher table");
-  rc = ERKStepSetTable(vd->mem, B);
-  ARKodeButcherTable_Free(B);
-  if (rc == ARK_SUCCESS) rc = ERKStepSetUserData(vd->mem, s);
-  if (rc == ARK_SUCCESS) rc = ERKStepWFtolerances(vd->mem, arkode_ewt);
-  /* fixed-step mode from the start: ERKStep's setup then also takes
-     tables without an embedding (rk4) */
-  if (rc == ARK_SUCCESS) rc = ERKStepSetFixedStep(vd->mem, 1.0);
-  if (rc == ARK_SUCCESS) rc = ERKStepSetMaxHnilWarns(vd->mem, -1);
+  rc = arkode_erk_setup(vd->mem, m, s, vd->msg);
   if (rc != ARK_SUCCESS)
     return ODB_FAIL(ODB_ERR_BACKEND, "arkode: setting up %s failed: %s",
                     m->name, vd->msg);

@@ -15,6 +15,21 @@
 */
 ARKodeButcherTable arkode_table(const odb_method *m);
 
+/* The buffer that keeps ARKODE's last error message (arkode_erk_setup). */
+#define ARKODE_MSG_LEN 200
+
+/*
+** The ERKStep mem of either peer set up alike: ARKODE's error messages kept
+** in msg (ARKODE_MSG_LEN chars) instead of printed, m's table, the solver s
+** as user data, the error weights of arkode_ewt, fixed-step mode from the
+** start (ERKStep's setup then also takes tables without an embedding: rk4)
+** and no warnings for t + h == t. ARK_SUCCESS, or ARKODE's code with msg
+** saying why (ARK_MEM_FAIL when the table could not be made).
+*/
+struct odb_solver;
+int arkode_erk_setup(void *mem, const odb_method *m, struct odb_solver *s,
+                     char *msg);
+
 /*
 ** Error weights as ERKStep computes them for scalar tolerances (its
 ** arkEwtSetSS, same vector operations): ewt = 1 / (rtol |y| + atol), the
