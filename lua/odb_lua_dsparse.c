@@ -12,6 +12,10 @@
 ** in a build without MPI) a DistMatrix is the whole matrix in any format
 ** and gives the one-process results.
 **
+** petsc = true (builds with the PETSc peer): the same rows on the same
+** ranks also as PETSc's matrix, for D:petsc, PETSc's BiCGStab or QMRCGStab
+** on it (dist/sparse/odb_dist_petsc.h).
+**
 ** backend = "cuda": every rank computes on the GPU the context's "cuda"
 ** backend drives (the local rank's, odb_kernels_register_on): its parts
 ** are device copies, SpMV and solvers run there (odb_dist_gpu.h). Refused,
@@ -20,6 +24,7 @@
 #include "odb_clock.h"
 #include "odb_dist.h"
 #include "odb_dist_gpu.h"
+#include "odb_dist_petsc.h"
 #include "odb_dist_sparse.h"
 #include "odb_measure.h"
 #include "odb_sparse_file.h"
@@ -31,14 +36,15 @@
 #define ODBL_DSPARSE "odebench.DistMatrix"
 #define DSPARSE_TAG 7201             /* A's halo messages; A^T's the next */
 
-typedef struct { odb_dsparse *A, *At; int gpu; } odbL_dmat;
+typedef struct { odb_dsparse *A, *At; int gpu; odb_dpetsc *petsc; } odbL_dmat;
 static void dmat_register(lua_State *L);
 
 static int dmat_gc(lua_State *L)
 {
   odbL_dmat *m = luaL_checkudata(L, 1, ODBL_DSPARSE);
-  odb_dsparse_free(m->A); odb_dsparse_free(m->At);
+  odb_dsparse_free(m->A); odb_dsparse_free(m->At); odb_dpetsc_free(m->petsc);
   m->A = m->At = NULL;
+  m->petsc = NULL;
   return 0;
 }
 
@@ -102,10 +108,11 @@ static void need_cuda(lua_State *L)
 }
 
 /* See odb_lua.h: ob.matrix{dist =, grid = | file =, format =, ell_width =,
-   backend =}. */
+   backend =, petsc =}. */
 int odbL_dmatrix(lua_State *L)
 {
-  static const char *const keys[] = {"dist", "grid", "file", "format", "ell_width", "backend", NULL};
+  static const char *const keys[] = {"dist", "grid", "file", "format", "ell_width", "backend", "petsc",
+                                     NULL};
   odbL_check_not_in_callback(L, "ob.matrix");
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
@@ -123,6 +130,13 @@ int odbL_dmatrix(lua_State *L)
   if (!gpu && strcmp(be, "cpu"))
     return luaL_error(L, "ob.matrix: backend must be \"cpu\" or \"cuda\", got \"%s\"", be);
   if (gpu) need_cuda(L);
+  lua_getfield(L, 1, "petsc");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) return odbL_field_error(L, 1, "petsc", "boolean", -1);
+  int want_petsc = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (want_petsc && !odb_dpetsc_available())
+    return luaL_error(L, "ob.matrix: petsc = true: the PETSc peer is not in this build (configure with "
+                      "-Dpeers=enabled, MPI and libpetsc-real-dev)");
   if (gpu && f == ODB_FMT_BDIA && odb_dist_size() > 1)
     return luaL_error(L, "ob.matrix: format 'bdia' on %d ranks: backend = \"cuda\" has no slab kernel; "
                       "use backend = \"cpu\" or format 'csr', 'ell' or 'hyb'", odb_dist_size());
@@ -156,6 +170,7 @@ int odbL_dmatrix(lua_State *L)
   odbL_gc_external(L, 2.0 * (double)odb_sparse_bytes(b->csr) / size);
   odbL_dmat *m = lua_newuserdatauv(L, sizeof *m, 0);
   m->A = m->At = NULL;
+  m->petsc = NULL;
   m->gpu = gpu;
   dmat_register(L);
   luaL_setmetatable(L, ODBL_DSPARSE);
@@ -170,14 +185,15 @@ int odbL_dmatrix(lua_State *L)
                                     DSPARSE_TAG + 1, m->A->slab != NULL, &m->At);
   }
   if (st == ODB_OK && gpu) st = odb_dgpu_attach(m->A);   /* A^T at its first D:qmr */
+  if (st == ODB_OK && want_petsc) st = odb_dpetsc_create(b->csr, b->own, rank, size, &m->petsc);
   if (st != ODB_OK) return luaL_error(L, "ob.matrix: %s", odb_last_error());
   dbuild_free(b);                        /* the whole matrix is not needed now */
   return 1;
 }
 
-/* The whole vector (n entries) at idx, named what: scattered into a new
-   Vector of ext entries (pushed) holding the rank's rows; its values. */
-static double *dvec_arg(lua_State *L, int idx, const odb_dsparse *A, long ext, const char *what)
+/* The whole vector (n entries) at idx, named what, copied into a new
+   Vector (pushed); its values, every one finite. */
+static double *whole_arg(lua_State *L, int idx, const odb_dsparse *A, const char *what)
 {
   idx = lua_absindex(L, idx);
   odbL_vector *v = luaL_testudata(L, idx, ODBL_VECTOR);
@@ -192,8 +208,16 @@ static double *dvec_arg(lua_State *L, int idx, const odb_dsparse *A, long ext, c
   }
   for (long i = 0; i < A->n; i++)
     if (!isfinite(whole->v[i])) luaL_error(L, "%s: entry %I is not finite", what, (lua_Integer)i + 1);
+  return whole->v;
+}
+
+/* The whole vector (n entries) at idx, named what: scattered into a new
+   Vector of ext entries (pushed) holding the rank's rows; its values. */
+static double *dvec_arg(lua_State *L, int idx, const odb_dsparse *A, long ext, const char *what)
+{
+  const double *whole = whole_arg(L, idx, A, what);
   double *loc = odbL_vector_new(L, ext > 0 ? ext : 1)->v;
-  odb_dsparse_scatter(A, whole->v, loc);
+  odb_dsparse_scatter(A, whole, loc);
   lua_remove(L, -2);
   return loc;
 }
@@ -295,6 +319,44 @@ static int dmat_bicgstab(lua_State *L) { return dmat_solve(L, ODB_DKRY_BICGSTAB,
 static int dmat_qmr(lua_State *L) { return dmat_solve(L, ODB_DKRY_QMR, "D:qmr"); }
 static int dmat_pbicgstab(lua_State *L) { return dmat_solve(L, ODB_DKRY_PBICGSTAB, "D:pbicgstab"); }
 
+/* D:petsc{b =, method = "bicgstab" | "qmrcgs", tol =, maxit =}: PETSc's
+   solver on the matrix made with petsc = true (a collective). */
+static int dmat_petsc(lua_State *L)
+{
+  static const char *const keys[] = {"b", "method", "tol", "maxit", NULL};
+  odbL_dmat *m = dmat_check(L, 1);
+  odbL_check_not_in_callback(L, "D:petsc");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  odbL_check_keys(L, 2, keys);
+  if (!m->petsc)
+    return luaL_error(L, "D:petsc: the matrix was made without petsc = true%s", odb_dpetsc_available() ? ""
+                      : " (and this build has no PETSc peer)");
+  double tol = 1e-10;
+  odbL_opt_number(L, 2, "tol", &tol);
+  if (!(tol > 0 && tol < 1)) return luaL_error(L, "D:petsc: tol must be in (0, 1), got %f", tol);
+  long maxit = (long)odbL_opt_int_range(L, 2, 2, "maxit", "maxit", 1, 1 << 24, 1000);
+  const char *meth = odbL_opt_string(L, 2, "method", "bicgstab");
+  if (strcmp(meth, "bicgstab") && strcmp(meth, "qmrcgs"))
+    return luaL_error(L, "D:petsc: method must be \"bicgstab\" or \"qmrcgs\", got \"%s\"", meth);
+  lua_getfield(L, 2, "b");
+  if (lua_isnil(L, -1)) return luaL_error(L, "D:petsc: b (the right-hand side) is required");
+  const double *b = whole_arg(L, -1, m->A, "D:petsc: b");
+  odb_dpetsc_result r;
+  if (odb_dpetsc_solve(m->petsc, b, meth, tol, maxit, &r) != ODB_OK)
+    return luaL_error(L, "D:petsc: %s", odb_last_error());
+  lua_newtable(L);
+  lua_pushboolean(L, r.converged); lua_setfield(L, -2, "converged");
+  lua_pushstring(L, r.reason); lua_setfield(L, -2, "outcome");
+  lua_pushstring(L, r.method); lua_setfield(L, -2, "method");
+  set_int(L, "iters", r.iters);
+  set_num(L, "relres", r.relres);
+  set_num(L, "relres_true", r.relres_true);
+  set_num(L, "seconds", r.seconds);
+  set_num(L, "seconds_per_iter", r.iters > 0 ? r.seconds / r.iters : 0.0);
+  set_int(L, "ranks", m->A->size);
+  return 1;
+}
+
 typedef struct { lua_State *L; odb_dsparse *A; double *x, *y; } bench_ud;
 
 /* One SpMV, timed as its slowest rank; on a GPU rank on the matrix's
@@ -394,7 +456,7 @@ static void dmat_register(lua_State *L)
   static const luaL_Reg meths[] = {
     {"spmv", dmat_spmv}, {"bicgstab", dmat_bicgstab}, {"qmr", dmat_qmr},
     {"pbicgstab", dmat_pbicgstab}, {"bench", dmat_bench}, {"info", dmat_info},
-    {"close", dmat_close}, {NULL, NULL}
+    {"petsc", dmat_petsc}, {"close", dmat_close}, {NULL, NULL}
   };
   if (luaL_newmetatable(L, ODBL_DSPARSE)) {
     lua_pushcfunction(L, dmat_gc); lua_setfield(L, -2, "__gc");

@@ -53,9 +53,14 @@
 --
 -- One rank count a run: the binding runs on every rank of mpirun (there
 -- is no sub-communicator), so scaling is several runs of this scenario.
--- Peers: `--set peers=petsc` names PETSc's KSPBCGS on the same matrix;
--- it is not built here (the optional `petsc` peer needs
--- libpetsc-real-dev), and the scenario says so.
+-- Peers: `--set peers=petsc` adds PETSc's BiCGStab (KSPBCGS, no
+-- preconditioner, the same tolerance, zero initial guess) on the same
+-- rows on the same ranks (ob.matrix{..., petsc = true}, docs/mpi.md "The
+-- PETSc peer") after the rows of the first format of each matrix and
+-- split: a row "petsc_bcgs" timed as ours (the slowest rank's KSPSolve
+-- over its iterations), and a line with PETSc's time an iteration over
+-- our BiCGStab's (above 1: ours is faster) and both iteration counts. A build without the peer
+-- (-Dpeers=enabled with MPI and libpetsc-real-dev) says so in one line.
 local ob = require "odebench"
 
 local V      = ob.param("V", 24)
@@ -97,11 +102,19 @@ end
 if not gpu then
   print(string.format("mpi_krylov: %d rank(s), backend cpu; copy bandwidth for the floor %.1f GB/s", R, copy))
 end
+local petsc = false
 for _, p in ipairs(split(peers)) do
-  if p == "petsc" then
-    print("PETSc peer: not built (libpetsc-real-dev not installed)")
-  else
+  if p ~= "petsc" then
     error(string.format("peers: unknown peer '%s' (allowed: petsc)", p), 0)
+  end
+  local ok, why = pcall(ob.matrix, { dist = "rows", grid = { J = 1, H = 1, I = 1, k = 1 }, petsc = true })
+  if ok then
+    why:close()
+    petsc = not gpu
+    print(gpu and "PETSc peer: passed over with backend=cuda (it runs on the CPU ranks)"
+          or "PETSc peer: KSPBCGS on the same rows and ranks")
+  else
+    print("PETSc peer: " .. (tostring(why):gsub("^ob.matrix: petsc = true: ", "")))
   end
 end
 
@@ -143,8 +156,8 @@ local function header(st)
     "solver", "iters", "us/iter", "spread", "relres", "solves"))
 end
 
-local function run(label, mk, dist, f)
-  local D <close> = mk(dist, f)
+local function run(label, mk, dist, f, peer)
+  local D <close> = mk(dist, f, peer)
   local di = D:info()
   local ghosts = ob.allreduce(di.ghosts)
   local sec, st = D:bench { reps = reps }
@@ -153,6 +166,7 @@ local function run(label, mk, dist, f)
   local fbw = gpu and (st.copy_bw_sum or 0) or copy * 1e9
   local floor_s = fbw > 0 and st.floor_bytes_sum / fbw or 0
   local b = D:spmv(ones(di.n))
+  local ours
   for _, m in ipairs { "bicgstab", "pbicgstab", "qmr" } do
     local per, r, spent = {}, nil, 0
     repeat    -- r.seconds is the slowest rank's: every rank stops alike
@@ -166,6 +180,23 @@ local function run(label, mk, dist, f)
       label, dist, f, di.n, R, halo, ghosts, sec * 1e6, 100 * st.spread,
       sec > 0 and 100 * floor_s / sec or 0, m, r.iters, pm * 1e6, 100 * spread(per), r.relres_true, made))
     ob.metric(string.format("%s_%s_%s_%s%s_us_per_iter", label, dist, f, m, gpu and "_cuda" or ""), pm * 1e6, "us")
+    if m == "bicgstab" then ours = { us = pm * 1e6, iters = r.iters } end
+  end
+  if peer then   -- PETSc's BiCGStab, solved and timed as ours
+    local per, r, spent = {}, nil, 0
+    repeat
+      r = D:petsc { b = b, tol = tol, maxit = maxit }
+      per[#per + 1] = r.seconds_per_iter
+      spent = spent + r.seconds
+    until #per >= solves or spent >= budget
+    local pm = median(per)
+    print(string.format("%-14s %-6s %-5s %9d %5d %-5s %8s %10s %7s %7s  %-9s %5d %10.2f %6.1f%% %9.2e %6d",
+      label, dist, "aij", di.n, R, "cpu", "", "", "", "", "petsc_bcgs", r.iters, pm * 1e6,
+      100 * spread(per), r.relres_true, #per))
+    print(string.format("  BiCGStab %s %s: PETSc's time an iteration over ours %.2fx (%d iterations, PETSc %d%s)",
+      label, dist, pm > 0 and pm * 1e6 / ours.us or 0, ours.iters, r.iters,
+      r.converged and "" or ", PETSc: " .. r.outcome))
+    ob.metric(string.format("%s_%s_petsc_bcgs_us_per_iter", label, dist), pm * 1e6, "us")
   end
   ob.metric(string.format("%s_%s_%s%s_spmv_us", label, dist, f, gpu and "_cuda" or ""), sec * 1e6, "us")
 end
@@ -173,8 +204,9 @@ end
 local formats = split(fmts)
 if file ~= "" then
   for _, f in ipairs(formats) do
-    run("file", function(_, fm) return ob.matrix { dist = "rows", file = file, format = fm, backend = backend } end,
-        "rows", f)
+    run("file", function(_, fm, pe)
+          return ob.matrix { dist = "rows", file = file, format = fm, backend = backend, petsc = pe }
+        end, "rows", f, petsc and f == formats[1])
   end
 else
   local sizes = large > 0 and { V, large } or { V }
@@ -188,8 +220,9 @@ else
             print(string.format("%-14s %-6s %-5s passed over: Bdia on %d ranks needs slabs of planes (dist=planes)",
               label, dist, f, R))
           else
-            run(label, function(d, fm) return ob.matrix { dist = d, grid = grid, format = fm, backend = backend } end,
-                dist, f)
+            run(label, function(d, fm, pe)
+                  return ob.matrix { dist = d, grid = grid, format = fm, backend = backend, petsc = pe }
+                end, dist, f, petsc and f == formats[1])
           end
         end
       end

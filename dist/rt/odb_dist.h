@@ -32,6 +32,10 @@ odb_status odb_dist_init(int *argc, char ***argv);
 /* MPI_Finalize when odb_dist_init started MPI; otherwise nothing. Safe to
    call more than once (every exit path of the program calls it). */
 void odb_dist_finalize(void);
+/* fn runs in odb_dist_finalize just before MPI_Finalize (a library that
+   runs on MPI and must end first: the PETSc peer's PetscFinalize). At most
+   4; a repeated fn is kept once. ODB_ERR_NOMEM when full. */
+odb_status odb_dist_at_finalize(void (*fn)(void));
 int  odb_dist_rank(void);          /* 0 without MPI */
 int  odb_dist_size(void);          /* 1 without MPI */
 /* This rank among the ranks of its host (MPI_COMM_TYPE_SHARED), and how

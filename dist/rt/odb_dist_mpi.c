@@ -128,8 +128,24 @@ static void tell_left(void) {
   free(reqs);
 }
 
+static void (*at_finalize[4])(void);
+
+odb_status odb_dist_at_finalize(void (*fn)(void)) {
+  for (int i = 0; i < 4; i++) {
+    if (at_finalize[i] == fn) return ODB_OK;
+    if (!at_finalize[i]) {
+      at_finalize[i] = fn;
+      return ODB_OK;
+    }
+  }
+  return ODB_FAIL(ODB_ERR_NOMEM, "odb_dist_at_finalize: 4 functions "
+                  "already");
+}
+
 void odb_dist_finalize(void) {
   if (!dist_on) return;
+  for (int i = 3; i >= 0; i--)   /* the last registered first */
+    if (at_finalize[i]) at_finalize[i]();
   tell_left();
   dist_on = 0;
   dist_done = 1;

@@ -112,6 +112,10 @@ odb_status odb_dist_init(int *argc, char ***argv) {
 }
 
 void odb_dist_finalize(void) {}
+odb_status odb_dist_at_finalize(void (*fn)(void)) {
+  (void)fn;   /* no MPI: nothing to end before it */
+  return ODB_OK;
+}
 int odb_dist_rank(void) { return 0; }
 int odb_dist_size(void) { return 1; }
 int odb_dist_local_rank(void) { return 0; }
