@@ -415,15 +415,80 @@ odb_status odb_sparse_convert(const odb_sparse *s, odb_sparse_format f, int bs,
   return ODB_OK;
 }
 
+enum { BDIA_TILE = 512 };   /* cells a tile of bdia_tile */
+
+/*
+** The cell rows of cells [m, m + T) (T <= BDIA_TILE, k <= 16) whose blocks
+** all read columns of x itself (none outside the grid, none in xlo or
+** xhi): the terms of bdia_rows's loop in the same order for each y entry
+** (blocks u, then columns c, from 0.0), with the cells innermost, so that
+** each of the 7 k k value streams is read in runs of T consecutive
+** doubles. A loop over cells outermost reads each cell's values 7 k k
+** streams apart, more than the prefetchers follow (BENCHMARKS.md, "Bdia
+** on the CPU").
+*/
+static inline __attribute__((always_inline)) void
+bdia_tile(const odb_bdia *b, long first, const double *x, double *y, long m, long T,
+          const long *off, const long *shift)
+{
+  int k = b->k, half = b->pattern == ODB_GH_HALF;
+  long L = b->ldv, lo = first * k, odd0 = (first + m) & 1;   /* the tile's first cell odd */
+  double acc[BDIA_TILE * 16];   /* [r][cell] */
+  double xv[BDIA_TILE];         /* column c of block u, cell by cell */
+  for (long i = 0; i < T * k; i++) acc[i] = 0.0;
+  for (int u = 0; u < 7; u++)
+    for (int c = 0; c < k; c++) {
+      const double *xe = x + ((first + m + off[u]) * k + c - lo);
+      if (!half || u == 3) {
+        for (long i = 0; i < T; i++) xv[i] = xe[i * k];
+      } else {   /* odd cells read these neighbours shifted by k/2 */
+        const double *xo = xe + shift[u];
+        for (long i = 0; i < T; i++) xv[i] = ((i & 1) != odd0 ? xo : xe)[i * k];
+      }
+      /* four rows' value streams side by side: their first lines are
+         fetched together */
+      int r = 0;
+      for (; r + 4 <= k; r += 4) {
+        const double *v0 = b->val + ((size_t)(u * k + r) * k + c) * L + m;
+        const double *v1 = v0 + (size_t)k * L, *v2 = v1 + (size_t)k * L, *v3 = v2 + (size_t)k * L;
+        double *a0 = acc + (size_t)r * T, *a1 = a0 + T, *a2 = a1 + T, *a3 = a2 + T;
+        for (long i = 0; i < T; i++) {
+          double xi = xv[i];
+          a0[i] += v0[i] * xi;
+          a1[i] += v1[i] * xi;
+          a2[i] += v2[i] * xi;
+          a3[i] += v3[i] * xi;
+        }
+      }
+      for (; r < k; r++) {
+        const double *v = b->val + ((size_t)(u * k + r) * k + c) * L + m;
+        double *a = acc + (size_t)r * T;
+        for (long i = 0; i < T; i++) a[i] += v[i] * xv[i];
+      }
+    }
+  for (long i = 0; i < T; i++)
+    for (int r = 0; r < k; r++) y[(m + i) * k + r] = acc[(size_t)r * T + i];
+}
+
+/* See odb_sparse.h. */
+long odb_bdia_ldv(long M)
+{
+  long lines = (M + 7) / 8;
+  if (lines % 2 == 0) lines++;
+  return lines * 8;
+}
+
 /* Bdia SpMV (Al-Mouhamed and Khan, sections 6.1-6.2), cells [m0, m1) and
 ** wells [w0, w1) of b, which holds cells first..first + b->M - 1 of the
 ** grid b->J x b->H x b->I: block row m reads its seven blocks and x at the
 ** regenerated columns (below the cells from xlo, whose last entry is
 ** column first*k - 1; above them from xhi, whose first is column
 ** (first + M)*k), adds the W^T term found through the partition map d; the
-** well rows use Wa, a, b, c, D. Inlined into both callers: for the whole
-** matrix (first 0, no column outside x) the compiler drops the choice of
-** piece, which the checks of the column range already decide. */
+** well rows use Wa, a, b, c, D. Tiles of cells whose columns all lie in x
+** go through bdia_tile, the cells near the grid's or the slab's ends one
+** at a time. Inlined into both callers: for the whole matrix (first 0, no
+** column outside x) the compiler drops the choice of piece, which the
+** checks of the column range already decide. */
 static inline __attribute__((always_inline)) void
 bdia_rows(const odb_bdia *b, long first, const double *xlo, const double *x,
           const double *xhi, double *y, long m0, long m1, int w0, int w1)
@@ -431,25 +496,33 @@ bdia_rows(const odb_bdia *b, long first, const double *xlo, const double *x,
   int k = b->k; long M = b->M, Mk = M * k, JH = (long)b->J * b->H;
   long gMk = JH * b->I * k, lo = first * k, hi = lo + Mk;
   long off[7] = {-JH, -b->J, -1, 0, 1, b->J, JH};
-  for (long m = m0; m < m1; m++) {
-    long mg = first + m;
-    int odd = b->pattern == ODB_GH_HALF && (mg & 1);
-    for (int r = 0; r < k; r++) {
-      double s = 0.0;
-      for (int u = 0; u < 7; u++) {
-        long c0 = (mg + off[u]) * k + (odd && u != 3 ? (u < 3 ? -(k / 2) : k / 2) : 0);
-        const double *v = b->val + (size_t)(u * k + r) * k * M + m;
-        for (int c = 0; c < k; c++) {
-          long cc = c0 + c;
-          if (cc < 0 || cc >= gMk) continue;
-          double xv = cc < lo ? xlo[cc - lo] : cc < hi ? x[cc - lo] : xhi[cc - hi];
-          s += v[(size_t)c * M] * xv;
+  long sh = b->pattern == ODB_GH_HALF ? k / 2 : 0;
+  long shift[7] = {-sh, -sh, -sh, 0, sh, sh, sh};
+  for (long m = m0; m < m1;) {
+    long mg = first + m, t1 = m + BDIA_TILE < m1 ? m + BDIA_TILE : m1;
+    if (k <= 16 && (mg - JH) * k - sh >= lo && (first + t1 - 1 + JH) * k + k - 1 + sh < hi) {
+      bdia_tile(b, first, x, y, m, t1 - m, off, shift);
+    } else {   /* one cell, its columns checked one by one */
+      int odd = b->pattern == ODB_GH_HALF && (mg & 1);
+      t1 = m + 1;
+      for (int r = 0; r < k; r++) {
+        double s = 0.0;
+        for (int u = 0; u < 7; u++) {
+          long c0 = (mg + off[u]) * k + (odd && u != 3 ? (u < 3 ? -(k / 2) : k / 2) : 0);
+          const double *v = b->val + (size_t)(u * k + r) * k * b->ldv + m;
+          for (int c = 0; c < k; c++) {
+            long cc = c0 + c;
+            if (cc < 0 || cc >= gMk) continue;
+            double xv = cc < lo ? xlo[cc - lo] : cc < hi ? x[cc - lo] : xhi[cc - hi];
+            s += v[(size_t)c * b->ldv] * xv;
+          }
         }
+        y[m * k + r] = s;
       }
-      y[m * k + r] = s;
     }
-    if (b->nw) {
-      int h = (int)((mg / b->J) % b->H), i = (int)(mg / JH);
+    for (; b->nw && m < t1; m++) {   /* the W^T terms of the cells done */
+      long mw = first + m;
+      int h = (int)((mw / b->J) % b->H), i = (int)(mw / JH);
       int ph = 0, pi = 0;
       while ((long)(ph + 1) * b->H / b->pu <= h) ph++;
       while ((long)(pi + 1) * b->I / b->pv <= i) pi++;
@@ -457,6 +530,7 @@ bdia_rows(const odb_bdia *b, long first, const double *xlo, const double *x,
       if (w >= 0 && b->well_h[w] == h && b->well_i[w] == i)
         y[m * k] += b->WTa[b->a[w] + (m - b->b[w])] * x[Mk + w];
     }
+    m = t1;
   }
   for (int w = w0; w < w1; w++) {
     double s = b->D[w] * x[Mk + w];

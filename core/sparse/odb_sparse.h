@@ -81,13 +81,25 @@ typedef struct odb_bdia {
   int J, H, I, k, nw, pu, pv;
   odb_gh_pattern pattern;
   long M;
-  double *val;            /* 7*k*k*M */
+  long ldv;               /* doubles from one value stream to the next:
+                             odb_bdia_ldv(M) */
+  double *val;            /* 7*k*k streams (block u, row r, column c: stream
+                             (u*k + r)*k + c) of M cells each, ldv apart */
   double *Wa, *WTa;       /* nw*J each */
   int *a, *b, *c;         /* nw each */
   int *d;                 /* pu*pv */
   int *well_h, *well_i;   /* nw each */
   double *D;              /* nw */
 } odb_bdia;
+
+/*
+** The distance of Bdia's value streams for M cells: M rounded up to an odd
+** number of 64-byte lines. The CPU SpMV reads the 7 k k streams side by
+** side; with M a multiple of a large power of two (a 64^3 grid: 2^18
+** cells) they would start on the same cache sets. The GPU gets the streams
+** back to back (odb_sparse_gpu_bdia_values).
+*/
+long odb_bdia_ldv(long M);
 
 typedef struct odb_sparse {
   odb_sparse_format fmt;

@@ -138,7 +138,7 @@ static long row_of(const odb_sparse *A, long r, int32_t *cols, double *vals)
     for (int u = 0; u < 7; u++) {
       long c0 = (m + off[u]) * kk + (odd && u != 3 ? (u < 3 ? -(kk / 2) : kk / 2) : 0);
       for (int c = 0; c < kk; c++)
-        if (c0 + c >= 0 && c0 + c < Mk) PUT(c0 + c, b->val[((size_t)(u * kk + rr) * kk + c) * M + m]);
+        if (c0 + c >= 0 && c0 + c < Mk) PUT(c0 + c, b->val[((size_t)(u * kk + rr) * kk + c) * b->ldv + m]);
     }
     if (b->nw && rr == 0) {
       int h = (int)((m / b->J) % b->H), i = (int)(m / JH), w = b->d[bdia_part(b, h, i)] - 1;
@@ -254,7 +254,7 @@ static odb_status bdia_from_csr(const odb_sparse *s, const odb_reservoir *g, siz
       int in = odb_gh_slot_inside(g, j, h, i, u);
       for (int r = 0; r < k; r++)
         for (int c = 0; c < k; c++) {
-          double *dst = &b->val[((size_t)(u * k + r) * k + c) * M + m];
+          double *dst = &b->val[((size_t)(u * k + r) * k + c) * b->ldv + m];
           *dst = 0.0;
           if (in && c0 + c >= 0 && c0 + c < Mk) take(s, used, m * k + r, c0 + c, dst);
         }

@@ -290,7 +290,7 @@ static void bdia_cells_part(void *arg, int q, int parts, long lo, long hi)
           cnt += inside;
           if (inside && cc != row) v = odb_gh_offdiag(g->seed, row, cc);
           s += fabs(v);
-          b->val[((size_t)(u * k + r) * k + c) * M + m] = v;
+          b->val[((size_t)(u * k + r) * k + c) * b->ldv + m] = v;
         }
       int w = r == 0 ? well_at(g, h, i) : -1;
       if (w >= 0) {
@@ -299,7 +299,7 @@ static void bdia_cells_part(void *arg, int q, int parts, long lo, long hi)
         b->WTa[b->a[w] + (m - b->b[w])] = v;
         cnt++;
       }
-      b->val[((size_t)(3 * k + r) * k + r) * M + m] = s;
+      b->val[((size_t)(3 * k + r) * k + r) * b->ldv + m] = s;
     }
   }
   jb->nnz[q] = cnt;
@@ -317,10 +317,11 @@ odb_status odb_reservoir_bdia(const odb_reservoir *g, odb_sparse **out)
   if (!A || !b || !tc || !tv) goto fail;
   A->bd = b;
   b->J = J; b->H = g->H; b->I = g->I; b->k = k; b->nw = nw; b->pu = g->pu; b->pv = g->pv;
-  b->pattern = g->pattern; b->M = M;
+  b->pattern = g->pattern; b->M = M; b->ldv = odb_bdia_ldv(M);
   int nw1 = nw ? nw : 1;
   size_t nval;
-  if (!odb_size_mul3(&nval, (size_t)7 * k * k, (size_t)M, sizeof *b->val)) b->val = malloc(nval);
+  /* zeroed: the padding after each stream is never read, but defined */
+  if (!odb_size_mul3(&nval, (size_t)7 * k * k, (size_t)b->ldv, sizeof *b->val)) b->val = calloc(nval, 1);
   b->Wa = calloc((size_t)nw1 * J, sizeof *b->Wa); b->WTa = calloc((size_t)nw1 * J, sizeof *b->WTa);
   b->a = calloc(nw1, sizeof(int)); b->b = calloc(nw1, sizeof(int)); b->c = calloc(nw1, sizeof(int));
   b->d = calloc((size_t)g->pu * g->pv, sizeof(int));

@@ -81,8 +81,8 @@ static int slab_bdia(odb_sparse *B, const odb_bdia *w, long lo, long nc, const i
   long cw = 0;
   for (int i = 0; i < nwl; i++) cw += w->c[wl[i]];
   s->J = w->J; s->H = w->H; s->I = w->I; s->k = k; s->nw = nwl; s->pu = w->pu; s->pv = w->pv;
-  s->pattern = w->pattern; s->M = nc;
-  s->val = malloc((size_t)7 * k * k * (size_t)(nc ? nc : 1) * sizeof *s->val);
+  s->pattern = w->pattern; s->M = nc; s->ldv = odb_bdia_ldv(nc ? nc : 1);
+  s->val = calloc((size_t)7 * k * k * (size_t)s->ldv, sizeof *s->val);
   s->Wa = malloc((size_t)(cw ? cw : 1) * sizeof *s->Wa);
   s->WTa = malloc((size_t)(cw ? cw : 1) * sizeof *s->WTa);
   s->a = malloc((size_t)(nwl ? nwl : 1) * sizeof *s->a);
@@ -95,7 +95,7 @@ static int slab_bdia(odb_sparse *B, const odb_bdia *w, long lo, long nc, const i
   if (!s->val || !s->Wa || !s->WTa || !s->a || !s->b || !s->c || !s->d || !s->well_h || !s->well_i || !s->D)
     return 0;
   for (long q = 0; q < (long)7 * k * k; q++)
-    memcpy(s->val + (size_t)q * nc, w->val + (size_t)q * w->M + lo, (size_t)nc * sizeof *s->val);
+    memcpy(s->val + (size_t)q * s->ldv, w->val + (size_t)q * w->ldv + lo, (size_t)nc * sizeof *s->val);
   long at = 0;
   for (int i = 0; i < nwl; i++) {
     int v = wl[i];

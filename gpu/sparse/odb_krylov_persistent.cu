@@ -599,7 +599,8 @@ odb_status pk_upload(pk_ws *w, const odb_sparse *A) {
   const odb_bdia *bd = A->bd;
   int nw1 = bd->nw ? bd->nw : 1;
   size_t cols = (size_t)bd->H * bd->I;
-  ODB_TRY(dupload(&w->bv, bd->val, (size_t)7 * bd->k * bd->k * bd->M * sizeof(double), "Bdia values"));
+  size_t vbytes = 0;
+  ODB_TRY(odb_sparse_gpu_bdia_values(bd, &w->bv, &vbytes));
   ODB_TRY(dupload(&w->Wa, bd->Wa, (size_t)nw1 * bd->J * sizeof(double), "Bdia well values"));
   ODB_TRY(dupload(&w->WTa, bd->WTa, (size_t)nw1 * bd->J * sizeof(double), "Bdia well values"));
   ODB_TRY(dupload(&w->D, bd->D, (size_t)nw1 * sizeof(double), "Bdia well diagonal"));

@@ -593,15 +593,32 @@ static size_t device_bytes(const odb_sparse *A) {
 /* Nonzeros of a Bdia matrix built from the grid (which leaves A->nnz at
 ** 0): the stored nonzero values, so truncated blocks' zeros do not count. */
 static long bdia_nnz(const odb_bdia *b) {
-  size_t nv = (size_t)7 * b->k * b->k * b->M, nw = (size_t)b->nw * b->J;
+  size_t ns = (size_t)7 * b->k * b->k, nw = (size_t)b->nw * b->J;
   long cnt = 0;
-  for (size_t i = 0; i < nv; i++) cnt += b->val[i] != 0.0;
+  for (size_t q = 0; q < ns; q++)
+    for (long m = 0; m < b->M; m++) cnt += b->val[q * b->ldv + m] != 0.0;
   for (size_t i = 0; i < nw; i++) cnt += (b->Wa[i] != 0.0) + (b->WTa[i] != 0.0);
   for (int w = 0; w < b->nw; w++) cnt += b->D[w] != 0.0;
   return cnt;
 }
 
 /* cudaMalloc + copy of bytes from h (bytes may be 0: *d stays NULL). */
+/* See the header. */
+odb_status odb_sparse_gpu_bdia_values(const odb_bdia *b, double **dev, size_t *bytes) {
+  size_t w = (size_t)b->M * sizeof(double), ns = (size_t)7 * b->k * b->k;
+  *dev = NULL;
+  *bytes = w * ns;
+  ODB_CUDA_CHECK(cudaMalloc((void **)dev, *bytes));
+  cudaError_t e = cudaMemcpy2D(*dev, w, b->val, (size_t)b->ldv * sizeof(double), w, ns,
+                               cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) {
+    cudaFree(*dev);
+    *dev = NULL;
+    return odb_cuda_fail(e, "cudaMemcpy2D (Bdia values)", __FILE__, __LINE__);
+  }
+  return ODB_OK;
+}
+
 static odb_status dev_copy(void **d, const void *h, size_t bytes, size_t *total) {
   *d = NULL;
   if (!bytes) return ODB_OK;
@@ -642,9 +659,10 @@ static odb_status upload_arrays(const odb_sparse *A, odb_sparse_gpu *g) {
     break;
   case ODB_FMT_BDIA: {
     const odb_bdia *b = A->bd;
-    size_t nw = (size_t)b->nw;
-    if ((st = DEV(g->bdval, b->val, (size_t)7 * b->k * b->k * b->M)) ||
-        (st = DEV(g->Wa, b->Wa, nw * b->J)) || (st = DEV(g->WTa, b->WTa, nw * b->J)) ||
+    size_t nw = (size_t)b->nw, vb = 0;
+    if ((st = odb_sparse_gpu_bdia_values(b, &g->bdval, &vb))) return st;
+    g->bytes += vb;
+    if ((st = DEV(g->Wa, b->Wa, nw * b->J)) || (st = DEV(g->WTa, b->WTa, nw * b->J)) ||
         (st = DEV(g->wa, b->a, nw)) || (st = DEV(g->wb, b->b, nw)) || (st = DEV(g->wc, b->c, nw)) ||
         (st = DEV(g->wd, b->d, (size_t)b->pu * b->pv)) || (st = DEV(g->D, b->D, nw))) return st;
     break;

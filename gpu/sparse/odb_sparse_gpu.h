@@ -40,6 +40,10 @@ typedef struct odb_sparse_gpu {
 
 /* Copies A (any format) to the current device. ODB_ERR_NOMEM naming the size when it does not fit. */
 odb_status odb_sparse_gpu_upload(const odb_sparse *A, odb_sparse_gpu **out);
+/* Bdia's values as the kernels read them: the 7 k k streams of M cells
+   back to back in new device memory *dev (cudaFree it), *bytes long; the
+   host keeps them odb_bdia_ldv(M) doubles apart. */
+odb_status odb_sparse_gpu_bdia_values(const odb_bdia *b, double **dev, size_t *bytes);
 void odb_sparse_gpu_free(odb_sparse_gpu *g);
 /* y = A x with our best kernel for g's format (device vectors of length n, distinct; legacy default stream; does not wait). */
 odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);

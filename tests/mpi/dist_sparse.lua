@@ -63,6 +63,9 @@ local slab_grids = {
   { J = 1, H = 1, I = R, k = 3, wells = 1, pattern = "h" },       -- a plane is one cell
   { J = 3, H = 1, I = R + 1, k = 4, wells = 1, pattern = "h" },   -- odd J*H
   { J = 3, H = 3, I = 2 * R, k = 2, wells = 2, pattern = "h" },
+  -- slabs of 864 cells: a tile of 512 (odb_sparse.h's Bdia loop) in each
+  { J = 12, H = 12, I = 6 * R, k = 3, wells = 2, pattern = "h" },
+  { J = 12, H = 12, I = 6 * R, k = 5, wells = 1, pattern = "b" },
 }
 for _, gp in ipairs(grids) do slab_grids[#slab_grids + 1] = gp end
 for gi, gp in ipairs(slab_grids) do
