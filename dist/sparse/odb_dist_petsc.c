@@ -57,6 +57,10 @@ static odb_status petsc_start(void)
   if (!e) e = PetscInitializeNoArguments();
   if (e) return petsc_fail(e, "PetscInitializeNoArguments");
   petsc_up = 1;
+  /* PETSc's errors come back as codes, reported once by petsc_fail,
+     not also printed as PETSc's traceback */
+  e = PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
+  if (e) return petsc_fail(e, "PetscPushErrorHandler");
   return odb_dist_at_finalize(petsc_end);
 }
 
