@@ -205,14 +205,22 @@ static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
 /* A neighbour that did not answer: what the link's waits wait at most. */
 #define LINK_TIMEOUT_S 60
 
-static void gpu_fini(odb_solver *s) {
-  dgpu *g = s->vdata;
-  if (!g) return;
-  for (int q = 0; q < ODB_GEN_XNORM_MAX; ++q)
+/* Closes the other ranks' mailboxes and frees this rank's (none: nothing). */
+static void link_close(dgpu *g) {
+  for (int q = 0; q < ODB_GEN_XNORM_MAX; ++q) {
     if (g->boxes[q] && g->boxes[q] != g->box &&
         cudaIpcCloseMemHandle(g->boxes[q]) != cudaSuccess)
       (void)cudaGetLastError();
+    g->boxes[q] = NULL;
+  }
   if (g->box && cudaFree(g->box) != cudaSuccess) (void)cudaGetLastError();
+  g->box = NULL;
+}
+
+static void gpu_fini(odb_solver *s) {
+  dgpu *g = s->vdata;
+  if (!g) return;
+  link_close(g);
   for (int i = 0; i < 2; ++i)
     for (int k = 0; k < 2; ++k)
       if (g->peer[i][k] && cudaIpcCloseMemHandle(g->peer[i][k]) != cudaSuccess)
@@ -396,23 +404,13 @@ static odb_status link_setup(odb_solver *s, dgpu *g, int *ok) {
                               "link)");
   if (st == ODB_OK && flag == 0.0) *ok = 1;
 done:
-  if (!*ok) {
-    for (int q = 0; q < ODB_GEN_XNORM_MAX; ++q) {
-      if (g->boxes[q] && g->boxes[q] != g->box &&
-          cudaIpcCloseMemHandle(g->boxes[q]) != cudaSuccess)
-        (void)cudaGetLastError();
-      g->boxes[q] = NULL;
-    }
-    if (g->box && cudaFree(g->box) != cudaSuccess) (void)cudaGetLastError();
-    g->box = NULL;
-  }
+  if (!*ok) link_close(g);
   free(ids);
   free(all);
   return st;
 }
 
-static odb_status link_before(void *ctx, int launch, int par,
-                              const odb_gen_ctl *ctl);
+static odb_status link_before(void *ctx, int launch, const odb_gen_ctl *ctl);
 
 static odb_status gpu_init(odb_solver *s) {
   const odb_problem *p = s->problem;
@@ -609,11 +607,9 @@ static odb_status link_xchg(odb_solver *s, const odb_gen_ctl *ctl) {
 ** (rejected and skipped ones none), so K launches never take more steps
 ** than the halos serve, whatever the controller decides.
 */
-static odb_status link_before(void *ctx, int launch, int par,
-                              const odb_gen_ctl *ctl) {
+static odb_status link_before(void *ctx, int launch, const odb_gen_ctl *ctl) {
   odb_solver *s = ctx;
   const dgpu *g = s->vdata;
-  (void)par;
   return launch % g->K ? ODB_OK : link_xchg(s, ctl);
 }
 

@@ -995,7 +995,7 @@ static odb_status gpu_advance(odb_solver *s, odb_advance *v) {
   if (fsal && !s->fsal_ready) v->launches = 1;
   for (int i = 0; i < v->launches; ++i) {
     if (g->link.before)
-      ODB_TRY(g->link.before(g->link.ctx, i, i % 2, g->ctl));
+      ODB_TRY(g->link.before(g->link.ctx, i, g->ctl));
     ODB_TRY(queue_attempt(s, g, &a, i % 2,
                           i == 0 ? !(fsal && s->fsal_ready) : !fsal, fsal));
   }

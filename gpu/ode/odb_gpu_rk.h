@@ -22,19 +22,18 @@ int odb_gpu_rk_cluster(const odb_solver *s);
 ** device: its kernels sum the error norm over the ranks (xn, device
 ** memory: odb_gen_xnorm of odb_gen_rk.h) and divide by the whole system's
 ** norm_n, and before each attempt of a batch the advance calls
-** before(ctx, launch, par, ctl) to queue what the ranks do between
-** attempts (the halo exchange), launch counting the batch's attempts from
-** 0, par its buffer parity (0: the attempt's y is the solver's y as the
-** batch began), ctl the device's controller (odb_gen_ctl). Only for the
-** variants with advance, before their first batch.
+** before(ctx, launch, ctl) to queue what the ranks do between attempts
+** (the halo exchange), launch counting the batch's attempts from 0, ctl
+** the device's controller (odb_gen_ctl: which of the solver's y and ynew
+** as the batch began holds the state). Only for the variants with
+** advance, before their first batch.
 */
 struct odb_gen_xnorm;
 struct odb_gen_ctl;
 typedef struct odb_gpu_rk_link {
   struct odb_gen_xnorm *xn;
   long norm_n;
-  odb_status (*before)(void *ctx, int launch, int par,
-                       const struct odb_gen_ctl *ctl);
+  odb_status (*before)(void *ctx, int launch, const struct odb_gen_ctl *ctl);
   void *ctx;
 } odb_gpu_rk_link;
 odb_status odb_gpu_rk_set_link(odb_solver *s, const odb_gpu_rk_link *l);
