@@ -483,7 +483,7 @@ long odb_bdia_ldv(long M)
 ** grid b->J x b->H x b->I: block row m reads its seven blocks and x at the
 ** regenerated columns (below the cells from xlo, whose last entry is
 ** column first*k - 1; above them from xhi, whose first is column
-** (first + M)*k), adds the W^T term found through the partition map d; the
+** (first + M)*k), then adds each well's W^T terms to its cells' rows; the
 ** well rows use Wa, a, b, c, D. Tiles of cells whose columns all lie in x
 ** go through bdia_tile, the cells near the grid's or the slab's ends one
 ** at a time. Inlined into both callers: for the whole matrix (first 0, no
@@ -520,17 +520,14 @@ bdia_rows(const odb_bdia *b, long first, const double *xlo, const double *x,
         y[m * k + r] = s;
       }
     }
-    for (; b->nw && m < t1; m++) {   /* the W^T terms of the cells done */
-      long mw = first + m;
-      int h = (int)((mw / b->J) % b->H), i = (int)(mw / JH);
-      int ph = 0, pi = 0;
-      while ((long)(ph + 1) * b->H / b->pu <= h) ph++;
-      while ((long)(pi + 1) * b->I / b->pv <= i) pi++;
-      int w = b->d[ph * b->pv + pi] - 1;
-      if (w >= 0 && b->well_h[w] == h && b->well_i[w] == i)
-        y[m * k] += b->WTa[b->a[w] + (m - b->b[w])] * x[Mk + w];
-    }
     m = t1;
+  }
+  /* the W^T terms: the first row of each of well w's cells b[w] ..
+     b[w] + c[w] - 1 (its column of cells) reads the well's value */
+  for (int w = 0; w < b->nw; w++) {
+    long c0 = b->b[w] > m0 ? b->b[w] : m0;
+    long c1 = b->b[w] + b->c[w] < m1 ? b->b[w] + b->c[w] : m1;
+    for (long m = c0; m < c1; m++) y[m * k] += b->WTa[b->a[w] + (m - b->b[w])] * x[Mk + w];
   }
   for (int w = w0; w < w1; w++) {
     double s = b->D[w] * x[Mk + w];
