@@ -310,7 +310,10 @@ static int dmat_solve(lua_State *L, odb_dkrylov_method meth, const char *who)
   set_num(L, "seconds_per_iter", res.iters > 0 ? sec / res.iters : 0.0);
   set_int(L, "ranks", A->size);
   lua_pushstring(L, m->gpu ? "cuda" : "cpu"); lua_setfield(L, -2, "backend");
-  if (m->gpu) { lua_pushstring(L, odb_dgpu_halo_path()); lua_setfield(L, -2, "halo"); }
+  if (m->gpu) {
+    lua_pushstring(L, odb_dgpu_halo_path(A)); lua_setfield(L, -2, "halo");
+    lua_pushstring(L, odb_dgpu_krylov_control(A, m->At, (int)meth)); lua_setfield(L, -2, "control");
+  }
   push_whole(L, A, x, who);                /* the result and x on top */
   return 2;
 }
@@ -415,7 +418,7 @@ static int dmat_bench(lua_State *L)
     if (odb_dsparse_allreduce(A, &bw, 0, "MPI_Allreduce (D:bench GPU bandwidth)") != ODB_OK)
       return luaL_error(L, "D:bench: %s", odb_last_error());
     set_num(L, "copy_bw_sum", bw);
-    lua_pushstring(L, odb_dgpu_halo_path()); lua_setfield(L, -2, "halo");
+    lua_pushstring(L, odb_dgpu_halo_path(A)); lua_setfield(L, -2, "halo");
   }
   return 2;
 }
@@ -428,7 +431,7 @@ static int dmat_info(lua_State *L)
   lua_newtable(L);
   lua_pushstring(L, m->gpu ? "cuda" : "cpu"); lua_setfield(L, -2, "backend");
   if (m->gpu) {
-    lua_pushstring(L, odb_dgpu_halo_path()); lua_setfield(L, -2, "halo");
+    lua_pushstring(L, odb_dgpu_halo_path(A)); lua_setfield(L, -2, "halo");
     set_num(L, "device_bytes", odb_dgpu_bytes(A) + odb_dgpu_bytes(m->At));
   }
   lua_pushstring(L, odb_sparse_format_name(A->fmt)); lua_setfield(L, -2, "format");

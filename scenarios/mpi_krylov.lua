@@ -42,9 +42,12 @@
 --
 -- GPU ranks (`--set backend=cuda`): every rank computes on the GPU of its
 -- local rank (several ranks share a GPU where there are fewer GPUs than
--- ranks); the halo column says how the exchange went ("host": packed on
--- the device, through pinned host buffers; "aware": device buffers handed
--- to a CUDA-aware MPI). The floor is then the bytes over the GPUs' copy
+-- ranks); the halo column says how the exchange went ("link": every rank
+-- a GPU of its own on one host, the values copied between the GPUs and
+-- the waits on the device, and BiCGStab's and QMR's sums too, so their
+-- iterations never wait for a host; "host": packed on the device, through
+-- pinned host buffers; "aware": device buffers handed to a CUDA-aware
+-- MPI; "none": one rank). ODEBENCH_GPU_LINK=off takes the host's path. The floor is then the bytes over the GPUs' copy
 -- bandwidth (odb_cuda_copy_bandwidth, each GPU once). `large=V2` adds the
 -- grid V2 x V2 x V2 after the others (a larger one that fits: at k=4 a
 -- GH-b matrix and its transpose take about 2.7 kB a cell on the device).
@@ -162,7 +165,9 @@ local function run(label, mk, dist, f, peer)
   local ghosts = ob.allreduce(di.ghosts)
   local sec, st = D:bench { reps = reps }
   header(st)
-  local halo = not gpu and "cpu" or st.halo == "halo: CUDA-aware MPI" and "aware" or "host"
+  local halo = not gpu and "cpu" or st.halo == "halo: CUDA-aware MPI" and "aware"
+               or st.halo:find("GPU peer copies", 1, true) and "link"
+               or st.halo:find("none", 1, true) and "none" or "host"
   local fbw = gpu and (st.copy_bw_sum or 0) or copy * 1e9
   local floor_s = fbw > 0 and st.floor_bytes_sum / fbw or 0
   local b = D:spmv(ones(di.n))

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "odb_cuda_check.h"
+#include "odb_dist_link.h"
 extern "C" {
 #include "cuda_backend.h"
 #include "odb_dist_gpu.h"
@@ -37,6 +38,9 @@ struct odb_dgpu {
   int pin_send, pin_recv;      /* host buffers registered with CUDA */
   int aware;                   /* MPI gets the device buffers */
   double bytes;                /* device bytes held */
+  odb_dlink *link;             /* the GPUs of one host wait for each other
+                                  on the device (odb_dist_link.h); NULL:
+                                  the host path */
 };
 
 /* Packs x's values the neighbours need: out[i] = x[idx[i]]. */
@@ -65,8 +69,18 @@ static odb_status dev_alloc(void **p, size_t bytes, odb_dgpu *g, const char *wha
   return ODB_OK;
 }
 
-const char *odb_dgpu_halo_path(void) {
+const char *odb_dgpu_halo_path(const odb_dsparse *A) {
+  if (A && A->size == 1) return "halo: none (one rank)";
+  if (A && A->gpu && A->gpu->link) return "halo: GPU peer copies, waits on the device";
   return odb_dsparse_cuda_aware() ? "halo: CUDA-aware MPI" : "halo: host buffers";
+}
+
+const odb_kxsum *odb_dgpu_xsum(const odb_dsparse *A) {
+  return A->gpu && A->gpu->link ? odb_dlink_xsum(A->gpu->link) : NULL;
+}
+
+odb_status odb_dgpu_link_check(const odb_dsparse *A, const char *who) {
+  return A->gpu && A->gpu->link ? odb_dlink_check(A->gpu->link, who) : ODB_OK;
 }
 
 odb_status odb_dgpu_copy_share(int local_size, double *bytes_per_s) {
@@ -95,6 +109,11 @@ void odb_dgpu_free(odb_dsparse *A) {
   A->gpu = NULL;
   /* the legacy stream's work on the parts ends before they go */
   (void)cudaStreamSynchronize(cudaStreamLegacy);
+  if (g->link) {
+    if (g->has_stream) (void)cudaStreamSynchronize(g->halo);
+    odb_dlink_free(g->link);
+    g->link = NULL;
+  }
   odb_sparse_gpu_free(g->Ai);
   odb_sparse_gpu_free(g->Ab);
   cudaFree(g->didx); cudaFree(g->dx); cudaFree(g->dy);
@@ -160,6 +179,8 @@ odb_status odb_dgpu_attach(odb_dsparse *A) {
     if (cudaHostRegister(A->recv_buf, (size_t)ng * sizeof(double), cudaHostRegisterDefault) == cudaSuccess) g->pin_recv = 1;
     else (void)cudaGetLastError();
   }
+  /* a collective: every rank attaches the same matrix */
+  if ((st = odb_dlink_setup(A, g->dsend, &g->link)) != ODB_OK) goto fail;
   return ODB_OK;
 fail:
   odb_dgpu_free(A);
@@ -181,6 +202,19 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
   long ns = A->send_off[A->nsend], ng = A->nghost;
   if (A->nsend + A->nrecv == 0) {     /* one rank, or a rank with no neighbour */
     if (g->Ai && (st = odb_sparse_gpu_spmv(g->Ai, dx, dy)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+    if (g->Ab && (st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+    return ODB_OK;
+  }
+  if (g->link) {
+    /* the link: pack and signal on the legacy stream, the fetch beside
+       the interior rows on the halo stream, no host wait */
+    if ((st = odb_dlink_pack(g->link, g->didx, dx)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+    CK(cudaEventRecord(g->ready, cudaStreamLegacy));
+    CK(cudaStreamWaitEvent(g->halo, g->ready, 0));
+    if ((st = odb_dlink_fetch(g->link, dx, g->halo)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+    CK(cudaEventRecord(g->ghosts, g->halo));
+    if (g->Ai && (st = odb_sparse_gpu_spmv(g->Ai, dx, dy)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+    CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
     if (g->Ab && (st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
     return ODB_OK;
   }
@@ -210,6 +244,14 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
   return ODB_OK;
 }
 
+/* After a wait for the legacy stream: the halo stream's fetch has ended
+   too (the boundary rows waited for it), so a wait of the link that gave
+   up shows in its fail word; the matrix is then refused from here on. */
+static odb_status link_settled(odb_dsparse *A, const char *who) {
+  odb_status st = odb_dgpu_link_check(A, who);
+  return st == ODB_OK ? st : odb_dsparse_fail(A, st, 1);
+}
+
 odb_status odb_dgpu_spmv_host(odb_dsparse *A, const double *x, double *y) {
   odb_dgpu *g = A->gpu;
   if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
@@ -217,7 +259,7 @@ odb_status odb_dgpu_spmv_host(odb_dsparse *A, const double *x, double *y) {
   ODB_TRY(odb_dgpu_spmv(A, g->dx, g->dy));
   if (A->nloc) CK(cudaMemcpy(y, g->dy, (size_t)A->nloc * sizeof *y, cudaMemcpyDeviceToHost));
   else CK(cudaStreamSynchronize(cudaStreamLegacy));
-  return ODB_OK;
+  return link_settled(A, "distributed SpMV");
 }
 
 odb_status odb_dgpu_bench_put(odb_dsparse *A, const double *x) {
@@ -229,5 +271,5 @@ odb_status odb_dgpu_bench_put(odb_dsparse *A, const double *x) {
 odb_status odb_dgpu_bench_run(odb_dsparse *A) {
   ODB_TRY(odb_dgpu_spmv(A, A->gpu->dx, A->gpu->dy));
   CK(cudaStreamSynchronize(cudaStreamLegacy));
-  return ODB_OK;
+  return link_settled(A, "distributed SpMV");
 }

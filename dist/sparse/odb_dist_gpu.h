@@ -58,9 +58,12 @@ odb_status odb_dgpu_spmv_host(odb_dsparse *A, const double *x, double *y);
 odb_status odb_dgpu_bench_put(odb_dsparse *A, const double *x);
 odb_status odb_dgpu_bench_run(odb_dsparse *A);
 
-/* "halo: CUDA-aware MPI" or "halo: host buffers": the path the SpMV of a
-   GPU rank takes (the same for every matrix of the run). */
-const char *odb_dgpu_halo_path(void);
+/* The path the SpMV of A's GPU ranks takes: "halo: none (one rank)";
+   "halo: GPU peer copies, waits on the device" where A has the link of
+   odb_dist_link.h (every rank a GPU of its own on one host); else
+   "halo: CUDA-aware MPI" or "halo: host buffers". NULL A: the path
+   without a link. */
+const char *odb_dgpu_halo_path(const odb_dsparse *A);
 /* This rank's part of the GPU copy bandwidth of the run, in bytes read
    and written per second: its device's odb_cuda_copy_bandwidth over the
    ranks of the host that share that device (local_rank modulo the
@@ -76,6 +79,13 @@ double odb_dgpu_bytes(const odb_dsparse *A);
    and true residual, with the vectors and their updates and the rank's
    part of every dot product on the device. o is resolved (defaults set);
    At is attached when m is QMR. */
+/* Where the scalar work of odb_dgpu_krylov's method m on A (and At for
+   QMR) runs: "device" (the fused kernels of gpu/sparse sum every group
+   over the ranks on the device and advance the state machine there, the
+   host polls it: BiCGStab and QMR on one rank, or on ranks linked by
+   odb_dist_link.h) or "host" (every reduction through the host:
+   pipelined BiCGStab, ranks without the link, ODEBENCH_GPU_LINK=off). */
+const char *odb_dgpu_krylov_control(const odb_dsparse *A, const odb_dsparse *At, int m);
 odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double *b, double *x,
                            const odb_krylov_opts *o, int replace, odb_krylov_result *res,
                            double *seconds);

@@ -38,7 +38,7 @@ odb_status odb_dgpu_bench_run(odb_dsparse *A)
   return ODB_FAIL(ODB_ERR_UNSUPPORTED, NO_CUDA);
 }
 
-const char *odb_dgpu_halo_path(void) { return "halo: host buffers"; }
+const char *odb_dgpu_halo_path(const odb_dsparse *A) { (void)A; return "halo: host buffers"; }
 
 odb_status odb_dgpu_copy_share(int local_size, double *bytes_per_s)
 {
@@ -48,6 +48,12 @@ odb_status odb_dgpu_copy_share(int local_size, double *bytes_per_s)
 }
 
 double odb_dgpu_bytes(const odb_dsparse *A) { (void)A; return 0.0; }
+
+const char *odb_dgpu_krylov_control(const odb_dsparse *A, const odb_dsparse *At, int m)
+{
+  (void)A; (void)At; (void)m;
+  return "host";
+}
 
 odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double *b, double *x,
                            const odb_krylov_opts *o, int replace, odb_krylov_result *res,

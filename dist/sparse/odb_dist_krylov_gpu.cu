@@ -16,6 +16,13 @@
 ** iteration counts may differ by one or two (tests/mpi/dist_sparse_gpu.lua
 ** checks within 2 of the one-process solver).
 **
+** Where the scalar work runs on the device (odb_dgpu_krylov_control):
+** BiCGStab and QMR are the fused solvers of gpu/sparse/odb_krylov_fused.cu
+** (fz_loop) over the distributed SpMV, their sums added over the ranks
+** in the kernels (odb_kxsum, through the link of odb_dist_link.h), so no
+** reduction and no halo waits for a host; the loops here stay for the
+** pipelined BiCGStab and for ranks without the link.
+**
 ** Assumes: what odb_dist_gpu.cu assumes; b and x are the rank's nloc
 ** entries on the host. */
 #include <math.h>
@@ -25,6 +32,7 @@
 #include <cuda_runtime.h>
 
 #include "odb_cuda_check.h"
+#include "odb_dist_link.h"
 extern "C" {
 #include "odb_clock.h"
 #include "odb_dist_gpu.h"
@@ -292,6 +300,68 @@ out:
   return st;
 }
 
+/* {====== the scalar work on the device */
+
+typedef struct dev_ctx { odb_dsparse *A, *At; } dev_ctx;
+
+/* The fused loop's SpMV: A (trans 0) or A^T, exchange included. */
+static odb_status dev_spmv(void *c, int trans, const double *x, double *y) {
+  dev_ctx *d = (dev_ctx *)c;
+  return odb_dgpu_spmv(trans ? d->At : d->A, (double *)x, y);
+}
+
+extern "C" const char *odb_dgpu_krylov_control(const odb_dsparse *A, const odb_dsparse *At, int m) {
+  const char *e = getenv("ODEBENCH_GPU_LINK");
+  if (m == ODB_DKRY_PBICGSTAB || (e && strcmp(e, "off") == 0)) return "host";
+  if (A->size == 1) return "device";
+  if (!odb_dgpu_xsum(A)) return "host";
+  if (m == ODB_DKRY_QMR && (!At || !odb_dgpu_xsum(At))) return "host";
+  return "device";
+}
+
+/* The solve with the state on the device: v0 holds nvec vectors of ext
+   entries, b and x are set; ks the host's fresh state, then the final
+   one, hist its history. */
+static odb_status dev_solve(odb_dsparse *A, odb_dsparse *At, int m, double *v0, long ext, double *b,
+                            double *x, kstate *ks, double *hist, double *seconds) {
+  int qmr = m == ODB_DKRY_QMR, X = qmr ? 10 : 6, nv = qmr ? 11 : 6;
+  long n = A->nloc;
+  dev_ctx dc = {A, At};
+  fz_ws fw;
+  odb_status st = ODB_OK;
+  memset(&fw, 0, sizeof fw);
+  for (int i = 0; i < nv; i++) fw.v[i < X ? i : 12] = v0 + (size_t)i * ext;
+  fw.v[X] = x;
+  fw.v[X + 1] = b;
+  fw.spmv = dev_spmv;
+  fw.ctx = &dc;
+  fw.xs = odb_dgpu_xsum(A);
+  if ((st = dalloc(&fw.st, sizeof(kstate), "solver state")) != ODB_OK ||
+      (st = dalloc(&fw.hist, (size_t)(ks->maxit + 2) * sizeof(double), "residual history")) != ODB_OK ||
+      (st = red_alloc(&fw.red, n, sm_count())) != ODB_OK)
+    goto out;
+  CUTRY(cudaMallocHost((void **)&fw.pin, 2 * sizeof(kstate)));
+  CUTRY(cudaEventCreateWithFlags(&fw.ev[0], cudaEventDisableTiming));
+  CUTRY(cudaEventCreateWithFlags(&fw.ev[1], cudaEventDisableTiming));
+  {
+    double t0 = odb_clock_now();
+    st = fz_loop(&fw, qmr ? ODB_KRYLOV_QMR : ODB_KRYLOV_BICGSTAB, n, ks);
+    if (st == ODB_OK) CUTRY(cudaStreamSynchronize(cudaStreamLegacy));
+    *seconds = odb_clock_since(t0);
+  }
+  if (st != ODB_OK) goto out;
+  TRY(odb_dgpu_link_check(A, qmr ? "D:qmr" : "D:bicgstab"));
+  if (qmr) TRY(odb_dgpu_link_check(At, "D:qmr"));
+  CUTRY(cudaMemcpy(ks, fw.st, sizeof *ks, cudaMemcpyDeviceToHost));
+  CUTRY(cudaMemcpy(hist, fw.hist, (size_t)ks->nhist * sizeof(double), cudaMemcpyDeviceToHost));
+out:
+  for (int i = 0; i < 14; i++) fw.v[i] = NULL;   /* the caller's */
+  fz_free(&fw);
+  return st;
+}
+
+/* }====== */
+
 odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double *bh, double *xh,
                            const odb_krylov_opts *o, int replace, odb_krylov_result *res,
                            double *seconds) {
@@ -301,7 +371,8 @@ odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double 
   long n = A->nloc, ext = n + A->nghost;
   if (At && n + At->nghost > ext) ext = n + At->nghost;
   if (ext < 1) ext = 1;
-  int nvec = m == ODB_DKRY_QMR ? 10 : m == ODB_DKRY_PBICGSTAB ? 11 : 6;
+  int dev = strcmp(odb_dgpu_krylov_control(A, At, m), "device") == 0;
+  int nvec = m == ODB_DKRY_QMR ? 10 + dev : m == ODB_DKRY_PBICGSTAB ? 11 : 6;
   size_t nb = (size_t)n * sizeof(double);
   kstate ks;
   memset(&ws, 0, sizeof ws);
@@ -340,12 +411,16 @@ odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double 
     double bn = sqrt(sum[0]);
     if (bn == 0.0) bn = 1.0;
     ks = ks_new(bn, o);
-    double t0 = odb_clock_now();
-    if (m == ODB_DKRY_QMR) st = qmr(A, At, w, b, x, &ks, res->history, vecs, ext);
-    else if (m == ODB_DKRY_PBICGSTAB) st = pbicgstab(A, w, b, x, &ks, res->history, vecs, ext, replace);
-    else st = bicgstab(A, w, b, x, &ks, res->history, vecs, ext);
-    if (st == ODB_OK) CUTRY(cudaStreamSynchronize(cudaStreamLegacy));
-    *seconds = odb_clock_since(t0);
+    if (dev) {
+      st = dev_solve(A, At, m, vecs, ext, b, x, &ks, res->history, seconds);
+    } else {
+      double t0 = odb_clock_now();
+      if (m == ODB_DKRY_QMR) st = qmr(A, At, w, b, x, &ks, res->history, vecs, ext);
+      else if (m == ODB_DKRY_PBICGSTAB) st = pbicgstab(A, w, b, x, &ks, res->history, vecs, ext, replace);
+      else st = bicgstab(A, w, b, x, &ks, res->history, vecs, ext);
+      if (st == ODB_OK) CUTRY(cudaStreamSynchronize(cudaStreamLegacy));
+      *seconds = odb_clock_since(t0);
+    }
     if (st != ODB_OK) goto out;
     if (nb) CUTRY(cudaMemcpy(xh, x, nb, cudaMemcpyDeviceToHost));
     /* the true residual, with a distributed SpMV */

@@ -9,7 +9,8 @@
 
 /* r = b - r (r holds A x0), rhat = r, p = v = 0; r.r -> bicg_init. */
 __global__ void fb_init(long n, const double *b, double *r, double *rh, double *p, double *v,
-                        kstate *st, double *hist, double *part, unsigned *ticket) {
+                        kstate *st, double *hist, double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   double a[3] = {0.0, 0.0, 0.0};
   GSTRIDE(i, n) {
@@ -17,7 +18,7 @@ __global__ void fb_init(long n, const double *b, double *r, double *rh, double *
     r[i] = ri; rh[i] = ri; p[i] = 0.0; v[i] = 0.0;
     a[0] += ri * ri;
   }
-  if (red_last(a, 1, part, ticket, red) && threadIdx.x == 0) bicg_init(st, hist, a[0]);
+  if (red_last(a, 1, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 1, st)) bicg_init(st, hist, a[0]);
 }
 
 /* p = r + beta (p - omega v). */
@@ -28,37 +29,41 @@ __global__ void fb_p(long n, const kstate *st, const double *r, double *p, const
 }
 
 /* rhat.v and v.v -> alpha. */
-__global__ void fb_v(long n, kstate *st, const double *rh, const double *v, double *part, unsigned *ticket) {
+__global__ void fb_v(long n, kstate *st, const double *rh, const double *v, double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   if (st->outcome != KS_RUN) return;
   double a[3] = {0.0, 0.0, 0.0};
   GSTRIDE(i, n) { a[0] += rh[i] * v[i]; a[1] += v[i] * v[i]; }
-  if (red_last(a, 2, part, ticket, red) && threadIdx.x == 0) bicg_after_v(st, a[0], a[1]);
+  if (red_last(a, 2, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 2, st)) bicg_after_v(st, a[0], a[1]);
 }
 
 /* s = r - alpha v and s.s. */
 __global__ void fb_s(long n, kstate *st, double *hist, const double *r, const double *v, double *s,
-                     double *part, unsigned *ticket) {
+                     double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   if (st->outcome != KS_RUN) return;
   double alpha = st->alpha, a[3] = {0.0, 0.0, 0.0};
   GSTRIDE(i, n) { double si = r[i] - alpha * v[i]; s[i] = si; a[0] += si * si; }
-  if (red_last(a, 1, part, ticket, red) && threadIdx.x == 0) bicg_after_s(st, hist, a[0]);
+  if (red_last(a, 1, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 1, st)) bicg_after_s(st, hist, a[0]);
 }
 
 /* t.t and t.s -> omega. */
-__global__ void fb_t(long n, kstate *st, const double *t, const double *s, double *part, unsigned *ticket) {
+__global__ void fb_t(long n, kstate *st, const double *t, const double *s, double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   if (st->outcome != KS_RUN) return;
   double a[3] = {0.0, 0.0, 0.0};
   GSTRIDE(i, n) { a[0] += t[i] * t[i]; a[1] += t[i] * s[i]; }
-  if (red_last(a, 2, part, ticket, red) && threadIdx.x == 0) bicg_after_t(st, a[0], a[1]);
+  if (red_last(a, 2, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 2, st)) bicg_after_t(st, a[0], a[1]);
 }
 
 /* x += alpha p + omega s, r = s - omega t, r.r and rhat.r -> next rho;
 ** or, converged on s (half == 1), x += alpha p once. */
 __global__ void fb_xr(long n, kstate *st, double *hist, double *x, const double *p, const double *s,
-                      const double *t, double *r, const double *rh, double *part, unsigned *ticket) {
+                      const double *t, double *r, const double *rh, double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   int half = st->half;
   if (st->outcome != KS_RUN && half != 1) return;
@@ -74,12 +79,13 @@ __global__ void fb_xr(long n, kstate *st, double *hist, double *x, const double 
     r[i] = ri;
     a[0] += ri * ri; a[1] += rh[i] * ri;
   }
-  if (red_last(a, 2, part, ticket, red) && threadIdx.x == 0) bicg_end(st, hist, a[0], a[1]);
+  if (red_last(a, 2, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 2, st)) bicg_end(st, hist, a[0], a[1]);
 }
 
 /* QMR: r = b - r, vt = wt = r, p = q = d = s = 0; r.r -> qmr_init. */
 __global__ void fq_init(long n, const double *b, double *r, double *vt, double *wt, double *p, double *q,
-                        double *d, double *s, kstate *st, double *hist, double *part, unsigned *ticket) {
+                        double *d, double *s, kstate *st, double *hist, double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   double a[3] = {0.0, 0.0, 0.0};
   GSTRIDE(i, n) {
@@ -88,7 +94,7 @@ __global__ void fq_init(long n, const double *b, double *r, double *vt, double *
     p[i] = q[i] = d[i] = s[i] = 0.0;
     a[0] += ri * ri;
   }
-  if (red_last(a, 1, part, ticket, red) && threadIdx.x == 0) qmr_init(st, hist, a[0]);
+  if (red_last(a, 1, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 1, st)) qmr_init(st, hist, a[0]);
 }
 
 /* v = vt / rho, w = wt / xi, p = v - cp p, q = w - cq q. */
@@ -105,17 +111,19 @@ __global__ void fq_pq(long n, const kstate *st, const double *vt, const double *
 }
 
 /* q.pt, q.q, pt.pt -> eps, beta. */
-__global__ void fq_pt(long n, kstate *st, const double *q, const double *pt, double *part, unsigned *ticket) {
+__global__ void fq_pt(long n, kstate *st, const double *q, const double *pt, double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   if (st->outcome != KS_RUN) return;
   double a[3] = {0.0, 0.0, 0.0};
   GSTRIDE(i, n) { a[0] += q[i] * pt[i]; a[1] += q[i] * q[i]; a[2] += pt[i] * pt[i]; }
-  if (red_last(a, 3, part, ticket, red) && threadIdx.x == 0) qmr_after_pt(st, a[0], a[1], a[2]);
+  if (red_last(a, 3, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 3, st)) qmr_after_pt(st, a[0], a[1], a[2]);
 }
 
 /* vt = pt - beta v, wt = A^T q - beta w; vt.vt, wt.wt, wt.vt. */
 __global__ void fq_vw(long n, kstate *st, const double *pt, const double *v, const double *atq,
-                      const double *w, double *vt, double *wt, double *part, unsigned *ticket) {
+                      const double *w, double *vt, double *wt, double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   if (st->outcome != KS_RUN) return;
   double beta = st->qbeta, a[3] = {0.0, 0.0, 0.0};
@@ -124,12 +132,13 @@ __global__ void fq_vw(long n, kstate *st, const double *pt, const double *v, con
     vt[i] = vti; wt[i] = wti;
     a[0] += vti * vti; a[1] += wti * wti; a[2] += wti * vti;
   }
-  if (red_last(a, 3, part, ticket, red) && threadIdx.x == 0) qmr_after_vw(st, a[0], a[1], a[2]);
+  if (red_last(a, 3, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 3, st)) qmr_after_vw(st, a[0], a[1], a[2]);
 }
 
 /* d = eta p + c d, s = eta pt + c s, x += d, r -= s; r.r. */
 __global__ void fq_upd(long n, kstate *st, double *hist, const double *p, const double *pt, double *d,
-                       double *s, double *x, double *r, double *part, unsigned *ticket) {
+                       double *s, double *x, double *r, double *part, unsigned *ticket,
+                       const odb_kxsum *xs) {
   __shared__ double red[96];
   if (st->outcome != KS_RUN) return;
   double eta = st->eta, c = st->c, a[3] = {0.0, 0.0, 0.0};
@@ -141,7 +150,7 @@ __global__ void fq_upd(long n, kstate *st, double *hist, const double *p, const 
     r[i] = ri;
     a[0] += ri * ri;
   }
-  if (red_last(a, 1, part, ticket, red) && threadIdx.x == 0) qmr_end(st, hist, a[0]);
+  if (red_last(a, 1, part, ticket, red) && threadIdx.x == 0 && !kx_allsum(xs, a, 1, st)) qmr_end(st, hist, a[0]);
 }
 
 /* }====== */
@@ -163,6 +172,13 @@ void fz_free(fz_ws *w) {
 /* Launch check after a fused kernel. */
 #define FZ_CHECK() ODB_CUDA_CHECK(cudaGetLastError())
 
+/* y = A x (trans 0) or A^T x (1): the GPU ranks' exchange and SpMV where
+   w->spmv is set, else our SpMV of g or gt. */
+static odb_status fz_spmv(fz_ws *w, int trans, const double *x, double *y) {
+  if (w->spmv) return w->spmv(w->ctx, trans, x, y);
+  return odb_sparse_gpu_spmv(trans ? w->gt : w->g, x, y);
+}
+
 /* One BiCGStab iteration's launches. Vectors: 0 r, 1 rhat, 2 p, 3 v, 4 s, 5 t, 6 x, 7 b. */
 static odb_status fz_bicg_iter(fz_ws *w, long n) {
   enum { R, RH, P, V, S, T, X };
@@ -171,15 +187,15 @@ static odb_status fz_bicg_iter(fz_ws *w, long n) {
   unsigned *tk = w->red.ticket;
   fb_p<<<G, FB>>>(n, w->st, w->v[R], w->v[P], w->v[V]);
   FZ_CHECK();
-  ODB_TRY(odb_sparse_gpu_spmv(w->g, w->v[P], w->v[V]));
-  fb_v<<<G, FB>>>(n, w->st, w->v[RH], w->v[V], pa, tk);
+  ODB_TRY(fz_spmv(w, 0, w->v[P], w->v[V]));
+  fb_v<<<G, FB>>>(n, w->st, w->v[RH], w->v[V], pa, tk, w->xs);
   FZ_CHECK();
-  fb_s<<<G, FB>>>(n, w->st, w->hist, w->v[R], w->v[V], w->v[S], pa, tk);
+  fb_s<<<G, FB>>>(n, w->st, w->hist, w->v[R], w->v[V], w->v[S], pa, tk, w->xs);
   FZ_CHECK();
-  ODB_TRY(odb_sparse_gpu_spmv(w->g, w->v[S], w->v[T]));
-  fb_t<<<G, FB>>>(n, w->st, w->v[T], w->v[S], pa, tk);
+  ODB_TRY(fz_spmv(w, 0, w->v[S], w->v[T]));
+  fb_t<<<G, FB>>>(n, w->st, w->v[T], w->v[S], pa, tk, w->xs);
   FZ_CHECK();
-  fb_xr<<<G, FB>>>(n, w->st, w->hist, w->v[X], w->v[P], w->v[S], w->v[T], w->v[R], w->v[RH], pa, tk);
+  fb_xr<<<G, FB>>>(n, w->st, w->hist, w->v[X], w->v[P], w->v[S], w->v[T], w->v[R], w->v[RH], pa, tk, w->xs);
   FZ_CHECK();
   return ODB_OK;
 }
@@ -193,33 +209,48 @@ static odb_status fz_qmr_iter(fz_ws *w, long n) {
   unsigned *tk = w->red.ticket;
   fq_pq<<<G, FB>>>(n, w->st, w->v[VT], w->v[WT], w->v[V], w->v[W], w->v[P], w->v[Q]);
   FZ_CHECK();
-  ODB_TRY(odb_sparse_gpu_spmv(w->g, w->v[P], w->v[PT]));
-  ODB_TRY(odb_sparse_gpu_spmv(w->gt, w->v[Q], w->v[ATQ]));
-  fq_pt<<<G, FB>>>(n, w->st, w->v[Q], w->v[PT], pa, tk);
+  ODB_TRY(fz_spmv(w, 0, w->v[P], w->v[PT]));
+  ODB_TRY(fz_spmv(w, 1, w->v[Q], w->v[ATQ]));
+  fq_pt<<<G, FB>>>(n, w->st, w->v[Q], w->v[PT], pa, tk, w->xs);
   FZ_CHECK();
-  fq_vw<<<G, FB>>>(n, w->st, w->v[PT], w->v[V], w->v[ATQ], w->v[W], w->v[VT], w->v[WT], pa, tk);
+  fq_vw<<<G, FB>>>(n, w->st, w->v[PT], w->v[V], w->v[ATQ], w->v[W], w->v[VT], w->v[WT], pa, tk, w->xs);
   FZ_CHECK();
-  fq_upd<<<G, FB>>>(n, w->st, w->hist, w->v[P], w->v[PT], w->v[D], w->v[S], w->v[X], w->v[R], pa, tk);
+  fq_upd<<<G, FB>>>(n, w->st, w->hist, w->v[P], w->v[PT], w->v[D], w->v[S], w->v[X], w->v[R], pa, tk, w->xs);
   FZ_CHECK();
   return ODB_OK;
 }
 
+/* Whether the host should wait for the iteration just queued before it
+   queues another: s is the state after the iteration before it (the
+   solve still running), prev the residual of the one before that (0:
+   none). Yes when the residual, falling as it fell last, or the
+   iteration count would end the solve within that iteration: a wait
+   then costs one round trip, and queueing past the end two SpMVs. The
+   same on every GPU rank (they hold the same state bits). */
+static int fz_near_end(const kstate *s, double prev) {
+  if (s->it + 1 >= s->maxit) return 1;
+  return prev > 0.0 && s->rel < prev && s->rel * (s->rel / prev) <= 2.0 * s->tol;
+}
+
 /* The initial residual and state; then iterations, each followed by an
 ** asynchronous copy of the state; the host looks at iteration k-1's copy
-** after queueing iteration k, so at most one iteration runs past the end
-** (its kernels find the solve stopped and return; only its two SpMVs run). */
-static odb_status fz_loop(fz_ws *w, odb_krylov_method m, long n, const kstate *s0) {
+** after queueing iteration k, and where that copy says the end is near
+** (fz_near_end) at iteration k's too, so at most one iteration runs past
+** the end (its kernels find the solve stopped and return; only its two
+** SpMVs run), and only where the residual fell faster than it had. */
+odb_status fz_loop(fz_ws *w, odb_krylov_method m, long n, const kstate *s0) {
   int qmr = m == ODB_KRYLOV_QMR, X = qmr ? 10 : 6, B = X + 1;
   int G = w->red.grid;
+  double prev = 0.0;
   kstate s;
   ODB_CUDA_CHECK(cudaMemcpy(w->st, s0, sizeof *s0, cudaMemcpyHostToDevice));
-  ODB_TRY(odb_sparse_gpu_spmv(w->g, w->v[X], w->v[0]));
+  ODB_TRY(fz_spmv(w, 0, w->v[X], w->v[0]));
   if (qmr)
     fq_init<<<G, FB>>>(n, w->v[B], w->v[0], w->v[1], w->v[2], w->v[5], w->v[6], w->v[8], w->v[9], w->st,
-                       w->hist, w->red.part, w->red.ticket);
+                       w->hist, w->red.part, w->red.ticket, w->xs);
   else
     fb_init<<<G, FB>>>(n, w->v[B], w->v[0], w->v[1], w->v[2], w->v[3], w->st, w->hist, w->red.part,
-                       w->red.ticket);
+                       w->red.ticket, w->xs);
   FZ_CHECK();
   ODB_CUDA_CHECK(cudaMemcpy(&s, w->st, sizeof s, cudaMemcpyDeviceToHost));
   if (s.outcome != KS_RUN) return ODB_OK;
@@ -227,10 +258,17 @@ static odb_status fz_loop(fz_ws *w, odb_krylov_method m, long n, const kstate *s
     ODB_TRY(qmr ? fz_qmr_iter(w, n) : fz_bicg_iter(w, n));
     ODB_CUDA_CHECK(cudaMemcpyAsync(&w->pin[k & 1], w->st, sizeof(kstate), cudaMemcpyDeviceToHost, 0));
     ODB_CUDA_CHECK(cudaEventRecord(w->ev[k & 1], 0));
+    const kstate *last = &s;             /* iteration k-1's state */
     if (k >= 2) {
       ODB_CUDA_CHECK(cudaEventSynchronize(w->ev[(k - 1) & 1]));
-      if (w->pin[(k - 1) & 1].outcome != KS_RUN) break;
+      last = &w->pin[(k - 1) & 1];
+      if (last->outcome != KS_RUN) break;
     }
+    if (fz_near_end(last, prev)) {
+      ODB_CUDA_CHECK(cudaEventSynchronize(w->ev[k & 1]));
+      if (w->pin[k & 1].outcome != KS_RUN) break;
+    }
+    prev = last->rel;
   }
   return ODB_OK;
 }

@@ -113,6 +113,76 @@ __device__ static inline unsigned long long gtimer(void) {
 
 /* }====== */
 
+/* {====== sums across the GPUs of one host
+**
+** The fused kernels of GPU ranks that each drive a GPU of their own on one
+** host (dist/sparse/odb_dist_link.cu sets this up): the thread that holds
+** a rank's sums of a group writes them into a slot of every other rank's
+** mailbox, waits for theirs in its own, and adds all of them in rank
+** order from 0, so that every rank gets the same bits and the state
+** machine takes the same decisions on every GPU with no host round trip.
+** A slot is written before its seq (a system fence between); two
+** parities suffice because a rank cannot start reduction j + 2 before
+** every rank has finished j + 1, hence read j.
+*/
+enum { KX_MAX = 8 };               /* ranks at most */
+
+typedef struct kx_slot {
+  double v[4];
+  long long seq, pad_;             /* the reduction's number, after v */
+} kx_slot;
+
+typedef struct odb_kxsum {
+  kx_slot *box[KX_MAX];            /* rank q's slots [parity][from rank], mapped */
+  long long *seq;                  /* reductions this rank has made */
+  unsigned *fail;                  /* set when a rank did not answer in time */
+  long long timeout_ns;
+  int rank, size;
+} odb_kxsum;
+
+/* v[0..nr) replaced by its sum over the ranks (xs NULL: one GPU, left
+** as is). Called by the one thread that holds the rank's sums. A rank
+** that did not answer within timeout_ns, now or before: xs->fail set,
+** the solve stopped as a breakdown, and 1 returned (the host reports the
+** lost rank, odb_dist_link.h). */
+__device__ static int kx_allsum(const odb_kxsum *xs, double *v, int nr, kstate *st) {
+  if (!xs) return 0;
+  if (*(volatile unsigned *)xs->fail) {
+    ks_break(st, ODB_KRY_BREAKDOWN_OTHER);
+    return 1;
+  }
+  const long long seq = *xs->seq + 1;
+  const int par = (int)(seq & 1), me = xs->rank, R = xs->size;
+  double s[4] = {0.0, 0.0, 0.0, 0.0};
+  *xs->seq = seq;
+  for (int q = 0; q < R; q++)
+    if (q != me)
+      for (int j = 0; j < nr; j++) xs->box[q][par * KX_MAX + me].v[j] = v[j];
+  __threadfence_system();
+  for (int q = 0; q < R; q++)
+    if (q != me) *(volatile long long *)&xs->box[q][par * KX_MAX + me].seq = seq;
+  const unsigned long long t0 = gtimer();
+  for (int q = 0; q < R; q++) {
+    if (q == me) {
+      for (int j = 0; j < nr; j++) s[j] += v[j];
+      continue;
+    }
+    const kx_slot *in = xs->box[me] + par * KX_MAX + q;
+    while (*(const volatile long long *)&in->seq != seq)
+      if ((long long)(gtimer() - t0) > xs->timeout_ns) {
+        atomicOr(xs->fail, 1u);
+        ks_break(st, ODB_KRY_BREAKDOWN_OTHER);
+        return 1;
+      }
+    __threadfence_system();
+    for (int j = 0; j < nr; j++) s[j] += *(const volatile double *)&in->v[j];
+  }
+  for (int j = 0; j < nr; j++) v[j] = s[j];
+  return 0;
+}
+
+/* }====== */
+
 /* {====== the persistent kernel's arguments */
 
 /* Everything the persistent kernel reads; passed by value. */
@@ -211,11 +281,25 @@ typedef struct fz_ws {
   kstate *pin;                   /* pinned, 2 */
   cudaEvent_t ev[2];
   red_scratch red;
+  /* GPU ranks (dist/sparse/odb_dist_krylov_gpu.cu): y = A x (trans 0)
+     or A^T x (1) through spmv(ctx, ...) instead of g and gt, and the
+     sums of every group over the ranks (xs, device memory); NULL: one
+     GPU */
+  odb_status (*spmv)(void *ctx, int trans, const double *x, double *y);
+  void *ctx;
+  const odb_kxsum *xs;
 } fz_ws;
 
 void fz_free(fz_ws *w);
 odb_status fz_run(fz_ws *w, const odb_sparse *A, odb_krylov_method m, const double *b, double *x,
                          kout *o);
+/* The solve on a workspace whose vectors (BiCGStab: 0 r, 1 rhat, 2 p,
+** 3 v, 4 s, 5 t, 6 x, 7 b; QMR: 0 r, 1 vt, 2 wt, 3 v, 4 w, 5 p, 6 q,
+** 7 pt, 8 d, 9 s, 10 x, 11 b, 12 A^T q), state, history, pinned copies,
+** events and reduction scratch are made, x and b set: the state s0 to the
+** device, then the iterations, the host polling the state. n rows. Does
+** not wait for the last iteration. */
+odb_status fz_loop(fz_ws *w, odb_krylov_method m, long n, const kstate *s0);
 
 /* impl "persistent" (odb_krylov_persistent.cu) */
 /* A launch shape of the persistent kernel. */
