@@ -14,30 +14,12 @@
 #include <cuda_runtime.h>
 
 #include "odb_cuda_check.h"
+#include "odb_dist_wait.cuh"
 extern "C" {
 #include "dist_gpu_link.h"
 }
 
 enum { XCHG_THREADS = 256, XCHG_BLOCKS = 264 };
-
-static __device__ __forceinline__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-/* Waits until *w >= e; 0 when it came, else 1 with box->fail set. */
-static __device__ int wait_for(const unsigned long long *w,
-                               unsigned long long e, dgl_box *box,
-                               long long timeout_ns) {
-  const unsigned long long t0 = now_ns();
-  while (*(const volatile unsigned long long *)w < e)
-    if ((long long)(now_ns() - t0) > timeout_ns) {
-      atomicOr(&box->fail, 1u);
-      return 1;
-    }
-  return 0;
-}
 
 /* The exchange (dist_gpu_link.h). */
 __global__ void __launch_bounds__(XCHG_THREADS) k_xchg(const dgl_xchg a) {
@@ -62,7 +44,7 @@ __global__ void __launch_bounds__(XCHG_THREADS) k_xchg(const dgl_xchg a) {
           *(volatile unsigned long long *)a.ready_to[i] = e;
     }
     for (int i = 0; i < 2 && !lost; ++i)
-      if (a.src[i][0]) lost = wait_for(&box->ready[i], e, box, a.timeout_ns);
+      if (a.src[i][0]) lost = odb_dwait_ge(&box->ready[i], e, &box->fail, a.timeout_ns);
     __threadfence_system();
   }
   __syncthreads();
@@ -87,7 +69,7 @@ __global__ void __launch_bounds__(XCHG_THREADS) k_xchg(const dgl_xchg a) {
   for (int i = 0; i < 2; ++i)
     if (a.copied_to[i]) *(volatile unsigned long long *)a.copied_to[i] = e;
   for (int i = 0; i < 2; ++i)
-    if (a.src[i][0] && wait_for(&box->copied[i], e, box, a.timeout_ns)) break;
+    if (a.src[i][0] && odb_dwait_ge(&box->copied[i], e, &box->fail, a.timeout_ns)) break;
   box->xchg = e;
   box->ticket = 0u;
 }

@@ -18,6 +18,7 @@
 
 #include "odb_cuda_check.h"
 #include "odb_dist_link.h"
+#include "odb_dist_wait.cuh"
 /* odb_dist.h includes mpi.h in MPI builds: its C interface only */
 #define OMPI_SKIP_MPICXX 1
 extern "C" {
@@ -76,25 +77,6 @@ struct odb_dlink {
 
 /* {====== the kernels */
 
-static __device__ __forceinline__ unsigned long long dl_now() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-/* Waits until *w >= e; 0 when it came, 1 (box->fail set) when it did not
-   within timeout_ns. */
-static __device__ int dl_wait(const unsigned long long *w, unsigned long long e, dl_box *box,
-                              long long timeout_ns) {
-  const unsigned long long t0 = dl_now();
-  while (*(const volatile unsigned long long *)w < e)
-    if ((long long)(dl_now() - t0) > timeout_ns) {
-      atomicOr(&box->fail, 1u);
-      return 1;
-    }
-  return 0;
-}
-
 /* out[i] = x[idx[i]]; the last block tells the ranks this rank sends to
    that exchange e is in its send buffer. */
 __global__ void __launch_bounds__(LT) k_dlpack(const dl_pack a, const double *__restrict__ x,
@@ -125,7 +107,8 @@ __global__ void __launch_bounds__(LT) k_dlfetch(const dl_fetch a, double *__rest
   dl_box *const box = a.box;
   if (threadIdx.x == 0) {
     lost = *(volatile unsigned *)&box->fail != 0;
-    for (int j = 0; j < a.nfrom && !lost; j++) lost = dl_wait(&box->ready[a.from[j]], e, box, a.timeout_ns);
+    for (int j = 0; j < a.nfrom && !lost; j++)
+      lost = odb_dwait_ge(&box->ready[a.from[j]], e, &box->fail, a.timeout_ns);
     __threadfence_system();
   }
   __syncthreads();
@@ -152,7 +135,7 @@ __global__ void __launch_bounds__(LT) k_dlfetch(const dl_fetch a, double *__rest
   if (!last || threadIdx.x != 0) return;
   for (int j = 0; j < a.nfrom; j++) *(volatile unsigned long long *)a.copied_to[j] = e;
   for (int k = 0; k < a.nto; k++)
-    if (dl_wait(&box->copied[a.to[k]], e, box, a.timeout_ns)) break;
+    if (odb_dwait_ge(&box->copied[a.to[k]], e, &box->fail, a.timeout_ns)) break;
   box->ticket[1] = 0u;
 }
 
