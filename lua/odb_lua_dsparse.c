@@ -137,9 +137,6 @@ int odbL_dmatrix(lua_State *L)
   if (want_petsc && !odb_dpetsc_available())
     return luaL_error(L, "ob.matrix: petsc = true: the PETSc peer is not in this build (configure with "
                       "-Dpeers=enabled, MPI and libpetsc-real-dev)");
-  if (gpu && f == ODB_FMT_BDIA && odb_dist_size() > 1)
-    return luaL_error(L, "ob.matrix: format 'bdia' on %d ranks: backend = \"cuda\" has no slab kernel; "
-                      "use backend = \"cpu\" or format 'csr', 'ell' or 'hyb'", odb_dist_size());
   dbuild *b = lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
   if (luaL_newmetatable(L, ODBL_DBUILD)) { lua_pushcfunction(L, dbuild_gc); lua_setfield(L, -2, "__gc"); }

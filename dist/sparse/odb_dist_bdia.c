@@ -263,6 +263,13 @@ void odb_dslab_spmv(const odb_dsparse *A, const double *x, double *y, int interi
   odb_bdia_spmv_slab(b, s->first, xlo, x, xhi, y, top, s->ncell, 0, 0);
 }
 
+void odb_dslab_geometry(const odb_dsparse *A, odb_dslab_geo *g)
+{
+  const odb_dslab *s = A->slab;
+  g->B = s->B; g->first = s->first; g->ncell = s->ncell; g->nlo = s->nlo;
+  g->blo = s->blo; g->bhi = s->bhi; g->nwl = s->nwl;
+}
+
 double odb_dslab_bytes(const odb_dsparse *A)
 {
   return (double)odb_sparse_bytes(A->slab->B);

@@ -29,6 +29,9 @@ extern "C" {
 
 struct odb_dgpu {
   odb_sparse_gpu *Ai, *Ab;     /* interior and boundary parts (NULL: none) */
+  odb_sparse_gpu *S;           /* Bdia on a slab of planes: its Bdia (Ai and
+                                  Ab NULL) */
+  odb_dslab_geo sg;            /* and its geometry */
   int32_t *didx;               /* send_idx on the device */
   double *dsend, *drecv;       /* packed values, ghosts (CUDA-aware MPI) */
   double *dx, *dy;             /* the SpMV of host vectors, D:bench */
@@ -116,6 +119,7 @@ void odb_dgpu_free(odb_dsparse *A) {
   }
   odb_sparse_gpu_free(g->Ai);
   odb_sparse_gpu_free(g->Ab);
+  odb_sparse_gpu_free(g->S);
   cudaFree(g->didx); cudaFree(g->dx); cudaFree(g->dy);
   if (g->has_stream) { (void)cudaStreamSynchronize(g->halo); cudaStreamDestroy(g->halo); }
   if (g->has_ready) cudaEventDestroy(g->ready);
@@ -150,6 +154,16 @@ odb_status odb_dgpu_attach(odb_dsparse *A) {
   A->gpu_free = odb_dgpu_free;
   g->aware = odb_dsparse_cuda_aware();
   if ((st = part_up(A->Ai, &g->Ai, g)) != ODB_OK || (st = part_up(A->Ab, &g->Ab, g)) != ODB_OK) goto fail;
+  if (A->slab) {   /* a rank without planes has no cells and no wells */
+    odb_dslab_geometry(A, &g->sg);
+    if (g->sg.ncell > 0 && (st = part_up(g->sg.B, &g->S, g)) != ODB_OK) goto fail;
+  }
+  /* Bdia's launch options tuned for its shape (kept per process, so once
+     a shape); a failed tuning keeps the defaults */
+  {
+    odb_sparse_gpu *bd = g->S ? g->S : g->Ai && g->Ai->fmt == ODB_FMT_BDIA ? g->Ai : NULL;
+    if (bd && !odb_sparse_gpu_is_tuned(bd) && odb_sparse_gpu_tune(bd, 5, NULL) != ODB_OK) odb_clear_error();
+  }
   if ((st = dev_alloc((void **)&g->didx, (size_t)ns * sizeof *g->didx, g, "send indices")) != ODB_OK ||
       (st = dev_alloc((void **)&g->dsend, (size_t)ns * sizeof(double), g, "send buffer")) != ODB_OK ||
       (st = dev_alloc((void **)&g->drecv, (size_t)ng * sizeof(double), g, "receive buffer")) != ODB_OK ||
@@ -195,15 +209,34 @@ static odb_status cuda_broke(odb_dsparse *A, cudaError_t e, const char *call, in
 }
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_broke(A, e_, #call, __LINE__); } while (0)
 
+/* The rows that read no ghost (interior 1: a slab's inner cells and its
+   wells), or those that do (0), on the legacy stream. */
+static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int interior) {
+  odb_dgpu *g = A->gpu;
+  odb_status st = ODB_OK;
+  if (g->S) {
+    const odb_dslab_geo *s = &g->sg;
+    const double *xg = dx + A->nloc + s->nlo;
+    long top = s->ncell - s->bhi;
+    if (interior) st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, s->blo, top, 1);
+    else if ((st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, 0, s->blo, 0)) == ODB_OK)
+      st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, top, s->ncell, 0);
+  } else if (interior) {
+    if (g->Ai) st = odb_sparse_gpu_spmv(g->Ai, dx, dy);
+  } else if (g->Ab) {
+    st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint);
+  }
+  return st == ODB_OK ? st : odb_dsparse_fail(A, st, 1);
+}
+
 odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
   odb_dgpu *g = A->gpu;
   odb_status st;
   if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
   long ns = A->send_off[A->nsend], ng = A->nghost;
   if (A->nsend + A->nrecv == 0) {     /* one rank, or a rank with no neighbour */
-    if (g->Ai && (st = odb_sparse_gpu_spmv(g->Ai, dx, dy)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
-    if (g->Ab && (st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
-    return ODB_OK;
+    ODB_TRY(rows(A, dx, dy, 1));
+    return rows(A, dx, dy, 0);
   }
   if (g->link) {
     /* the link: pack and signal on the legacy stream, the fetch beside
@@ -213,10 +246,9 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
     CK(cudaStreamWaitEvent(g->halo, g->ready, 0));
     if ((st = odb_dlink_fetch(g->link, dx, g->halo)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
     CK(cudaEventRecord(g->ghosts, g->halo));
-    if (g->Ai && (st = odb_sparse_gpu_spmv(g->Ai, dx, dy)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+    ODB_TRY(rows(A, dx, dy, 1));
     CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
-    if (g->Ab && (st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
-    return ODB_OK;
+    return rows(A, dx, dy, 0);
   }
   /* the pack reads x once the legacy stream has written it */
   CK(cudaEventRecord(g->ready, cudaStreamLegacy));
@@ -229,7 +261,7 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
   }
   /* the interior rows read only owned values: they run beside the pack
      and the exchange */
-  if (g->Ai && (st = odb_sparse_gpu_spmv(g->Ai, dx, dy)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
+  ODB_TRY(rows(A, dx, dy, 1));
   CK(cudaStreamSynchronize(g->halo));
   if ((st = odb_dsparse_halo_post(A, g->aware ? g->drecv : A->recv_buf,
                                   g->aware ? g->dsend : A->send_buf)) != ODB_OK) return st;
@@ -240,8 +272,7 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
     CK(cudaEventRecord(g->ghosts, g->halo));
     CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
   }
-  if (g->Ab && (st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
-  return ODB_OK;
+  return rows(A, dx, dy, 0);
 }
 
 /* After a wait for the legacy stream: the halo stream's fetch has ended

@@ -228,6 +228,16 @@ void odb_dslab_free(struct odb_dslab *s);
    1), or on its two boundary groups of cells with the ghosts in
    A->recv_buf (interior 0). */
 void odb_dslab_spmv(const odb_dsparse *A, const double *x, double *y, int interior);
+/* What a GPU rank's slab SpMV needs of A's slab (odb_dist_gpu.cu): its
+   Bdia, its first cell in the grid and its cells, the ghosts below (the
+   first nlo of the receive buffer), the blo cells at its low end and the
+   bhi at its high end that read ghosts, and its wells. */
+typedef struct odb_dslab_geo {
+  const odb_sparse *B;
+  long first, ncell, nlo, blo, bhi;
+  int nwl;
+} odb_dslab_geo;
+void odb_dslab_geometry(const odb_dsparse *A, odb_dslab_geo *g);
 /* Bytes of the slab's Bdia, and the fewest an SpMV moves on this rank
    (odb_dsparse_min_bytes's for a slab). */
 double odb_dslab_bytes(const odb_dsparse *A);

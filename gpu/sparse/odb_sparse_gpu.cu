@@ -160,12 +160,30 @@ __global__ void k_dia(long n, long ndiag, const int64_t *__restrict__ doff,
   }
 }
 
-/* Bdia geometry shared by the kernels. */
+/* Bdia geometry shared by the kernels. The stored cells are the grid's
+** first .. first + M - 1 (the whole grid, or a rank's slab of planes:
+** odb_sparse_gpu_bdia_slab); x holds their values (M k columns from
+** column c0 = first k), and a slab's ghosts are at xg: xg[-1] is the
+** column just below the slab, xg[0] the one just above. A launch computes
+** the stored cells [m0, m1). */
 typedef struct bdia_geo {
   long M, Mk, J, JH;
   int half;     /* GH-h */
   int Bc;       /* cells per tile */
+  long first, c0, Mkl;   /* first cell; its first column; M k */
+  long m0, m1;
+  const double *xg;      /* NULL: the whole grid (no column lies outside x) */
 } bdia_geo;
+
+/* Column cc of the grid (Mk columns): 0 outside the grid, else from the
+   stored cells' x or, on a slab, its ghosts. */
+__device__ __forceinline__ double xcol(const bdia_geo &g, const double *__restrict__ x, long cc) {
+  if (cc < 0 || cc >= g.Mk) return 0.0;
+  const long r = cc - g.c0;
+  if (r < 0) return __ldg(g.xg + r);
+  if (r >= g.Mkl) return __ldg(g.xg + (r - g.Mkl));
+  return __ldg(x + r);
+}
 
 /* Block offset (cells) of slot u. */
 __device__ __forceinline__ long slot_off(const bdia_geo &g, int u) {
@@ -205,23 +223,20 @@ __global__ void k_bdia(bdia_geo g, const double *__restrict__ val,
   double *xs = sm + (size_t)Bc * K;
   const int Lc = Bc * K + 2 * H2;                  /* chunk of slots 0,1,5,6 */
   const int Lm = (Bc + 2) * K + 2 * H2;            /* chunk of slots 2,3,4 */
-  const long m0 = (long)blockIdx.x * Bc, m = m0 + lm;
+  const long m0 = g.m0 + (long)blockIdx.x * Bc, m = m0 + lm, gm0 = g.first + m0;
   if (SHX) {
     /* cooperative load of the tile's five x ranges */
-    const long start[5] = {(m0 - g.JH) * K - H2, (m0 - g.J) * K - H2, (m0 - 1) * K - H2,
-                           (m0 + g.J) * K - H2, (m0 + g.JH) * K - H2};
+    const long start[5] = {(gm0 - g.JH) * K - H2, (gm0 - g.J) * K - H2, (gm0 - 1) * K - H2,
+                           (gm0 + g.J) * K - H2, (gm0 + g.JH) * K - H2};
     const int base[5] = {0, Lc, 2 * Lc, 2 * Lc + Lm, 3 * Lc + Lm};
     const int len[5] = {Lc, Lc, Lm, Lc, Lc};
 #pragma unroll
     for (int c = 0; c < 5; c++)
-      for (int i = tid; i < len[c]; i += nthr) {
-        long cc = start[c] + i;
-        xs[base[c] + i] = (cc >= 0 && cc < g.Mk) ? __ldg(x + cc) : 0.0;
-      }
+      for (int i = tid; i < len[c]; i += nthr) xs[base[c] + i] = xcol(g, x, start[c] + i);
     __syncthreads();
   }
-  if (m < M) {
-    const int odd = g.half && (m & 1);
+  if (m < g.m1) {
+    const int odd = g.half && ((g.first + m) & 1);
     const double *v = val + (size_t)q * G * K * M + m;
     double s[G];
 #pragma unroll
@@ -238,12 +253,9 @@ __global__ void k_bdia(bdia_geo g, const double *__restrict__ val,
 #pragma unroll
         for (int c = 0; c < K; c++) xv[c] = xs[i0 + c];
       } else {
-        long c0 = (m + slot_off(g, u)) * K + bias;
+        long c0 = (g.first + m + slot_off(g, u)) * K + bias;
 #pragma unroll
-        for (int c = 0; c < K; c++) {
-          long cc = c0 + c;
-          xv[c] = (cc >= 0 && cc < g.Mk) ? __ldg(x + cc) : 0.0;
-        }
+        for (int c = 0; c < K; c++) xv[c] = xcol(g, x, c0 + c);
       }
 #pragma unroll
       for (int j = 0; j < G; j++)
@@ -254,35 +266,37 @@ __global__ void k_bdia(bdia_geo g, const double *__restrict__ val,
     for (int j = 0; j < G; j++) ysh[lm * K + q * G + j] = s[j];
   }
   __syncthreads();
-  long cells = M - m0 < Bc ? M - m0 : Bc;
+  long cells = g.m1 - m0 < Bc ? g.m1 - m0 : Bc;
   for (int i = tid; i < cells * K; i += nthr) y[m0 * K + i] = ysh[i];
 }
 
-/* Bdia cell rows, pair form: thread t computes all K rows of cells m = 2t
-** and m + 1 (M even, so every value pair val[p*M + m], val[p*M + m + 1]
-** is 16-byte aligned and read as one double2); the even cell has no GH-h
-** bias, the odd one has. The 2K y entries of the pair are contiguous and
-** stored as double2 (K even) or doubles. One pair per thread. */
+/* Bdia cell rows, pair form: thread t computes all K rows of cells
+** m = m0 + 2t and m + 1 (M and m0 even, so every value pair val[p*M + m],
+** val[p*M + m + 1] is 16-byte aligned and read as one double2); of the
+** two, the cell odd in the grid has the GH-h bias. The 2K y entries of the
+** pair are contiguous and stored as double2 (K even) or doubles. One pair
+** per thread; m1 - m0 even. */
 template <int K, bool ST>
 __global__ void k_bdia_pair(bdia_geo g, const double *__restrict__ val,
                             const double *__restrict__ x, double *__restrict__ y) {
   constexpr int H2 = K / 2;
   const long M = g.M, t = (long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= M / 2) return;
-  const long m = 2 * t;
+  if (t >= (g.m1 - g.m0) / 2) return;
+  const long m = g.m0 + 2 * t;
+  const int odd1 = !((g.first + m) & 1);   /* which of the two is odd */
   double s0[K], s1[K];
 #pragma unroll
   for (int r = 0; r < K; r++) { s0[r] = 0.0; s1[r] = 0.0; }
 #pragma unroll
   for (int u = 0; u < 7; u++) {
     const long off = slot_off(g, u);
-    const int b1 = g.half ? (u < 3 ? -H2 : u > 3 ? H2 : 0) : 0;
-    const long c0 = (m + off) * K, c1 = (m + 1 + off) * K + b1;
+    const int bb = g.half ? (u < 3 ? -H2 : u > 3 ? H2 : 0) : 0;
+    const long c0 = (g.first + m + off) * K + (odd1 ? 0 : bb), c1 = (g.first + m + 1 + off) * K + (odd1 ? bb : 0);
     double x0[K], x1[K];
 #pragma unroll
     for (int c = 0; c < K; c++) {
-      x0[c] = (c0 + c >= 0 && c0 + c < g.Mk) ? __ldg(x + c0 + c) : 0.0;
-      x1[c] = (c1 + c >= 0 && c1 + c < g.Mk) ? __ldg(x + c1 + c) : 0.0;
+      x0[c] = xcol(g, x, c0 + c);
+      x1[c] = xcol(g, x, c1 + c);
     }
     const double *vu = val + (size_t)u * K * K * M + m;
 #pragma unroll
@@ -787,6 +801,31 @@ static void launch_bsr(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, const do
 #undef BSR_CASE
 }
 
+/* The cell kernel fn (pair form or not, as o says) on cells [m0, m1) of geo. */
+static void launch_bdia_cells(const odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, bdia_kfn fn,
+                              bdia_geo *geo, const double *x, double *y) {
+  int K = g->k;
+  long cells = geo->m1 - geo->m0;
+  if (cells <= 0) return;
+  if (o->pair) {
+    geo->Bc = 0;
+    if (cells >= 2)
+      fn<<<grid_for(cells / 2, o->block, 1), o->block>>>(*geo, g->bdval, x, y);
+  } else {
+    geo->Bc = bdia_cells(o->block, K, o->grain, o->shared_x, o->stream);
+    long ntiles = (cells + geo->Bc - 1) / geo->Bc;
+    unsigned thr = (unsigned)(geo->Bc * (K / o->grain));
+    size_t sm = bdia_smem(geo->Bc, K, o->shared_x);
+    fn<<<(unsigned)ntiles, thr, sm>>>(*geo, g->bdval, x, y);
+  }
+}
+
+/* The wells of g (after its cells): they read only x's own values. */
+static void launch_bdia_wells(const odb_sparse_gpu *g, const double *x, double *y) {
+  unsigned wg = (unsigned)((g->nw * 32L + 127) / 128);
+  k_bdia_wells<<<wg, 128>>>(g->nw, g->k, g->M * g->k, g->Wa, g->WTa, g->wa, g->wb, g->wc, g->D, x, y);
+}
+
 /* Bdia launch: the cell kernel for (k, grain, shared_x), then the wells. */
 static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, const double *x,
                               double *y) {
@@ -799,21 +838,36 @@ static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, c
                     K, o->grain, o->pair);
   geo.M = g->M; geo.Mk = g->M * K; geo.J = g->J; geo.JH = (long)g->J * g->H;
   geo.half = g->pattern == ODB_GH_HALF;
-  if (o->pair) {
-    geo.Bc = 0;
-    if (g->M >= 2)
-      fn<<<grid_for(g->M / 2, o->block, 1), o->block>>>(geo, g->bdval, x, y);
-  } else {
-    geo.Bc = bdia_cells(o->block, K, o->grain, o->shared_x, o->stream);
-    long ntiles = (g->M + geo.Bc - 1) / geo.Bc;
-    unsigned thr = (unsigned)(geo.Bc * (K / o->grain));
-    size_t sm = bdia_smem(geo.Bc, K, o->shared_x);
-    fn<<<(unsigned)ntiles, thr, sm>>>(geo, g->bdval, x, y);
-  }
-  if (g->nw > 0) {
-    unsigned wg = (unsigned)((g->nw * 32L + 127) / 128);
-    k_bdia_wells<<<wg, 128>>>(g->nw, K, geo.Mk, g->Wa, g->WTa, g->wa, g->wb, g->wc, g->D, x, y);
-  }
+  geo.first = 0; geo.c0 = 0; geo.Mkl = geo.Mk; geo.m0 = 0; geo.m1 = g->M; geo.xg = NULL;
+  launch_bdia_cells(g, o, fn, &geo, x, y);
+  if (g->nw > 0) launch_bdia_wells(g, x, y);
+  return ODB_OK;
+}
+
+/* See the header. */
+odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double *x, const double *xg,
+                                    double *y, long m0, long m1, int wells) {
+  ODB_TRY(vec_check(g, x, y));
+  if (g->fmt != ODB_FMT_BDIA)
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: needs format bdia, not %s", odb_sparse_format_name(g->fmt));
+  long Mg = (long)g->J * g->H * g->I;
+  if (first < 0 || first + g->M > Mg || m0 < 0 || m1 > g->M || m0 > m1 || (!xg && g->M < Mg))
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: cells %ld..%ld of a slab of %ld from cell %ld of %ld%s",
+                    m0, m1, g->M, first, Mg, xg ? "" : " without ghosts");
+  odb_sparse_gpu_opts o = priv(g)->opts;
+  int K = g->k;
+  if (o.pair && ((m0 | m1) & 1)) { o.pair = 0; o.grain = 1; o.shared_x = 0; }   /* odd ends: one cell a thread */
+  bdia_kfn fn = o.pair ? bdia_pair_kernel(K, o.stream) : bdia_kernel(K, o.grain, o.shared_x, o.stream);
+  if (!fn)
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: no Bdia kernel for k = %d, grain %d, pair %d",
+                    K, o.grain, o.pair);
+  bdia_geo geo;
+  geo.M = g->M; geo.Mk = Mg * K; geo.J = g->J; geo.JH = (long)g->J * g->H;
+  geo.half = g->pattern == ODB_GH_HALF;
+  geo.first = first; geo.c0 = first * K; geo.Mkl = g->M * K; geo.m0 = m0; geo.m1 = m1; geo.xg = xg;
+  launch_bdia_cells(g, &o, fn, &geo, x, y);
+  if (wells && g->nw > 0) launch_bdia_wells(g, x, y);
+  ODB_CUDA_CHECK(cudaGetLastError());
   return ODB_OK;
 }
 

@@ -48,6 +48,18 @@ void odb_sparse_gpu_free(odb_sparse_gpu *g);
 /* y = A x with our best kernel for g's format (device vectors of length n, distinct; legacy default stream; does not wait). */
 odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);
 
+/* y = A x on a slab of whole cells of a GH grid, the layout of
+** odb_bdia_spmv_slab (core/sparse/odb_sparse.h) on the device: g is the
+** slab's Bdia (J, H, I the whole grid's, M its cells, the grid's cells
+** first .. first + M - 1, wells counted from first); x its own values
+** (cells, then wells); xg the ghosts: xg[-1] the column just below the
+** slab, xg[0] the one just above (NULL only for the whole grid). Cells
+** [m0, m1) of the slab, and its wells when wells is 1 (they read only
+** own values). g's options, one cell a thread where the pair form would
+** meet an odd end. Legacy default stream; does not wait. */
+odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double *x, const double *xg,
+                                    double *y, long m0, long m1, int wells);
+
 /* ---- beyond the shared interface: options, tuning, baselines, timing ---- */
 
 /* The options odb_sparse_gpu_spmv uses now (tuned or default). */

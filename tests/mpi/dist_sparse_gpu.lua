@@ -11,7 +11,7 @@
 --
 -- With a device: the whole y of a GPU DistMatrix equals the CPU CSR SpMV
 -- of the whole matrix to 1e-14 (relative to its largest entry) for csr,
--- ell and hyb (every format on one rank), on GH-b and GH-h grids with and
+-- ell, hyb and bdia on slabs of planes (every format on one rank), on GH-b and GH-h grids with and
 -- without wells, slabs of one plane, fewer planes than ranks (ranks
 -- without rows), both splits, and a Matrix Market file; BiCGStab,
 -- pipelined BiCGStab and QMR converge to the same tolerance as ob.krylov's
@@ -60,7 +60,7 @@ local grids = {
   { J = 5, H = 4, I = 6, k = 1, wells = 4, pattern = "h" },
   { J = 8, H = 8, I = 8, k = 4, wells = 4, pattern = "b" },     -- V=8, k=4: the scenario's shape
 }
-local formats = R == 1 and { "csr", "bsr", "ell", "hyb", "dia", "bdia" } or { "csr", "ell", "hyb" }
+local formats = R == 1 and { "csr", "bsr", "ell", "hyb", "dia", "bdia" } or { "csr", "ell", "hyb", "bdia" }
 
 for gi, gp in ipairs(grids) do
   local g = ob.reservoir(gp)
@@ -70,11 +70,13 @@ for gi, gp in ipairs(grids) do
   local y = A:spmv(x)
   for _, split in ipairs { "planes", "rows" } do
     for _, f in ipairs(formats) do
-      local D <close> = ob.matrix { dist = split, grid = gp, format = f, backend = "cuda" }
-      local e = D:spmv(x):max_rel_err(y)
-      check(e <= 1e-14, "grid %d %s %s: GPU SpMV differs by %g", gi, split, f, e)
-      local e2 = D:spmv(x):max_rel_err(y)          -- the same matrix again
-      check(e2 <= 1e-14, "grid %d %s %s: second GPU SpMV differs by %g", gi, split, f, e2)
+      if f ~= "bdia" or R == 1 or split == "planes" then   -- Bdia on ranks: slabs of planes
+        local D <close> = ob.matrix { dist = split, grid = gp, format = f, backend = "cuda" }
+        local e = D:spmv(x):max_rel_err(y)
+        check(e <= 1e-14, "grid %d %s %s: GPU SpMV differs by %g", gi, split, f, e)
+        local e2 = D:spmv(x):max_rel_err(y)          -- the same matrix again
+        check(e2 <= 1e-14, "grid %d %s %s: second GPU SpMV differs by %g", gi, split, f, e2)
+      end
     end
   end
   g:close()
@@ -131,7 +133,7 @@ for gi, gp in ipairs { { J = 6, H = 5, I = 4, k = 2, wells = 2, pattern = "h" },
     check(ref[m].converged, "grid %d: reference %s", gi, m)
   end
   for _, split in ipairs { "planes", "rows" } do
-    for _, f in ipairs { "csr", "ell" } do
+    for _, f in ipairs(split == "planes" and { "csr", "ell", "bdia" } or { "csr", "ell" }) do
       local D <close> = ob.matrix { dist = split, grid = gp, format = f, backend = "cuda" }
       for _, m in ipairs { "bicgstab", "pbicgstab", "qmr" } do
         local r, x = D[m](D, { b = b, tol = 1e-10 })
