@@ -209,8 +209,10 @@ static odb_status cuda_broke(odb_dsparse *A, cudaError_t e, const char *call, in
 }
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_broke(A, e_, #call, __LINE__); } while (0)
 
-/* The rows that read no ghost (interior 1: a slab's inner cells and its
-   wells), or those that do (0), on the legacy stream. */
+/* The rows that read no ghost (interior 1), or those that do (0), on the
+   legacy stream. A slab's wells go last: their kernel adds W^T x_w into
+   y of their cells after the cells' kernels have written it, whichever
+   end of the slab the cells lie at. */
 static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int interior) {
   odb_dgpu *g = A->gpu;
   odb_status st = ODB_OK;
@@ -218,9 +220,9 @@ static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int interio
     const odb_dslab_geo *s = &g->sg;
     const double *xg = dx + A->nloc + s->nlo;
     long top = s->ncell - s->bhi;
-    if (interior) st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, s->blo, top, 1);
+    if (interior) st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, s->blo, top, 0);
     else if ((st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, 0, s->blo, 0)) == ODB_OK)
-      st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, top, s->ncell, 0);
+      st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, top, s->ncell, 1);
   } else if (interior) {
     if (g->Ai) st = odb_sparse_gpu_spmv(g->Ai, dx, dy);
   } else if (g->Ab) {

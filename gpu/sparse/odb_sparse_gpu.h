@@ -54,8 +54,9 @@ odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);
 ** first .. first + M - 1, wells counted from first); x its own values
 ** (cells, then wells); xg the ghosts: xg[-1] the column just below the
 ** slab, xg[0] the one just above (NULL only for the whole grid). Cells
-** [m0, m1) of the slab, and its wells when wells is 1 (they read only
-** own values). g's options, one cell a thread where the pair form would
+** [m0, m1) of the slab, and then its wells when wells is 1: they read
+** only own values, and add into y of their cells, so they come after
+** every cell's launch. g's options, one cell a thread where the pair form would
 ** meet an odd end. Legacy default stream; does not wait. */
 odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double *x, const double *xg,
                                     double *y, long m0, long m1, int wells);
