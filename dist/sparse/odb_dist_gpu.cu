@@ -219,10 +219,10 @@ static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int interio
   if (g->S) {
     const odb_dslab_geo *s = &g->sg;
     const double *xg = dx + A->nloc + s->nlo;
-    long top = s->ncell - s->bhi;
-    if (interior) st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, s->blo, top, 0);
-    else if ((st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, 0, s->blo, 0)) == ODB_OK)
-      st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, dy, top, s->ncell, 1);
+    long top = s->ncell - s->bhi, nhi = A->nghost - s->nlo;
+    if (interior) st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, s->blo, top, 0);
+    else if ((st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, 0, s->blo, 0)) == ODB_OK)
+      st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, top, s->ncell, 1);
   } else if (interior) {
     if (g->Ai) st = odb_sparse_gpu_spmv(g->Ai, dx, dy);
   } else if (g->Ab) {

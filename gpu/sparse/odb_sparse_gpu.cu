@@ -173,15 +173,18 @@ typedef struct bdia_geo {
   long first, c0, Mkl;   /* first cell; its first column; M k */
   long m0, m1;
   const double *xg;      /* NULL: the whole grid (no column lies outside x) */
+  long nlo, nhi;         /* ghost columns below and above (0 and 0: the
+                            whole grid) */
 } bdia_geo;
 
 /* Column cc of the grid (Mk columns): 0 outside the grid, else from the
-   stored cells' x or, on a slab, its ghosts. */
+   stored cells' x or, on a slab, its ghosts; 0 too beyond the ghosts,
+   where only the shared-x tiles reach (no cell's block does). */
 __device__ __forceinline__ double xcol(const bdia_geo &g, const double *__restrict__ x, long cc) {
   if (cc < 0 || cc >= g.Mk) return 0.0;
   const long r = cc - g.c0;
-  if (r < 0) return __ldg(g.xg + r);
-  if (r >= g.Mkl) return __ldg(g.xg + (r - g.Mkl));
+  if (r < 0) return r >= -g.nlo ? __ldg(g.xg + r) : 0.0;
+  if (r >= g.Mkl) return r < g.Mkl + g.nhi ? __ldg(g.xg + (r - g.Mkl)) : 0.0;
   return __ldg(x + r);
 }
 
@@ -839,6 +842,7 @@ static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, c
   geo.M = g->M; geo.Mk = g->M * K; geo.J = g->J; geo.JH = (long)g->J * g->H;
   geo.half = g->pattern == ODB_GH_HALF;
   geo.first = 0; geo.c0 = 0; geo.Mkl = geo.Mk; geo.m0 = 0; geo.m1 = g->M; geo.xg = NULL;
+  geo.nlo = geo.nhi = 0;
   launch_bdia_cells(g, o, fn, &geo, x, y);
   if (g->nw > 0) launch_bdia_wells(g, x, y);
   return ODB_OK;
@@ -846,14 +850,15 @@ static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, c
 
 /* See the header. */
 odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double *x, const double *xg,
-                                    double *y, long m0, long m1, int wells) {
+                                    long nlo, long nhi, double *y, long m0, long m1, int wells) {
   ODB_TRY(vec_check(g, x, y));
   if (g->fmt != ODB_FMT_BDIA)
     return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: needs format bdia, not %s", odb_sparse_format_name(g->fmt));
   long Mg = (long)g->J * g->H * g->I;
-  if (first < 0 || first + g->M > Mg || m0 < 0 || m1 > g->M || m0 > m1 || (!xg && g->M < Mg))
-    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: cells %ld..%ld of a slab of %ld from cell %ld of %ld%s",
-                    m0, m1, g->M, first, Mg, xg ? "" : " without ghosts");
+  if (first < 0 || first + g->M > Mg || m0 < 0 || m1 > g->M || m0 > m1 || nlo < 0 || nhi < 0 ||
+      (!xg && (nlo || nhi)))
+    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: cells %ld..%ld of a slab of %ld from cell %ld of %ld, "
+                    "%ld and %ld ghosts%s", m0, m1, g->M, first, Mg, nlo, nhi, xg ? "" : " without xg");
   odb_sparse_gpu_opts o = priv(g)->opts;
   int K = g->k;
   if (o.pair && ((m0 | m1) & 1)) { o.pair = 0; o.grain = 1; o.shared_x = 0; }   /* odd ends: one cell a thread */
@@ -865,6 +870,7 @@ odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double 
   geo.M = g->M; geo.Mk = Mg * K; geo.J = g->J; geo.JH = (long)g->J * g->H;
   geo.half = g->pattern == ODB_GH_HALF;
   geo.first = first; geo.c0 = first * K; geo.Mkl = g->M * K; geo.m0 = m0; geo.m1 = m1; geo.xg = xg;
+  geo.nlo = nlo; geo.nhi = nhi;
   launch_bdia_cells(g, &o, fn, &geo, x, y);
   if (wells && g->nw > 0) launch_bdia_wells(g, x, y);
   ODB_CUDA_CHECK(cudaGetLastError());

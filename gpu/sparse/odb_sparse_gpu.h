@@ -52,14 +52,16 @@ odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);
 ** odb_bdia_spmv_slab (core/sparse/odb_sparse.h) on the device: g is the
 ** slab's Bdia (J, H, I the whole grid's, M its cells, the grid's cells
 ** first .. first + M - 1, wells counted from first); x its own values
-** (cells, then wells); xg the ghosts: xg[-1] the column just below the
-** slab, xg[0] the one just above (NULL only for the whole grid). Cells
+** (cells, then wells); xg the ghosts: xg[-nlo] .. xg[-1] the nlo
+** columns just below the slab, xg[0] .. xg[nhi - 1] those just above
+** (NULL with nlo = nhi = 0: the whole grid); columns beyond them count
+** as 0, as no cell's block reads them. Cells
 ** [m0, m1) of the slab, and then its wells when wells is 1: they read
 ** only own values, and add into y of their cells, so they come after
 ** every cell's launch. g's options, one cell a thread where the pair form would
 ** meet an odd end. Legacy default stream; does not wait. */
 odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double *x, const double *xg,
-                                    double *y, long m0, long m1, int wells);
+                                    long nlo, long nhi, double *y, long m0, long m1, int wells);
 
 /* ---- beyond the shared interface: options, tuning, baselines, timing ---- */
 
