@@ -373,9 +373,9 @@ static odb_status bench_one(void *ud, double *sec)
 
 /* D:bench{reps = 20} -> median seconds of one SpMV (the slowest rank's),
    {median, p25, p75, spread, reps, floor_bytes (this rank's),
-   floor_bytes_sum (all ranks'); on GPU ranks also copy_bw_sum, the GPUs'
-   copy bandwidth in bytes/s (each GPU once, odb_dgpu_copy_share), and
-   halo}. The same number of runs on every rank:
+   floor_bytes_sum (all ranks'); on GPU ranks also copy_bw_sum and
+   read_bw_sum, the GPUs' copy and read bandwidth in bytes/s (each GPU
+   once, odb_dgpu_copy_share and odb_dgpu_read_share), and halo}. The same number of runs on every rank:
    a measure that stops by the time it sees would differ from rank to
    rank, and its collectives with it. */
 static int dmat_bench(lua_State *L)
@@ -415,6 +415,11 @@ static int dmat_bench(lua_State *L)
     if (odb_dsparse_allreduce(A, &bw, 0, "MPI_Allreduce (D:bench GPU bandwidth)") != ODB_OK)
       return luaL_error(L, "D:bench: %s", odb_last_error());
     set_num(L, "copy_bw_sum", bw);
+    bst = odb_dgpu_read_share(odb_dist_local_size(), &bw);
+    if (bst != ODB_OK) bw = 0.0;
+    if (odb_dsparse_allreduce(A, &bw, 0, "MPI_Allreduce (D:bench GPU read bandwidth)") != ODB_OK)
+      return luaL_error(L, "D:bench: %s", odb_last_error());
+    set_num(L, "read_bw_sum", bw);
     lua_pushstring(L, odb_dgpu_halo_path(A)); lua_setfield(L, -2, "halo");
   }
   return 2;

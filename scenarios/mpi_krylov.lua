@@ -47,9 +47,11 @@
 -- the waits on the device, and BiCGStab's and QMR's sums too, so their
 -- iterations never wait for a host; "host": packed on the device, through
 -- pinned host buffers; "aware": device buffers handed to a CUDA-aware
--- MPI; "none": one rank). ODEBENCH_GPU_LINK=off takes the host's path. The floor is then the bytes over the GPUs' copy
--- bandwidth (odb_cuda_copy_bandwidth, each GPU once). `large=V2` adds the
--- grid V2 x V2 x V2 after the others (a larger one that fits: at k=4 a
+-- MPI; "none": one rank). ODEBENCH_GPU_LINK=off takes the host's path.
+-- The floor is then the bytes over the GPUs' read bandwidth
+-- (odb_cuda_read_bandwidth, each GPU once): an SpMV reads nearly all its
+-- bytes, and nothing moves them faster than a pass that only reads.
+-- `large=V2` adds the grid V2 x V2 x V2 after the others (a larger one that fits: at k=4 a
 -- GH-b matrix and its transpose take about 2.7 kB a cell on the device).
 -- Compare `mpirun -n 1` and `mpirun -n 2` line by line: one GPU against
 -- two.
@@ -151,8 +153,8 @@ local function header(st)
   if header_done then return end
   header_done = true
   if gpu then
-    print(string.format("mpi_krylov: %d rank(s), backend cuda, %s; GPU copy bandwidth for the floor %.1f GB/s",
-      R, st.halo, (st.copy_bw_sum or 0) / 1e9))
+    print(string.format("mpi_krylov: %d rank(s), backend cuda, %s; GPU read bandwidth for the floor %.1f GB/s "
+      .. "(copy %.1f GB/s)", R, st.halo, (st.read_bw_sum or 0) / 1e9, (st.copy_bw_sum or 0) / 1e9))
   end
   print(string.format("%-14s %-6s %-5s %9s %5s %-5s %8s %10s %7s %7s  %-9s %5s %10s %7s %9s %6s",
     "matrix", "dist", "fmt", "n", "ranks", "halo", "ghosts", "spmv_us", "spread", "%floor",
@@ -168,7 +170,7 @@ local function run(label, mk, dist, f, peer)
   local halo = not gpu and "cpu" or st.halo == "halo: CUDA-aware MPI" and "aware"
                or st.halo:find("GPU peer copies", 1, true) and "link"
                or st.halo:find("none", 1, true) and "none" or "host"
-  local fbw = gpu and (st.copy_bw_sum or 0) or copy * 1e9
+  local fbw = gpu and (st.read_bw_sum or 0) or copy * 1e9
   local floor_s = fbw > 0 and st.floor_bytes_sum / fbw or 0
   local b = D:spmv(ones(di.n))
   local ours

@@ -86,20 +86,29 @@ odb_status odb_dgpu_link_check(const odb_dsparse *A, const char *who) {
   return A->gpu && A->gpu->link ? odb_dlink_check(A->gpu->link, who) : ODB_OK;
 }
 
-odb_status odb_dgpu_copy_share(int local_size, double *bytes_per_s) {
+/* This rank's share of its device's bandwidth, read (1) or copy (0). */
+static odb_status bw_share(int local_size, int read, double *bytes_per_s) {
   int count = 0, dev = -1, share = 0;
   *bytes_per_s = 0.0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0 || cudaGetDevice(&dev) != cudaSuccess) {
     (void)cudaGetLastError();
-    return ODB_FAIL(ODB_ERR_NO_DEVICE, "GPU copy bandwidth: no CUDA device");
+    return ODB_FAIL(ODB_ERR_NO_DEVICE, "GPU %s bandwidth: no CUDA device", read ? "read" : "copy");
   }
-  ODB_TRY(odb_cuda_copy_bandwidth(bytes_per_s));
+  ODB_TRY(read ? odb_cuda_read_bandwidth(bytes_per_s) : odb_cuda_copy_bandwidth(bytes_per_s));
   const char *e = getenv("ODEBENCH_DEVICE");
   if (e && *e) share = local_size;
   else
     for (int r = 0; r < local_size; r++) share += r % count == dev;
   if (share > 1) *bytes_per_s /= share;
   return ODB_OK;
+}
+
+odb_status odb_dgpu_copy_share(int local_size, double *bytes_per_s) {
+  return bw_share(local_size, 0, bytes_per_s);
+}
+
+odb_status odb_dgpu_read_share(int local_size, double *bytes_per_s) {
+  return bw_share(local_size, 1, bytes_per_s);
 }
 
 double odb_dgpu_bytes(const odb_dsparse *A) {

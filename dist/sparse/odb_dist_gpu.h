@@ -71,6 +71,10 @@ const char *odb_dgpu_halo_path(const odb_dsparse *A);
    odb_dist_local_size()), so that the sum over the ranks counts every
    GPU once. */
 odb_status odb_dgpu_copy_share(int local_size, double *bytes_per_s);
+/* The same for the read bandwidth (odb_cuda_read_bandwidth): the floor of
+   an SpMV, which reads nearly all its bytes (a pass that only reads is
+   the fastest a device moves them, so the floor is a lower bound). */
+odb_status odb_dgpu_read_share(int local_size, double *bytes_per_s);
 /* Device bytes A's GPU side holds (0 on a CPU rank). */
 double odb_dgpu_bytes(const odb_dsparse *A);
 

@@ -47,6 +47,13 @@ odb_status odb_dgpu_copy_share(int local_size, double *bytes_per_s)
   return ODB_FAIL(ODB_ERR_UNSUPPORTED, NO_CUDA);
 }
 
+odb_status odb_dgpu_read_share(int local_size, double *bytes_per_s)
+{
+  (void)local_size;
+  *bytes_per_s = 0.0;
+  return ODB_FAIL(ODB_ERR_UNSUPPORTED, NO_CUDA);
+}
+
 double odb_dgpu_bytes(const odb_dsparse *A) { (void)A; return 0.0; }
 
 const char *odb_dgpu_krylov_control(const odb_dsparse *A, const odb_dsparse *At, int m)

@@ -107,8 +107,9 @@ do
                                   or di.halo == LINKED or (R == 1 and di.halo == "halo: none (one rank)"))
         and di.device_bytes > 0, "info: %s %s %s", tostring(di.backend), tostring(di.halo), tostring(di.device_bytes))
   local sec, st = D:bench { reps = 3 }
-  check(sec > 0 and st.reps == 3 and st.copy_bw_sum > 0 and st.halo == di.halo,
-        "bench: %g s, copy_bw_sum %s, %s", sec, tostring(st.copy_bw_sum), tostring(st.halo))
+  check(sec > 0 and st.reps == 3 and st.copy_bw_sum > 0 and st.read_bw_sum > 0 and st.halo == di.halo,
+        "bench: %g s, copy_bw_sum %s, read_bw_sum %s, %s", sec, tostring(st.copy_bw_sum),
+        tostring(st.read_bw_sum), tostring(st.halo))
   local Dc <close> = ob.matrix { dist = "planes", grid = grids[1] }
   check(Dc:info().backend == "cpu" and Dc:info().halo == nil, "a CPU DistMatrix says cpu")
 end
