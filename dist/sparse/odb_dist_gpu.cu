@@ -228,9 +228,15 @@ static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int interio
   if (g->S) {
     const odb_dslab_geo *s = &g->sg;
     const double *xg = dx + A->nloc + s->nlo;
-    long top = s->ncell - s->bhi, nhi = A->nghost - s->nlo;
-    if (interior) st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, s->blo, top, 0);
-    else if ((st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, 0, s->blo, 0)) == ODB_OK)
+    /* the inner cells from an even cell to an even cell, so that the pair
+       form (two cells a thread, value pairs 16-byte aligned) takes them:
+       a cell or two more at the ends wait for the ghosts */
+    long lo = s->blo + (s->blo & 1), top = s->ncell - s->bhi, nhi = A->nghost - s->nlo;
+    top -= top & 1;
+    if (top < lo) top = lo;
+    if (lo > s->ncell) lo = top = s->ncell;
+    if (interior) st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, lo, top, 0);
+    else if ((st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, 0, lo, 0)) == ODB_OK)
       st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, top, s->ncell, 1);
   } else if (interior) {
     if (g->Ai) st = odb_sparse_gpu_spmv(g->Ai, dx, dy);
