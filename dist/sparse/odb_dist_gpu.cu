@@ -2,13 +2,15 @@
 ** copies of its parts, the gather kernel of its plan and its SpMV with the
 ** halo exchange overlapped (odb_dist_gpu.h).
 **
-** Streams: the parts' SpMV kernels (gpu/sparse/odb_sparse_gpu.h) and the
-** Krylov vector kernels run on the legacy default stream, in order; the
-** pack and the copies of the halo run on a non-blocking stream of the
-** matrix, which the legacy stream does not wait for: an event orders the
-** pack after the writes of x, another the boundary rows after the ghosts.
-** So the interior rows, launched before the exchange, compute while the
-** values are packed, copied, sent and received.
+** Streams: the interior rows (gpu/sparse/odb_sparse_gpu.h) and the Krylov
+** vector kernels run on the legacy default stream, in order; the pack,
+** the copies of the halo and the boundary rows run on a non-blocking
+** stream of the matrix, which the legacy stream does not wait for: an
+** event orders the pack after the writes of x (and of y by earlier
+** kernels), another the legacy stream's next kernels (a slab's wells
+** first) after the boundary rows. So the interior rows compute while the
+** values are packed, copied, sent and received, and while the boundary
+** rows run (their y entries are apart).
 **
 ** Assumes: the device of the context's "cuda" backend is current on this
 ** thread (the binding's thread, odb_kernels_register_on); x vectors hold
@@ -218,13 +220,16 @@ static odb_status cuda_broke(odb_dsparse *A, cudaError_t e, const char *call, in
 }
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_broke(A, e_, #call, __LINE__); } while (0)
 
-/* The rows that read no ghost (interior 1), or those that do (0), on the
-   legacy stream. A slab's wells go last: their kernel adds W^T x_w into
-   y of their cells after the cells' kernels have written it, whichever
-   end of the slab the cells lie at. */
-static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int interior) {
+/* Which rows rows() launches. */
+enum { ROWS_INNER, ROWS_GHOSTS, ROWS_WELLS };
+
+/* The rows that read no ghost (ROWS_INNER), those that do (ROWS_GHOSTS),
+   or a slab's wells (ROWS_WELLS; parts have none apart), on stream st.
+   The wells come after every cell: their kernel adds W^T x_w into y of
+   their cells, which the cells' kernels write, at either end. */
+static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int which, cudaStream_t st) {
   odb_dgpu *g = A->gpu;
-  odb_status st = ODB_OK;
+  odb_status e = ODB_OK;
   if (g->S) {
     const odb_dslab_geo *s = &g->sg;
     const double *xg = dx + A->nloc + s->nlo;
@@ -235,15 +240,30 @@ static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int interio
     top -= top & 1;
     if (top < lo) top = lo;
     if (lo > s->ncell) lo = top = s->ncell;
-    if (interior) st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, lo, top, 0);
-    else if ((st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, 0, lo, 0)) == ODB_OK)
-      st = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, top, s->ncell, 1);
-  } else if (interior) {
-    if (g->Ai) st = odb_sparse_gpu_spmv(g->Ai, dx, dy);
-  } else if (g->Ab) {
-    st = odb_sparse_gpu_spmv(g->Ab, dx, dy + A->nint);
+    if (which == ROWS_INNER)
+      e = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, lo, top, 0, st);
+    else if (which == ROWS_WELLS)
+      e = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, 0, 0, 1, st);
+    else if ((e = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, 0, lo, 0, st)) == ODB_OK)
+      e = odb_sparse_gpu_bdia_slab(g->S, s->first, dx, xg, s->nlo, nhi, dy, top, s->ncell, 0, st);
+  } else if (which == ROWS_INNER) {
+    if (g->Ai) e = odb_sparse_gpu_spmv_on(g->Ai, dx, dy, st);
+  } else if (which == ROWS_GHOSTS) {
+    if (g->Ab) e = odb_sparse_gpu_spmv_on(g->Ab, dx, dy + A->nint, st);
   }
-  return st == ODB_OK ? st : odb_dsparse_fail(A, st, 1);
+  return e == ODB_OK ? e : odb_dsparse_fail(A, e, 1);
+}
+
+/* After the ghosts are in x on the halo stream: the rows that read them
+   there, beside the inner rows on the legacy stream (their y entries are
+   apart), then the legacy stream waits for them and adds a slab's wells. */
+static odb_status rows_after_ghosts(odb_dsparse *A, const double *dx, double *dy) {
+  odb_dgpu *g = A->gpu;
+  ODB_TRY(rows(A, dx, dy, ROWS_GHOSTS, g->halo));
+  CK(cudaEventRecord(g->ghosts, g->halo));
+  ODB_TRY(rows(A, dx, dy, ROWS_INNER, cudaStreamLegacy));
+  CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
+  return rows(A, dx, dy, ROWS_WELLS, cudaStreamLegacy);
 }
 
 odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
@@ -252,22 +272,22 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
   if (A->broken) return odb_dsparse_check(A, "distributed SpMV");
   long ns = A->send_off[A->nsend], ng = A->nghost;
   if (A->nsend + A->nrecv == 0) {     /* one rank, or a rank with no neighbour */
-    ODB_TRY(rows(A, dx, dy, 1));
-    return rows(A, dx, dy, 0);
+    ODB_TRY(rows(A, dx, dy, ROWS_INNER, cudaStreamLegacy));
+    ODB_TRY(rows(A, dx, dy, ROWS_GHOSTS, cudaStreamLegacy));
+    return rows(A, dx, dy, ROWS_WELLS, cudaStreamLegacy);
   }
   if (g->link) {
-    /* the link: pack and signal on the legacy stream, the fetch beside
-       the interior rows on the halo stream, no host wait */
+    /* the link: pack and signal on the legacy stream, then the fetch
+       and the rows that read the ghosts on the halo stream, the inner
+       rows on the legacy stream: no host wait */
     if ((st = odb_dlink_pack(g->link, g->didx, dx)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
     CK(cudaEventRecord(g->ready, cudaStreamLegacy));
     CK(cudaStreamWaitEvent(g->halo, g->ready, 0));
     if ((st = odb_dlink_fetch(g->link, dx, g->halo)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
-    CK(cudaEventRecord(g->ghosts, g->halo));
-    ODB_TRY(rows(A, dx, dy, 1));
-    CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
-    return rows(A, dx, dy, 0);
+    return rows_after_ghosts(A, dx, dy);
   }
-  /* the pack reads x once the legacy stream has written it */
+  /* the legacy stream's work on x and y before now is done before the
+     halo stream packs x or writes y */
   CK(cudaEventRecord(g->ready, cudaStreamLegacy));
   CK(cudaStreamWaitEvent(g->halo, g->ready, 0));
   if (ns) {
@@ -276,20 +296,22 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
     if (!g->aware)
       CK(cudaMemcpyAsync(A->send_buf, g->dsend, (size_t)ns * sizeof(double), cudaMemcpyDeviceToHost, g->halo));
   }
-  /* the interior rows read only owned values: they run beside the pack
-     and the exchange */
-  ODB_TRY(rows(A, dx, dy, 1));
+  /* the inner rows read only owned values: they run beside the pack and
+     the exchange */
+  ODB_TRY(rows(A, dx, dy, ROWS_INNER, cudaStreamLegacy));
   CK(cudaStreamSynchronize(g->halo));
   if ((st = odb_dsparse_halo_post(A, g->aware ? g->drecv : A->recv_buf,
                                   g->aware ? g->dsend : A->send_buf)) != ODB_OK) return st;
   if ((st = odb_dsparse_halo_wait(A)) != ODB_OK) return st;
-  if (ng) {
+  if (ng)
     CK(cudaMemcpyAsync(dx + A->nloc, g->aware ? g->drecv : A->recv_buf, (size_t)ng * sizeof(double),
                        g->aware ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, g->halo));
-    CK(cudaEventRecord(g->ghosts, g->halo));
-    CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
-  }
-  return rows(A, dx, dy, 0);
+  /* the rows that read ghosts on the halo stream after the copy (the
+     inner rows may still run), then the join */
+  ODB_TRY(rows(A, dx, dy, ROWS_GHOSTS, g->halo));
+  CK(cudaEventRecord(g->ghosts, g->halo));
+  CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
+  return rows(A, dx, dy, ROWS_WELLS, cudaStreamLegacy);
 }
 
 /* After a wait for the legacy stream: the halo stream's fetch has ended

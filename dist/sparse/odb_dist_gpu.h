@@ -17,7 +17,7 @@
 ** host buffer; the receives and sends are posted
 ** (odb_dsparse_halo_post) and waited for while the interior rows run;
 ** the ghosts are copied to the device after the owned values of x, and
-** the boundary rows follow. With CUDA-aware MPI (odb_dsparse_cuda_aware)
+** the boundary rows follow on that stream, beside the interior ones. With CUDA-aware MPI (odb_dsparse_cuda_aware)
 ** the packed values and the ghosts stay on the device: MPI gets the
 ** matrix's device buffers and the two host copies go. Every buffer under
 ** a request belongs to the matrix, device ones included; a stuck matrix

@@ -783,55 +783,55 @@ void odb_sparse_gpu_free(odb_sparse_gpu *g) {
 
 /* CSR launch with TPR threads per row. */
 template <int TPR>
-static void launch_csr(odb_sparse_gpu *g, int block, const double *x, double *y) {
+static void launch_csr(odb_sparse_gpu *g, int block, const double *x, double *y, cudaStream_t st) {
   unsigned grid = grid_for(g->n * TPR, block, 1);
-  k_csr<TPR><<<grid, block>>>(g->n, g->rowptr, g->col, g->val, x, y);
+  k_csr<TPR><<<grid, block, 0, st>>>(g->n, g->rowptr, g->col, g->val, x, y);
 }
 
 /* BSR launch, block size templated for 1..16. */
 static void launch_bsr(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, const double *x,
-                       double *y) {
+                       double *y, cudaStream_t st) {
   unsigned grid = grid_for(g->n, o->block, o->grain);
-#define BSR_CASE(B) case B: k_bsr<B><<<grid, o->block>>>(g->n, g->bs, g->browptr, g->bcol, \
+#define BSR_CASE(B) case B: k_bsr<B><<<grid, o->block, 0, st>>>(g->n, g->bs, g->browptr, g->bcol, \
                                                          g->bval, x, y); break;
   switch (g->bs) {
   BSR_CASE(1) BSR_CASE(2) BSR_CASE(3) BSR_CASE(4) BSR_CASE(5) BSR_CASE(6) BSR_CASE(7)
   BSR_CASE(8) BSR_CASE(9) BSR_CASE(10) BSR_CASE(11) BSR_CASE(12) BSR_CASE(13)
   BSR_CASE(14) BSR_CASE(15) BSR_CASE(16)
   default:
-    k_bsr<0><<<grid, o->block>>>(g->n, g->bs, g->browptr, g->bcol, g->bval, x, y);
+    k_bsr<0><<<grid, o->block, 0, st>>>(g->n, g->bs, g->browptr, g->bcol, g->bval, x, y);
   }
 #undef BSR_CASE
 }
 
 /* The cell kernel fn (pair form or not, as o says) on cells [m0, m1) of geo. */
 static void launch_bdia_cells(const odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, bdia_kfn fn,
-                              bdia_geo *geo, const double *x, double *y) {
+                              bdia_geo *geo, const double *x, double *y, cudaStream_t st) {
   int K = g->k;
   long cells = geo->m1 - geo->m0;
   if (cells <= 0) return;
   if (o->pair) {
     geo->Bc = 0;
     if (cells >= 2)
-      fn<<<grid_for(cells / 2, o->block, 1), o->block>>>(*geo, g->bdval, x, y);
+      fn<<<grid_for(cells / 2, o->block, 1), o->block, 0, st>>>(*geo, g->bdval, x, y);
   } else {
     geo->Bc = bdia_cells(o->block, K, o->grain, o->shared_x, o->stream);
     long ntiles = (cells + geo->Bc - 1) / geo->Bc;
     unsigned thr = (unsigned)(geo->Bc * (K / o->grain));
     size_t sm = bdia_smem(geo->Bc, K, o->shared_x);
-    fn<<<(unsigned)ntiles, thr, sm>>>(*geo, g->bdval, x, y);
+    fn<<<(unsigned)ntiles, thr, sm, st>>>(*geo, g->bdval, x, y);
   }
 }
 
 /* The wells of g (after its cells): they read only x's own values. */
-static void launch_bdia_wells(const odb_sparse_gpu *g, const double *x, double *y) {
+static void launch_bdia_wells(const odb_sparse_gpu *g, const double *x, double *y, cudaStream_t st) {
   unsigned wg = (unsigned)((g->nw * 32L + 127) / 128);
-  k_bdia_wells<<<wg, 128>>>(g->nw, g->k, g->M * g->k, g->Wa, g->WTa, g->wa, g->wb, g->wc, g->D, x, y);
+  k_bdia_wells<<<wg, 128, 0, st>>>(g->nw, g->k, g->M * g->k, g->Wa, g->WTa, g->wa, g->wb, g->wc, g->D, x, y);
 }
 
 /* Bdia launch: the cell kernel for (k, grain, shared_x), then the wells. */
 static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, const double *x,
-                              double *y) {
+                              double *y, cudaStream_t st) {
   bdia_geo geo;
   int K = g->k;
   bdia_kfn fn = o->pair ? bdia_pair_kernel(K, o->stream)
@@ -843,14 +843,16 @@ static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, c
   geo.half = g->pattern == ODB_GH_HALF;
   geo.first = 0; geo.c0 = 0; geo.Mkl = geo.Mk; geo.m0 = 0; geo.m1 = g->M; geo.xg = NULL;
   geo.nlo = geo.nhi = 0;
-  launch_bdia_cells(g, o, fn, &geo, x, y);
-  if (g->nw > 0) launch_bdia_wells(g, x, y);
+  launch_bdia_cells(g, o, fn, &geo, x, y, st);
+  if (g->nw > 0) launch_bdia_wells(g, x, y, st);
   return ODB_OK;
 }
 
 /* See the header. */
 odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double *x, const double *xg,
-                                    long nlo, long nhi, double *y, long m0, long m1, int wells) {
+                                    long nlo, long nhi, double *y, long m0, long m1, int wells,
+                                    void *stream) {
+  cudaStream_t st = (cudaStream_t)stream;
   ODB_TRY(vec_check(g, x, y));
   if (g->fmt != ODB_FMT_BDIA)
     return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: needs format bdia, not %s", odb_sparse_format_name(g->fmt));
@@ -871,8 +873,8 @@ odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double 
   geo.half = g->pattern == ODB_GH_HALF;
   geo.first = first; geo.c0 = first * K; geo.Mkl = g->M * K; geo.m0 = m0; geo.m1 = m1; geo.xg = xg;
   geo.nlo = nlo; geo.nhi = nhi;
-  launch_bdia_cells(g, &o, fn, &geo, x, y);
-  if (wells && g->nw > 0) launch_bdia_wells(g, x, y);
+  launch_bdia_cells(g, &o, fn, &geo, x, y, st);
+  if (wells && g->nw > 0) launch_bdia_wells(g, x, y, st);
   ODB_CUDA_CHECK(cudaGetLastError());
   return ODB_OK;
 }
@@ -886,33 +888,31 @@ odb_status vec_check(const odb_sparse_gpu *g, const double *x, const double *y) 
 }
 
 /* See the header. */
-odb_status odb_sparse_gpu_spmv_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o,
-                                    const double *x, double *y) {
-  ODB_TRY(vec_check(g, x, y));
-  if (!o) o = &priv(g)->opts;
-  else ODB_TRY(opts_check(g, o));
+/* Our SpMV with options o on stream st. */
+static odb_status spmv_on(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, const double *x, double *y,
+                          cudaStream_t st) {
   switch (g->fmt) {
   case ODB_FMT_CSR:
     switch (o->grain) {
-    case 1: launch_csr<1>(g, o->block, x, y); break;
-    case 2: launch_csr<2>(g, o->block, x, y); break;
-    case 4: launch_csr<4>(g, o->block, x, y); break;
-    case 8: launch_csr<8>(g, o->block, x, y); break;
-    case 16: launch_csr<16>(g, o->block, x, y); break;
-    default: launch_csr<32>(g, o->block, x, y); break;
+    case 1: launch_csr<1>(g, o->block, x, y, st); break;
+    case 2: launch_csr<2>(g, o->block, x, y, st); break;
+    case 4: launch_csr<4>(g, o->block, x, y, st); break;
+    case 8: launch_csr<8>(g, o->block, x, y, st); break;
+    case 16: launch_csr<16>(g, o->block, x, y, st); break;
+    default: launch_csr<32>(g, o->block, x, y, st); break;
     }
     break;
-  case ODB_FMT_BSR: launch_bsr(g, o, x, y); break;
+  case ODB_FMT_BSR: launch_bsr(g, o, x, y, st); break;
   case ODB_FMT_ELL:
   case ODB_FMT_HYB:
-    k_ell<<<grid_for(g->n, o->block, o->grain), o->block>>>(g->n, g->width, g->ecol, g->eval, x, y);
+    k_ell<<<grid_for(g->n, o->block, o->grain), o->block, 0, st>>>(g->n, g->width, g->ecol, g->eval, x, y);
     if (g->fmt == ODB_FMT_HYB && g->ncoo > 0)
-      k_coo<<<grid_for(g->ncoo, 128, 1), 128>>>(g->ncoo, g->crow, g->ccol, g->cval, x, y);
+      k_coo<<<grid_for(g->ncoo, 128, 1), 128, 0, st>>>(g->ncoo, g->crow, g->ccol, g->cval, x, y);
     break;
   case ODB_FMT_DIA:
-    k_dia<<<grid_for(g->n, o->block, o->grain), o->block>>>(g->n, g->ndiag, g->doff, g->dval, x, y);
+    k_dia<<<grid_for(g->n, o->block, o->grain), o->block, 0, st>>>(g->n, g->ndiag, g->doff, g->dval, x, y);
     break;
-  case ODB_FMT_BDIA: ODB_TRY(launch_bdia(g, o, x, y)); break;
+  case ODB_FMT_BDIA: ODB_TRY(launch_bdia(g, o, x, y, st)); break;
   default:
     return ODB_FAIL(ODB_ERR_ARG, "sparse GPU SpMV: unknown format %d", (int)g->fmt);
   }
@@ -923,6 +923,21 @@ odb_status odb_sparse_gpu_spmv_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts
 /* See the header. */
 odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y) {
   return odb_sparse_gpu_spmv_opts(g, NULL, x, y);
+}
+
+/* See the header. */
+odb_status odb_sparse_gpu_spmv_on(odb_sparse_gpu *g, const double *x, double *y, void *stream) {
+  ODB_TRY(vec_check(g, x, y));
+  return spmv_on(g, &priv(g)->opts, x, y, (cudaStream_t)stream);
+}
+
+/* See the header. */
+odb_status odb_sparse_gpu_spmv_opts(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o,
+                                    const double *x, double *y) {
+  ODB_TRY(vec_check(g, x, y));
+  if (!o) o = &priv(g)->opts;
+  else ODB_TRY(opts_check(g, o));
+  return spmv_on(g, o, x, y, 0);
 }
 
 /* See the header. */

@@ -47,6 +47,8 @@ odb_status odb_sparse_gpu_bdia_values(const odb_bdia *b, double **dev, size_t *b
 void odb_sparse_gpu_free(odb_sparse_gpu *g);
 /* y = A x with our best kernel for g's format (device vectors of length n, distinct; legacy default stream; does not wait). */
 odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);
+/* The same on stream (a cudaStream_t; NULL: the legacy default stream). */
+odb_status odb_sparse_gpu_spmv_on(odb_sparse_gpu *g, const double *x, double *y, void *stream);
 
 /* y = A x on a slab of whole cells of a GH grid, the layout of
 ** odb_bdia_spmv_slab (core/sparse/odb_sparse.h) on the device: g is the
@@ -59,9 +61,11 @@ odb_status odb_sparse_gpu_spmv(odb_sparse_gpu *g, const double *x, double *y);
 ** [m0, m1) of the slab, and then its wells when wells is 1: they read
 ** only own values, and add into y of their cells, so they come after
 ** every cell's launch. g's options, one cell a thread where the pair form would
-** meet an odd end. Legacy default stream; does not wait. */
+** meet an odd end. On stream (a cudaStream_t; NULL: the legacy default
+** stream); does not wait. */
 odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double *x, const double *xg,
-                                    long nlo, long nhi, double *y, long m0, long m1, int wells);
+                                    long nlo, long nhi, double *y, long m0, long m1, int wells,
+                                    void *stream);
 
 /* ---- beyond the shared interface: options, tuning, baselines, timing ---- */
 
