@@ -123,10 +123,11 @@ void odb_dgpu_free(odb_dsparse *A) {
   A->gpu = NULL;
   /* the legacy stream's work on the parts ends before they go */
   (void)cudaStreamSynchronize(cudaStreamLegacy);
-  if (g->link) {
+  if (g->link) {   /* the link takes the send buffer, which the others map */
     if (g->has_stream) (void)cudaStreamSynchronize(g->halo);
-    odb_dlink_free(g->link);
+    odb_dlink_free(g->link, g->dsend);
     g->link = NULL;
+    g->dsend = NULL;
   }
   odb_sparse_gpu_free(g->Ai);
   odb_sparse_gpu_free(g->Ab);

@@ -37,6 +37,9 @@ typedef struct dl_box {
   unsigned long long copied[KX_MAX];       /* from rank q: it has copied
                                               our values of exchange e */
   long long seq;                           /* odb_kxsum.seq */
+  unsigned closed[KX_MAX];                 /* from rank q: it has closed its
+                                              mappings of this mailbox and
+                                              of our send buffer */
   unsigned fail;                           /* a wait gave up */
   unsigned ticket[2];                      /* elects the last block: pack, fetch */
   odb_kxsum xs;                            /* what the fused kernels take */
@@ -175,16 +178,74 @@ odb_status odb_dlink_check(const odb_dlink *L, const char *who) {
   return ODB_OK;
 }
 
-void odb_dlink_free(odb_dlink *L) {
+/*
+** Freeing what other ranks map. CUDA leaves undefined a cudaFree of an
+** exported allocation that another process has not closed yet, and ranks
+** free their matrices when their own collector runs, not together. So a
+** rank closes its mappings of the others' memory, says so in each of
+** their mailboxes (closed[]), and frees its own mailbox and send buffer
+** only once every other rank has said so of them; until then they wait
+** in a list that each later free looks at again (what is left there goes
+** with the process).
+*/
+typedef struct dl_owned {
+  dl_box *box;
+  double *send;
+  int R, me;
+  struct dl_owned *next;
+} dl_owned;
+
+static dl_owned *dl_waiting;
+
+/* 1 when every other rank has closed its mappings of o's memory (or the
+   mailbox cannot be read: nothing more can be learnt then). */
+static int dl_all_closed(const dl_owned *o) {
+  unsigned closed[KX_MAX];
+  if (cudaMemcpy(closed, o->box->closed, sizeof closed, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 1;
+  }
+  for (int q = 0; q < o->R; q++)
+    if (q != o->me && !closed[q]) return 0;
+  return 1;
+}
+
+/* Frees the waiting allocations that no rank maps any more. */
+static void dl_reap(void) {
+  for (dl_owned **pp = &dl_waiting; *pp;) {
+    dl_owned *o = *pp;
+    if (!dl_all_closed(o)) { pp = &o->next; continue; }
+    *pp = o->next;
+    if (cudaFree(o->box) != cudaSuccess) (void)cudaGetLastError();
+    if (o->send && cudaFree(o->send) != cudaSuccess) (void)cudaGetLastError();
+    free(o);
+  }
+}
+
+void odb_dlink_free(odb_dlink *L, double *dsend) {
+  static const unsigned one = 1;
   if (!L) return;
   for (int q = 0; q < KX_MAX; q++) {
-    if (L->boxes[q] && L->boxes[q] != L->box && cudaIpcCloseMemHandle(L->boxes[q]) != cudaSuccess)
-      (void)cudaGetLastError();
     if (L->peer_send[q] && cudaIpcCloseMemHandle(L->peer_send[q]) != cudaSuccess)
       (void)cudaGetLastError();
+    if (L->boxes[q] && L->boxes[q] != L->box) {
+      if (cudaMemcpy(&L->boxes[q]->closed[L->me], &one, sizeof one, cudaMemcpyHostToDevice) != cudaSuccess ||
+          cudaIpcCloseMemHandle(L->boxes[q]) != cudaSuccess)
+        (void)cudaGetLastError();
+    }
   }
-  if (L->box && cudaFree(L->box) != cudaSuccess) (void)cudaGetLastError();
+  if (L->box) {
+    dl_owned *o = (dl_owned *)malloc(sizeof *o);
+    if (o) {
+      o->box = L->box; o->send = dsend; o->R = L->R; o->me = L->me;
+      o->next = dl_waiting;
+      dl_waiting = o;
+    }   /* else kept for the life of the process */
+  } else if (dsend && cudaFree(dsend) != cudaSuccess) {
+    (void)cudaGetLastError();
+  }
   free(L);
+  dl_reap();
 }
 
 /* What each rank tells every other at set-up. */
@@ -240,7 +301,7 @@ static int dl_open(odb_dlink *L, const odb_dsparse *A, const dl_rec *all) {
 }
 
 odb_status odb_dlink_setup(const odb_dsparse *A, double *dsend, odb_dlink **out) {
-  int R = A->size, me = A->rank, dev = 0, good = 1;
+  int R = A->size, me = A->rank, dev = 0, good = 1, opened = 0;
   double flag = dl_wanted(A) ? 0.0 : 1.0;
   dl_rec *all = NULL;
   odb_dlink *L = NULL;
@@ -286,6 +347,8 @@ odb_status odb_dlink_setup(const odb_dsparse *A, double *dsend, odb_dlink **out)
       goto done;
   for (int q = 0; q < R && good; q++)
     if (!all[q].good || (q != me && memcmp(&all[q].uuid, &all[me].uuid, sizeof all[me].uuid) == 0)) good = 0;
+  /* the same on every rank: from the records all ranks have */
+  opened = good;
   if (good) {
     L->pk.out = dsend;
     L->pk.ns = A->send_off[A->nsend];
@@ -315,7 +378,11 @@ odb_status odb_dlink_setup(const odb_dsparse *A, double *dsend, odb_dlink **out)
     L = NULL;
   }
 done:
-  odb_dlink_free(L);
+  if (L && !opened && L->box) {   /* no rank mapped it: it goes now */
+    if (cudaFree(L->box) != cudaSuccess) (void)cudaGetLastError();
+    L->box = NULL;
+  }
+  odb_dlink_free(L, NULL);
   free(all);
   return st;
 }

@@ -31,7 +31,8 @@
 ** Quiescence: when a rank's stream has ended, no other rank writes into
 ** its mailbox or reads its send buffer any more (each reduction waited
 ** for every rank's slot, each fetch for the copies of its own values),
-** so a rank frees its link without a collective.
+** so a rank frees its link without a collective; its own memory goes
+** once every other rank has closed its mappings of it.
 */
 #ifndef ODB_DIST_LINK_H
 #define ODB_DIST_LINK_H
@@ -52,8 +53,11 @@ typedef struct odb_dlink odb_dlink;
 ** allocation; NULL when the rank sends nothing). A collective: every
 ** rank calls it for the same matrix. */
 odb_status odb_dlink_setup(const odb_dsparse *A, double *dsend, odb_dlink **out);
-/* Closes the other ranks' memory and frees this rank's (NULL: nothing). */
-void odb_dlink_free(odb_dlink *L);
+/* Closes the other ranks' memory and frees this rank's mailbox and its
+** send buffer dsend (which the link then owns; NULL: none), once no other
+** rank maps them (odb_dist_link.cu, "Freeing what other ranks map").
+** NULL L: nothing. */
+void odb_dlink_free(odb_dlink *L, double *dsend);
 /* Queues one exchange of A's halo for the vector dx (nloc + nghost):
 ** the pack of dx's values into dsend on the legacy stream (idx: the
 ** device send indices), then, on stream halo after the event ready
