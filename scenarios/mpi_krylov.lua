@@ -18,7 +18,9 @@
 -- seconds of one SpMV (the slowest rank's, `reps` runs) with its spread,
 -- and BiCGStab, pipelined BiCGStab and QMR on b = A 1 (`tol`, `maxit`):
 -- iterations, the median seconds per iteration over the solves made with
--- its spread, the solves made, and the true residual.
+-- its spread, the solves made, the true residual, and where the scalar work
+-- ran (ctl: "cpu" on CPU ranks; on GPU ranks "dev", the state machine on
+-- the devices, or "host", every reduction through the hosts).
 --
 -- What a row costs: every row builds its matrix (each rank the whole CSR
 -- and its transpose, then keeps its rows), times `reps` + 1 SpMVs, then
@@ -156,9 +158,9 @@ local function header(st)
     print(string.format("mpi_krylov: %d rank(s), backend cuda, %s; GPU read bandwidth for the floor %.1f GB/s "
       .. "(copy %.1f GB/s)", R, st.halo, (st.read_bw_sum or 0) / 1e9, (st.copy_bw_sum or 0) / 1e9))
   end
-  print(string.format("%-14s %-6s %-5s %9s %5s %-5s %8s %10s %7s %7s  %-9s %5s %10s %7s %9s %6s",
+  print(string.format("%-14s %-6s %-5s %9s %5s %-5s %8s %10s %7s %7s  %-9s %5s %10s %7s %9s %-4s %6s",
     "matrix", "dist", "fmt", "n", "ranks", "halo", "ghosts", "spmv_us", "spread", "%floor",
-    "solver", "iters", "us/iter", "spread", "relres", "solves"))
+    "solver", "iters", "us/iter", "spread", "relres", "ctl", "solves"))
 end
 
 local function run(label, mk, dist, f, peer)
@@ -183,9 +185,10 @@ local function run(label, mk, dist, f, peer)
     until #per >= solves or spent >= budget
     local made = #per
     local pm = median(per)
-    print(string.format("%-14s %-6s %-5s %9d %5d %-5s %8d %10.2f %6.1f%% %6.1f%%  %-9s %5d %10.2f %6.1f%% %9.2e %6d",
+    local ctl = r.control == "device" and "dev" or r.control == "host" and "host" or "cpu"
+    print(string.format("%-14s %-6s %-5s %9d %5d %-5s %8d %10.2f %6.1f%% %6.1f%%  %-9s %5d %10.2f %6.1f%% %9.2e %-4s %6d",
       label, dist, f, di.n, R, halo, ghosts, sec * 1e6, 100 * st.spread,
-      sec > 0 and 100 * floor_s / sec or 0, m, r.iters, pm * 1e6, 100 * spread(per), r.relres_true, made))
+      sec > 0 and 100 * floor_s / sec or 0, m, r.iters, pm * 1e6, 100 * spread(per), r.relres_true, ctl, made))
     ob.metric(string.format("%s_%s_%s_%s%s_us_per_iter", label, dist, f, m, gpu and "_cuda" or ""), pm * 1e6, "us")
     if m == "bicgstab" then ours = { us = pm * 1e6, iters = r.iters } end
   end
@@ -197,9 +200,9 @@ local function run(label, mk, dist, f, peer)
       spent = spent + r.seconds
     until #per >= solves or spent >= budget
     local pm = median(per)
-    print(string.format("%-14s %-6s %-5s %9d %5d %-5s %8s %10s %7s %7s  %-9s %5d %10.2f %6.1f%% %9.2e %6d",
+    print(string.format("%-14s %-6s %-5s %9d %5d %-5s %8s %10s %7s %7s  %-9s %5d %10.2f %6.1f%% %9.2e %-4s %6d",
       label, dist, "aij", di.n, R, "cpu", "", "", "", "", "petsc_bcgs", r.iters, pm * 1e6,
-      100 * spread(per), r.relres_true, #per))
+      100 * spread(per), r.relres_true, "cpu", #per))
     print(string.format("  BiCGStab %s %s: PETSc's time an iteration over ours %.2fx (%d iterations, PETSc %d%s)",
       label, dist, pm > 0 and pm * 1e6 / ours.us or 0, ours.iters, r.iters,
       r.converged and "" or ", PETSc: " .. r.outcome))
