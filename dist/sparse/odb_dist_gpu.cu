@@ -255,14 +255,15 @@ static odb_status rows(odb_dsparse *A, const double *dx, double *dy, int which, 
   return e == ODB_OK ? e : odb_dsparse_fail(A, e, 1);
 }
 
-/* After the ghosts are in x on the halo stream: the rows that read them
-   there, beside the inner rows on the legacy stream (their y entries are
+/* After the ghosts are queued into x on the halo stream: the rows that
+   read them there, beside the inner rows on the legacy stream (launched
+   here when inner is 1, already running otherwise; their y entries are
    apart), then the legacy stream waits for them and adds a slab's wells. */
-static odb_status rows_after_ghosts(odb_dsparse *A, const double *dx, double *dy) {
+static odb_status rows_after_ghosts(odb_dsparse *A, const double *dx, double *dy, int inner) {
   odb_dgpu *g = A->gpu;
   ODB_TRY(rows(A, dx, dy, ROWS_GHOSTS, g->halo));
   CK(cudaEventRecord(g->ghosts, g->halo));
-  ODB_TRY(rows(A, dx, dy, ROWS_INNER, cudaStreamLegacy));
+  if (inner) ODB_TRY(rows(A, dx, dy, ROWS_INNER, cudaStreamLegacy));
   CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
   return rows(A, dx, dy, ROWS_WELLS, cudaStreamLegacy);
 }
@@ -285,7 +286,7 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
     CK(cudaEventRecord(g->ready, cudaStreamLegacy));
     CK(cudaStreamWaitEvent(g->halo, g->ready, 0));
     if ((st = odb_dlink_fetch(g->link, dx, g->halo)) != ODB_OK) return odb_dsparse_fail(A, st, 1);
-    return rows_after_ghosts(A, dx, dy);
+    return rows_after_ghosts(A, dx, dy, 1);
   }
   /* the legacy stream's work on x and y before now is done before the
      halo stream packs x or writes y */
@@ -307,12 +308,7 @@ odb_status odb_dgpu_spmv(odb_dsparse *A, double *dx, double *dy) {
   if (ng)
     CK(cudaMemcpyAsync(dx + A->nloc, g->aware ? g->drecv : A->recv_buf, (size_t)ng * sizeof(double),
                        g->aware ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, g->halo));
-  /* the rows that read ghosts on the halo stream after the copy (the
-     inner rows may still run), then the join */
-  ODB_TRY(rows(A, dx, dy, ROWS_GHOSTS, g->halo));
-  CK(cudaEventRecord(g->ghosts, g->halo));
-  CK(cudaStreamWaitEvent(cudaStreamLegacy, g->ghosts, 0));
-  return rows(A, dx, dy, ROWS_WELLS, cudaStreamLegacy);
+  return rows_after_ghosts(A, dx, dy, 0);   /* the inner rows may still run */
 }
 
 /* After a wait for the legacy stream: the halo stream's fetch has ended

@@ -829,30 +829,40 @@ static void launch_bdia_wells(const odb_sparse_gpu *g, const double *x, double *
   k_bdia_wells<<<wg, 128, 0, st>>>(g->nw, g->k, g->M * g->k, g->Wa, g->WTa, g->wa, g->wb, g->wc, g->D, x, y);
 }
 
-/* Bdia launch: the cell kernel for (k, grain, shared_x), then the wells. */
-static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, const double *x,
-                              double *y, cudaStream_t st) {
-  bdia_geo geo;
+/* Bdia launch on stored cells [m0, m1) of a grid of Mk columns whose
+** cells g holds from cell first (the geometry of bdia_geo), then the wells
+** when wells is 1: the cell kernel for o's (k, grain, shared_x, pair,
+** stream), one cell a thread where the pair form would meet an odd end. */
+static odb_status bdia_run(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o_in, long first, long Mk,
+                           const double *x, const double *xg, long nlo, long nhi, double *y,
+                           long m0, long m1, int wells, cudaStream_t st) {
+  odb_sparse_gpu_opts o = *o_in;
   int K = g->k;
-  bdia_kfn fn = o->pair ? bdia_pair_kernel(K, o->stream)
-                        : bdia_kernel(K, o->grain, o->shared_x, o->stream);
+  if (o.pair && ((m0 | m1) & 1)) { o.pair = 0; o.grain = 1; o.shared_x = 0; }
+  bdia_kfn fn = o.pair ? bdia_pair_kernel(K, o.stream) : bdia_kernel(K, o.grain, o.shared_x, o.stream);
   if (!fn)
     return ODB_FAIL(ODB_ERR_ARG, "sparse GPU SpMV: no Bdia kernel for k = %d, grain %d, pair %d",
-                    K, o->grain, o->pair);
-  geo.M = g->M; geo.Mk = g->M * K; geo.J = g->J; geo.JH = (long)g->J * g->H;
+                    K, o.grain, o.pair);
+  bdia_geo geo;
+  geo.M = g->M; geo.Mk = Mk; geo.J = g->J; geo.JH = (long)g->J * g->H;
   geo.half = g->pattern == ODB_GH_HALF;
-  geo.first = 0; geo.c0 = 0; geo.Mkl = geo.Mk; geo.m0 = 0; geo.m1 = g->M; geo.xg = NULL;
-  geo.nlo = geo.nhi = 0;
-  launch_bdia_cells(g, o, fn, &geo, x, y, st);
-  if (g->nw > 0) launch_bdia_wells(g, x, y, st);
+  geo.first = first; geo.c0 = first * K; geo.Mkl = g->M * K; geo.m0 = m0; geo.m1 = m1; geo.xg = xg;
+  geo.nlo = nlo; geo.nhi = nhi;
+  launch_bdia_cells(g, &o, fn, &geo, x, y, st);
+  if (wells && g->nw > 0) launch_bdia_wells(g, x, y, st);
   return ODB_OK;
+}
+
+/* The whole grid: every stored cell, then the wells. */
+static odb_status launch_bdia(odb_sparse_gpu *g, const odb_sparse_gpu_opts *o, const double *x,
+                              double *y, cudaStream_t st) {
+  return bdia_run(g, o, 0, g->M * g->k, x, NULL, 0, 0, y, 0, g->M, 1, st);
 }
 
 /* See the header. */
 odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double *x, const double *xg,
                                     long nlo, long nhi, double *y, long m0, long m1, int wells,
                                     void *stream) {
-  cudaStream_t st = (cudaStream_t)stream;
   ODB_TRY(vec_check(g, x, y));
   if (g->fmt != ODB_FMT_BDIA)
     return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: needs format bdia, not %s", odb_sparse_format_name(g->fmt));
@@ -861,20 +871,8 @@ odb_status odb_sparse_gpu_bdia_slab(odb_sparse_gpu *g, long first, const double 
       (!xg && (nlo || nhi)))
     return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: cells %ld..%ld of a slab of %ld from cell %ld of %ld, "
                     "%ld and %ld ghosts%s", m0, m1, g->M, first, Mg, nlo, nhi, xg ? "" : " without xg");
-  odb_sparse_gpu_opts o = priv(g)->opts;
-  int K = g->k;
-  if (o.pair && ((m0 | m1) & 1)) { o.pair = 0; o.grain = 1; o.shared_x = 0; }   /* odd ends: one cell a thread */
-  bdia_kfn fn = o.pair ? bdia_pair_kernel(K, o.stream) : bdia_kernel(K, o.grain, o.shared_x, o.stream);
-  if (!fn)
-    return ODB_FAIL(ODB_ERR_ARG, "sparse GPU slab SpMV: no Bdia kernel for k = %d, grain %d, pair %d",
-                    K, o.grain, o.pair);
-  bdia_geo geo;
-  geo.M = g->M; geo.Mk = Mg * K; geo.J = g->J; geo.JH = (long)g->J * g->H;
-  geo.half = g->pattern == ODB_GH_HALF;
-  geo.first = first; geo.c0 = first * K; geo.Mkl = g->M * K; geo.m0 = m0; geo.m1 = m1; geo.xg = xg;
-  geo.nlo = nlo; geo.nhi = nhi;
-  launch_bdia_cells(g, &o, fn, &geo, x, y, st);
-  if (wells && g->nw > 0) launch_bdia_wells(g, x, y, st);
+  ODB_TRY(bdia_run(g, &priv(g)->opts, first, Mg * g->k, x, xg, nlo, nhi, y, m0, m1, wells,
+                   (cudaStream_t)stream));
   ODB_CUDA_CHECK(cudaGetLastError());
   return ODB_OK;
 }
