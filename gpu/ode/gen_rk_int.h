@@ -32,6 +32,9 @@ typedef struct gen {
   int star;              /* skew 2: f reads no diagonal neighbour, so a
                             barrier every second pass suffices */
   int early_store;       /* skew 2: the last stage stores its row of ynew */
+  int late_norm;         /* skew 2 with early_store on a slab (own rows
+                            bounded): the row's share of the norm is added
+                            at the pass's end, not beside the store */
   int devctl;            /* the kernel runs the step controller (args.ctl) */
   int lag;               /* skew 2: rows stage l runs behind stage l-1 (1:
                             stages in order, a barrier every pass) */

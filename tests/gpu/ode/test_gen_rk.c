@@ -910,6 +910,49 @@ static void check_onchip(void) {
   check_compiles(src, NSRC, nsrc, "the gpu_onchip kernels");
   for (int i = 0; i < nsrc; ++i) free(src[i]);
 }
+/*
+** A slab of the GPU ranks (grid_own0/1: the rows whose cells count in
+** the error norm) with the last stage storing its row (bs3): the norm's
+** own-row compare at the pass's end, none beside the store, for a slab
+** bounded above, below and on both sides; the whole grid keeps the add
+** beside the store (no compare to move). All compile.
+*/
+static void check_slab_norm(void) {
+  enum { NS = 4 };
+  static const long own[NS][2] = { { 0, 56 }, { 8, 64 }, { 8, 56 }, { 0, 0 } };
+  char *src[NS] = { 0 };
+  int nsrc = 0;
+  odb_problem *p = bruss(64, 64);
+  for (int i = 0; p && i < NS; ++i) {
+    odb_problem q = *p;
+    odb_gen_opts o;
+    odb_gen_plan pl;
+    const char *late = NULL, *beside = NULL;
+    q.grid_own0 = own[i][0];
+    q.grid_own1 = own[i][1];
+    memset(&o, 0, sizeof o);
+    o.threads = 64;
+    o.skew = 2;
+    o.lag = 1;
+    o.carry = 3;
+    o.early_store = 1;
+    if (odb_gen_rk(&q, odb_method_find("bs3"), ODB_GEN_STREAM2D, &o, &src[i],
+                   &pl) != ODB_OK) {
+      tap_ok(0, "bs3 on a slab with own rows %ld-%ld: %s", own[i][0],
+             own[i][1], odb_last_error());
+      continue;
+    }
+    ++nsrc;
+    late = strstr(src[i], "q < r1 && ODB_IN_NORM(q)) acc += odb_nv;");
+    beside = strstr(src[i], "            if (ODB_IN_NORM(q)) acc += odb_nv;");
+    tap_ok(i < 3 ? late && !beside : !late && beside,
+           "bs3, own rows %ld-%ld of 64: the norm's add %s", own[i][0],
+           own[i][1], i < 3 ? "at the pass's end only" : "beside the store");
+  }
+  check_compiles(src, NS, nsrc, "bs3 on slabs of rows (the norm's own rows)");
+  for (int i = 0; i < NS; ++i) free(src[i]);
+  odb_problem_destroy(p);
+}
 #endif
 
 int main(void) {
@@ -925,6 +968,7 @@ int main(void) {
   check_cluster();
   check_fp64();
   check_onchip();
+  check_slab_norm();
 #else
   tap_ok(1, "generated RK kernels # SKIP built without CUDA");
 #endif
