@@ -371,13 +371,14 @@ static void push_gpu(lua_State *L, odbL_state *S, int bw) {
     lua_pushnil(L);
     return;
   }
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 7);
   lua_pushstring(L, d.name);
   lua_setfield(L, -2, "name");
   lua_pushfstring(L, "%d.%d", d.cc_major, d.cc_minor);
   lua_setfield(L, -2, "cc");
   set_int(L, "sm_count", d.sm_count);
   set_int(L, "mem_bytes", (lua_Integer)d.mem_bytes);
+  set_int(L, "mem_free_bytes", (lua_Integer)d.mem_free_bytes);
   set_int(L, "runtime_version", d.runtime_version);
   set_int(L, "driver_version", d.driver_version);
   if (bw && (g = odbL_state_gpu_bandwidth(S))) {

@@ -14,6 +14,8 @@ typedef struct odb_device_info {
   int cc_major, cc_minor; /* compute capability, 0 for the CPU */
   int sm_count;          /* streaming multiprocessors, 0 for the CPU */
   size_t mem_bytes;      /* device memory, 0 where not known */
+  size_t mem_free_bytes; /* device memory free at the query, 0 where not
+                            known */
   int runtime_version;   /* CUDA runtime version (e.g. 13000), 0 otherwise */
   int driver_version;    /* CUDA driver version, 0 otherwise */
   double clock_mhz;      /* SM clock, 0 where not known */

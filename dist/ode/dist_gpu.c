@@ -19,6 +19,7 @@
 #include "dist_halo.h"
 #include "odb_ctx.h"
 #include "odb_dist.h"
+#include "odb_dist_ipc.h"
 #include "odb_gpu_rk.h"
 #include "odb_gpu_rk_opts.h"
 
@@ -112,6 +113,10 @@ typedef struct dgpu {
   int ipc;                     /* 1: halos by peer copies */
   double *own[2];              /* this rank's y and ynew at init */
   double *peer[2][2];          /* [up/down][its y, its ynew at init], mapped */
+  unsigned *fin;               /* peer copies: [0] from up, [1] from down:
+                                  the neighbour has closed its mappings of
+                                  own[] and of fin (device memory) */
+  unsigned *peer_fin[2];       /* the neighbours' fin, mapped */
   double *snd[2], *rcv[2];     /* pinned host staging: [0] up, [1] down */
   double *whole;               /* host copy of the state for gather */
   int link;                    /* 1: the device-side link (see above) */
@@ -205,26 +210,68 @@ static int gpu_applies(const odb_problem *p, const odb_method *m, char *why,
 /* A neighbour that did not answer: what the link's waits wait at most. */
 #define LINK_TIMEOUT_S 60
 
-/* Closes the other ranks' mailboxes and frees this rank's (none: nothing). */
+/*
+** Closing what the ranks map of each other (dist/rt/odb_dist_ipc.h): this
+** rank's mappings of the others' mailboxes, y, ynew and fin, each closing
+** said in the owner's word; its own mailbox, and y, ynew and fin where the
+** neighbours mapped them, freed once they have said so (y and ynew taken
+** from the solver, whose core would free them at once). A set-up that
+** failed closes its mappings on every rank before any frees (ipc_setup,
+** link_setup). link_close: the mailboxes.
+*/
 static void link_close(dgpu *g) {
+  static const unsigned one = 1;
+  const int me = odb_dist_rank();
   for (int q = 0; q < ODB_GEN_XNORM_MAX; ++q) {
-    if (g->boxes[q] && g->boxes[q] != g->box &&
-        cudaIpcCloseMemHandle(g->boxes[q]) != cudaSuccess)
-      (void)cudaGetLastError();
+    if (g->boxes[q] && g->boxes[q] != g->box)
+      odb_dist_ipc_close(g->boxes[q], sizeof(dgl_box),
+                         &g->boxes[q]->closed[me]);
     g->boxes[q] = NULL;
   }
-  if (g->box && cudaFree(g->box) != cudaSuccess) (void)cudaGetLastError();
+  if (g->box) {
+    void *mine[1] = { g->box };
+    if (cudaMemcpy(&g->box->closed[me], &one, sizeof one,
+                   cudaMemcpyHostToDevice) != cudaSuccess)
+      (void)cudaGetLastError();
+    odb_dist_ipc_release(mine, 1, g->box->closed, odb_dist_size());
+  }
   g->box = NULL;
+}
+
+/* The peer copies' mappings closed and said so; then this rank's (fin
+   is set only where they were set up: ipc_setup). */
+static void ipc_close(odb_solver *s, dgpu *g) {
+  static const unsigned one = 1;
+  for (int i = 0; i < 2; ++i) {
+    for (int k = 0; k < 2; ++k) odb_dist_ipc_close(g->peer[i][k], 0, NULL);
+    /* this rank is the neighbour below the one above, and above the one
+       below */
+    if (g->peer_fin[i])
+      odb_dist_ipc_close(g->peer_fin[i], 2 * sizeof(unsigned),
+                         &g->peer_fin[i][1 - i]);
+    g->peer[i][0] = g->peer[i][1] = NULL;
+    g->peer_fin[i] = NULL;
+  }
+  if (!g->fin) return;
+  {
+    void *mine[3] = { g->own[0], g->own[1], g->fin };
+    for (int i = 0; i < 2; ++i)   /* no neighbour there: no one to wait for */
+      if ((i == 0 ? g->up : g->down) < 0 &&
+          cudaMemcpy(&g->fin[i], &one, sizeof one, cudaMemcpyHostToDevice) !=
+              cudaSuccess)
+        (void)cudaGetLastError();
+    if (s->y == g->own[0] || s->y == g->own[1]) s->y = NULL;
+    if (s->ynew == g->own[0] || s->ynew == g->own[1]) s->ynew = NULL;
+    odb_dist_ipc_release(mine, 3, g->fin, 2);
+  }
+  g->fin = NULL;
 }
 
 static void gpu_fini(odb_solver *s) {
   dgpu *g = s->vdata;
   if (!g) return;
   link_close(g);
-  for (int i = 0; i < 2; ++i)
-    for (int k = 0; k < 2; ++k)
-      if (g->peer[i][k] && cudaIpcCloseMemHandle(g->peer[i][k]) != cudaSuccess)
-        (void)cudaGetLastError();
+  ipc_close(s, g);
   if (g->inner) odb_solver_destroy(g->inner);
   free(g->slab);
   for (int i = 0; i < 2; ++i) {
@@ -278,7 +325,8 @@ static odb_status make_slab(const odb_problem *p, dgpu *g) {
 static odb_status ipc_setup(odb_solver *s, dgpu *g, int *ok) {
   MPI_Comm comm = odb_dist_comm();
   MPI_Request req[4];
-  cudaIpcMemHandle_t mine[2], theirs[2][2];
+  /* [0] y, [1] ynew, [2] fin */
+  cudaIpcMemHandle_t mine[3], theirs[2][3];
   int peer[2] = { g->up, g->down }, n = 0, good = 1;
   double flag;
   const char *e = getenv("ODEBENCH_GPU_HALO");
@@ -288,8 +336,14 @@ static odb_status ipc_setup(odb_solver *s, dgpu *g, int *ok) {
   g->own[0] = s->y;
   g->own[1] = s->ynew;
   memset(mine, 0, sizeof mine);
-  for (int k = 0; k < 2; ++k)
-    if (cudaIpcGetMemHandle(&mine[k], g->own[k]) != cudaSuccess) {
+  if (cudaMalloc((void **)&g->fin, 2 * sizeof *g->fin) != cudaSuccess ||
+      cudaMemset(g->fin, 0, 2 * sizeof *g->fin) != cudaSuccess) {
+    (void)cudaGetLastError();
+    good = 0;
+  }
+  for (int k = 0; k < 3 && good; ++k)
+    if (cudaIpcGetMemHandle(&mine[k], k < 2 ? (void *)g->own[k]
+                                            : (void *)g->fin) != cudaSuccess) {
       (void)cudaGetLastError();
       good = 0;
     }
@@ -305,14 +359,19 @@ static odb_status ipc_setup(odb_solver *s, dgpu *g, int *ok) {
   ODB_TRY(odb_dist_waitall(n, req, "MPI_Waitall (mpi_gpu_stream2d IPC "
                            "handles)"));
   for (int i = 0; i < 2 && good; ++i)
-    for (int k = 0; k < 2 && good && peer[i] >= 0; ++k)
-      if (cudaIpcOpenMemHandle((void **)&g->peer[i][k], theirs[i][k],
+    for (int k = 0; k < 3 && good && peer[i] >= 0; ++k) {
+      void *m = NULL;
+      if (cudaIpcOpenMemHandle(&m, theirs[i][k],
                                cudaIpcMemLazyEnablePeerAccess) !=
           cudaSuccess) {
         (void)cudaGetLastError();
-        g->peer[i][k] = NULL;
         good = 0;
+      } else if (k < 2) {
+        g->peer[i][k] = m;
+      } else {
+        g->peer_fin[i] = m;
       }
+    }
   flag = good ? 0.0 : 1.0;   /* any rank without them: none uses them */
   ODB_TRY(odb_dist_allreduce_max(&flag, 1, "MPI_Allreduce (mpi_gpu_stream2d "
                                  "peer copies)"));
@@ -320,12 +379,18 @@ static odb_status ipc_setup(odb_solver *s, dgpu *g, int *ok) {
     *ok = 1;
     return ODB_OK;
   }
-  for (int i = 0; i < 2; ++i)
-    for (int k = 0; k < 2; ++k) {
-      if (g->peer[i][k] && cudaIpcCloseMemHandle(g->peer[i][k]) != cudaSuccess)
-        (void)cudaGetLastError();
-      g->peer[i][k] = NULL;
-    }
+  /* what was opened closed on every rank before any frees its own: then
+     y and ynew go with the solver, fin at once */
+  for (int i = 0; i < 2; ++i) {
+    for (int k = 0; k < 2; ++k) odb_dist_ipc_close(g->peer[i][k], 0, NULL);
+    odb_dist_ipc_close(g->peer_fin[i], 0, NULL);
+    g->peer[i][0] = g->peer[i][1] = NULL;
+    g->peer_fin[i] = NULL;
+  }
+  ODB_TRY(odb_dist_barrier("MPI_Barrier (mpi_gpu_stream2d peer copies "
+                           "closed)"));
+  if (g->fin && cudaFree(g->fin) != cudaSuccess) (void)cudaGetLastError();
+  g->fin = NULL;
   return ODB_OK;
 }
 
@@ -404,7 +469,18 @@ static odb_status link_setup(odb_solver *s, dgpu *g, int *ok) {
                               "link)");
   if (st == ODB_OK && flag == 0.0) *ok = 1;
 done:
-  if (!*ok) link_close(g);
+  if (!*ok) {
+    /* the mailboxes opened are closed on every rank before any frees its
+       own (after a failed collective, MPI is gone: at once) */
+    for (int q = 0; q < ODB_GEN_XNORM_MAX; ++q) {
+      if (g->boxes[q] != g->box) odb_dist_ipc_close(g->boxes[q], 0, NULL);
+      g->boxes[q] = NULL;
+    }
+    if (st == ODB_OK)
+      st = odb_dist_barrier("MPI_Barrier (mpi_gpu_stream2d link closed)");
+    if (g->box && cudaFree(g->box) != cudaSuccess) (void)cudaGetLastError();
+    g->box = NULL;
+  }
   free(ids);
   free(all);
   return st;
@@ -423,6 +499,7 @@ static odb_status gpu_init(odb_solver *s) {
   odb_status st;
   if (!g) return ODB_FAIL(ODB_ERR_NOMEM, "mpi_gpu_stream2d state");
   s->vdata = g;
+  odb_dist_ipc_reap();   /* an earlier solver's, when its peers have closed */
   ODB_TRY(split_opts(&s->opts, &vin, &nvin, &steps));
   g->row = p->grid_cols * p->grid_comps;
   lo = malloc(sizeof *lo * (size_t)(R + 1));

@@ -28,6 +28,8 @@ typedef struct dgl_box {
   unsigned long long copied[2];  /* ... whose rows of ours it has copied */
   long long xseq;                /* odb_gen_xnorm.seq */
   unsigned long long xchg;       /* exchanges done */
+  unsigned closed[ODB_GEN_XNORM_MAX];   /* from rank q: it has closed its
+                                          mapping of this mailbox */
   unsigned fail;                 /* a neighbour did not answer in time */
   unsigned ticket;               /* elects the exchange's last block */
   odb_gen_xnorm xn;              /* what the step's kernels take (args.xn) */

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include "odb_cuda_check.h"
+#include "odb_dist_ipc.h"
 #include "odb_dist_link.h"
 #include "odb_dist_wait.cuh"
 /* odb_dist.h includes mpi.h in MPI builds: its C interface only */
@@ -179,73 +180,31 @@ odb_status odb_dlink_check(const odb_dlink *L, const char *who) {
 }
 
 /*
-** Freeing what other ranks map. CUDA leaves undefined a cudaFree of an
-** exported allocation that another process has not closed yet, and ranks
-** free their matrices when their own collector runs, not together. So a
-** rank closes its mappings of the others' memory, says so in each of
-** their mailboxes (closed[]), and frees its own mailbox and send buffer
-** only once every other rank has said so of them; until then they wait
-** in a list that each later free looks at again (what is left there goes
-** with the process).
+** Freeing what other ranks map (dist/rt/odb_dist_ipc.h): a rank closes
+** its mappings of the others' send buffers and mailboxes, saying so in
+** each mailbox (closed[]), and hands its own mailbox and send buffer to
+** odb_dist_ipc_release, which frees them once every other rank has said
+** so of them.
 */
-typedef struct dl_owned {
-  dl_box *box;
-  double *send;
-  int R, me;
-  struct dl_owned *next;
-} dl_owned;
-
-static dl_owned *dl_waiting;
-
-/* 1 when every other rank has closed its mappings of o's memory (or the
-   mailbox cannot be read: nothing more can be learnt then). */
-static int dl_all_closed(const dl_owned *o) {
-  unsigned closed[KX_MAX];
-  if (cudaMemcpy(closed, o->box->closed, sizeof closed, cudaMemcpyDeviceToHost) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 1;
-  }
-  for (int q = 0; q < o->R; q++)
-    if (q != o->me && !closed[q]) return 0;
-  return 1;
-}
-
-/* Frees the waiting allocations that no rank maps any more. */
-static void dl_reap(void) {
-  for (dl_owned **pp = &dl_waiting; *pp;) {
-    dl_owned *o = *pp;
-    if (!dl_all_closed(o)) { pp = &o->next; continue; }
-    *pp = o->next;
-    if (cudaFree(o->box) != cudaSuccess) (void)cudaGetLastError();
-    if (o->send && cudaFree(o->send) != cudaSuccess) (void)cudaGetLastError();
-    free(o);
-  }
-}
-
 void odb_dlink_free(odb_dlink *L, double *dsend) {
   static const unsigned one = 1;
   if (!L) return;
   for (int q = 0; q < KX_MAX; q++) {
-    if (L->peer_send[q] && cudaIpcCloseMemHandle(L->peer_send[q]) != cudaSuccess)
-      (void)cudaGetLastError();
-    if (L->boxes[q] && L->boxes[q] != L->box) {
-      if (cudaMemcpy(&L->boxes[q]->closed[L->me], &one, sizeof one, cudaMemcpyHostToDevice) != cudaSuccess ||
-          cudaIpcCloseMemHandle(L->boxes[q]) != cudaSuccess)
-        (void)cudaGetLastError();
-    }
+    odb_dist_ipc_close(L->peer_send[q], 0, NULL);
+    if (L->boxes[q] && L->boxes[q] != L->box)
+      odb_dist_ipc_close(L->boxes[q], sizeof(dl_box), &L->boxes[q]->closed[L->me]);
   }
   if (L->box) {
-    dl_owned *o = (dl_owned *)malloc(sizeof *o);
-    if (o) {
-      o->box = L->box; o->send = dsend; o->R = L->R; o->me = L->me;
-      o->next = dl_waiting;
-      dl_waiting = o;
-    }   /* else kept for the life of the process */
-  } else if (dsend && cudaFree(dsend) != cudaSuccess) {
-    (void)cudaGetLastError();
+    void *mine[2] = { L->box, dsend };
+    /* this rank maps nothing of its own */
+    if (cudaMemcpy(&L->box->closed[L->me], &one, sizeof one, cudaMemcpyHostToDevice) != cudaSuccess)
+      (void)cudaGetLastError();
+    odb_dist_ipc_release(mine, 2, L->box->closed, L->R);
+  } else {
+    void *mine[1] = { dsend };
+    odb_dist_ipc_release(mine, 1, NULL, 0);
   }
   free(L);
-  dl_reap();
 }
 
 /* What each rank tells every other at set-up. */

@@ -127,6 +127,11 @@ static odb_status cuda_query(odb_backend *b, odb_device_info *info) {
   info->cc_minor = p.minor;
   info->sm_count = p.multiProcessorCount;
   info->mem_bytes = p.totalGlobalMem;
+  {
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) info->mem_free_bytes = fr;
+    else (void)cudaGetLastError();
+  }
   info->mem_bus_bits = p.memoryBusWidth;
   ODB_CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
   ODB_CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
