@@ -1000,7 +1000,7 @@ odb_status rkg_stream2d(gen *g, const odb_gen_opts *o) {
        beside that store measured 3% slower for bs3 on the slabs of two
        ranks than the add at the pass's end, after every stage (120.4
        against 116.9 µs a step, BRUSS2D N = 4096 on two H200s; BENCHMARKS.md,
-       "Two GPUs: the GPUs wait for each other on the device"); the add
+       "Two GPUs: where a BRUSS2D step of the GPU ranks goes"); the add
        order is the same, so the norm is too */
     g->late_norm = (lo || hi) && g->early_store;
     if (lo && hi)
