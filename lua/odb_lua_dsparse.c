@@ -171,8 +171,18 @@ int odbL_dmatrix(lua_State *L)
   m->gpu = gpu;
   dmat_register(L);
   luaL_setmetatable(L, ODBL_DSPARSE);
-  st = odb_sparse_transpose(b->csr, &b->T);
-  if (st == ODB_OK)
+  /* Bdia on slabs converts the whole matrix once and keeps its planes
+     (odb_dist_bdia.c), and reads no A^T: made before the transpose, so
+     that a rank never holds the whole CSR, its transpose and the whole
+     Bdia at once (GH-b V = 128, k = 4: 2.8 + 2.8 + 1.9 GB a rank; 16 ranks
+     of a 128 GB host ran out of memory); the other formats sort their
+     rows by A's and A^T's columns (odb_dsparse_create's also) */
+  const int slab_first = f == ODB_FMT_BDIA && size > 1;
+  st = slab_first ? odb_dsparse_create(b->csr, NULL, b->own, rank, size, f, ell_width, b->g, split,
+                                       DSPARSE_TAG, &m->A)
+                  : ODB_OK;
+  if (st == ODB_OK) st = odb_sparse_transpose(b->csr, &b->T);
+  if (st == ODB_OK && !slab_first)
     st = odb_dsparse_create(b->csr, b->T, b->own, rank, size, f, ell_width, b->g, split, DSPARSE_TAG, &m->A);
   if (st == ODB_OK) {
     /* A^T keeps CSR where A's format applies to A only (Bdia, DIA), in
