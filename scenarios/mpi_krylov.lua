@@ -39,8 +39,9 @@
 -- rows' matrix, x once, y once, its ghosts and the values it sends:
 -- odb_dsparse_min_bytes), summed over the ranks, over the faster of the
 -- read and copy bandwidth the ranks measure (core/io/odb_floor.h's model
--- for a kernel that reads and writes; each figure the ranks' one-thread
--- figures summed, but no more than the machine's all-core figure: ranks
+-- for a kernel that reads and writes; each figure the one-thread figure
+-- (the largest any rank has) times the ranks, but no more than the
+-- machine's all-core figure (the largest any rank has): ranks
 -- on one host share its memory). "% floor" is that time over the measured
 -- one; a '*' marks a row above 100%, with odebench.report's footnote ("in
 -- cache" where the bytes fit the host's last-level cache).
@@ -100,11 +101,15 @@ local gpu = backend == "cuda"
 local info = ob.info { bandwidth = not gpu }
 local R = info.ranks or 1
 local bw = info.bandwidth or {}
--- a figure of the ranks: each rank's one-thread figure, summed, but no
--- more than the host's all-core one (GB/s)
+-- a figure of the ranks (GB/s): the one-thread figure times the ranks, but
+-- no more than the host's all-core one (the ranks share one host's memory).
+-- The largest over the ranks of each: ranks that start together on a host
+-- with no cached figure measure at once, and those that find the machine
+-- busy have none (a sum of the ranks' own figures then counted them as 0)
 local function ranks_bw(one, all)
-  local v = ob.allreduce(one or 0)
-  if all and all > 0 and v > all then v = all end
+  local v = ob.allreduce(one or 0, "max") * R
+  local cap = ob.allreduce(all or 0, "max")
+  if cap > 0 and v > cap then v = cap end
   return v
 end
 local copy = ranks_bw(bw.copy_1t, bw.copy_all)
