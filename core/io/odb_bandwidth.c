@@ -843,12 +843,17 @@ static odb_status measure_possible(const odb_topo *t, odb_bandwidth *bw) {
                   "impossible figure: %s", bad);
 }
 
+/* Seconds a process waits for another's measurement (a few seconds each;
+   the ranks of one host in turn where none can be stored) */
+#define BW_LOCK_WAIT_S 300.0
+
 /* A cache that cannot be read or written only costs a measurement. */
 odb_status odb_bandwidth_get(const odb_topo *t, int mode, odb_bandwidth *bw) {
   char dir[PATH_MAX], path[PATH_MAX], why[200];
   odb_bw_machine m;
   odb_bandwidth old;
-  int have_dir, got = 0;
+  int have_dir, got = 0, lock;
+  odb_status st;
   if (!bw) return ODB_FAIL(ODB_ERR_ARG, "bandwidth: bw must not be NULL");
   odb_bandwidth_fingerprint(t, &m);
   have_dir = odb_bwfile_path("bandwidth.json", dir, path, sizeof dir);
@@ -858,7 +863,23 @@ odb_status odb_bandwidth_get(const odb_topo *t, int mode, odb_bandwidth *bw) {
     *bw = old;
     return ODB_OK;
   }
-  ODB_TRY(measure_possible(t, bw));
+  /* one measurement at a time on this machine (odb_bwfile_lock); a
+     process that waited looks at the cache again */
+  lock = have_dir ? odb_bwfile_lock(dir, "bandwidth.lock", BW_LOCK_WAIT_S) : -1;
+  if (lock >= 0 && mode == ODB_BW_CACHED) {
+    why[0] = '\0';
+    got = load_cpu(path, &m, &old, why, sizeof why);
+    if (got == 1) {
+      odb_bwfile_unlock(lock);
+      *bw = old;
+      return ODB_OK;
+    }
+  }
+  st = measure_possible(t, bw);
+  if (st != ODB_OK) {
+    odb_bwfile_unlock(lock);
+    return st;
+  }
   bw->from_cache = 0;
   if (got < 0)
     snprintf(bw->refused, sizeof bw->refused, "cached entry refused: "
@@ -866,6 +887,7 @@ odb_status odb_bandwidth_get(const odb_topo *t, int mode, odb_bandwidth *bw) {
   if (have_dir && odb_bandwidth_cacheable(bw) &&
       (mode == ODB_BW_REPLACE || got != 1 || old.read_1t < bw->read_1t))
     (void)odb_bwfile_store(dir, path, write_cpu, bw);
+  odb_bwfile_unlock(lock);
   return ODB_OK;
 }
 

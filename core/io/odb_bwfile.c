@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "odb_cachedir.h"
@@ -182,6 +184,36 @@ int odb_bwfile_store(const char *dir, const char *path,
   ok = ok && rename(tmp, path) == 0;
   if (!ok) unlink(tmp);
   return ok;
+}
+
+/* See odb_bwfile.h. Polls a non-blocking flock every 20 ms, so that a
+   holder stopped for good costs wait_s, not a hang. */
+int odb_bwfile_lock(const char *dir, const char *name, double wait_s) {
+  char path[PATH_MAX];
+  struct timespec t0, t, nap = {0, 20000000L};
+  int fd;
+  if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+    return -1;
+  fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec)
+        > wait_s)
+      break;
+    nanosleep(&nap, NULL);
+  }
+  close(fd);
+  return -1;
+}
+
+/* See odb_bwfile.h. */
+void odb_bwfile_unlock(int fd) {
+  if (fd < 0) return;
+  (void)flock(fd, LOCK_UN);
+  close(fd);
 }
 
 /* }==================================================================== */

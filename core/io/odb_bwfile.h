@@ -24,4 +24,15 @@ int odb_bwfile_path(const char *name, char *dir, char *path, size_t cap);
 int odb_bwfile_store(const char *dir, const char *path,
                      void (*write)(FILE *, const void *), const void *ud);
 
+/*
+** The measuring lock of the cache (dir/name, an flock): processes that ask
+** for a figure at once, such as the ranks of mpirun on one host, measure
+** one at a time, so that none measures a machine the others keep busy,
+** and those that waited find the first one's figure in the cache. Returns
+** the lock's descriptor, or -1 after wait_s seconds or where the file
+** cannot be made (the caller then measures without it).
+*/
+int odb_bwfile_lock(const char *dir, const char *name, double wait_s);
+void odb_bwfile_unlock(int fd);
+
 #endif

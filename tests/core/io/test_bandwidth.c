@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <math.h>
@@ -411,6 +412,64 @@ static void test_gpu(const tmp_cache *c) {
 
 /* }====== */
 
+/*
+** Two processes asking for the figure at once with no cache (the ranks of
+** mpirun on one host): they measure one at a time (odb_bwfile_lock), so
+** where the first one's figure was stored the second takes it from the
+** cache instead of measuring a machine the first keeps busy. Where it
+** could not be stored (a busy test machine, a sanitizer build) both
+** measured, one after the other; either way both have figures.
+*/
+static void test_together(const tmp_cache *c) {
+  int fds[2], go[2];
+  pid_t pid;
+  odb_bandwidth a, b;
+  odb_status sa = ODB_ERR_INTERNAL;
+  ssize_t got = 0;
+  cache_file_remove(c);
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  if (pipe(fds) != 0 || pipe(go) != 0) {
+    tap_ok(0, "together: pipes");
+    return;
+  }
+  fflush(NULL);
+  pid = fork();
+  if (pid == 0) {   /* the other process: waits for go, then asks */
+    char ch;
+    odb_bandwidth bw;
+    close(fds[0]);
+    close(go[1]);
+    memset(&bw, 0, sizeof bw);
+    if (read(go[0], &ch, 1) == 1 &&
+        odb_bandwidth_get(NULL, ODB_BW_CACHED, &bw) != ODB_OK)
+      bw.read_1t = -1;
+    if (write(fds[1], &bw, sizeof bw) != (ssize_t)sizeof bw) _exit(2);
+    _exit(0);
+  }
+  close(fds[1]);
+  close(go[0]);
+  if (pid > 0) {
+    if (write(go[1], "g", 1) == 1) sa = odb_bandwidth_get(NULL, ODB_BW_CACHED, &a);
+    got = read(fds[0], &b, sizeof b);
+    waitpid(pid, NULL, 0);
+  }
+  close(go[1]);
+  close(fds[0]);
+  {
+    const odb_bandwidth *first = a.from_cache ? &b : &a, *second = a.from_cache ? &a : &b;
+    int stored = odb_bandwidth_cacheable(first) && !first->from_cache;
+    tap_ok(pid > 0 && sa == ODB_OK && got == (ssize_t)sizeof b && a.read_1t > 0 && b.read_1t > 0,
+           "together: both processes have figures (read %.2f and %.2f GB/s)", a.read_1t / 1e9,
+           b.read_1t / 1e9);
+    tap_ok(!(a.from_cache && b.from_cache) &&
+           (!stored || (second->from_cache && second->read_1t == first->read_1t)),
+           "together: one measured%s", stored ? ", the other took its figure from the cache"
+                                              : " (not stored: the other measured after it)");
+  }
+  cache_file_remove(c);
+}
+
 int main(void) {
   tmp_cache c;
   tmp_cache_open(&c);
@@ -418,6 +477,7 @@ int main(void) {
   test_team_figures();
   test_busy(&c);
   test_store_iff_cacheable(&c);
+  test_together(&c);
   test_damaged_cache(&c);
   test_refused(&c);
   test_round_trip(&c);
