@@ -103,9 +103,10 @@ local R = info.ranks or 1
 local bw = info.bandwidth or {}
 -- a figure of the ranks (GB/s): the one-thread figure times the ranks, but
 -- no more than the host's all-core one (the ranks share one host's memory).
--- The largest over the ranks of each: ranks that start together on a host
--- with no cached figure measure at once, and those that find the machine
--- busy have none (a sum of the ranks' own figures then counted them as 0)
+-- The largest over the ranks of each: a rank whose figures were measured
+-- while others kept the host busy (they take turns now, core/io's lock, but
+-- a figure not stored is measured by each in turn) has lower ones, and one
+-- rank's low all-core figure must not cap the sum
 local function ranks_bw(one, all)
   local v = ob.allreduce(one or 0, "max") * R
   local cap = ob.allreduce(all or 0, "max")
