@@ -108,11 +108,11 @@ static void need_cuda(lua_State *L)
 }
 
 /* See odb_lua.h: ob.matrix{dist =, grid = | file =, format =, ell_width =,
-   backend =, petsc =}. */
+   backend =, petsc =, transpose =}. */
 int odbL_dmatrix(lua_State *L)
 {
   static const char *const keys[] = {"dist", "grid", "file", "format", "ell_width", "backend", "petsc",
-                                     NULL};
+                                     "transpose", NULL};
   odbL_check_not_in_callback(L, "ob.matrix");
   luaL_checktype(L, 1, LUA_TTABLE);
   odbL_check_keys(L, 1, keys);
@@ -133,6 +133,12 @@ int odbL_dmatrix(lua_State *L)
   lua_getfield(L, 1, "petsc");
   if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) return odbL_field_error(L, 1, "petsc", "boolean", -1);
   int want_petsc = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  /* transpose = false: no A^T (no D:qmr), so that a rank never holds the
+     whole matrix's transpose beside the matrix while it builds */
+  lua_getfield(L, 1, "transpose");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) return odbL_field_error(L, 1, "transpose", "boolean", -1);
+  int want_t = lua_isnil(L, -1) || lua_toboolean(L, -1);
   lua_pop(L, 1);
   if (want_petsc && !odb_dpetsc_available())
     return luaL_error(L, "ob.matrix: petsc = true: the PETSc peer is not in this build (configure with "
@@ -181,10 +187,10 @@ int odbL_dmatrix(lua_State *L)
   st = slab_first ? odb_dsparse_create(b->csr, NULL, b->own, rank, size, f, ell_width, b->g, split,
                                        DSPARSE_TAG, &m->A)
                   : ODB_OK;
-  if (st == ODB_OK) st = odb_sparse_transpose(b->csr, &b->T);
+  if (st == ODB_OK && want_t) st = odb_sparse_transpose(b->csr, &b->T);
   if (st == ODB_OK && !slab_first)
     st = odb_dsparse_create(b->csr, b->T, b->own, rank, size, f, ell_width, b->g, split, DSPARSE_TAG, &m->A);
-  if (st == ODB_OK) {
+  if (st == ODB_OK && want_t) {
     /* A^T keeps CSR where A's format applies to A only (Bdia, DIA), in
        the grid order of A's rows when A is a Bdia on slabs */
     odb_sparse_format ft = f == ODB_FMT_BDIA || f == ODB_FMT_DIA ? ODB_FMT_CSR : f;
@@ -290,7 +296,11 @@ static int dmat_solve(lua_State *L, odb_dkrylov_method meth, const char *who)
   long ext = A->nloc > 0 ? A->nloc : 1;
   double *b = dvec_arg(L, -1, A, ext, bname);
   lua_getfield(L, 2, "x0");
-  long xext = A->nloc + (A->nghost > m->At->nghost ? A->nghost : m->At->nghost) + 1;
+  if (meth == ODB_DKRY_QMR && !m->At)
+    return luaL_error(L, "%s: the matrix was made with transpose = false (no A^T, which QMR multiplies by); "
+                      "make it without that to use QMR", who);
+  long tg = m->At ? m->At->nghost : 0;
+  long xext = A->nloc + (A->nghost > tg ? A->nghost : tg) + 1;
   double *x = lua_isnil(L, -1) ? odbL_vector_new(L, xext)->v : dvec_arg(L, -1, A, xext, xname);
   odb_krylov_result res;
   double sec = 0.0;
@@ -444,7 +454,7 @@ static int dmat_info(lua_State *L)
   lua_pushstring(L, m->gpu ? "cuda" : "cpu"); lua_setfield(L, -2, "backend");
   if (m->gpu) {
     lua_pushstring(L, odb_dgpu_halo_path(A)); lua_setfield(L, -2, "halo");
-    set_num(L, "device_bytes", odb_dgpu_bytes(A) + odb_dgpu_bytes(m->At));
+    set_num(L, "device_bytes", odb_dgpu_bytes(A) + (m->At ? odb_dgpu_bytes(m->At) : 0.0));
   }
   lua_pushstring(L, odb_sparse_format_name(A->fmt)); lua_setfield(L, -2, "format");
   lua_pushstring(L, A->split == ODB_DSPLIT_PLANES ? "planes" : "rows"); lua_setfield(L, -2, "dist");
