@@ -107,6 +107,13 @@ static void need_cuda(lua_State *L)
   luaL_error(L, "ob.matrix: backend = \"cuda\" is not available on rank %d (%s)", odb_dist_rank(), why);
 }
 
+/* The planes on either side of a rank's own that its rows and those of
+   A^T read, and that read its values, on a GH grid split by planes: the
+   stencil reaches one plane, GH-h's shifted blocks a second (the last
+   cell of a plane, shifted by k/2 rows, reads into the plane after the
+   next), and A^T's rows there are made from A's rows one reach further. */
+#define PLANE_REACH 4
+
 /* See odb_lua.h: ob.matrix{dist =, grid = | file =, format =, ell_width =,
    backend =, petsc =, transpose =}. */
 int odbL_dmatrix(lua_State *L)
@@ -156,21 +163,46 @@ int odbL_dmatrix(lua_State *L)
     return odbL_field_error(L, 1, "file", "string (a .mtx file name)", -1);
   if (!has_file && !b->g)
     return luaL_error(L, "ob.matrix: dist = \"%s\" needs grid = {J=, H=, I=, k=, ...} or file = \"a.mtx\"", dist);
-  odb_status st = has_file ? odb_sparse_read_mtx(lua_tostring(L, -1), NULL, &b->csr)
-                           : odb_reservoir_csr(b->g, &b->csr);
+  int size = odb_dist_size(), rank = odb_dist_rank();
+  /* A GH grid on slabs of planes (not Bdia, made from the whole matrix):
+     each rank generates only its planes and the PLANE_REACH planes on
+     either side (odb_reservoir_csr_planes), all that its part, its A^T and
+     their plans read (odb_dsparse_create_ordered's partial); else every
+     rank builds or reads the whole matrix and keeps its rows.
+     ODEBENCH_DSPARSE_WHOLE=1 asks for the whole matrix always (to compare). */
+  const char *whole_env = getenv("ODEBENCH_DSPARSE_WHOLE");
+  const int local = !has_file && b->g && split == ODB_DSPLIT_PLANES && size > 1 && f != ODB_FMT_BDIA &&
+                    !(whole_env && *whole_env && strcmp(whole_env, "0"));
+  long n = b->g && !has_file ? b->g->n : 0;
+  odb_status st = ODB_OK;
+  if (local) {
+    b->own = malloc((size_t)n * sizeof *b->own);
+    if (!b->own) return luaL_error(L, "ob.matrix: row owners of order %I: out of memory", (lua_Integer)n);
+    odb_dsparse_owner_planes(b->g, size, b->own);
+    long plane = (long)b->g->J * b->g->H * b->g->k;
+    int i0 = b->g->I, i1 = 0;
+    for (int i = 0; i < b->g->I; i++)
+      if (b->own[(long)i * plane] == rank) { if (i < i0) i0 = i; i1 = i + 1; }
+    if (i0 >= i1) i0 = i1 = 0;   /* no planes: no rows, and none read this rank's */
+    else { i0 -= PLANE_REACH; i1 += PLANE_REACH; }
+    st = odb_reservoir_csr_planes(b->g, i0, i1, &b->csr);
+  } else {
+    st = has_file ? odb_sparse_read_mtx(lua_tostring(L, -1), NULL, &b->csr) : odb_reservoir_csr(b->g, &b->csr);
+  }
   if (st != ODB_OK) return luaL_error(L, "ob.matrix: %s", odb_last_error());
   lua_pop(L, 1);
-  long n = b->csr->n;
+  n = b->csr->n;
   if (split == ODB_DSPLIT_PLANES && (!b->g || b->g->n != n))
     return luaL_error(L, "ob.matrix: dist = \"planes\" needs the grid of the matrix (grid = {...}%s)",
                       b->g ? lua_pushfstring(L, " of order %I, the file's is %I", (lua_Integer)b->g->n,
                                              (lua_Integer)n) : "");
-  int size = odb_dist_size(), rank = odb_dist_rank();
-  b->own = malloc((size_t)n * sizeof *b->own);
-  if (!b->own) return luaL_error(L, "ob.matrix: row owners of order %I: out of memory", (lua_Integer)n);
-  if (split == ODB_DSPLIT_PLANES) odb_dsparse_owner_planes(b->g, size, b->own);
-  else odb_dsparse_owner_rows(b->csr, size, b->own);
-  odbL_gc_external(L, 2.0 * (double)odb_sparse_bytes(b->csr) / size);
+  if (!b->own) {
+    b->own = malloc((size_t)n * sizeof *b->own);
+    if (!b->own) return luaL_error(L, "ob.matrix: row owners of order %I: out of memory", (lua_Integer)n);
+    if (split == ODB_DSPLIT_PLANES) odb_dsparse_owner_planes(b->g, size, b->own);
+    else odb_dsparse_owner_rows(b->csr, size, b->own);
+  }
+  odbL_gc_external(L, 2.0 * (double)odb_sparse_bytes(b->csr) / (local ? 1 : size));
   odbL_dmat *m = lua_newuserdatauv(L, sizeof *m, 0);
   m->A = m->At = NULL;
   m->petsc = NULL;
@@ -189,13 +221,14 @@ int odbL_dmatrix(lua_State *L)
                   : ODB_OK;
   if (st == ODB_OK && want_t) st = odb_sparse_transpose(b->csr, &b->T);
   if (st == ODB_OK && !slab_first)
-    st = odb_dsparse_create(b->csr, b->T, b->own, rank, size, f, ell_width, b->g, split, DSPARSE_TAG, &m->A);
+    st = odb_dsparse_create_ordered(b->csr, b->T, b->own, rank, size, f, ell_width, b->g, split, DSPARSE_TAG,
+                                    0, local, &m->A);
   if (st == ODB_OK && want_t) {
     /* A^T keeps CSR where A's format applies to A only (Bdia, DIA), in
        the grid order of A's rows when A is a Bdia on slabs */
     odb_sparse_format ft = f == ODB_FMT_BDIA || f == ODB_FMT_DIA ? ODB_FMT_CSR : f;
     st = odb_dsparse_create_ordered(b->T, b->csr, b->own, rank, size, ft, ell_width, NULL, split,
-                                    DSPARSE_TAG + 1, m->A->slab != NULL, &m->At);
+                                    DSPARSE_TAG + 1, m->A->slab != NULL, local, &m->At);
   }
   if (st == ODB_OK && gpu) st = odb_dgpu_attach(m->A);   /* A^T at its first D:qmr */
   if (st == ODB_OK && want_petsc) st = odb_dpetsc_create(b->csr, b->own, rank, size, &m->petsc);

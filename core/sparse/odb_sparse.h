@@ -121,6 +121,11 @@ typedef struct odb_sparse {
 
 /* Assembles GH in CSR (sorted columns). */
 odb_status odb_reservoir_csr(const odb_reservoir *g, odb_sparse **out);
+/* GH of order n with only the rows of planes [i0, i1) (cells of those
+** i, and the wells that lie in them) and every other row empty: what a
+** rank of a run split by planes needs of the whole matrix (its planes and
+** those next to them, whose rows read its values). */
+odb_status odb_reservoir_csr_planes(const odb_reservoir *g, int i0, int i1, odb_sparse **out);
 /* Builds GH directly in Bdia. */
 odb_status odb_reservoir_bdia(const odb_reservoir *g, odb_sparse **out);
 /* Any format of GH: CSR assembled, Bdia built, others converted from CSR.

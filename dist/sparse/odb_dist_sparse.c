@@ -2,11 +2,12 @@
 ** halo exchange and the distributed SpMV (odb_dist_sparse.h).
 **
 ** Assumes: the global CSR has ascending columns and the same values on
-** every rank (every rank builds or reads it the same way); own[] is the
-** same on every rank. Then the plan needs no message: what rank q must
-** send to rank r is read off r's rows in the whole pattern, and both sort
-** by global index, so q's message is exactly r's ghosts from q, in r's
-** order. */
+** every rank (every rank builds or reads it the same way), or, partial,
+** the same values in every row it holds whole: this rank's and those of
+** other ranks that read this rank's values; own[] is the same on every
+** rank. Then the plan needs no message: what rank q must send to rank r is
+** read off r's rows in the pattern, and both sort by global index, so q's
+** message is exactly r's ghosts from q, in r's order. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -177,7 +178,7 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
                               const odb_reservoir *grid, odb_dsparse_split split,
                               int tag, odb_dsparse **out)
 {
-  return odb_dsparse_create_ordered(csr, also, own, rank, size, f, ell_width, grid, split, tag, 0, out);
+  return odb_dsparse_create_ordered(csr, also, own, rank, size, f, ell_width, grid, split, tag, 0, 0, out);
 }
 
 /* Bdia on several ranks: its slab (odb_dist_bdia.c) */
@@ -200,11 +201,30 @@ static odb_status create_slab(const odb_sparse *csr, const int *own, int rank, i
   return ODB_OK;
 }
 
+/* D->all_glob from every rank's D->glob (counts and displs set). */
+static odb_status gather_order(odb_dsparse *D)
+{
+  long cnt = D->counts[D->rank];
+  double *mine = malloc((size_t)(cnt ? cnt : 1) * sizeof *mine);
+  double *all = malloc((size_t)(D->n ? D->n : 1) * sizeof *all);
+  odb_status st = ODB_OK;
+  if (!mine || !all) {
+    st = ODB_FAIL(ODB_ERR_NOMEM, "the gathered order of %ld rows", D->n);
+  } else {
+    for (long i = 0; i < cnt; i++) mine[i] = (double)D->glob[i];
+    st = odb_dist_allgatherv(mine, cnt, all, D->counts, D->displs, "MPI_Allgatherv (the ranks' row orders)");
+    for (long r = 0; st == ODB_OK && r < D->n; r++) D->all_glob[r] = (int64_t)all[r];
+  }
+  free(mine);
+  free(all);
+  return st;
+}
+
 odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *also,
                                       const int *own, int rank, int size, odb_sparse_format f,
                                       int ell_width, const odb_reservoir *grid,
                                       odb_dsparse_split split, int tag, int grid_order,
-                                      odb_dsparse **out)
+                                      int partial, odb_dsparse **out)
 {
   odb_status st = ODB_OK;
   long n = csr->n;
@@ -212,7 +232,12 @@ odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *a
   int64_t *list = NULL, *need = NULL;
   long *byown = NULL;
   *out = NULL;
-  if (size > 1 && f == ODB_FMT_BDIA) return create_slab(csr, own, rank, size, grid, split, tag, out);
+  if (size > 1 && f == ODB_FMT_BDIA) {
+    if (partial)
+      return ODB_FAIL(ODB_ERR_INTERNAL, "Bdia on slabs is made from the whole matrix, not a rank's rows");
+    return create_slab(csr, own, rank, size, grid, split, tag, out);
+  }
+  partial = partial && size > 1;
   if (size > 1 && f != ODB_FMT_CSR && f != ODB_FMT_ELL && f != ODB_FMT_HYB)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED,
                     "format '%s' is not split over ranks (it addresses x by row: a block column or a diagonal "
@@ -310,8 +335,12 @@ odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *a
   if (odb_dsparse_plan_buffers(D, ns, ng) != ODB_OK) goto nomem;
   for (long i = 0; i < ns; i++) D->send_idx[i] = loc[need[i]];
 
-  /* the gathered order: every rank's local order, ranks in turn */
-  for (int q = 0; q < size; q++) {
+  /* the gathered order: every rank's local order, ranks in turn (from a
+     part of the matrix: each rank's own, gathered; the row numbers travel
+     as doubles, exact below 2^53) */
+  if (partial) {
+    if ((st = gather_order(D)) != ODB_OK) goto fail;
+  } else for (int q = 0; q < size; q++) {
     long qa = 0, qb = 0, qn = D->counts[q];
     int64_t *dst = D->all_glob + D->displs[q];
     const int64_t *rows = list + D->displs[q];
@@ -323,6 +352,11 @@ odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *a
   }
 
   for (int64_t i = 0; i < cnt; i++) D->lnnz += (long)(csr->rowptr[D->glob[i] + 1] - csr->rowptr[D->glob[i]]);
+  if (partial) {   /* the whole matrix's count: the ranks' rows summed */
+    double t = (double)D->lnnz;
+    if ((st = odb_dist_allreduce_sum(&t, 1, "MPI_Allreduce (the matrix's nonzeros)")) != ODB_OK) goto fail;
+    D->nnz = (long)t;
+  }
   if (size == 1) st = whole_part(csr, f, ell_width, grid, &D->Ai);
   else {
     st = make_part(csr, D->glob, a, loc, f, ell_width, &D->Ai);

@@ -132,12 +132,16 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
    every row of a CSR, ELL or HYB part in the boundary part (nint 0: its
    SpMV waits for the ghosts before it computes). Bdia on several ranks
    is in grid order whatever grid_order says; grid_order 0 is
-   odb_dsparse_create. */
+   odb_dsparse_create. partial 1 (a collective): csr (and also) need hold
+   whole only the rows of this rank and the rows of other ranks that read
+   its values, every other row empty or not (a rank's planes and their
+   neighbours, odb_reservoir_csr_planes); the ranks' row orders and the
+   nonzero count then come from the ranks. Not for Bdia on slabs. */
 odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *also,
                                       const int *own, int rank, int size, odb_sparse_format f,
                                       int ell_width, const odb_reservoir *grid,
                                       odb_dsparse_split split, int tag, int grid_order,
-                                      odb_dsparse **out);
+                                      int partial, odb_dsparse **out);
 void odb_dsparse_free(odb_dsparse *D);
 
 /* y = A x. x has nloc + nghost entries (its ghosts are overwritten), y

@@ -34,6 +34,11 @@ local grids = {
   { J = 2, H = 2, I = 1, k = 1, wells = 0, pattern = "b" },     -- fewer planes than ranks
   { J = 5, H = 4, I = 6, k = 1, wells = 4, pattern = "h" },
   { J = 4, H = 4, I = 3, k = 2, wells = 0, pattern = "b" },
+  -- many planes a rank: a rank builds only its planes and four on either
+  -- side (lua/odb_lua_dsparse.c), so the rows of the far planes are empty
+  -- there; GH-h with 9 cells a plane reaches two planes
+  { J = 3, H = 3, I = 5 * R + 4, k = 2, wells = 3, pattern = "h" },
+  { J = 4, H = 2, I = 4 * R + 9, k = 3, wells = 2, pattern = "b" },
 }
 local formats = R == 1 and { "csr", "bsr", "ell", "hyb", "dia", "bdia" } or { "csr", "ell", "hyb" }
 
@@ -108,7 +113,8 @@ end
 
 -- the solvers against ob.krylov's one-process solver
 for gi, gp in ipairs { { J = 6, H = 5, I = 4, k = 2, wells = 2, pattern = "h" },
-                       { J = 4, H = 4, I = 2 * R, k = 3, wells = 1, pattern = "b" } } do
+                       { J = 4, H = 4, I = 2 * R, k = 3, wells = 1, pattern = "b" },
+                       { J = 3, H = 3, I = 5 * R + 9, k = 2, wells = 2, pattern = "h" } } do
   local g = ob.reservoir(gp)
   local A = g:matrix("csr")
   local b = A:spmv(xvec(A:info().n))
