@@ -164,14 +164,15 @@ int odbL_dmatrix(lua_State *L)
   if (!has_file && !b->g)
     return luaL_error(L, "ob.matrix: dist = \"%s\" needs grid = {J=, H=, I=, k=, ...} or file = \"a.mtx\"", dist);
   int size = odb_dist_size(), rank = odb_dist_rank();
-  /* A GH grid on slabs of planes (not Bdia, made from the whole matrix):
-     each rank generates only its planes and the PLANE_REACH planes on
-     either side (odb_reservoir_csr_planes), all that its part, its A^T and
-     their plans read (odb_dsparse_create_ordered's partial); else every
-     rank builds or reads the whole matrix and keeps its rows.
-     ODEBENCH_DSPARSE_WHOLE=1 asks for the whole matrix always (to compare). */
+  /* A GH grid on slabs of planes: each rank generates only its planes and
+     the PLANE_REACH planes on either side (odb_reservoir_csr_planes), all
+     that its part, its A^T and their plans read (odb_dsparse_create_ordered's
+     partial; Bdia's slab still converts a matrix of the whole order, zeros
+     outside those planes); else every rank builds or reads the whole matrix
+     and keeps its rows. ODEBENCH_DSPARSE_WHOLE=1 asks for the whole matrix
+     always (to compare). */
   const char *whole_env = getenv("ODEBENCH_DSPARSE_WHOLE");
-  const int local = !has_file && b->g && split == ODB_DSPLIT_PLANES && size > 1 && f != ODB_FMT_BDIA &&
+  const int local = !has_file && b->g && split == ODB_DSPLIT_PLANES && size > 1 &&
                     !(whole_env && *whole_env && strcmp(whole_env, "0"));
   long n = b->g && !has_file ? b->g->n : 0;
   odb_status st = ODB_OK;
@@ -216,8 +217,8 @@ int odbL_dmatrix(lua_State *L)
      of a 128 GB host ran out of memory); the other formats sort their
      rows by A's and A^T's columns (odb_dsparse_create's also) */
   const int slab_first = f == ODB_FMT_BDIA && size > 1;
-  st = slab_first ? odb_dsparse_create(b->csr, NULL, b->own, rank, size, f, ell_width, b->g, split,
-                                       DSPARSE_TAG, &m->A)
+  st = slab_first ? odb_dsparse_create_ordered(b->csr, NULL, b->own, rank, size, f, ell_width, b->g, split,
+                                               DSPARSE_TAG, 0, local, &m->A)
                   : ODB_OK;
   if (st == ODB_OK && want_t) st = odb_sparse_transpose(b->csr, &b->T);
   if (st == ODB_OK && !slab_first)

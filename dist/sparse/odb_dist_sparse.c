@@ -184,7 +184,7 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
 /* Bdia on several ranks: its slab (odb_dist_bdia.c) */
 static odb_status create_slab(const odb_sparse *csr, const int *own, int rank, int size,
                               const odb_reservoir *grid, odb_dsparse_split split, int tag,
-                              odb_dsparse **out)
+                              int partial, odb_dsparse **out)
 {
   if (split != ODB_DSPLIT_PLANES)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "format 'bdia' on %d ranks: needs dist = \"planes\" (slabs of whole grid "
@@ -196,6 +196,11 @@ static odb_status create_slab(const odb_sparse *csr, const int *own, int rank, i
   D->n = csr->n; D->nnz = (long)csr->rowptr[csr->n]; D->rank = rank; D->size = size;
   D->fmt = ODB_FMT_BDIA; D->split = split; D->tag = tag;
   odb_status st = odb_dslab_create(csr, own, grid, D);
+  if (st == ODB_OK && partial) {   /* the whole matrix's count: the ranks' rows summed */
+    double t = (double)D->lnnz;
+    st = odb_dist_allreduce_sum(&t, 1, "MPI_Allreduce (the matrix's nonzeros)");
+    D->nnz = (long)t;
+  }
   if (st != ODB_OK) { odb_dsparse_free(D); return st; }
   *out = D;
   return ODB_OK;
@@ -232,11 +237,7 @@ odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *a
   int64_t *list = NULL, *need = NULL;
   long *byown = NULL;
   *out = NULL;
-  if (size > 1 && f == ODB_FMT_BDIA) {
-    if (partial)
-      return ODB_FAIL(ODB_ERR_INTERNAL, "Bdia on slabs is made from the whole matrix, not a rank's rows");
-    return create_slab(csr, own, rank, size, grid, split, tag, out);
-  }
+  if (size > 1 && f == ODB_FMT_BDIA) return create_slab(csr, own, rank, size, grid, split, tag, partial, out);
   partial = partial && size > 1;
   if (size > 1 && f != ODB_FMT_CSR && f != ODB_FMT_ELL && f != ODB_FMT_HYB)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED,

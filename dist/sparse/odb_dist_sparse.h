@@ -136,7 +136,8 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
    whole only the rows of this rank and the rows of other ranks that read
    its values, every other row empty or not (a rank's planes and their
    neighbours, odb_reservoir_csr_planes); the ranks' row orders and the
-   nonzero count then come from the ranks. Not for Bdia on slabs. */
+   nonzero count then come from the ranks (Bdia on slabs: its own rows
+   whole are enough, the rest of its Bdia made of zeros). */
 odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *also,
                                       const int *own, int rank, int size, odb_sparse_format f,
                                       int ell_width, const odb_reservoir *grid,

@@ -53,6 +53,8 @@ for gi, gp in ipairs(grids) do
       local D <close> = ob.matrix { dist = split, grid = gp, format = f }
       local e = D:spmv(x):max_rel_err(y)
       check(e <= 1e-14, "grid %d %s %s: SpMV differs by %g", gi, split, f, e)
+      check(D:info().nnz == A:info().nnz, "grid %d %s %s: %d nonzeros, the matrix has %d", gi, split, f,
+            D:info().nnz, A:info().nnz)
     end
   end
   g:close()
