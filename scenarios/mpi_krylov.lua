@@ -22,8 +22,9 @@
 -- ran (ctl: "cpu" on CPU ranks; on GPU ranks "dev", the state machine on
 -- the devices, or "host", every reduction through the hosts).
 --
--- What a row costs: every row builds its matrix (each rank the whole CSR
--- and its transpose, then keeps its rows), times `reps` + 1 SpMVs, then
+-- What a row costs: every row builds its matrix (each rank the CSR of its
+-- planes and their neighbours, or of the whole matrix for a file, and the
+-- transpose, then keeps its rows), times `reps` + 1 SpMVs, then
 -- solves to `tol` with each solver. The unit timed is one iteration, so
 -- a solver is not run `solves` times regardless: after the first solve
 -- (always made: it gives the iterations and the residual) another comes
