@@ -128,6 +128,12 @@ odb_status odb_reservoir_csr(const odb_reservoir *g, odb_sparse **out);
 odb_status odb_reservoir_csr_planes(const odb_reservoir *g, int i0, int i1, odb_sparse **out);
 /* Builds GH directly in Bdia. */
 odb_status odb_reservoir_bdia(const odb_reservoir *g, odb_sparse **out);
+/* The same for cells [m0, m1) only: a Bdia whose M = m1 - m0 value
+** streams hold those cells (cell m at m - m0), with every well's layout
+** (a, b, c, d, W, D) and the W^T entries of the wells whose cells lie in
+** the range (the others 0): a rank's slab of planes, built from the grid
+** (dist/sparse/odb_dist_bdia.c). Its n is the grid's order. */
+odb_status odb_reservoir_bdia_cells(const odb_reservoir *g, long m0, long m1, odb_sparse **out);
 /* Any format of GH: CSR assembled, Bdia built, others converted from CSR.
 ** max_bytes > 0 refuses a result larger than that (ODB_ERR_NOMEM, size). */
 odb_status odb_reservoir_matrix(const odb_reservoir *g, odb_sparse_format f,

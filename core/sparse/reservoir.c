@@ -311,7 +311,7 @@ fail:
   return ODB_FAIL(ODB_ERR_NOMEM, "CSR of order %ld", n);
 }
 
-typedef struct bdia_job { const odb_reservoir *g; odb_bdia *b; long nnz[64]; } bdia_job;
+typedef struct bdia_job { const odb_reservoir *g; odb_bdia *b; long m0; long nnz[64]; } bdia_job;
 
 /* Cells [lo, hi) of the Bdia values (every stored word written, zeros
 ** included) and the W^T entries of well cells; nnz[q] counts the part's
@@ -323,10 +323,13 @@ static void bdia_cells_part(void *arg, int q, int parts, long lo, long hi)
   const odb_reservoir *g = jb->g;
   odb_bdia *b = jb->b;
   int k = g->k;
-  long M = g->M, Mk = M * k, JH = (long)g->J * g->H;
+  long M = g->M, Mk = M * k, JH = (long)g->J * g->H, m0 = jb->m0;
   long off[7], cnt = 0;
   (void)parts;
   for (int u = 0; u < 7; u++) off[u] = odb_gh_offset(g, u);
+  /* [lo, hi) count the part's cells from m0 (b holds cells m0 ..) */
+  lo += m0;
+  hi += m0;
   for (long m = lo; m < hi; m++) {
     int j = (int)(m % g->J), h = (int)((m / g->J) % g->H), i = (int)(m / JH);
     int in[7];
@@ -346,7 +349,7 @@ static void bdia_cells_part(void *arg, int q, int parts, long lo, long hi)
           cnt += inside;
           if (inside && cc != row) v = odb_gh_offdiag(g->seed, row, cc);
           s += fabs(v);
-          b->val[((size_t)(u * k + r) * k + c) * b->ldv + m] = v;
+          b->val[((size_t)(u * k + r) * k + c) * b->ldv + (m - m0)] = v;
         }
       int w = r == 0 ? well_at(g, h, i) : -1;
       if (w >= 0) {
@@ -355,7 +358,7 @@ static void bdia_cells_part(void *arg, int q, int parts, long lo, long hi)
         b->WTa[b->a[w] + (m - b->b[w])] = v;
         cnt++;
       }
-      b->val[((size_t)(3 * k + r) * k + r) * b->ldv + m] = s;
+      b->val[((size_t)(3 * k + r) * k + r) * b->ldv + (m - m0)] = s;
     }
   }
   jb->nnz[q] = cnt;
@@ -365,15 +368,23 @@ static void bdia_cells_part(void *arg, int q, int parts, long lo, long hi)
 ** directly (in parallel), the well rows through the row generator. */
 odb_status odb_reservoir_bdia(const odb_reservoir *g, odb_sparse **out)
 {
+  return odb_reservoir_bdia_cells(g, 0, g->M, out);
+}
+
+/* See odb_sparse.h. */
+odb_status odb_reservoir_bdia_cells(const odb_reservoir *g, long m0, long m1, odb_sparse **out)
+{
   *out = NULL;
-  long M = g->M, Mk = M * g->k; int k = g->k, nw = g->nw, J = g->J;
+  if (m0 < 0 || m1 > g->M || m1 < m0)
+    return ODB_FAIL(ODB_ERR_ARG, "Bdia cells %ld..%ld of a grid of %ld", m0, m1, g->M);
+  long M = m1 - m0, Mk = g->M * g->k; int k = g->k, nw = g->nw, J = g->J;
   odb_sparse *A = shell(ODB_FMT_BDIA, g->n);
   odb_bdia *b = calloc(1, sizeof *b);
   int32_t *tc = malloc((J + 1) * sizeof *tc); double *tv = malloc((J + 1) * sizeof *tv);
   if (!A || !b || !tc || !tv) goto fail;
   A->bd = b;
   b->J = J; b->H = g->H; b->I = g->I; b->k = k; b->nw = nw; b->pu = g->pu; b->pv = g->pv;
-  b->pattern = g->pattern; b->M = M; b->ldv = odb_bdia_ldv(M);
+  b->pattern = g->pattern; b->M = M; b->ldv = odb_bdia_ldv(M ? M : 1);
   int nw1 = nw ? nw : 1;
   size_t nval;
   /* zeroed: the padding after each stream is never read, but defined */
@@ -391,9 +402,9 @@ odb_status odb_reservoir_bdia(const odb_reservoir *g, odb_sparse **out)
     b->a[w] = w * J; b->c[w] = J;
     b->b[w] = (int)((long)J * (g->well_h[w] + (long)g->H * g->well_i[w]));
   }
-  bdia_job job = {g, b, {0}};
+  bdia_job job = {g, b, m0, {0}};
   int parts = odb_sparse_par_parts(M, 1024);
-  odb_sparse_par_for(M, parts, bdia_cells_part, &job);
+  if (M > 0) odb_sparse_par_for(M, parts, bdia_cells_part, &job);
   A->nnz = (long)nw * (J + 1);                  /* the well rows */
   for (int q = 0; q < parts; q++) A->nnz += job.nnz[q];
   for (int w = 0; w < nw; w++) {

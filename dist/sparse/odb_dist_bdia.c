@@ -69,11 +69,11 @@ void odb_dslab_free(odb_dslab *s)
   free(s);
 }
 
-/* The slab [lo, lo + nc) of the whole Bdia w with the nwl wells in
-   wl[] (ascending), as a Bdia of its own cells (odb_bdia_spmv_slab's
-   layout) hung on B, whose odb_sparse_free frees it whole; 0 when memory
-   is short. */
-static int slab_bdia(odb_sparse *B, const odb_bdia *w, long lo, long nc, const int *wl, int nwl)
+/* The slab [lo, lo + nc) of the Bdia w (whose streams hold cells w0 ..,
+   every well's layout) with the nwl wells in wl[] (ascending), as a Bdia
+   of its own cells (odb_bdia_spmv_slab's layout) hung on B, whose
+   odb_sparse_free frees it whole; 0 when memory is short. */
+static int slab_bdia(odb_sparse *B, const odb_bdia *w, long w0, long lo, long nc, const int *wl, int nwl)
 {
   odb_bdia *s = B->bd = calloc(1, sizeof *s);
   if (!s) return 0;
@@ -95,7 +95,7 @@ static int slab_bdia(odb_sparse *B, const odb_bdia *w, long lo, long nc, const i
   if (!s->val || !s->Wa || !s->WTa || !s->a || !s->b || !s->c || !s->d || !s->well_h || !s->well_i || !s->D)
     return 0;
   for (long q = 0; q < (long)7 * k * k; q++)
-    memcpy(s->val + (size_t)q * s->ldv, w->val + (size_t)q * w->ldv + lo, (size_t)nc * sizeof *s->val);
+    memcpy(s->val + (size_t)q * s->ldv, w->val + (size_t)q * w->ldv + (lo - w0), (size_t)nc * sizeof *s->val);
   long at = 0;
   for (int i = 0; i < nwl; i++) {
     int v = wl[i];
@@ -112,7 +112,7 @@ static int slab_bdia(odb_sparse *B, const odb_bdia *w, long lo, long nc, const i
 }
 
 odb_status odb_dslab_create(const odb_sparse *csr, const int *own, const odb_reservoir *g,
-                            odb_dsparse *D)
+                            int from_grid, odb_dsparse *D)
 {
   odb_status st = ODB_OK;
   int size = D->size, rank = D->rank, k = g->k;
@@ -156,9 +156,13 @@ odb_status odb_dslab_create(const odb_sparse *csr, const int *own, const odb_res
   }
 
   /* the whole matrix in Bdia (refused with the core's reason when the
-     CSR does not fit the grid's structure), restricted to the slab */
+     CSR does not fit the grid's structure), restricted to the slab; from
+     the grid (the CSR is the grid's): the slab's cells only */
   odb_sparse_conv conv = {1, 0, 0, g};
-  if ((st = odb_sparse_convert_to(csr, ODB_FMT_BDIA, &conv, &whole)) != ODB_OK) goto fail;
+  long w0 = from_grid ? clo[rank] : 0;
+  st = from_grid ? odb_reservoir_bdia_cells(g, clo[rank], chi[rank], &whole)
+                 : odb_sparse_convert_to(csr, ODB_FMT_BDIA, &conv, &whole);
+  if (st != ODB_OK) goto fail;
   const odb_bdia *wb = whole->bd;
   int nwl = 0;
   for (int w = 0; w < g->nw; w++) {
@@ -235,7 +239,7 @@ odb_status odb_dslab_create(const odb_sparse *csr, const int *own, const odb_res
 
   if (!(s->B = calloc(1, sizeof *s->B))) goto nomem;
   s->B->fmt = ODB_FMT_BDIA; s->B->n = D->nloc; s->B->nnz = D->lnnz;
-  if (!slab_bdia(s->B, wb, lo, s->ncell, wl, nwl)) goto nomem;
+  if (!slab_bdia(s->B, wb, w0, lo, s->ncell, wl, nwl)) goto nomem;
   D->slab = s;
   s = NULL;
   goto done;

@@ -195,7 +195,7 @@ static odb_status create_slab(const odb_sparse *csr, const int *own, int rank, i
   if (!D) return ODB_FAIL(ODB_ERR_NOMEM, "distributed matrix");
   D->n = csr->n; D->nnz = (long)csr->rowptr[csr->n]; D->rank = rank; D->size = size;
   D->fmt = ODB_FMT_BDIA; D->split = split; D->tag = tag;
-  odb_status st = odb_dslab_create(csr, own, grid, D);
+  odb_status st = odb_dslab_create(csr, own, grid, partial, D);
   if (st == ODB_OK && partial) {   /* the whole matrix's count: the ranks' rows summed */
     double t = (double)D->lnnz;
     st = odb_dist_allreduce_sum(&t, 1, "MPI_Allreduce (the matrix's nonzeros)");

@@ -136,8 +136,8 @@ odb_status odb_dsparse_create(const odb_sparse *csr, const odb_sparse *also,
    whole only the rows of this rank and the rows of other ranks that read
    its values, every other row empty or not (a rank's planes and their
    neighbours, odb_reservoir_csr_planes); the ranks' row orders and the
-   nonzero count then come from the ranks (Bdia on slabs: its own rows
-   whole are enough, the rest of its Bdia made of zeros). */
+   nonzero count then come from the ranks (Bdia on slabs: csr must then
+   be the grid's own matrix; the slab is built from the grid). */
 odb_status odb_dsparse_create_ordered(const odb_sparse *csr, const odb_sparse *also,
                                       const int *own, int rank, int size, odb_sparse_format f,
                                       int ell_width, const odb_reservoir *grid,
@@ -217,17 +217,21 @@ double odb_dsparse_min_bytes(const odb_dsparse *A);
 ** nghost) is so left unused. The slab itself (struct odb_dslab) is
 ** odb_dist_bdia.c's. */
 
-/* Fills D (allocated, its n, nnz, rank, size, fmt, split and tag set)
-   as rank D->rank of D->size's slab of the GH matrix csr on grid g,
-   split by own (odb_dsparse_owner_planes). Refuses, naming the format
-   and the ranks, a split that is not whole planes or a well away from
-   its cells' rank. */
 /* The exchange buffers of D's plan, once nsend and nrecv are known: ns
    send indices and values, ng received values, the requests (for the
    slab's plan too). ODB_ERR_NOMEM; what was made is freed with D. */
 odb_status odb_dsparse_plan_buffers(odb_dsparse *D, long ns, long ng);
+/* Fills D (allocated, its n, nnz, rank, size, fmt, split and tag set)
+   as rank D->rank of D->size's slab of the GH matrix csr on grid g,
+   split by own (odb_dsparse_owner_planes). Refuses, naming the format
+   and the ranks, a split that is not whole planes or a well away from
+   its cells' rank. from_grid 1: csr is the grid's own matrix (whole in
+   this rank's rows at least), and the slab's values are built from the
+   grid for its cells only (odb_reservoir_bdia_cells), with no Bdia of
+   the whole order; 0: converted from csr, which may be any matrix on
+   the grid's structure (a file's). */
 odb_status odb_dslab_create(const odb_sparse *csr, const int *own, const odb_reservoir *g,
-                            odb_dsparse *D);
+                            int from_grid, odb_dsparse *D);
 void odb_dslab_free(struct odb_dslab *s);
 /* y = A x on the slab's cells that read no ghost and its wells (interior
    1), or on its two boundary groups of cells with the ghosts in
