@@ -590,6 +590,52 @@ static void test_parallel_assembly(void)
 
 /* A^T from odb_sparse_transpose on 3 threads: equal to 1 thread bit for
 ** bit, sorted rows, and (A^T) x equals the CSR's own A^T x. */
+/*
+** A Bdia of a range of cells (odb_reservoir_bdia_cells, a rank's slab)
+** holds the whole Bdia's values of those cells bit for bit, every well's
+** layout, W and D, and W^T of the wells whose cells lie in the range;
+** an empty range and the whole range; a range past the grid refused.
+*/
+static void test_bdia_cells(void)
+{
+  odb_reservoir *g;
+  odb_sparse *W = NULL;
+  int bad = 0, cases = 0;
+  if (odb_reservoir_create(&g, 5, 3, 6, 3, 4, ODB_GH_HALF, 5) != ODB_OK || odb_reservoir_bdia(g, &W) != ODB_OK) {
+    tap_ok(0, "Bdia of a range of cells: the grid");
+    return;
+  }
+  const odb_bdia *w = W->bd;
+  long JH = (long)g->J * g->H, ranges[][2] = {{0, 0}, {0, g->M}, {JH, 3 * JH}, {2 * JH, 2 * JH + 1}, {4 * JH, g->M}};
+  int k = g->k;
+  for (size_t t = 0; t < sizeof ranges / sizeof ranges[0]; t++) {
+    long m0 = ranges[t][0], m1 = ranges[t][1];
+    odb_sparse *P = NULL;
+    cases++;
+    if (odb_reservoir_bdia_cells(g, m0, m1, &P) != ODB_OK) { bad++; continue; }
+    const odb_bdia *p = P->bd;
+    if (p->M != m1 - m0 || p->nw != w->nw) bad++;
+    for (long q = 0; q < 7L * k * k; q++)
+      for (long m = m0; m < m1; m++)
+        if (memcmp(&p->val[q * p->ldv + (m - m0)], &w->val[q * w->ldv + m], sizeof(double))) { bad++; q = 7L * k * k; break; }
+    for (int v = 0; v < w->nw; v++) {
+      int inside = w->b[v] >= m0 && w->b[v] + w->c[v] <= m1;
+      if (p->a[v] != w->a[v] || p->b[v] != w->b[v] || p->c[v] != w->c[v] || p->D[v] != w->D[v]) bad++;
+      for (int i = 0; i < w->c[v]; i++) {
+        if (p->Wa[w->a[v] + i] != w->Wa[w->a[v] + i]) bad++;
+        if (inside && p->WTa[w->a[v] + i] != w->WTa[w->a[v] + i]) bad++;
+      }
+    }
+    odb_sparse_free(P);
+  }
+  odb_sparse *P = NULL;
+  int refused = odb_reservoir_bdia_cells(g, 2, g->M + 1, &P) == ODB_ERR_ARG && !P;
+  tap_ok(bad == 0 && refused, "Bdia of a range of cells equals the whole Bdia's there, bit for bit (%d ranges, "
+         "%d differences); a range past the grid refused", cases, bad);
+  odb_sparse_free(W);
+  odb_reservoir_free(g);
+}
+
 static void test_transpose(uint64_t xseed)
 {
   odb_reservoir *g;
@@ -631,6 +677,7 @@ int main(void)
   test_spmv_detects_damage();
   test_parallel_assembly();
   test_transpose(xseed);
+  test_bdia_cells();
   test_footprints();
   for (int pat = 0; pat < 2; pat++) {
     test_krylov(ODB_KRYLOV_BICGSTAB, ODB_FMT_CSR, (odb_gh_pattern)pat);
