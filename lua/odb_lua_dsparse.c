@@ -167,10 +167,9 @@ int odbL_dmatrix(lua_State *L)
   /* A GH grid on slabs of planes: each rank generates only its planes and
      the PLANE_REACH planes on either side (odb_reservoir_csr_planes), all
      that its part, its A^T and their plans read (odb_dsparse_create_ordered's
-     partial; Bdia's slab still converts a matrix of the whole order, zeros
-     outside those planes); else every rank builds or reads the whole matrix
-     and keeps its rows. ODEBENCH_DSPARSE_WHOLE=1 asks for the whole matrix
-     always (to compare). */
+     partial; Bdia's slab is then built from the grid for its cells); else
+     every rank builds or reads the whole matrix and keeps its rows.
+     ODEBENCH_DSPARSE_WHOLE=1 asks for the whole matrix always (to compare). */
   const char *whole_env = getenv("ODEBENCH_DSPARSE_WHOLE");
   const int local = !has_file && b->g && split == ODB_DSPLIT_PLANES && size > 1 &&
                     !(whole_env && *whole_env && strcmp(whole_env, "0"));
@@ -210,12 +209,11 @@ int odbL_dmatrix(lua_State *L)
   m->gpu = gpu;
   dmat_register(L);
   luaL_setmetatable(L, ODBL_DSPARSE);
-  /* Bdia on slabs converts the whole matrix once and keeps its planes
-     (odb_dist_bdia.c), and reads no A^T: made before the transpose, so
-     that a rank never holds the whole CSR, its transpose and the whole
-     Bdia at once (GH-b V = 128, k = 4: 2.8 + 2.8 + 1.9 GB a rank; 16 ranks
-     of a 128 GB host ran out of memory); the other formats sort their
-     rows by A's and A^T's columns (odb_dsparse_create's also) */
+  /* Bdia on slabs reads no A^T: made before the transpose, so that a
+     rank never holds the transpose beside a Bdia of the whole order
+     where it converts one (a file's matrix, ODEBENCH_DSPARSE_WHOLE); the
+     other formats sort their rows by A's and A^T's columns
+     (odb_dsparse_create's also) */
   const int slab_first = f == ODB_FMT_BDIA && size > 1;
   st = slab_first ? odb_dsparse_create_ordered(b->csr, NULL, b->own, rank, size, f, ell_width, b->g, split,
                                                DSPARSE_TAG, 0, local, &m->A)

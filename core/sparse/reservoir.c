@@ -208,25 +208,6 @@ static int gh_row_count(const odb_reservoir *g, long row)
   return cnt;
 }
 
-typedef struct csr_job { const odb_reservoir *g; odb_sparse *A; } csr_job;
-
-/* Row counts of rows [lo, hi) into rowptr[r + 1]. */
-static void csr_count_part(void *arg, int q, int parts, long lo, long hi)
-{
-  csr_job *j = arg;
-  (void)q; (void)parts;
-  for (long r = lo; r < hi; r++) j->A->rowptr[r + 1] = gh_row_count(j->g, r);
-}
-
-/* Rows [lo, hi) written in place (rowptr complete). */
-static void csr_fill_part(void *arg, int q, int parts, long lo, long hi)
-{
-  csr_job *j = arg;
-  (void)q; (void)parts;
-  for (long r = lo; r < hi; r++)
-    gh_row(j->g, r, j->A->col + j->A->rowptr[r], j->A->val + j->A->rowptr[r]);
-}
-
 /* The plane of row r: its cell's i, or a well's i_w. */
 static int row_plane(const odb_reservoir *g, long r)
 {
@@ -235,11 +216,13 @@ static int row_plane(const odb_reservoir *g, long r)
   return (int)((r / g->k) / ((long)g->J * g->H));
 }
 
-typedef struct csr_planes_job { const odb_reservoir *g; odb_sparse *A; int i0, i1; } csr_planes_job;
+/* The rows of planes [i0, i1) of GH into A (the others empty). */
+typedef struct csr_job { const odb_reservoir *g; odb_sparse *A; int i0, i1; } csr_job;
 
-static void csr_planes_count(void *arg, int q, int parts, long lo, long hi)
+/* Row counts of rows [lo, hi) into rowptr[r + 1]. */
+static void csr_count_part(void *arg, int q, int parts, long lo, long hi)
 {
-  csr_planes_job *j = arg;
+  csr_job *j = arg;
   (void)q; (void)parts;
   for (long r = lo; r < hi; r++) {
     int i = row_plane(j->g, r);
@@ -247,16 +230,18 @@ static void csr_planes_count(void *arg, int q, int parts, long lo, long hi)
   }
 }
 
-static void csr_planes_fill(void *arg, int q, int parts, long lo, long hi)
+/* Rows [lo, hi) written in place (rowptr complete). */
+static void csr_fill_part(void *arg, int q, int parts, long lo, long hi)
 {
-  csr_planes_job *j = arg;
+  csr_job *j = arg;
   (void)q; (void)parts;
   for (long r = lo; r < hi; r++)
     if (j->A->rowptr[r + 1] > j->A->rowptr[r])
       gh_row(j->g, r, j->A->col + j->A->rowptr[r], j->A->val + j->A->rowptr[r]);
 }
 
-/* See odb_sparse.h. */
+/* See odb_sparse.h. Counts rows, then fills them in parallel (each
+** thread first touches the pages of its rows). */
 odb_status odb_reservoir_csr_planes(const odb_reservoir *g, int i0, int i1, odb_sparse **out)
 {
   *out = NULL;
@@ -265,35 +250,7 @@ odb_status odb_reservoir_csr_planes(const odb_reservoir *g, int i0, int i1, odb_
   if (!A) goto fail;
   A->rowptr = malloc((n + 1) * sizeof *A->rowptr);
   if (!A->rowptr) goto fail;
-  csr_planes_job job = {g, A, i0, i1};
-  int parts = odb_sparse_par_parts(n, 4096);
-  A->rowptr[0] = 0;
-  odb_sparse_par_for(n, parts, csr_planes_count, &job);
-  for (long r = 0; r < n; r++) A->rowptr[r + 1] += A->rowptr[r];
-  long nnz = A->rowptr[n];
-  A->col = malloc((nnz ? nnz : 1) * sizeof *A->col);
-  A->val = malloc((nnz ? nnz : 1) * sizeof *A->val);
-  if (!A->col || !A->val) goto fail;
-  odb_sparse_par_for(n, parts, csr_planes_fill, &job);
-  A->nnz = nnz;
-  *out = A;
-  return ODB_OK;
-fail:
-  odb_sparse_free(A);
-  return ODB_FAIL(ODB_ERR_NOMEM, "CSR of planes %d..%d of order %ld", i0, i1 - 1, n);
-}
-
-/* g valid. Counts rows, then fills them in parallel (each thread first
-** touches the pages of its rows). */
-odb_status odb_reservoir_csr(const odb_reservoir *g, odb_sparse **out)
-{
-  *out = NULL;
-  long n = g->n;
-  odb_sparse *A = shell(ODB_FMT_CSR, n);
-  if (!A) goto fail;
-  A->rowptr = malloc((n + 1) * sizeof *A->rowptr);
-  if (!A->rowptr) goto fail;
-  csr_job job = {g, A};
+  csr_job job = {g, A, i0, i1};
   int parts = odb_sparse_par_parts(n, 4096);
   A->rowptr[0] = 0;
   odb_sparse_par_for(n, parts, csr_count_part, &job);
@@ -308,7 +265,14 @@ odb_status odb_reservoir_csr(const odb_reservoir *g, odb_sparse **out)
   return ODB_OK;
 fail:
   odb_sparse_free(A);
-  return ODB_FAIL(ODB_ERR_NOMEM, "CSR of order %ld", n);
+  if (i0 <= 0 && i1 >= g->I) return ODB_FAIL(ODB_ERR_NOMEM, "CSR of order %ld", n);
+  return ODB_FAIL(ODB_ERR_NOMEM, "CSR of planes %d..%d of order %ld", i0, i1 - 1, n);
+}
+
+/* g valid: every plane's rows. */
+odb_status odb_reservoir_csr(const odb_reservoir *g, odb_sparse **out)
+{
+  return odb_reservoir_csr_planes(g, 0, g->I, out);
 }
 
 typedef struct bdia_job { const odb_reservoir *g; odb_bdia *b; long m0; long nnz[64]; } bdia_job;
