@@ -230,6 +230,7 @@ odb_status odb_variant_check_opts(const odb_variant *v,
                                   const odb_param_value *given, int ngiven);
 extern const odb_variant odb_variant_plain;
 extern const odb_variant odb_variant_fused;
+extern const odb_variant odb_variant_pipe;
 
 /*
 ** Creates a solver. variant may be NULL or "auto" (the fastest applicable

@@ -73,6 +73,25 @@ void erk_fused_stage(odb_solver *s, fused_data *fd, int l, double h, long lo,
 void erk_fused_bytes(const erk_plan *p, int fsal, double v, int stage0,
                      double *r, double *w);
 
+/*
+** The pipe variant's sweep (erk_pipe.c), shared with the MPI variant
+** mpi_P, which runs it on a rank's block with halos deep enough for a
+** whole step. erk_pipe_make builds the plan, the rings and the windows
+** from s (its method, problem and the option block) and sets s->block;
+** *out is set even on failure, for erk_pipe_free. erk_pipe_sweep runs one
+** attempt's stages over [a, b): stage l on [a - (s-1-l)d, b + (s-1-l)d)
+** clipped to [0, n), reading y on [a - sd, b + sd) and taking F_0 as given
+** on [f0a, f0b) (computed from y elsewhere, into F_0); it writes ynew[a, b)
+** (and F_{s-1}[a, b) under FSAL) and adds the range's error-norm share to
+** *acc. erk_pipe_bytes: one step's bytes over v bytes of components.
+*/
+typedef struct pipe_data pipe_data;
+odb_status erk_pipe_make(odb_solver *s, pipe_data **out);
+void erk_pipe_free(pipe_data *pd);
+void erk_pipe_sweep(odb_solver *s, pipe_data *pd, double h, long a, long b,
+                    long f0a, long f0b, double *acc);
+void erk_pipe_bytes(int fsal, double v, int stage0, double *r, double *w);
+
 /* Adds sum_k (e_k / sk_k)^2, sk = atol + rtol max(|y|,|ynew|), to *acc. */
 void erk_norm_acc(const double *e, const double *y, const double *ynew,
                   long len, double atol, double rtol, double *acc);
