@@ -1,5 +1,6 @@
 -- mpi_scaling.lua: strong and weak scaling of the distributed explicit RK
--- variants (mpi_A, mpi_S, mpi_N, mpi_X; docs/mpi.md) on BRUSS2D and STRING,
+-- variants (mpi_A, mpi_S, mpi_N, mpi_X, mpi_P; docs/mpi.md) on BRUSS2D and
+-- STRING,
 -- against the sequential variants and the POSIX-thread variants (par_*)
 -- with as many threads as there are ranks, after the self-adaptive solver
 -- for distributed address spaces of the PIRK autotuning thesis (Korch's
@@ -43,9 +44,9 @@ local weakN   = ob.param("weak_N", "362")       -- BRUSS2D N at one rank (weak)
 local weaksN  = ob.param("weak_string_N", "500000")
 local probs   = ob.param("problems", "bruss2d,string")
 local methods = ob.param("methods", "dopri5,radau1a5")
-local only    = ob.param("variants", "mpi_A,mpi_S,mpi_N,mpi_X,mpi_pirk_A,"
+local only    = ob.param("variants", "mpi_A,mpi_S,mpi_N,mpi_X,mpi_P,mpi_pirk_A,"
                          .. "mpi_pirk_S,mpi_pirk_N,mpi_pirk_X,arkode_mpi")
-local seqs    = ob.param("sequential", "fused,plain,A,PipeDb1mt")
+local seqs    = ob.param("sequential", "fused,pipe,plain,A,PipeDb1mt")
 local pars    = ob.param("threads_variants", "par_A,par_Dblock,par_PipeDb1mt,"
                          .. "par_ppDb1mt")
 local steps   = ob.param("steps", 10)

@@ -18,7 +18,7 @@
 -- verified against plain on the same state; the objective is `objective`
 -- (time, energy or edp, where the CPU's counters can be read).
 --
--- The space: `variants` (default mpi_A,mpi_S,mpi_N,mpi_X), `ranks` (default
+-- The space: `variants` (default mpi_A,mpi_S,mpi_N,mpi_X,mpi_P), `ranks` (default
 -- the powers of two up to R and R itself), `blocks` (window blocks of the
 -- fused sweeps; empty: the solver's default, not tuned). A configuration
 -- whose layout does not fit (mpi_N with blocks shorter than d on that
@@ -30,7 +30,7 @@ local ob = require "odebench"
 
 local N         = ob.param("N", 256)               -- n = 2N^2
 local method    = ob.param("method", "dopri5")
-local variants  = ob.param("variants", "mpi_A,mpi_S,mpi_N,mpi_X")
+local variants  = ob.param("variants", "mpi_A,mpi_S,mpi_N,mpi_X,mpi_P")
 local ranks_s   = ob.param("ranks", "")             -- "": 1, 2, 4, ..., R
 local blocks_s  = ob.param("blocks", "1024,4096")
 local strategy  = ob.param("strategy", "anneal")

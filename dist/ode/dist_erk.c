@@ -1,7 +1,9 @@
 /* dist_erk.c - the distributed explicit RK variants mpi_A, mpi_S, mpi_N,
    mpi_X: each rank computes its block of every stage, the exchanges of
    dist_halo.c bring the components f reads, and the error norm is summed
-   over all ranks so that every rank takes the same steps. */
+   over all ranks so that every rank takes the same steps; and mpi_P, the
+   pipe variant's sweep on each rank's block with halos deep enough for a
+   whole step, exchanged once a step. */
 #include "odb_dist_ode.h"
 
 #include <math.h>
@@ -48,6 +50,7 @@ typedef struct dist_data {
   erk_plan plan;
   dist_halo halo;
   fused_data *fz;            /* the fused sweeps; NULL: plain's sweeps */
+  pipe_data *pz;             /* mpi_P: the pipelined sweep */
   long la, lb, ra, rb;       /* the block's edges whose argument Y_l is
                                 written to memory (see fused_attempt) */
   long *one, *rank_at;       /* counts 1 and displacements r of the norm */
@@ -95,6 +98,25 @@ static int forward_applies(const odb_problem *p, const odb_method *m,
   return kind_applies("mpi_X", 1, p, m, why, nwhy);
 }
 
+/* mpi_P: S's layout (its exchange is S's, of width s d) and the pipe
+   variant's needs: two or more stages, a limited access distance. */
+static int pipe_applies(const odb_problem *p, const odb_method *m, char *why,
+                        size_t nwhy) {
+  if (m->kind != ODB_METHOD_ERK) {
+    snprintf(why, nwhy, "mpi_P runs explicit RK methods only; '%s' is a "
+             "PIRK corrector (mpi_pirk_N runs it)", m->name);
+    return 0;
+  }
+  if (!kind_applies("mpi_P", 0, p, m, why, nwhy)) return 0;
+  if (m->s < 2 || p->d >= p->n) {
+    snprintf(why, nwhy, "mpi_P needs a method of 2 or more stages and a "
+             "limited access distance (d < n); %s has n = %ld, d = %ld "
+             "(mpi_S applies to any)", p->label, p->n, p->d);
+    return 0;
+  }
+  return 1;
+}
+
 /* }====== */
 
 static void dist_fini(odb_solver *s) {
@@ -102,6 +124,7 @@ static void dist_fini(odb_solver *s) {
   if (dd) {
     dist_halo_free(&dd->halo);
     erk_fused_free(dd->fz);
+    erk_pipe_free(dd->pz);
     free(dd->one);
     free(dd->rank_at);
     free(dd->parts);
@@ -150,6 +173,18 @@ static odb_status fused_edges(odb_solver *s, dist_data *dd) {
 }
 
 /*
+** The width of the halo an exchange brings: d, or for mpi_P s d (at most
+** n), what stage 0 of a whole step reads beyond the block when stage l is
+** computed on (s-1-l) d beyond it (erk_common.h, erk_pipe_sweep).
+*/
+static long halo_width(const odb_solver *s) {
+  long d = s->problem->d, w = d;
+  if (s->variant == &odb_variant_mpi_P)
+    w = d > s->n / s->method->s ? s->n : d * s->method->s;
+  return w < s->n ? w : s->n;
+}
+
+/*
 ** The plan, the exchange and the argument vector. ynew, Y and the F_i are
 ** zeroed: outside its block a rank never writes them, and the core reads
 ** whole vectors in places (the end-of-call finiteness check of y, the
@@ -167,7 +202,7 @@ static odb_status dist_init(odb_solver *s) {
   ODB_TRY(dist_active_ranks(s, kind_of(s->variant), "mpi_", &active));
   ODB_TRY(erk_plan_make(s->method, &dd->plan));
   st = dist_halo_init_active(&dd->halo, kind_of(s->variant), comm, s->n,
-                             s->problem->d, active, s->variant->name);
+                             halo_width(s), active, s->variant->name);
   if (st != ODB_OK) return st;
   dd->one = malloc((size_t)R * sizeof *dd->one);
   dd->rank_at = malloc((size_t)R * sizeof *dd->rank_at);
@@ -184,6 +219,7 @@ static odb_status dist_init(odb_solver *s) {
   memset(s->work, 0, bytes);
   memset(s->ynew, 0, bytes);
   for (int i = 0; i < s->method->s; ++i) memset(s->F[i], 0, bytes);
+  if (s->variant == &odb_variant_mpi_P) return erk_pipe_make(s, &dd->pz);
   if (uses_fused(s, dd)) return fused_edges(s, dd);
   return ODB_OK;
 }
@@ -293,12 +329,34 @@ static odb_status fused_attempt(odb_solver *s, dist_data *dd, double h,
   return norm_all(dd, acc, s->n, err);
 }
 
+/*
+** mpi_P: y's halo of width s d arrives (the only exchange of the step),
+** then the pipelined sweep computes stage l on (s-1-l) d beyond the block
+** (the neighbours' parts again, as they do) and the block's ynew and
+** error share. F_0 is the last step's on the block under FSAL and is
+** computed from y beyond it: the same bits as the neighbour's F_{s-1},
+** which is f of the same ynew.
+*/
+static odb_status pipe_attempt(odb_solver *s, dist_data *dd, double h,
+                               double *err) {
+  dist_halo *hl = &dd->halo;
+  double acc = 0.0;
+  ODB_TRY(dist_halo_begin(hl, s->y));
+  ODB_TRY(dist_halo_end(hl, s->y));
+  erk_pipe_sweep(s, dd->pz, h, hl->a, hl->b, hl->a,
+                 s->fsal_ready ? hl->b : hl->a, &acc);
+  *err = 0.0;
+  if (dd->plan.e.n == 0) return block_finite(s, hl->a, hl->b, h);
+  return norm_all(dd, acc, s->n, err);
+}
+
 static odb_status dist_attempt(odb_solver *s, double h, double *err) {
   dist_data *dd = s->vdata;
   const erk_plan *plan = &dd->plan;
   const odb_method *m = s->method;
   long a = dd->halo.a, b = dd->halo.b;
   double acc = 0.0, *Y = s->work;
+  if (dd->pz) return pipe_attempt(s, dd, h, err);
   if (dd->fz) return fused_attempt(s, dd, h, err);
   if (!s->fsal_ready) ODB_TRY(stage_f(s, s->t, s->y, s->F[0]));
   for (int l = 1; l < m->s; ++l) {
@@ -332,6 +390,18 @@ static void dist_traffic(const odb_solver *s, int stage0, double *r,
   double v = (double)(hl->b - hl->a) * sizeof(double);
   double in = hl->in * sizeof(double), out = hl->out * sizeof(double);
   int nx = dd->plan.s - 1 + (stage0 ? 1 : 0);
+  if (dd->pz) {   /* the sweep over the deepest stage's range; one
+                     exchange of y */
+    long x = (long)(dd->plan.s - 1) * s->problem->d;
+    long lo = hl->a - x > 0 ? hl->a - x : 0;
+    long hi = hl->b + x < s->n ? hl->b + x : s->n;
+    erk_pipe_bytes(s->method->fsal,
+                   hl->a < hl->b ? (double)(hi - lo) * sizeof(double) : 0,
+                   stage0, r, w);
+    *r += in + out;
+    *w += in;
+    return;
+  }
   if (dd->fz) {
     double e = (double)(dd->lb - dd->la + dd->rb - dd->ra) * sizeof(double);
     erk_fused_bytes(&dd->plan, s->method->fsal, v, stage0, r, w);
@@ -379,10 +449,16 @@ DIST_VARIANT(mpi_X, "mpi_X", forward_applies,
              "MPI, forwarded halos: width-d halos passed on between "
              "neighbours in rounds, so blocks may be shorter than d; needs "
              "d < n");
+DIST_VARIANT(mpi_P, "mpi_P", pipe_applies,
+             "MPI, pipelined: the pipe variant's sweep on each rank's block "
+             "(stages pipelined over blocks in cache), y's halo of width s d "
+             "received once a step (S's point-to-point messages) and stage "
+             "l recomputed (s-1-l) d beyond the block; needs d < n; "
+             "parameter block");
 
 static dist_kind kind_of(const odb_variant *v) {
   if (v == &odb_variant_mpi_A) return DIST_ALL;
-  if (v == &odb_variant_mpi_S) return DIST_SPARSE;
+  if (v == &odb_variant_mpi_S || v == &odb_variant_mpi_P) return DIST_SPARSE;
   if (v == &odb_variant_mpi_N) return DIST_NEIGHBOUR;
   return DIST_FORWARD;
 }
@@ -402,6 +478,7 @@ odb_status odb_dist_ode_register(void) {
   ODB_TRY(odb_variant_register(&odb_variant_mpi_S));
   ODB_TRY(odb_variant_register(&odb_variant_mpi_N));
   ODB_TRY(odb_variant_register(&odb_variant_mpi_X));
+  ODB_TRY(odb_variant_register(&odb_variant_mpi_P));
 #if ODB_HAVE_ARKODE_MPI
   ODB_TRY(odb_dist_arkode_register());   /* the peer (dist_arkode.c) */
 #endif

@@ -12,12 +12,13 @@ extern const odb_variant odb_variant_mpi_A;
 extern const odb_variant odb_variant_mpi_S;
 extern const odb_variant odb_variant_mpi_N;
 extern const odb_variant odb_variant_mpi_X;
+extern const odb_variant odb_variant_mpi_P;
 extern const odb_variant odb_variant_mpi_pirk_A;
 extern const odb_variant odb_variant_mpi_pirk_S;
 extern const odb_variant odb_variant_mpi_pirk_N;
 extern const odb_variant odb_variant_mpi_pirk_X;
 
-/* Registers the four explicit RK variants (dist_erk.c); the program calls
+/* Registers the five explicit RK variants (dist_erk.c); the program calls
    it at start, beside odb_kernels_register. They run with one rank too
    (with or without mpirun). */
 odb_status odb_dist_ode_register(void);

@@ -1,5 +1,5 @@
 -- tests/mpi/dist_variants.lua: the distributed variants mpi_A, mpi_S,
--- mpi_N, mpi_X against the plain variant of one process, on every rank
+-- mpi_N, mpi_X, mpi_P against the plain variant of one process, on every rank
 -- of `mpirun -n R` (R = 1..4; dist_variants.py runs it).
 --
 -- Each case steps a plain solver (which computes every component on every
@@ -61,7 +61,7 @@ local function refused(pname, params, v, want)
   checked = checked + 1
 end
 
-local all = { "mpi_A", "mpi_S", "mpi_N", "mpi_X" }
+local all = { "mpi_A", "mpi_S", "mpi_N", "mpi_X", "mpi_P" }
 
 for _, v in ipairs(all) do
   -- BRUSS2D N = 8: n = 128, d = 16, blocks of 32..128 (interior and edges)
@@ -88,6 +88,25 @@ for _, v in ipairs { "mpi_S", "mpi_N", "mpi_X" } do
   case("bruss2d", { N = 16 }, "bs3", v, { tol = 1e-5, t1 = 0.3, block = 24,
                                           streaming = "on" })
 end
+
+-- mpi_P runs the pipe variant's sweep on a block with halos of s d: BRUSS2D
+-- N = 16 (n = 512, d = 32) in blocks of 32 (every ring wraps; stage l
+-- recomputed (s-1-l) d beyond a block of 128..512), N = 24 with a block
+-- of 40 (raised to d = 48) and of 100 (not dividing the rank's block);
+-- heun_euler (two stages, no ring), verner65 (eight stages, no FSAL)
+case("bruss2d", { N = 16 }, "dopri5", "mpi_P", { tol = 1e-6, t1 = 0.5,
+                                                 block = 32 })
+case("bruss2d", { N = 16 }, "rk4", "mpi_P", { h = 0.01, t1 = 0.1,
+                                              block = 32 })
+case("bruss2d", { N = 24 }, "verner65", "mpi_P", { tol = 1e-7, t1 = 0.3,
+                                                   block = 48 })
+case("bruss2d", { N = 24 }, "bs3", "mpi_P", { tol = 1e-5, t1 = 0.3,
+                                              block = 104 })
+case("bruss2d", { N = 16 }, "heun_euler", "mpi_P", { tol = 1e-4, t1 = 0.2,
+                                                     block = 32 })
+refused("stars", { N = 3 }, "mpi_P", "variant 'mpi_P' does not apply: mpi_P "
+        .. "needs a method of 2 or more stages and a limited access distance "
+        .. "(d < n); stars(N=3) has n = 18, d = 18 (mpi_S applies to any)")
 
 -- BRUSS2D N = 3: n = 18, d = 6: four ranks hold blocks of 5 and 4, so
 -- mpi_X forwards halos over two ranks and mpi_N does not apply
@@ -121,7 +140,7 @@ end
 -- first: the plain variant restarts from it on the same state, bit for
 -- bit, and continues as the distributed one does (each rank writes its
 -- own file)
-for _, v in ipairs { "mpi_S", "mpi_X" } do
+for _, v in ipairs { "mpi_S", "mpi_X", "mpi_P" } do
   local file = os.tmpname()
   local p = ob.problem("string", { N = 10 })
   local a <close> = ob.solver { problem = p, method = "dopri5", variant = v,

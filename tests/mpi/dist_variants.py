@@ -4,7 +4,7 @@
 Usage: dist_variants.py ODEBENCH MPIRUN HAVE_MPI RANKS SCENARIO_DIR
                         [SCENARIO CHECKS]
 Runs `mpirun --oversubscribe -n RANKS odebench SCENARIO` (default
-dist_variants.lua, the explicit RK variants, 50 checks; dist_pirk.lua the
+dist_variants.lua, the explicit RK variants, 64 checks; dist_pirk.lua the
 PIRK corrector variants), which raises, ending every rank with status 2, at
 the first difference from the one-process variant or refusal text other
 than expected, and checks, as TAP: exit status 0, and rank 0's line saying
@@ -45,7 +45,7 @@ def run(r, out, scenario, ranks):
 
 def checks(r):
     scenario = r.more[0] if r.more else "dist_variants.lua"
-    want = int(r.more[1]) if len(r.more) > 1 else 50
+    want = int(r.more[1]) if len(r.more) > 1 else 64
     stem = scenario[:-len(".lua")]
     ranks = r.ranks
     path = r.scenario(scenario)
