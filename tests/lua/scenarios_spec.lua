@@ -18,6 +18,7 @@ local QUICK = {
   tuner_strategies = { "--set steps=1 --set seeds=1" },
   mpi_scaling = { "--set N=32 --set string_N=2000 --set weak_N=16 "
                   .. "--set weak_string_N=1000 --set steps=1 --set reps=1" },
+  mpi_access_distance = { "--set N=64 --set Nx=32 --set steps=1" },
   mpi_tune = { "--set N=16 --set blocks=64 --set rounds=1 --set reps=1 "
                .. "--set steps=1" },
   mpi_krylov = { "--set V=4 --set reps=2 --set solves=1 --set formats=csr" },
