@@ -36,7 +36,7 @@ describe("variant options (tiling = {...})", function()
       true), e)
     -- with auto the solver checks them against the variant it picks
     e = err_of(cpu, { rows = 4 })
-    assert.is_truthy(e:find("variant 'fused' takes no option 'rows' (it "
+    assert.is_truthy(e:find("variant 'pipe' takes no option 'rows' (it "
       .. "declares none)", 1, true), e)
     cpu({}, "plain"):close()   -- an empty table gives no option
     assert.are.equal(0, #variant("plain").options)

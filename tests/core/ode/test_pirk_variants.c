@@ -297,7 +297,7 @@ static void refusals(odb_ctx *ctx) {
   st = odb_solver_create(ctx, p, odb_method_find("gauss6"), cpu, "auto",
                          NULL, &s);
   tap_ok(st == ODB_OK && s && strcmp(s->variant->name, "A") == 0,
-         "auto picks A for a PIRK method (plain and fused refuse it)");
+         "auto picks A for a PIRK method (pipe, fused and plain refuse it)");
   odb_solver_destroy(s);
   odb_problem_destroy(p);
 }

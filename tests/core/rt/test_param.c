@@ -116,7 +116,7 @@ static void test_solver_opts(void) {
          "a variant that declares none refuses an option: %s",
          odb_last_error());
   tap_ok(make(ctx, p, NULL, vals, 1, &s) == ODB_ERR_ARG && !s &&
-         strstr(odb_last_error(), "variant 'fused' takes no option 'width'"),
+         strstr(odb_last_error(), "variant 'pipe' takes no option 'width'"),
          "so does the variant auto picks: %s", odb_last_error());
   strcpy(name, "colour");
   tap_ok(make(ctx, p, "opts_probe", vals, 2, &s) == ODB_ERR_ARG &&
