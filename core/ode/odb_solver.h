@@ -228,6 +228,11 @@ const odb_variant *odb_variant_find(const char *name);
 */
 odb_status odb_variant_check_opts(const odb_variant *v,
                                   const odb_param_value *given, int ngiven);
+/* n doubles (at least one), 64-byte aligned, untouched; NULL when out of
+   memory or when n doubles do not fit a size_t: the variants' buffers
+   (odb_variant.c), freed with free. */
+double *odb_doubles_alloc(long n);
+
 extern const odb_variant odb_variant_plain;
 extern const odb_variant odb_variant_fused;
 extern const odb_variant odb_variant_pipe;

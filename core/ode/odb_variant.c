@@ -6,6 +6,8 @@
 #include "erk_common.h"
 
 #include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "odb_config.h"
@@ -234,6 +236,15 @@ static void lc_passes(double *restrict out, const double *restrict yp,
     for (long k = 0; k < len; ++k) out[k] = yp[k] + h * out[k];
   else
     for (long k = 0; k < len; ++k) out[k] = h * out[k];
+}
+
+/* See odb_solver.h. */
+double *odb_doubles_alloc(long n) {
+  void *p = NULL;
+  if (n > 0 && (unsigned long)n > SIZE_MAX / sizeof(double)) return NULL;
+  if (posix_memalign(&p, 64, (size_t)(n > 0 ? n : 1) * sizeof(double)))
+    return NULL;
+  return p;
 }
 
 void erk_lc(double *restrict out, const double *restrict yp,

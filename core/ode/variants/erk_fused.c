@@ -89,12 +89,6 @@ static long fused_block(const odb_solver *s, long d) {
   return B;
 }
 
-static void *alloc_doubles(long n) {
-  void *p = NULL;
-  return posix_memalign(&p, 64, (size_t)(n > 0 ? n : 1) * sizeof(double))
-         ? NULL : p;
-}
-
 /* See erk_common.h. */
 void erk_fused_free(fused_data *fd) {
   if (!fd) return;
@@ -133,10 +127,10 @@ odb_status erk_fused_make(odb_solver *s, fused_data **out) {
   fd->B = fused_block(s, fd->d);
   s->block = fd->B;
   fd->wcap = 2 * fd->d + WIN_BLOCKS * fd->B;
-  fd->W = alloc_doubles(fd->wcap);
-  fd->fb = alloc_doubles(fd->B);
-  fd->eb = alloc_doubles(fd->B);
-  fd->yb = alloc_doubles(fd->B);
+  fd->W = odb_doubles_alloc(fd->wcap);
+  fd->fb = odb_doubles_alloc(fd->B);
+  fd->eb = odb_doubles_alloc(fd->B);
+  fd->yb = odb_doubles_alloc(fd->B);
   fd->nt = use_streaming(s);
   if (!fd->W || !fd->fb || !fd->eb || !fd->yb)
     return ODB_FAIL(ODB_ERR_NOMEM, "%s: window of %ld doubles",

@@ -72,12 +72,6 @@ static int pipe_applies(const odb_problem *p, const odb_method *m, char *why,
   return 1;
 }
 
-static void *alloc_doubles(long n) {
-  void *p = NULL;
-  return posix_memalign(&p, 64, (size_t)(n > 0 ? n : 1) * sizeof(double))
-         ? NULL : p;
-}
-
 /* See erk_common.h. */
 void erk_pipe_free(pipe_data *pd) {
   if (!pd) return;
@@ -116,13 +110,13 @@ odb_status erk_pipe_make(odb_solver *s, pipe_data **out) {
   pd->wcap = 2 * pd->d + 2 * pd->B;
   for (int i = 1; i < S - 1; ++i) {
     pd->nslot[i] = S - i + 1;
-    pd->ring[i] = alloc_doubles(pd->nslot[i] * pd->B);
+    pd->ring[i] = odb_doubles_alloc(pd->nslot[i] * pd->B);
     if (!pd->ring[i]) goto nomem;
   }
   for (int l = 1; l < S; ++l)
-    if (!(pd->W[l] = alloc_doubles(pd->wcap))) goto nomem;
-  pd->fb = alloc_doubles(pd->B);
-  pd->eb = alloc_doubles(pd->B);
+    if (!(pd->W[l] = odb_doubles_alloc(pd->wcap))) goto nomem;
+  pd->fb = odb_doubles_alloc(pd->B);
+  pd->eb = odb_doubles_alloc(pd->B);
   if (!pd->fb || !pd->eb) goto nomem;
   return ODB_OK;
 nomem:

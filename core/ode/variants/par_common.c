@@ -62,14 +62,6 @@ static void touch_fn(odb_team *team, int tid, void *arg) {
   d->err[tid].v = 0;
 }
 
-/* n doubles, 64-byte aligned, not touched; NULL when out of memory. */
-static double *alloc_doubles(long n) {
-  void *p = NULL;
-  if (posix_memalign(&p, 64, (size_t)(n > 0 ? n : 1) * sizeof(double)))
-    return NULL;
-  return p;
-}
-
 /* Allocates every buffer of the variant (untouched). */
 static odb_status alloc_buffers(par_data *d) {
   long sn = (long)d->S * d->n;
@@ -77,12 +69,12 @@ static odb_status alloc_buffers(par_data *d) {
   d->err = NULL;
   if (posix_memalign((void **)&d->err, 64, (size_t)d->p * sizeof *d->err))
     d->err = NULL;
-  d->mat[0] = alloc_doubles(sn);
-  d->mat[1] = alloc_doubles(sn);
+  d->mat[0] = odb_doubles_alloc(sn);
+  d->mat[1] = odb_doubles_alloc(sn);
   if (d->spec->scheme == PAR_FSCHEME)
-    d->Yarg = alloc_doubles(sn);
+    d->Yarg = odb_doubles_alloc(sn);
   else
-    d->deta1 = alloc_doubles(d->n);
+    d->deta1 = odb_doubles_alloc(d->n);
   if (!d->lo || !d->err || !d->mat[0] || !d->mat[1] ||
       !(d->Yarg || d->deta1))
     goto nomem;
@@ -92,7 +84,7 @@ static odb_status alloc_buffers(par_data *d) {
     d->loc = calloc((size_t)d->p, sizeof *d->loc);
     if (!d->loc) goto nomem;
     for (int q = 0; q < d->p; ++q)
-      if (!(d->loc[q] = alloc_doubles(d->loc_len))) goto nomem;
+      if (!(d->loc[q] = odb_doubles_alloc(d->loc_len))) goto nomem;
   }
   return ODB_OK;
 nomem:

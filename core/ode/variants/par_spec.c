@@ -72,14 +72,6 @@ static odb_status check_sizes(const psp_data *D) {
                   "%ld", name, name, D->n, D->p, per, D->m, D->d, need);
 }
 
-/* n doubles, 64-byte aligned, untouched; NULL when out of memory. */
-static double *alloc_doubles(long n) {
-  void *p = NULL;
-  if (posix_memalign(&p, 64, (size_t)(n > 0 ? n : 1) * sizeof(double)))
-    return NULL;
-  return p;
-}
-
 /* Doubles of thread T's edge buffers: rows 1..m, s x (hr + hl) each. */
 static long edge_len(const psp_data *D) {
   return (long)D->m * D->S * (D->hr + D->hl);
@@ -87,13 +79,13 @@ static long edge_len(const psp_data *D) {
 
 /* Allocates thread T's buffers (untouched: touch_fn writes them). */
 static odb_status alloc_thread(psp_data *D, psp_thr *T) {
-  T->ybar = alloc_doubles((long)D->S * T->stride);
-  T->edges = alloc_doubles(edge_len(D));
-  T->s1 = alloc_doubles(T->s1_hi - T->s1_lo);
-  if (D->spec->tiled) T->Fb = alloc_doubles(T->Bmax);
+  T->ybar = odb_doubles_alloc((long)D->S * T->stride);
+  T->edges = odb_doubles_alloc(edge_len(D));
+  T->s1 = odb_doubles_alloc(T->s1_hi - T->s1_lo);
+  if (D->spec->tiled) T->Fb = odb_doubles_alloc(T->Bmax);
   if (D->spec->yl) {
-    T->yl[0] = alloc_doubles(T->yl_hi - T->yl_lo);
-    T->yl[1] = alloc_doubles(T->yl_hi - T->yl_lo);
+    T->yl[0] = odb_doubles_alloc(T->yl_hi - T->yl_lo);
+    T->yl[1] = odb_doubles_alloc(T->yl_hi - T->yl_lo);
   }
   if (!T->ybar || !T->edges || !T->s1 || (D->spec->tiled && !T->Fb) ||
       (D->spec->yl && (!T->yl[0] || !T->yl[1])))

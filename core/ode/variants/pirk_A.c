@@ -47,12 +47,12 @@ static odb_status fs_init(odb_solver *s, const char *name, int need_e) {
   s->vdata = d;
   s->block = 0;
   ODB_TRY(pirk_check(s, name));
-  d->Y = pirk_alloc(s->n);
+  d->Y = odb_doubles_alloc(s->n);
   if (!d->Y) return ODB_FAIL(ODB_ERR_NOMEM, "%s: argument vector", name);
   if (s->method->kind == ODB_METHOD_ERK)
     return erk_plan_make(s->method, &d->plan);
   ODB_TRY(pirk_mat_alloc(&d->Fprev, s->method->s, s->n, "F^(prev)"));
-  if (need_e && !(d->e = pirk_alloc(s->n)))
+  if (need_e && !(d->e = odb_doubles_alloc(s->n)))
     return ODB_FAIL(ODB_ERR_NOMEM, "%s: error vector", name);
   return ODB_OK;
 }

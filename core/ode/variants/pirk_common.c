@@ -6,12 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-double *pirk_alloc(long n) {
-  void *p = NULL;
-  if (n < 1) n = 1;
-  return posix_memalign(&p, 64, (size_t)n * sizeof(double)) ? NULL : p;
-}
-
 /* Rows are padded to a multiple of 8 doubles so that each is aligned. */
 odb_status pirk_mat_alloc(pirk_mat *M, int s, long n, const char *what) {
   long pitch = (n + 7) & ~7L;
@@ -19,7 +13,7 @@ odb_status pirk_mat_alloc(pirk_mat *M, int s, long n, const char *what) {
   if (s < 1 || s > PIRK_MAX_STAGES)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "%s: %d stages; at most %d are "
                     "supported", what, s, PIRK_MAX_STAGES);
-  M->base = pirk_alloc(pitch * s);
+  M->base = odb_doubles_alloc(pitch * s);
   if (!M->base)
     return ODB_FAIL(ODB_ERR_NOMEM, "%s: %d x %ld doubles", what, s, n);
   M->s = s;
@@ -129,11 +123,11 @@ odb_status pirk_y_init(odb_solver *s, const char *variant, int tiled,
     erk_targets(s->method, d);
   }
   ODB_TRY(pirk_mat_alloc(&d->Y, s->method->s, s->n, "Y-scheme matrix"));
-  d->deta1 = pirk_alloc(s->n);
+  d->deta1 = odb_doubles_alloc(s->n);
   if (!d->deta1) return ODB_FAIL(ODB_ERR_NOMEM, "%s: dEta^(m-1)", variant);
   if (tiled) {
     d->B = pirk_block(s);
-    d->Fb = pirk_alloc(d->B);
+    d->Fb = odb_doubles_alloc(d->B);
     if (!d->Fb)
       return ODB_FAIL(ODB_ERR_NOMEM, "%s: F tile of %ld doubles", variant,
                       d->B);

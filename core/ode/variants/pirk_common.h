@@ -46,8 +46,6 @@ typedef struct pirk_mat {
 odb_status pirk_mat_alloc(pirk_mat *M, int s, long n, const char *what);
 /* Frees M's storage; M may be zeroed or already freed. */
 void pirk_mat_free(pirk_mat *M);
-/* n doubles, 64-byte aligned (at least one); NULL when out of memory. */
-double *pirk_alloc(long n);
 
 /*
 ** applies() of a variant that runs PIRK correctors and explicit RK methods
