@@ -3,8 +3,8 @@
 -- `ranks` ranks only, the others holding none), on every rank of
 -- `mpirun -n R` (dist_variants.py runs it for R = 1, 3, 4).
 --
--- For P = 1, 2, 3 active ranks: where P <= R, mpi_N, mpi_A, mpi_X (explicit
--- RK, against plain on one process) and mpi_pirk_N, mpi_pirk_A (PIRK,
+-- For P = 1, 2, 3 active ranks: where P <= R, mpi_N, mpi_A, mpi_X, mpi_P
+-- (explicit RK, against plain on one process) and mpi_pirk_N, mpi_pirk_A (PIRK,
 -- against A on one process) on BRUSS2D and STRING are stepped side by side
 -- with the one-process variant on every rank, with the tolerances of
 -- dist_variants.lua and dist_pirk.lua: fixed steps bit for bit; adaptive
@@ -66,17 +66,22 @@ for P = 1, 3 do
       case("bruss2d", bruss, "radau2a5", v, P, { tol = 1e-6, t1 = 0.5 })
       case("string", string10, "lobatto3c8", v, P, { h = 0.005, t1 = 0.05 })
     end
+    -- mpi_P: halos of s d from the active neighbours (STRING's n = 20
+    -- with DOPRI5's s d = 21: every active rank receives the whole state)
+    case("bruss2d", bruss, "dopri5", "mpi_P", P, { tol = 1e-6, t1 = 0.5 })
+    case("string", string10, "dopri5", "mpi_P", P, { h = 0.005, t1 = 0.1 })
   else
-    -- 13 checks, as the branch above
-    for _, v in ipairs { "mpi_N", "mpi_A", "mpi_X", "mpi_S", "mpi_pirk_N",
-                         "mpi_pirk_A", "mpi_pirk_X", "mpi_pirk_S" } do
+    -- 15 checks, as the branch above
+    for _, v in ipairs { "mpi_N", "mpi_A", "mpi_X", "mpi_S", "mpi_P",
+                         "mpi_pirk_N", "mpi_pirk_A", "mpi_pirk_X",
+                         "mpi_pirk_S" } do
       local m = v:find("pirk", 1, true) and "radau2a5" or "dopri5"
       refused(v .. " ranks=" .. P, string.format(
         "field 'tiling.ranks': must be in 0..%d, got %d", R, P),
         { problem = ob.problem("bruss2d", bruss), method = m, variant = v,
           tiling = { ranks = P } })
     end
-    for _ = 1, 5 do checked = checked + 1 end
+    for _ = 1, 6 do checked = checked + 1 end
   end
 end
 
