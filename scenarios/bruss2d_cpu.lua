@@ -9,8 +9,8 @@
 -- move, y read and ynew written once a step, at the one-thread read and
 -- write bandwidth `odebench info` measured; both variants run on one core;
 -- a '*' marks a row above its floor, with a footnote: in cache when y and
--- ynew fit the last-level cache), and how much faster the fused variant is
--- than the plain loop.
+-- ynew fit the last-level cache), and how much faster the fused and pipe
+-- variants are than the plain loop.
 -- `odebench plot RUN_DIR` draws GB/s and % of the floor against n per
 -- method and variant (gbs_vs_n, floor_pct_vs_n).
 --
@@ -23,7 +23,7 @@ local report = require "odebench.report"
 local steps    = ob.param("steps", 5)        -- measured steps per run
 local max_mult = ob.param("max_mult", 4.0)    -- largest working set / LLC
 local methods  = ob.param("methods", "heun_euler,bs3,rk4,dopri5,verner65")
-local variants = ob.param("variants", "plain,fused")
+local variants = ob.param("variants", "plain,fused,pipe")
 
 local function split(s)
   local t = {}

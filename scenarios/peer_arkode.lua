@@ -32,7 +32,7 @@ local steps    = ob.param("steps", 20)      -- steps measured at N
 local steps_c  = ob.param("steps_c", 2000)  -- steps measured at Nc
 local method   = ob.param("method", "dopri5")
 local tol      = ob.param("tol", 1e-6)
-local variants = ob.param("variants", "arkode,plain,fused")
+local variants = ob.param("variants", "arkode,plain,fused,pipe")
 
 local function split(s)
   local t = {}

@@ -18,7 +18,7 @@
 local ob = require "odebench"
 
 local N       = ob.param("N", 128, "grid points per side (n = 2 N^2)")
-local variant = ob.param("variant", "fused", "CPU variant: fused or plain")
+local variant = ob.param("variant", "fused", "CPU variant: fused, pipe or plain")
 local tol     = ob.param("tol", 1e-6, "error tolerance of the adaptive steps")
 
 local p = ob.problem("bruss2d", { N = N })
