@@ -82,8 +82,9 @@ void erk_fused_bytes(const erk_plan *p, int fsal, double v, int stage0,
 ** attempt's stages over [a, b): stage l on [a - (s-1-l)d, b + (s-1-l)d)
 ** clipped to [0, n), reading y on [a - sd, b + sd) and taking F_0 as given
 ** on [f0a, f0b) (computed from y elsewhere, into F_0); it writes ynew[a, b)
-** (and F_{s-1}[a, b) under FSAL) and adds the range's error-norm share to
-** *acc. erk_pipe_bytes: one step's bytes over v bytes of components.
+** (under FSAL, where the last stage forms its argument in ynew, also d
+** beyond, with the values whoever owns those components computes there;
+** and F_{s-1}[a, b)) and adds the range's error-norm share to *acc. erk_pipe_bytes: one step's bytes over v bytes of components.
 */
 typedef struct pipe_data pipe_data;
 odb_status erk_pipe_make(odb_solver *s, pipe_data **out);

@@ -30,8 +30,9 @@
 ** a block buffer that only the finish reads. Y_l (l >= 1) is formed in a
 ** window of 2d + 2B components as fused forms it: each block adds the part
 ** the block before did not, and the window moves (its 2d shared components
-** to the front) every second block. The working set is about
-** (s^2/2 + 4(s-1)) B doubles, independent of n.
+** to the front) every second block. Under FSAL Y_{s-1} is the new solution,
+** so the last stage forms it in ynew itself, which never moves. The
+** working set is about (s^2/2 + 4(s-1)) B doubles, independent of n.
 **
 ** Arithmetic: the same erk_lc and f per component as plain and fused, in
 ** the same order per component, so the state is plain's bit for bit; the
@@ -51,7 +52,8 @@ struct pipe_data {
   long B, d, wcap;
   double *ring[ERK_MAX_STAGES];   /* F_i, 0 < i < s-1: nslot[i] blocks */
   int nslot[ERK_MAX_STAGES];
-  double *W[ERK_MAX_STAGES];      /* Y_l, l >= 1: wcap doubles each */
+  double *W[ERK_MAX_STAGES];      /* Y_l, l >= 1: wcap doubles each
+                                     (under FSAL Y_{s-1} is in ynew) */
   long wbase[ERK_MAX_STAGES], whi[ERK_MAX_STAGES];  /* W_l holds
                                      Y_l[wbase, whi) during a sweep */
   double *fb, *eb;                /* last stage's F (non-FSAL), estimate */
@@ -113,7 +115,7 @@ odb_status erk_pipe_make(odb_solver *s, pipe_data **out) {
     pd->ring[i] = odb_doubles_alloc(pd->nslot[i] * pd->B);
     if (!pd->ring[i]) goto nomem;
   }
-  for (int l = 1; l < S; ++l)
+  for (int l = 1; l < (s->method->fsal ? S - 1 : S); ++l)
     if (!(pd->W[l] = odb_doubles_alloc(pd->wcap))) goto nomem;
   pd->fb = odb_doubles_alloc(pd->B);
   pd->eb = odb_doubles_alloc(pd->B);
@@ -144,16 +146,22 @@ static double *stage_at(const odb_solver *s, const pipe_data *pd, int i,
   return pd->ring[i] + (K % pd->nslot[i]) * pd->B + (u - K * pd->B);
 }
 
+/* Y_l's window: W_l, or under FSAL for the last stage ynew (from 0). */
+static double *window(const odb_solver *s, const pipe_data *pd, int l) {
+  return pd->W[l] ? pd->W[l] : s->ynew;
+}
+
 /*
-** Y_l on [nlo, nhi) into W_l: the part not there yet, one erk_lc per
-** block it spans (the F_i of a block are contiguous only within it).
+** Y_l on [nlo, nhi) into its window: the part not there yet, one erk_lc
+** per block it spans (the F_i of a block are contiguous only within it).
 */
 static void window_fill(const odb_solver *s, pipe_data *pd, int l, double h,
                         long nlo, long nhi) {
   const double *Fp[ERK_MAX_STAGES];
-  double *W = pd->W[l];
+  double *W = window(s, pd, l);
   long u, v;
-  if (nhi - pd->wbase[l] > pd->wcap) {   /* keep [nlo, whi): at most 2d */
+  if (pd->W[l] && nhi - pd->wbase[l] > pd->wcap) {   /* keep [nlo, whi):
+                                                         at most 2d */
     memmove(W, W + (nlo - pd->wbase[l]),
             (size_t)(pd->whi[l] - nlo) * sizeof(double));
     pd->wbase[l] = nlo;
@@ -175,9 +183,8 @@ static void finish(odb_solver *s, pipe_data *pd, long j0, long j1,
   long len = j1 - j0;
   for (int i = 0; i < S - 1; ++i) Fp[i] = stage_at(s, pd, i, j0);
   Fp[S - 1] = fl;
-  if (s->method->fsal) {   /* Y_{s-1} = y + h sum b_i F_i is ynew */
-    yn = pd->W[S - 1] + (j0 - pd->wbase[S - 1]);
-    memcpy(s->ynew + j0, yn, (size_t)len * sizeof(double));
+  if (s->method->fsal) {   /* Y_{s-1} = y + h sum b_i F_i, formed in ynew */
+    yn = s->ynew + j0;
   } else {
     erk_lc(s->ynew + j0, s->y + j0, Fp, &pd->plan.b, h, len);
     yn = s->ynew + j0;
@@ -215,12 +222,15 @@ static void stage_block(odb_solver *s, pipe_data *pd, int l, long J, long lo,
   {
     long nlo = j0 - pd->d > 0 ? j0 - pd->d : 0;
     long nhi = j1 + pd->d < s->n ? j1 + pd->d : s->n;
-    if (pd->whi[l] < 0) pd->wbase[l] = pd->whi[l] = nlo;   /* first block */
+    if (pd->whi[l] < 0) {                       /* the first block */
+      pd->wbase[l] = pd->W[l] ? nlo : 0;
+      pd->whi[l] = nlo;
+    }
     window_fill(s, pd, l, h, nlo, nhi);
   }
   if (l < S - 1) dst = stage_at(s, pd, l, j0);
   else dst = s->method->fsal ? s->F[S - 1] + j0 : pd->fb;
-  p->rhs(p, tl, pd->W[l], pd->wbase[l], dst, j0, j1);
+  p->rhs(p, tl, window(s, pd, l), pd->wbase[l], dst, j0, j1);
   if (l == S - 1) finish(s, pd, j0, j1, dst, h, acc);
 }
 
