@@ -183,12 +183,10 @@ static void finish(odb_solver *s, pipe_data *pd, long j0, long j1,
   long len = j1 - j0;
   for (int i = 0; i < S - 1; ++i) Fp[i] = stage_at(s, pd, i, j0);
   Fp[S - 1] = fl;
-  if (s->method->fsal) {   /* Y_{s-1} = y + h sum b_i F_i, formed in ynew */
-    yn = s->ynew + j0;
-  } else {
+  if (!s->method->fsal)   /* under FSAL Y_{s-1} = y + h sum b_i F_i is
+                             ynew, formed there by the last stage */
     erk_lc(s->ynew + j0, s->y + j0, Fp, &pd->plan.b, h, len);
-    yn = s->ynew + j0;
-  }
+  yn = s->ynew + j0;
   if (pd->plan.e.n > 0) {
     erk_lc(pd->eb, NULL, Fp, &pd->plan.e, h, len);
     erk_norm_acc(pd->eb, s->y + j0, yn, len, s->opts.atol, s->opts.rtol,
