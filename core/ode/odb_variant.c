@@ -6,6 +6,7 @@
 #include "erk_common.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,22 @@ void erk_lc(double *restrict out, const double *restrict yp,
             LC_T(6) + LC_T(7));
     break;
   }
+}
+
+/* See erk_common.h. */
+int erk_window_applies(const char *name, const odb_problem *p,
+                       const odb_method *m, char *why, size_t nwhy) {
+  if (m->kind != ODB_METHOD_ERK || m->s < 2) {
+    snprintf(why, nwhy, "%s needs an explicit RK method with 2 or more "
+             "stages", name);
+    return 0;
+  }
+  if (p->d >= p->n) {
+    snprintf(why, nwhy, "%s needs a limited access distance (d < n); "
+             "%s has d = n = %ld", name, p->label, p->n);
+    return 0;
+  }
+  return 1;
 }
 
 void erk_norm_acc(const double *e, const double *y, const double *ynew,

@@ -93,6 +93,14 @@ void erk_pipe_sweep(odb_solver *s, pipe_data *pd, double h, long a, long b,
                     long f0a, long f0b, double *acc);
 void erk_pipe_bytes(int fsal, double v, int stage0, double *r, double *w);
 
+/*
+** What the window variants (fused, pipe) need: an explicit RK method of two
+** or more stages and a limited access distance (d < n). 1 when p and m
+** have it, else 0 with the reason, naming the variant, in why.
+*/
+int erk_window_applies(const char *name, const odb_problem *p,
+                       const odb_method *m, char *why, size_t nwhy);
+
 /* Adds sum_k (e_k / sk_k)^2, sk = atol + rtol max(|y|,|ynew|), to *acc. */
 void erk_norm_acc(const double *e, const double *y, const double *ynew,
                   long len, double atol, double rtol, double *acc);

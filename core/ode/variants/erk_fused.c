@@ -3,7 +3,6 @@
    error estimate fused into the last sweep. */
 #include "erk_common.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -67,17 +66,7 @@ static void stream_fence(void) {
 
 static int fused_applies(const odb_problem *p, const odb_method *m, char *why,
                          size_t nwhy) {
-  if (m->kind != ODB_METHOD_ERK || m->s < 2) {
-    snprintf(why, nwhy, "fused needs an explicit RK method with 2 or more "
-             "stages");
-    return 0;
-  }
-  if (p->d >= p->n) {
-    snprintf(why, nwhy, "fused needs a limited access distance (d < n); "
-             "%s has d = n = %ld", p->label, p->n);
-    return 0;
-  }
-  return 1;
+  return erk_window_applies("fused", p, m, why, nwhy);
 }
 
 /* Default block: 4096 components (tuned on BRUSS2D); always even. */

@@ -4,7 +4,6 @@
    memory once a step. */
 #include "erk_common.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,17 +60,7 @@ struct pipe_data {
 
 static int pipe_applies(const odb_problem *p, const odb_method *m, char *why,
                         size_t nwhy) {
-  if (m->kind != ODB_METHOD_ERK || m->s < 2) {
-    snprintf(why, nwhy, "pipe needs an explicit RK method with 2 or more "
-             "stages");
-    return 0;
-  }
-  if (p->d >= p->n) {
-    snprintf(why, nwhy, "pipe needs a limited access distance (d < n); "
-             "%s has d = n = %ld", p->label, p->n);
-    return 0;
-  }
-  return 1;
+  return erk_window_applies("pipe", p, m, why, nwhy);
 }
 
 /* See erk_common.h. */
