@@ -236,6 +236,7 @@ double *odb_doubles_alloc(long n);
 extern const odb_variant odb_variant_plain;
 extern const odb_variant odb_variant_fused;
 extern const odb_variant odb_variant_pipe;
+extern const odb_variant odb_variant_pipe_threads;
 
 /*
 ** Creates a solver. variant may be NULL or "auto" (the fastest applicable

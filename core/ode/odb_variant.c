@@ -59,6 +59,7 @@ static const odb_variant *const builtin[] = {
   &odb_variant_pipe,   /* first: auto's pick for explicit RK with a limited d */
   &odb_variant_fused,
   &odb_variant_plain,
+  &odb_variant_pipe_threads,
   &odb_variant_pirk_A,
   &odb_variant_pirk_E,
   &odb_variant_pirk_D,

@@ -1,8 +1,10 @@
 /* erk_pipe.c - variant "pipe": the stages of an explicit RK step pipelined
    over blocks of components, so that the stage vectors never leave the
    cache; only y, F_0 (under FSAL), the new solution and F_{s-1} cross
-   memory once a step. */
+   memory once a step. And "pipe_threads": the same sweep by every member
+   of a thread team on its own slab. */
 #include "erk_common.h"
+#include "odb_team.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,10 @@
 ** window of 2d + 2B components as fused forms it: each block adds the part
 ** the block before did not, and the window moves (its 2d shared components
 ** to the front) every second block. Under FSAL Y_{s-1} is the new solution,
-** so the last stage forms it in ynew itself, which never moves. The
-** working set is about (s^2/2 + 4(s-1)) B doubles, independent of n.
+** so the last stage forms it in ynew itself, which never moves (where
+** others write ynew beside the range, as the members of pipe_threads do,
+** it has a window of its own, copied out on the range). The working set is
+** about (s^2/2 + 4(s-1)) B doubles, independent of n.
 **
 ** Arithmetic: the same erk_lc and f per component as plain and fused, in
 ** the same order per component, so the state is plain's bit for bit; the
@@ -88,8 +92,9 @@ static long pipe_block(const odb_solver *s, long d) {
   return (B + 7) & ~7L;
 }
 
-/* See erk_common.h. */
-odb_status erk_pipe_make(odb_solver *s, pipe_data **out) {
+/* erk_pipe_make; ynew_window 0: the last stage keeps a window of its own
+   under FSAL too. */
+static odb_status pipe_make(odb_solver *s, int ynew_window, pipe_data **out) {
   const int S = s->method->s;
   pipe_data *pd = calloc(1, sizeof *pd);
   *out = pd;
@@ -104,7 +109,7 @@ odb_status erk_pipe_make(odb_solver *s, pipe_data **out) {
     pd->ring[i] = odb_doubles_alloc(pd->nslot[i] * pd->B);
     if (!pd->ring[i]) goto nomem;
   }
-  for (int l = 1; l < (s->method->fsal ? S - 1 : S); ++l)
+  for (int l = 1; l < (s->method->fsal && ynew_window ? S - 1 : S); ++l)
     if (!(pd->W[l] = odb_doubles_alloc(pd->wcap))) goto nomem;
   pd->fb = odb_doubles_alloc(pd->B);
   pd->eb = odb_doubles_alloc(pd->B);
@@ -113,6 +118,11 @@ odb_status erk_pipe_make(odb_solver *s, pipe_data **out) {
 nomem:
   return ODB_FAIL(ODB_ERR_NOMEM, "%s: rings and windows of %ld-component "
                   "blocks", s->variant->name, pd->B);
+}
+
+/* See erk_common.h. */
+odb_status erk_pipe_make(odb_solver *s, pipe_data **out) {
+  return pipe_make(s, 1, out);
 }
 
 static void pipe_fini(odb_solver *s) {
@@ -172,10 +182,12 @@ static void finish(odb_solver *s, pipe_data *pd, long j0, long j1,
   long len = j1 - j0;
   for (int i = 0; i < S - 1; ++i) Fp[i] = stage_at(s, pd, i, j0);
   Fp[S - 1] = fl;
-  if (!s->method->fsal)   /* under FSAL Y_{s-1} = y + h sum b_i F_i is
-                             ynew, formed there by the last stage */
+  if (!s->method->fsal)
     erk_lc(s->ynew + j0, s->y + j0, Fp, &pd->plan.b, h, len);
-  yn = s->ynew + j0;
+  else if (pd->W[S - 1])   /* Y_{s-1} = y + h sum b_i F_i is ynew */
+    memcpy(s->ynew + j0, pd->W[S - 1] + (j0 - pd->wbase[S - 1]),
+           (size_t)len * sizeof(double));
+  yn = s->ynew + j0;       /* (else formed there by the last stage) */
   if (pd->plan.e.n > 0) {
     erk_lc(pd->eb, NULL, Fp, &pd->plan.e, h, len);
     erk_norm_acc(pd->eb, s->y + j0, yn, len, s->opts.atol, s->opts.rtol,
@@ -280,3 +292,106 @@ const odb_variant odb_variant_pipe = {
   .attempt = pipe_attempt,
   .traffic = pipe_traffic,
 };
+
+/* {====== pipe_threads */
+
+/*
+** A team of p members (the solver's threads) splits the components into p
+** balanced slabs; member q runs the pipe sweep on its slab with rings and
+** windows of its own, computing stage l also (s-1-l) d beyond the slab as
+** mpi_P does on a rank, so the members never wait for each other within a
+** step: y and F_0 are read by all, and each writes ynew (and F_{s-1})
+** only on its slab. F_0 must be whole before any member starts: under
+** FSAL it is (the last step's F_{s-1}); otherwise each member first
+** computes f(y) on its slab, and one barrier follows. The error shares
+** are added in member order after the run: the state is plain's bit for
+** bit, the error norm plain's up to the rounding of p partial sums.
+*/
+typedef struct team_data {
+  odb_team *team;
+  int p;
+  long *lo;               /* p + 1 slab bounds */
+  pipe_data **pd;         /* member q's rings and windows */
+  double *acc;            /* member q's error share at acc[8 q] */
+  odb_solver *s;          /* the run's solver, h and whether F_0 is whole */
+  double h;
+  int f0;
+} team_data;
+
+static void team_free(team_data *D) {
+  if (!D) return;
+  if (D->team) odb_team_destroy(D->team);
+  for (int q = 0; D->pd && q < D->p; ++q) erk_pipe_free(D->pd[q]);
+  free(D->pd);
+  free(D->lo);
+  free(D->acc);
+  free(D);
+}
+
+static void team_fini(odb_solver *s) {
+  team_free(s->vdata);
+  s->vdata = NULL;
+}
+
+static odb_status team_init(odb_solver *s) {
+  team_data *D = calloc(1, sizeof *D);
+  int p = odb_solver_threads(s);
+  s->vdata = D;
+  if (!D) return ODB_FAIL(ODB_ERR_NOMEM, "%s: data", s->variant->name);
+  D->p = p;
+  D->lo = malloc((size_t)(p + 1) * sizeof *D->lo);
+  D->pd = calloc((size_t)p, sizeof *D->pd);
+  D->acc = odb_doubles_alloc(8L * p);
+  if (!D->lo || !D->pd || !D->acc)
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s: %d members", s->variant->name, p);
+  for (int q = 0; q <= p; ++q)   /* the first n mod p slabs one longer */
+    D->lo[q] = q * (s->n / p) + (q < s->n % p ? q : s->n % p);
+  for (int q = 0; q < p; ++q) ODB_TRY(pipe_make(s, 0, &D->pd[q]));
+  return odb_team_create(s->ctx, s->ctx ? &s->ctx->topo : NULL, p,
+                         ODB_BARRIER_FLAGS, &D->team);
+}
+
+static void team_fn(odb_team *team, int q, void *arg) {
+  team_data *D = arg;
+  odb_solver *s = D->s;
+  long a = D->lo[q], b = D->lo[q + 1];
+  double acc = 0.0;
+  if (!D->f0) {
+    if (a < b) s->problem->rhs(s->problem, s->t, s->y, 0, s->F[0] + a, a, b);
+    odb_team_barrier(team, q);
+  }
+  erk_pipe_sweep(s, D->pd[q], D->h, a, b, 0, s->n, &acc);
+  D->acc[8 * q] = acc;
+}
+
+static odb_status team_attempt(odb_solver *s, double h, double *err) {
+  team_data *D = s->vdata;
+  double acc = 0.0;
+  D->s = s;
+  D->h = h;
+  D->f0 = s->fsal_ready;
+  ODB_TRY(odb_team_run(D->team, team_fn, D));
+  for (int q = 0; q < D->p; ++q) acc += D->acc[8 * q];
+  *err = D->pd[0]->plan.e.n > 0 ? __builtin_sqrt(acc / (double)s->n) : 0.0;
+  return ODB_OK;
+}
+
+static int team_applies(const odb_problem *p, const odb_method *m,
+                        char *why, size_t nwhy) {
+  return erk_window_applies("pipe_threads", p, m, why, nwhy);
+}
+
+const odb_variant odb_variant_pipe_threads = {
+  .name = "pipe_threads",
+  .doc = "pipe on every thread of a team (the solver's threads), each on "
+         "its own slab, stage l recomputed (s-1-l) d beyond it, so no "
+         "thread waits for another within a step; parameter block",
+  .backend = "cpu",
+  .applies = team_applies,
+  .init = team_init,
+  .fini = team_fini,
+  .attempt = team_attempt,
+  .traffic = pipe_traffic,
+};
+
+/* }====== */

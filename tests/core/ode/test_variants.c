@@ -1,5 +1,5 @@
-/* test_variants.c - the fused and pipe variants match the plain one, every
-   method. */
+/* test_variants.c - the fused, pipe and pipe_threads variants match the
+   plain one, every method. */
 #include "solver_util.h"
 #include "tap.h"
 
@@ -61,6 +61,57 @@ static void one_method(odb_ctx *ctx, const char *method, const char *v,
            "%.1e)", method, v, b.accepted, b.rejected,
            rel_maxnorm(s->y, ref->y, p->n));
     odb_solver_destroy(s);
+  }
+  free(y0);
+  odb_solver_destroy(ref);
+  odb_problem_destroy(p);
+}
+
+/*
+** pipe_threads on 1..4 threads (BRUSS2D N = 24, n = 1152: slabs of 288 to
+** 1152, shorter than the (s-1) d = 288 stage 0 reaches beyond them on 4):
+** one step from a random state equals plain's bit for bit, its error
+** estimate to 1e-13 relative (the members' shares are added in member
+** order); ten fixed steps, the first without F_0 from the step before
+** (each member computes its slab of f(y), then a barrier), bit for bit.
+*/
+static void check_threads(odb_ctx *ctx, const char *method, odb_rng *rng) {
+  odb_problem *p = make_bruss(24);
+  odb_solver_opts o = { .rtol = 1e-6, .atol = 1e-6 };
+  odb_solver *ref = make_solver(ctx, p, method, "plain", &o), *s;
+  double *y0 = malloc(sizeof(double) * p->n), e_ref;
+  odb_solve_stats st;
+  p->initial(p, y0);
+  for (long i = 0; i < p->n; ++i) y0[i] += 0.1 * (odb_rng_uniform(rng) - 0.5);
+  odb_solver_set_state(ref, 0.0, y0);
+  odb_solver_step(ref, 1e-2, &st);
+  e_ref = st.err_last;
+  for (int th = 1; th <= 4; ++th) {
+    odb_solver_opts ot = o;
+    double d1, d10, e;
+    ot.threads = th;
+    ot.block = th == 3 ? 100 : 0;
+    s = make_solver(ctx, p, method, "pipe_threads", &ot);
+    if (!s) { tap_ok(0, "%s pipe_threads created", method); continue; }
+    odb_solver_set_state(s, 0.0, y0);
+    odb_solver_step(s, 1e-2, &st);
+    e = st.err_last;
+    d1 = rel_maxnorm(s->y, ref->y, p->n);
+    odb_solver_set_state(s, 0.0, y0);
+    odb_solver_set_state(ref, 0.0, y0);
+    for (int k = 0; k < 10; ++k) {
+      odb_solver_step(s, 1e-3, &st);
+      odb_solver_step(ref, 1e-3, &st);
+    }
+    d10 = rel_maxnorm(s->y, ref->y, p->n);
+    tap_ok(d1 == 0 && d10 == 0 &&
+               fabs(e - e_ref) <= 1e-13 * fmax(fabs(e_ref), 1e-300),
+           "%s: pipe_threads on %d threads (block %ld) = plain: one step "
+           "%.1e, ten steps %.1e, estimate %.3e vs %.3e", method, th,
+           s->block, d1, d10, e, e_ref);
+    odb_solver_destroy(s);
+    odb_solver_set_state(ref, 0.0, y0);
+    odb_solver_step(ref, 1e-2, &st);
   }
   free(y0);
   odb_solver_destroy(ref);
@@ -193,16 +244,18 @@ int main(void) {
   odb_rng_seed(&rng, co.seed);
   tap_diag("seed %llu", (unsigned long long)co.seed);
   for (int i = 0; i < odb_method_count(); ++i)   /* explicit RK methods */
-    if (odb_method_at(i)->kind == ODB_METHOD_ERK)
+    if (odb_method_at(i)->kind == ODB_METHOD_ERK) {
       for (int k = 0; k < 2; ++k)
         one_method(ctx, odb_method_at(i)->name, k ? "pipe" : "fused", &rng);
+      check_threads(ctx, odb_method_at(i)->name, &rng);
+    }
   check_sync(ctx, &rng);
   check_refusals(ctx);
   p = make_bruss(8);
   tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
                            odb_ctx_backend(ctx, "cpu"), "fancy", NULL, &s)
              == ODB_ERR_NAME &&
-         strstr(odb_last_error(), "valid: auto, pipe, fused, plain"),
+         strstr(odb_last_error(), "valid: auto, pipe, fused, plain, pipe_threads"),
          "unknown variant lists valid names: %s", odb_last_error());
   tap_ok(odb_solver_create(ctx, p, odb_method_find("dopri5"),
                            odb_ctx_backend(ctx, "cpu"), "auto", NULL, &s)
