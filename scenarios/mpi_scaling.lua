@@ -1,8 +1,9 @@
 -- mpi_scaling.lua: strong and weak scaling of the distributed explicit RK
 -- variants (mpi_A, mpi_S, mpi_N, mpi_X, mpi_P; docs/mpi.md) on BRUSS2D and
 -- STRING,
--- against the sequential variants and the POSIX-thread variants (par_*)
--- with as many threads as there are ranks, after the self-adaptive solver
+-- against the sequential variants and the POSIX-thread variants (par_*
+-- for PIRK correctors, pipe_threads for explicit RK) with as many threads
+-- as there are ranks, after the self-adaptive solver
 -- for distributed address spaces of the PIRK autotuning thesis (Korch's
 -- group, §10.3). Where the build has it (-Dpeers=enabled with MPI and
 -- SUNDIALS's parallel N_Vector), the peer `arkode_mpi` (SUNDIALS ARKODE's
@@ -47,8 +48,8 @@ local methods = ob.param("methods", "dopri5,radau1a5")
 local only    = ob.param("variants", "mpi_A,mpi_S,mpi_N,mpi_X,mpi_P,mpi_pirk_A,"
                          .. "mpi_pirk_S,mpi_pirk_N,mpi_pirk_X,arkode_mpi")
 local seqs    = ob.param("sequential", "fused,pipe,plain,A,PipeDb1mt")
-local pars    = ob.param("threads_variants", "par_A,par_Dblock,par_PipeDb1mt,"
-                         .. "par_ppDb1mt")
+local pars    = ob.param("threads_variants", "pipe_threads,par_A,par_Dblock,"
+                         .. "par_PipeDb1mt,par_ppDb1mt")
 local steps   = ob.param("steps", 10)
 local h       = ob.param("h", 1e-6)
 local table_f = ob.param("table", "")
