@@ -9,6 +9,25 @@
 #include <time.h>
 
 /*
+** BRUSS2D's initial value with every component moved by up to 0.05: a
+** fresh random state (free with free).
+*/
+static double *random_state(const odb_problem *p, odb_rng *rng) {
+  double *y0 = malloc(sizeof(double) * p->n);
+  p->initial(p, y0);
+  for (long i = 0; i < p->n; ++i) y0[i] += 0.1 * (odb_rng_uniform(rng) - 0.5);
+  return y0;
+}
+
+/* One step of h from y0 with ref; its error estimate. */
+static double ref_step(odb_solver *ref, const double *y0, double h) {
+  odb_solve_stats st;
+  odb_solver_set_state(ref, 0.0, y0);
+  odb_solver_step(ref, h, &st);
+  return st.err_last;
+}
+
+/*
 ** From the same random state, one step of h with plain and with variant v
 ** (fused or pipe; several block sizes, including ones that do not divide n
 ** and ones smaller than the access distance, which pipe raises to it) must
@@ -22,13 +41,8 @@ static void one_method(odb_ctx *ctx, const char *method, const char *v,
   odb_solver_opts o = { .rtol = 1e-6, .atol = 1e-6 };
   odb_solver *ref = make_solver(ctx, p, method, "plain", &o), *s;
   long blocks[] = { 0, 2, 50, 100, 1000, 1152, -64 };   /* < 0: streaming */
-  double *y0 = malloc(sizeof(double) * p->n), e_ref, e;
+  double *y0 = random_state(p, rng), e_ref = ref_step(ref, y0, 1e-2), e;
   odb_solve_stats st;
-  p->initial(p, y0);
-  for (long i = 0; i < p->n; ++i) y0[i] += 0.1 * (odb_rng_uniform(rng) - 0.5);
-  odb_solver_set_state(ref, 0.0, y0);
-  odb_solver_step(ref, 1e-2, &st);
-  e_ref = st.err_last;
   for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; ++k) {
     double diff;
     o.block = blocks[k] < 0 ? -blocks[k] : blocks[k];
@@ -79,13 +93,8 @@ static void check_threads(odb_ctx *ctx, const char *method, odb_rng *rng) {
   odb_problem *p = make_bruss(24);
   odb_solver_opts o = { .rtol = 1e-6, .atol = 1e-6 };
   odb_solver *ref = make_solver(ctx, p, method, "plain", &o), *s;
-  double *y0 = malloc(sizeof(double) * p->n), e_ref;
+  double *y0 = random_state(p, rng), e_ref = ref_step(ref, y0, 1e-2);
   odb_solve_stats st;
-  p->initial(p, y0);
-  for (long i = 0; i < p->n; ++i) y0[i] += 0.1 * (odb_rng_uniform(rng) - 0.5);
-  odb_solver_set_state(ref, 0.0, y0);
-  odb_solver_step(ref, 1e-2, &st);
-  e_ref = st.err_last;
   for (int th = 1; th <= 4; ++th) {
     odb_solver_opts ot = o;
     double d1, d10, e;
@@ -110,8 +119,7 @@ static void check_threads(odb_ctx *ctx, const char *method, odb_rng *rng) {
            "%.1e, ten steps %.1e, estimate %.3e vs %.3e", method, th,
            s->block, d1, d10, e, e_ref);
     odb_solver_destroy(s);
-    odb_solver_set_state(ref, 0.0, y0);
-    odb_solver_step(ref, 1e-2, &st);
+    ref_step(ref, y0, 1e-2);
   }
   free(y0);
   odb_solver_destroy(ref);
