@@ -384,8 +384,8 @@ static int team_applies(const odb_problem *p, const odb_method *m,
 const odb_variant odb_variant_pipe_threads = {
   .name = "pipe_threads",
   .doc = "pipe on every thread of a team (the solver's threads), each on "
-         "its own slab, stage l recomputed (s-1-l) d beyond it, so no "
-         "thread waits for another within a step; parameter block",
+         "its own slab, stage l recomputed (s-1-l) d beyond it, so the "
+         "threads meet only where F_0 is computed first; parameter block",
   .backend = "cpu",
   .applies = team_applies,
   .init = team_init,
