@@ -297,7 +297,7 @@ const odb_variant odb_variant_pipe = {
 
 /*
 ** A team of p members (the solver's threads) splits the components into p
-** balanced slabs; member q runs the pipe sweep on its slab with rings and
+** balanced slabs (odb_team_range); member q runs the pipe sweep on its slab with rings and
 ** windows of its own, computing stage l also (s-1-l) d beyond the slab as
 ** mpi_P does on a rank, so the members never wait for each other within a
 ** step: y and F_0 are read by all, and each writes ynew (and F_{s-1})
@@ -310,7 +310,6 @@ const odb_variant odb_variant_pipe = {
 typedef struct team_data {
   odb_team *team;
   int p;
-  long *lo;               /* p + 1 slab bounds */
   pipe_data **pd;         /* member q's rings and windows */
   double *acc;            /* member q's error share at acc[8 q] */
   odb_solver *s;          /* the run's solver, h and whether F_0 is whole */
@@ -323,7 +322,6 @@ static void team_free(team_data *D) {
   if (D->team) odb_team_destroy(D->team);
   for (int q = 0; D->pd && q < D->p; ++q) erk_pipe_free(D->pd[q]);
   free(D->pd);
-  free(D->lo);
   free(D->acc);
   free(D);
 }
@@ -339,13 +337,10 @@ static odb_status team_init(odb_solver *s) {
   s->vdata = D;
   if (!D) return ODB_FAIL(ODB_ERR_NOMEM, "%s: data", s->variant->name);
   D->p = p;
-  D->lo = malloc((size_t)(p + 1) * sizeof *D->lo);
   D->pd = calloc((size_t)p, sizeof *D->pd);
   D->acc = odb_doubles_alloc(8L * p);
-  if (!D->lo || !D->pd || !D->acc)
+  if (!D->pd || !D->acc)
     return ODB_FAIL(ODB_ERR_NOMEM, "%s: %d members", s->variant->name, p);
-  for (int q = 0; q <= p; ++q)   /* the first n mod p slabs one longer */
-    D->lo[q] = q * (s->n / p) + (q < s->n % p ? q : s->n % p);
   for (int q = 0; q < p; ++q) ODB_TRY(pipe_make(s, 0, &D->pd[q]));
   return odb_team_create(s->ctx, s->ctx ? &s->ctx->topo : NULL, p,
                          ODB_BARRIER_FLAGS, &D->team);
@@ -354,8 +349,9 @@ static odb_status team_init(odb_solver *s) {
 static void team_fn(odb_team *team, int q, void *arg) {
   team_data *D = arg;
   odb_solver *s = D->s;
-  long a = D->lo[q], b = D->lo[q + 1];
+  long a, b;
   double acc = 0.0;
+  odb_team_range(s->n, D->p, q, &a, &b);
   if (!D->f0) {
     if (a < b) s->problem->rhs(s->problem, s->t, s->y, 0, s->F[0] + a, a, b);
     odb_team_barrier(team, q);
