@@ -303,16 +303,26 @@ static double slowest(lua_State *L, odb_dsparse *A, double sec, const char *who)
 }
 
 /* D:bicgstab / D:qmr / D:pbicgstab {b =, x0 =, tol =, maxit =,
-   stagnation =, replace = (pbicgstab)} -> result, x (whole). */
+   stagnation =, replace = (pbicgstab), impl = (bicgstab: "fused" or
+   "persistent")} -> result, x (whole). */
 static int dmat_solve(lua_State *L, odb_dkrylov_method meth, const char *who)
 {
   static const char *const keys[] = {"b", "x0", "tol", "maxit", "stagnation", NULL};
+  static const char *const bkeys[] = {"b", "x0", "tol", "maxit", "stagnation", "impl", NULL};
   static const char *const pkeys[] = {"b", "x0", "tol", "maxit", "stagnation", "replace", NULL};
   odbL_dmat *m = dmat_check(L, 1);
   odbL_check_not_in_callback(L, who);
   luaL_checktype(L, 2, LUA_TTABLE);
-  odbL_check_keys(L, 2, meth == ODB_DKRY_PBICGSTAB ? pkeys : keys);
-  odb_dkrylov_opts o = {{1e-10, 1000, 100}, 0};
+  odbL_check_keys(L, 2, meth == ODB_DKRY_PBICGSTAB ? pkeys : meth == ODB_DKRY_BICGSTAB ? bkeys : keys);
+  odb_dkrylov_opts o = {{1e-10, 1000, 100}, 0, 0};
+  if (meth == ODB_DKRY_BICGSTAB) {
+    const char *impl = odbL_opt_string(L, 2, "impl", "fused");
+    if (strcmp(impl, "persistent") == 0) o.persistent = 1;
+    else if (strcmp(impl, "fused") != 0)
+      return luaL_error(L, "%s: impl must be \"fused\" (the default: kernels a step, or the host's loop "
+                        "where the ranks have no link) or \"persistent\" (GPU ranks: the whole solve in "
+                        "one kernel a rank), got \"%s\"", who, impl);
+  }
   double tol = 1e-10;
   odbL_opt_number(L, 2, "tol", &tol);
   if (!(tol > 0 && tol < 1)) return luaL_error(L, "%s: tol must be in (0, 1), got %f", who, tol);
@@ -361,7 +371,14 @@ static int dmat_solve(lua_State *L, odb_dkrylov_method meth, const char *who)
   lua_pushstring(L, m->gpu ? "cuda" : "cpu"); lua_setfield(L, -2, "backend");
   if (m->gpu) {
     lua_pushstring(L, odb_dgpu_halo_path(A)); lua_setfield(L, -2, "halo");
-    lua_pushstring(L, odb_dgpu_krylov_control(A, m->At, (int)meth)); lua_setfield(L, -2, "control");
+    lua_pushstring(L, o.persistent ? "device" : odb_dgpu_krylov_control(A, m->At, (int)meth));
+    lua_setfield(L, -2, "control");
+    if (meth == ODB_DKRY_BICGSTAB) {
+      lua_pushstring(L, o.persistent ? "persistent"
+                        : strcmp(odb_dgpu_krylov_control(A, m->At, (int)meth), "device") == 0 ? "fused"
+                        : "kernels");
+      lua_setfield(L, -2, "impl");
+    }
   }
   push_whole(L, A, x, who);                /* the result and x on top */
   return 2;

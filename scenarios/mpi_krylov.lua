@@ -20,7 +20,11 @@
 -- iterations, the median seconds per iteration over the solves made with
 -- its spread, the solves made, the true residual, and where the scalar work
 -- ran (ctl: "cpu" on CPU ranks; on GPU ranks "dev", the state machine on
--- the devices, or "host", every reduction through the hosts).
+-- the devices, or "host", every reduction through the hosts). On GPU
+-- ranks the row bicg_pk is BiCGStab's persistent form (impl =
+-- "persistent": each rank's whole solve in one kernel, the halo and the
+-- sums over the ranks exchanged by the kernel; CSR on linked ranks, CSR
+-- or Bdia on one rank; `--set persistent=0` leaves it out).
 --
 -- What a row costs: every row builds its matrix (each rank the CSR of its
 -- planes and their neighbours, or of the whole matrix for a file, and the
@@ -90,6 +94,7 @@ local maxit  = ob.param("maxit", 500)
 local peers  = ob.param("peers", "")
 local backend = ob.param("backend", "cpu")
 local large  = ob.param("large", 0)           -- a further grid large^3 (0: none)
+local pk     = ob.param("persistent", 1)      -- GPU ranks: the row bicg_pk too (0: not)
 
 if backend ~= "cpu" and backend ~= "cuda" then
   error(string.format('backend: "cpu" or "cuda" expected, got %s', tostring(backend)), 0)
@@ -208,10 +213,16 @@ local function run(label, mk, dist, f, peer)
   local pcts = string.format("%6.1f%%%s", pct, note and "*" or " ")
   local b = D:spmv(ones(di.n))
   local ours
-  for _, m in ipairs { "bicgstab", "pbicgstab", "qmr" } do
+  local solvers = { "bicgstab", "pbicgstab", "qmr" }
+  -- the persistent form: CSR on linked GPU ranks, CSR or Bdia on one
+  if gpu and pk ~= 0 and ((R == 1 and (f == "csr" or f == "bdia")) or (halo == "link" and f == "csr")) then
+    table.insert(solvers, 2, "bicg_pk")
+  end
+  for _, m in ipairs(solvers) do
     local per, r, spent = {}, nil, 0
     repeat    -- r.seconds is the slowest rank's: every rank stops alike
-      r = D[m](D, { b = b, tol = tol, maxit = maxit })
+      if m == "bicg_pk" then r = D:bicgstab { b = b, tol = tol, maxit = maxit, impl = "persistent" }
+      else r = D[m](D, { b = b, tol = tol, maxit = maxit }) end
       per[#per + 1] = r.seconds_per_iter
       spent = spent + r.seconds
     until #per >= solves or spent >= budget

@@ -84,6 +84,16 @@ const odb_kxsum *odb_dgpu_xsum(const odb_dsparse *A) {
   return A->gpu && A->gpu->link ? odb_dlink_xsum(A->gpu->link) : NULL;
 }
 
+int odb_dgpu_pk_halo(const odb_dsparse *A, pk_halo *h) {
+  if (!A->gpu || !A->gpu->link) return 0;
+  odb_dlink_pk_halo(A->gpu->link, A->gpu->didx, h);
+  return 1;
+}
+
+void odb_dgpu_pk_done(const odb_dsparse *A, unsigned long long nx) {
+  if (A->gpu && A->gpu->link) odb_dlink_set_count(A->gpu->link, nx);
+}
+
 odb_status odb_dgpu_link_check(const odb_dsparse *A, const char *who) {
   return A->gpu && A->gpu->link ? odb_dlink_check(A->gpu->link, who) : ODB_OK;
 }

@@ -82,7 +82,10 @@ double odb_dgpu_bytes(const odb_dsparse *A);
    loops, state machine, reductions in rank order (odb_dist_red.h), history
    and true residual, with the vectors and their updates and the rank's
    part of every dot product on the device. o is resolved (defaults set);
-   At is attached when m is QMR. */
+   At is attached when m is QMR. persistent (BiCGStab): the whole solve in
+   one kernel a rank, its halo and sums on the device: CSR on ranks that
+   have the link of odb_dist_link.h, CSR or Bdia on one rank; refused
+   elsewhere. */
 /* Where the scalar work of odb_dgpu_krylov's method m on A (and At for
    QMR) runs: "device" (the fused kernels of gpu/sparse sum every group
    over the ranks on the device and advance the state machine there, the
@@ -91,8 +94,8 @@ double odb_dgpu_bytes(const odb_dsparse *A);
    pipelined BiCGStab, ranks without the link, ODEBENCH_GPU_LINK=off). */
 const char *odb_dgpu_krylov_control(const odb_dsparse *A, const odb_dsparse *At, int m);
 odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double *b, double *x,
-                           const odb_krylov_opts *o, int replace, odb_krylov_result *res,
-                           double *seconds);
+                           const odb_krylov_opts *o, int replace, int persistent,
+                           odb_krylov_result *res, double *seconds);
 
 #ifdef __cplusplus
 }

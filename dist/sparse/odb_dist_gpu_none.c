@@ -63,9 +63,10 @@ const char *odb_dgpu_krylov_control(const odb_dsparse *A, const odb_dsparse *At,
 }
 
 odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double *b, double *x,
-                           const odb_krylov_opts *o, int replace, odb_krylov_result *res,
-                           double *seconds)
+                           const odb_krylov_opts *o, int replace, int persistent,
+                           odb_krylov_result *res, double *seconds)
 {
-  (void)A; (void)At; (void)m; (void)b; (void)x; (void)o; (void)replace; (void)res; (void)seconds;
+  (void)A; (void)At; (void)m; (void)b; (void)x; (void)o; (void)replace; (void)persistent; (void)res;
+  (void)seconds;
   return ODB_FAIL(ODB_ERR_UNSUPPORTED, NO_CUDA);
 }

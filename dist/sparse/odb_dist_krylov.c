@@ -325,20 +325,27 @@ odb_status odb_dkrylov_solve(odb_dsparse *A, odb_dsparse *At,
   res->breakdown_iter = -1;
   *seconds = 0.0;
   odb_krylov_opts o = {1e-10, 1000, 100};
-  int replace = 0;
+  int replace = 0, persistent = 0;
   if (opts) {
     if (opts->k.tol > 0) o.tol = opts->k.tol;
     if (opts->k.maxit > 0) o.maxit = opts->k.maxit;
     if (opts->k.stag_window > 0) o.stag_window = opts->k.stag_window;
     replace = opts->replace;
+    persistent = opts->persistent;
   }
   if ((unsigned)m > ODB_DKRY_PBICGSTAB) return ODB_FAIL(ODB_ERR_ARG, "unknown Krylov method %d", (int)m);
+  if (persistent && m != ODB_DKRY_BICGSTAB)
+    return ODB_FAIL(ODB_ERR_ARG, "impl persistent is BiCGStab's (the whole solve in one kernel a GPU rank), "
+                    "not %s's", odb_dkrylov_method_name(m));
+  if (persistent && !A->gpu)
+    return ODB_FAIL(ODB_ERR_ARG, "impl persistent runs on GPU ranks (backend = \"cuda\"); rank %d's matrix "
+                    "is on the CPU", A->rank);
   if (m == ODB_DKRY_QMR && !At) return ODB_FAIL(ODB_ERR_ARG, "QMR needs the transpose of the matrix");
   if ((st = odb_dsparse_check(A, "Krylov solve")) != ODB_OK) return st;
   if (m == ODB_DKRY_QMR && (st = odb_dsparse_check(At, "Krylov solve")) != ODB_OK) return st;
   if (A->gpu) {
     if (m == ODB_DKRY_QMR && !At->gpu) return ODB_FAIL(ODB_ERR_ARG, "QMR on a GPU rank needs A^T on the GPU too");
-    return odb_dgpu_krylov(A, At, (int)m, b, x, &o, replace, res, seconds);
+    return odb_dgpu_krylov(A, At, (int)m, b, x, &o, replace, persistent, res, seconds);
   }
   long n = A->nloc;
   long ext = n + A->nghost;

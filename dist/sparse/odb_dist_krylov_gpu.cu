@@ -33,7 +33,10 @@
 
 #include "odb_cuda_check.h"
 #include "odb_dist_link.h"
+/* odb_dist.h includes mpi.h in MPI builds: its C interface only */
+#define OMPI_SKIP_MPICXX 1
 extern "C" {
+#include "odb_dist.h"
 #include "odb_clock.h"
 #include "odb_dist_gpu.h"
 #include "odb_dist_red.h"
@@ -362,15 +365,134 @@ out:
 
 /* }====== */
 
-odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double *bh, double *xh,
-                           const odb_krylov_opts *o, int replace, odb_krylov_result *res,
+/* {====== the persistent form: a rank's whole solve in one kernel
+**
+** The persistent BiCGStab of gpu/sparse/odb_krylov_persistent.cu (M. A.
+** Al-Mouhamed and A. H. Khan, sections 6.3-6.4) on each GPU rank: its
+** blocks meet at inter-block barriers (WS-S: block 0 adds the partials),
+** block 0 adds each group of sums over the ranks through the link's
+** mailboxes (odb_kxsum), and before every SpMV the kernel exchanges the
+** vector's halo over the link itself (pk_halo). Several ranks: CSR, the
+** rank's interior and boundary rows as one local CSR; one rank: the
+** matrix as it is (CSR or Bdia). */
+
+/* A's rows as one CSR in local numbering (interior rows, then boundary
+   rows; columns below nloc + nghost), in arrays of its own. */
+static odb_status pk_local_csr(const odb_dsparse *A, odb_sparse *c) {
+  const odb_sparse *P[2] = {A->Ai, A->Ab};
+  long nnz = 0, e = 0, r = 0;
+  memset(c, 0, sizeof *c);
+  for (int p = 0; p < 2; p++)
+    if (P[p]) nnz += (long)P[p]->rowptr[P[p]->n];
+  c->fmt = ODB_FMT_CSR;
+  c->n = A->nloc;
+  c->nnz = nnz;
+  c->rowptr = (int64_t *)malloc((size_t)(A->nloc + 1) * sizeof *c->rowptr);
+  c->col = (int32_t *)malloc((size_t)(nnz ? nnz : 1) * sizeof *c->col);
+  c->val = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof *c->val);
+  if (!c->rowptr || !c->col || !c->val) {
+    free(c->rowptr); free(c->col); free(c->val);
+    return ODB_FAIL(ODB_ERR_NOMEM, "persistent BiCGStab: the local CSR of %ld nonzeros on rank %d", nnz, A->rank);
+  }
+  c->rowptr[0] = 0;
+  for (int p = 0; p < 2; p++)
+    for (long i = 0; P[p] && i < P[p]->n; i++) {
+      for (int64_t q = P[p]->rowptr[i]; q < P[p]->rowptr[i + 1]; q++) {
+        c->col[e] = P[p]->col[q];
+        c->val[e++] = P[p]->val[q];
+      }
+      c->rowptr[++r] = e;
+    }
+  return ODB_OK;
+}
+
+/* Why the persistent form does not take A (ODB_OK: it does). The same on
+   every rank (the link is every rank's or none's), and before the solve's
+   first collective, so that a refusal leaves the matrix usable. */
+static odb_status pk_refused(const odb_dsparse *A) {
+  pk_halo h;
+  if (A->nloc < 1 || A->nloc + A->nghost >= INT32_MAX)
+    return ODB_FAIL(ODB_ERR_ARG, "persistent BiCGStab: rank %d holds %ld rows and %ld ghosts; the kernel "
+                    "takes 1 .. 2^31 - 1 entries a rank", A->rank, A->nloc, A->nghost);
+  if (A->size > 1 && A->fmt != ODB_FMT_CSR)
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "persistent BiCGStab on %d GPU ranks takes CSR (the kernel's SpMV "
+                    "reads the rank's rows in local numbering), got %s; Bdia on one rank", A->size,
+                    odb_sparse_format_name(A->fmt));
+  if (A->size > 1 && !odb_dgpu_pk_halo(A, &h))
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "persistent BiCGStab on %d GPU ranks needs the link between the "
+                    "GPUs of one host (every rank a GPU of its own, ODEBENCH_GPU_LINK not off): a kernel "
+                    "cannot wait for the hosts' messages", A->size);
+  if (A->size == 1 && (!A->Ai || (A->Ai->fmt != ODB_FMT_CSR && A->Ai->fmt != ODB_FMT_BDIA)))
+    return ODB_FAIL(ODB_ERR_UNSUPPORTED, "persistent BiCGStab takes CSR or Bdia, got %s",
+                    odb_sparse_format_name(A->fmt));
+  return ODB_OK;
+}
+
+/* Before the launch: this rank's set-up done, then every rank's. */
+static odb_status pk_together(void *ctx) {
+  (void)ctx;
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) return odb_cuda_fail(e, "cudaDeviceSynchronize (persistent BiCGStab)", __FILE__, __LINE__);
+  return odb_dist_barrier("MPI_Barrier (persistent BiCGStab launch)");
+}
+
+/* The solve: b and x the rank's host entries (x the start, then the
+   solution), ks the fresh state, then the final one; hist its history. */
+static odb_status pk_solve(odb_dsparse *A, const double *b, double *x, kstate *ks, double *hist,
                            double *seconds) {
+  pk_ws w;
+  kout out;
+  odb_sparse loc;
+  odb_krylov_gpu_opts o;
+  const odb_sparse *M = A->Ai;
+  odb_status st = ODB_OK;
+  memset(&w, 0, sizeof w);
+  memset(&out, 0, sizeof out);
+  memset(&loc, 0, sizeof loc);
+  memset(&o, 0, sizeof o);
+  if (A->size > 1) {
+    (void)odb_dgpu_pk_halo(A, &w.a.h);   /* pk_refused checked that there is a link */
+    ODB_TRY(pk_local_csr(A, &loc));
+    M = &loc;
+    w.a.xs = odb_dgpu_xsum(A);
+  }
+  w.fmt = M->fmt == ODB_FMT_BDIA ? PK_BDIA : PK_CSR;
+  w.nv = 7;
+  w.block = 256;
+  w.ext = A->nloc + A->nghost;
+  w.ranks = A->size;
+  if (A->size > 1) w.before = pk_together;
+  o.kry.tol = ks->tol;
+  o.kry.maxit = ks->maxit;
+  o.sync = ODB_KRY_SYNC_WSS;   /* block 0 adds the sums, then the ranks' */
+  o.block = 256;
+  o.tune = A->size > 1 ? -1 : 0;   /* a tuning launch would make exchanges of its own */
+  o.watchdog_s = odb_dist_timeout() > 10.0 ? odb_dist_timeout() : 10.0;
+  out.st = *ks;
+  out.hist = hist;
+  st = pk_run(&w, M, ODB_KRYLOV_BICGSTAB, b, x, &o, &out, NULL);
+  if (w.a.h.on) odb_dgpu_pk_done(A, w.xchg);
+  if (st == ODB_OK) {
+    *ks = out.st;
+    *seconds = out.seconds;
+  }
+  free(loc.rowptr); free(loc.col); free(loc.val);
+  pk_free(&w);
+  return st;
+}
+
+/* }====== */
+
+odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double *bh, double *xh,
+                           const odb_krylov_opts *o, int replace, int persistent,
+                           odb_krylov_result *res, double *seconds) {
   odb_status st = ODB_OK;
   kws ws, *w = &ws;
   double *vecs = NULL, *b = NULL, *x = NULL;
   long n = A->nloc, ext = n + A->nghost;
   if (At && n + At->nghost > ext) ext = n + At->nghost;
   if (ext < 1) ext = 1;
+  if (persistent) ODB_TRY(pk_refused(A));
   int dev = strcmp(odb_dgpu_krylov_control(A, At, m), "device") == 0;
   int nvec = m == ODB_DKRY_QMR ? 10 + dev : m == ODB_DKRY_PBICGSTAB ? 11 : 6;
   size_t nb = (size_t)n * sizeof(double);
@@ -411,7 +533,11 @@ odb_status odb_dgpu_krylov(odb_dsparse *A, odb_dsparse *At, int m, const double 
     double bn = sqrt(sum[0]);
     if (bn == 0.0) bn = 1.0;
     ks = ks_new(bn, o);
-    if (dev) {
+    if (persistent) {
+      st = pk_solve(A, bh, xh, &ks, res->history, seconds);
+      if (st == ODB_OK) TRY(odb_dgpu_link_check(A, "D:bicgstab"));
+      if (st == ODB_OK && nb) CUTRY(cudaMemcpy(x, xh, nb, cudaMemcpyHostToDevice));
+    } else if (dev) {
       st = dev_solve(A, At, m, vecs, ext, b, x, &ks, res->history, seconds);
     } else {
       double t0 = odb_clock_now();

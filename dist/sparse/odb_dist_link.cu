@@ -165,6 +165,34 @@ odb_status odb_dlink_fetch(odb_dlink *L, double *dx, cudaStream_t halo) {
   return err == cudaSuccess ? ODB_OK : odb_cuda_fail(err, "k_dlfetch<<<>>> (GPU ranks' halo)", __FILE__, __LINE__);
 }
 
+void odb_dlink_pk_halo(const odb_dlink *L, const int32_t *idx, pk_halo *h) {
+  memset(h, 0, sizeof *h);
+  h->on = 1;
+  h->nloc = L->nloc;
+  h->idx = idx;
+  h->out = L->pk.out;
+  h->ns = L->pk.ns;
+  h->nto = L->pk.nto;
+  h->nfrom = L->ft.nfrom;
+  for (int k = 0; k < L->pk.nto; k++) {
+    h->ready_to[k] = L->pk.ready_to[k];
+    h->copied[k] = &L->box->copied[L->ft.to[k]];
+  }
+  for (int j = 0; j < L->ft.nfrom; j++) {
+    h->copied_to[j] = L->ft.copied_to[j];
+    h->ready[j] = &L->box->ready[L->ft.from[j]];
+    h->src[j] = L->ft.src[j];
+    h->dst[j] = L->ft.dst[j];
+    h->count[j] = L->ft.count[j];
+  }
+  h->fail = &L->box->fail;
+  h->e0 = L->nx;
+}
+
+void odb_dlink_set_count(odb_dlink *L, unsigned long long nx) {
+  L->nx = nx;
+}
+
 const odb_kxsum *odb_dlink_xsum(const odb_dlink *L) {
   return &L->box->xs;
 }

@@ -66,6 +66,13 @@ void odb_dlink_free(odb_dlink *L, double *dsend);
 ** exchange. */
 odb_status odb_dlink_pack(odb_dlink *L, const int32_t *idx, const double *dx);
 odb_status odb_dlink_fetch(odb_dlink *L, double *dx, cudaStream_t halo);
+/* The persistent kernel's halo (pk_halo, gpu/sparse/odb_krylov_gpu.cuh)
+** over L: the same mailboxes, send buffer and mappings as the pack and
+** fetch, idx the device send indices, its exchanges numbered on from the
+** link's count; after the kernel, set_count takes the number it reached,
+** so that later packs and fetches continue from there. */
+void odb_dlink_pk_halo(const odb_dlink *L, const int32_t *idx, pk_halo *h);
+void odb_dlink_set_count(odb_dlink *L, unsigned long long nx);
 /* The cross-rank sums of the fused Krylov kernels (device memory). */
 const odb_kxsum *odb_dlink_xsum(const odb_dlink *L);
 /* ODB_OK, or ODB_ERR_IO naming the rank when a wait of the link gave up
@@ -76,6 +83,10 @@ odb_status odb_dlink_check(const odb_dlink *L, const char *who);
    which holds A->gpu): A's cross-rank sums, NULL without a link; and
    odb_dlink_check of A's link (ODB_OK without one). */
 const odb_kxsum *odb_dgpu_xsum(const odb_dsparse *A);
+/* A's link as the persistent kernel's halo: 0 (h untouched) without a
+   link; after the kernel, pk_done hands the link its exchange count. */
+int odb_dgpu_pk_halo(const odb_dsparse *A, pk_halo *h);
+void odb_dgpu_pk_done(const odb_dsparse *A, unsigned long long nx);
 odb_status odb_dgpu_link_check(const odb_dsparse *A, const char *who);
 
 #endif

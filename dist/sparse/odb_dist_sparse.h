@@ -265,6 +265,9 @@ typedef struct odb_dkrylov_opts {
   odb_krylov_opts k;     /* tol, maxit, stagnation window (0: defaults) */
   int replace;           /* pbicgstab: residual replacement every this
                             many iterations (0: none) */
+  int persistent;        /* bicgstab on GPU ranks: the whole solve in one
+                            kernel a rank (odb_dist_krylov_gpu.cu); 0: the
+                            fused kernels or the host's loop */
 } odb_dkrylov_opts;
 
 /* Solves A x = b. b and x are the rank's nloc entries (x the start, then

@@ -185,6 +185,32 @@ __device__ static int kx_allsum(const odb_kxsum *xs, double *v, int nr, kstate *
 
 /* {====== the persistent kernel's arguments */
 
+/* The halo of the persistent kernel on GPU ranks of one host
+** (dist/sparse/odb_dist_link.cu fills it from its link): each exchange
+** packs the values the receivers need into this rank's send buffer, says
+** so in their mailboxes (ready), waits for the senders' word, copies
+** their values into the ghosts (from nloc on) and tells them (copied);
+** the send buffer is written again only once every receiver has copied.
+** Exchanges are numbered on from e0, the link's count, so that the
+** kernel's words continue those of the fused solvers' pack and fetch. */
+typedef struct pk_halo {
+  int on;                          /* several ranks: exchange before every SpMV */
+  long long nloc;                  /* own entries; the ghosts follow */
+  const int32_t *idx;              /* ns own indices, packed in order */
+  double *out;                     /* this rank's send buffer (ns) */
+  long long ns;
+  int nto, nfrom;
+  unsigned long long *ready_to[KX_MAX];         /* receivers' ready[me], mapped */
+  unsigned long long *copied_to[KX_MAX];        /* senders' copied[me], mapped */
+  const unsigned long long *ready[KX_MAX];      /* this mailbox: sender j's word */
+  const unsigned long long *copied[KX_MAX];     /* this mailbox: receiver k's word */
+  const double *src[KX_MAX];       /* senders' buffers at our values, mapped */
+  long long dst[KX_MAX], count[KX_MAX];        /* ghost offset, doubles */
+  unsigned *fail;                  /* the link's: a wait gave up */
+  unsigned long long e0;           /* exchanges made before the launch */
+  unsigned long long *e_out;       /* exchanges made by the end (device) */
+} pk_halo;
+
 /* Everything the persistent kernel reads; passed by value. */
 typedef struct pk_args {
   long n;
@@ -204,6 +230,10 @@ typedef struct pk_args {
   kstate *st_out;
   double *hist;
   kstate st0;
+  /* GPU ranks of one host: the sums of every group over the ranks (NULL:
+     one GPU) and the SpMV's halo */
+  const odb_kxsum *xs;
+  pk_halo h;
 } pk_args;
 
 /* }====== */
@@ -323,6 +353,17 @@ typedef struct pk_ws {
   size_t smem;
   pk_cand cand[16];                 /* the candidates (one unless tuned) and their shapes */
   int ncand, gmax, tuned;           /* gmax: the largest grid of any candidate */
+  /* GPU ranks (dist/sparse/odb_dist_krylov_gpu.cu): vectors of ext
+     entries (own and ghosts; 0: n), no true residual here (the caller's
+     SpMV has the halo), and the exchanges the kernel made */
+  long ext;
+  int ranks;
+  unsigned long long *e_d, xchg;
+  /* called right before the solve's launch (NULL: nothing): the ranks
+     start their kernels together, so that none times its wait for
+     another's set-up */
+  odb_status (*before)(void *ctx);
+  void *ctx;
 } pk_ws;
 
 void pk_free(pk_ws *w);

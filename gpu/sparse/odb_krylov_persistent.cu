@@ -5,6 +5,10 @@
 ** BiCG-Stab optimization for a class of hepta-diagonal-sparse matrices on
 ** GPU" (sections 6.3 and 6.4); its host side chooses the launch shape,
 ** checks co-residency, tunes the Bdia grain and watches for a hung grid.
+** On GPU ranks of one host (dist/sparse/odb_dist_krylov_gpu.cu) the same
+** BiCGStab kernel also exchanges the SpMV's halo with the other ranks'
+** GPUs (pk_xchg) and adds each group of sums over the ranks (kx_allsum in
+** pk_wait), so a rank's whole solve is still one launch.
 ** One cohesive thing (the kernel and the host code that shapes and
 ** launches it), kept in one file.
 */
@@ -258,6 +262,14 @@ __device__ static int pk_wait(const pk_args &a, unsigned long long ep, int it, i
           for (int j = 0; j < nr; j++) w[j] += __ldcg(&a.part[((size_t)par * G + i) * 4 + j]);
         block_sum(w, nr, red);
         if (threadIdx.x == 0) {
+          /* GPU ranks: this GPU's sums become the ranks' (rank order, the
+             same bits on every rank); a rank that does not answer makes
+             them NaN, which ends the solve as a breakdown */
+          kstate lost;
+          if (a.xs && kx_allsum(a.xs, w, nr, &lost)) {
+            for (int j = 0; j < nr; j++) w[j] = nan("");
+            atomicCAS(a.err, 0ull, 2ull);
+          }
           for (int j = 0; j < nr; j++) { tot[j] = w[j]; a.pub[par * 4 + j] = w[j]; }
           __threadfence();
         }
@@ -295,6 +307,81 @@ __device__ static inline double *pk_local(const pk_args &a, double *dsm, int j, 
   return a.rv ? dsm + (size_t)j * a.Lmax : a.g[j] + r0;
 }
 
+/* {------ GPU ranks of one host: the halo inside the kernel (pk_halo) */
+
+__device__ static inline unsigned long long ld_acquire_sys(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+/* Spins (one thread) until *p, a word another GPU writes, reaches target.
+** 0 when the watchdog fired here (a.err 2: a rank did not answer; the
+** link's fail word set, so the host names it) or elsewhere. */
+__device__ static int pk_spin_peer(const pk_args &a, const unsigned long long *p, unsigned long long target) {
+  unsigned long long t0 = gtimer();
+  unsigned n = 0;
+  while (ld_acquire_sys(p) < target) {
+    if ((++n & 63) == 0) {
+      if (ld_acquire(a.err) != 0) return 0;
+      if (gtimer() - t0 > a.timeout_ns) {
+        atomicCAS(a.err, 0ull, 2ull);
+        if (a.h.fail) atomicOr(a.h.fail, 1u);
+        __threadfence();
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* Exchange e of v's halo (v: nloc own entries, every block's written and
+** a barrier passed since; its ghosts from nloc on): once the receivers
+** have copied exchange e - 1, every block packs its share of the send
+** buffer; a barrier; block 0 tells the receivers; every block waits for
+** the senders' words and copies its share of their values over the link;
+** a barrier; block 0 tells the senders. Two barriers of episode ep. 0
+** (for the whole block) when a wait gave up. */
+__device__ static int pk_xchg(const pk_args &a, unsigned long long &ep, double *v, unsigned long long e,
+                              int it, double *red, double *tot, int *fail) {
+  const pk_halo &h = a.h;
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step = (long long)gridDim.x * blockDim.x;
+  double none[3] = {0.0, 0.0, 0.0};
+  if (threadIdx.x == 0)
+    for (int k = 0; k < h.nto; k++)
+      if (!pk_spin_peer(a, h.copied[k], e - 1)) { atomicExch(fail, 1); break; }
+  __syncthreads();
+  if (*fail) return 0;
+  for (long long i = first; i < h.ns; i += step) h.out[i] = v[h.idx[i]];
+  __threadfence_system();
+  pk_arrive(a, ep, none, 0, red);
+  if (!pk_wait(a, ep, it, 0, tot, red, fail)) return 0;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    __threadfence_system();
+    for (int j = 0; j < h.nto; j++) *(volatile unsigned long long *)h.ready_to[j] = e;
+  }
+  if (threadIdx.x == 0)
+    for (int j = 0; j < h.nfrom; j++)
+      if (!pk_spin_peer(a, h.ready[j], e)) { atomicExch(fail, 1); break; }
+  __syncthreads();
+  if (*fail) return 0;
+  for (int j = 0; j < h.nfrom; j++) {
+    const double *s = h.src[j];
+    double *d = v + h.nloc + h.dst[j];
+    for (long long i = first; i < h.count[j]; i += step) d[i] = __ldcv(s + i);
+  }
+  pk_arrive(a, ep, none, 0, red);
+  if (!pk_wait(a, ep, it, 0, tot, red, fail)) return 0;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    __threadfence_system();
+    for (int j = 0; j < h.nfrom; j++) *(volatile unsigned long long *)h.copied_to[j] = e;
+  }
+  return 1;
+}
+
+/* }------ */
+
 #define PK_LOOP(i) for (int i = threadIdx.x; i < L; i += blockDim.x)
 #define PK_SYNC(nr)                                                        \
   do {                                                                     \
@@ -321,11 +408,12 @@ __global__ void __launch_bounds__(1024) pk_bicg(const __grid_constant__ pk_args 
   double *T = pk_local(a, dsm, 6, r0);
   double *gX = a.g[2], *gP = a.g[3], *gS = a.g[5];
   double *hist = blockIdx.x == 0 ? a.hist : NULL;
-  unsigned long long ep = 0;
+  unsigned long long ep = 0, e = a.h.e0;
   double acc[3] = {0.0, 0.0, 0.0};
   if (threadIdx.x == 0) { st = a.st0; fail = 0; }
   __syncthreads();
 
+  if (a.h.on && !pk_xchg(a, ep, gX, ++e, 0, red, tot, &fail)) return;
   pk_spmv<FMT, KC, GR, ST, NI>(a, gX, R, r0, r1, c0, c1, NULL, acc);
   __syncthreads();
   acc[0] = 0.0;
@@ -348,6 +436,7 @@ __global__ void __launch_bounds__(1024) pk_bicg(const __grid_constant__ pk_args 
       if (a.rv) gP[r0 + i] = p;
     }
     PK_SYNC(0);
+    if (a.h.on && !pk_xchg(a, ep, gP, ++e, st.it, red, tot, &fail)) return;
     acc[0] = acc[1] = 0.0;
     pk_spmv<FMT, KC, GR, ST, NI>(a, gP, V, r0, r1, c0, c1, RH, acc);
     PK_SYNC(2);
@@ -369,6 +458,7 @@ __global__ void __launch_bounds__(1024) pk_bicg(const __grid_constant__ pk_args 
       PK_LOOP(i) X[i] += alpha * P[i];
       break;
     }
+    if (a.h.on && !pk_xchg(a, ep, gS, ++e, st.it, red, tot, &fail)) return;
     acc[0] = acc[1] = 0.0;
     pk_spmv<FMT, KC, GR, ST, NI>(a, gS, T, r0, r1, c0, c1, S, acc);
     pk_arrive(a, ep, acc, 2, red);
@@ -395,7 +485,16 @@ __global__ void __launch_bounds__(1024) pk_bicg(const __grid_constant__ pk_args 
     __syncthreads();
   }
   if (a.rv) PK_LOOP(i) gX[r0 + i] = X[i];
-  if (blockIdx.x == 0 && threadIdx.x == 0) *a.st_out = st;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    *a.st_out = st;
+    if (a.h.on) {
+      /* the send buffer is free for whatever packs next once every
+         receiver has copied the last exchange */
+      for (int k = 0; k < a.h.nto; k++)
+        if (!pk_spin_peer(a, a.h.copied[k], e)) break;
+      *a.h.e_out = e;
+    }
+  }
 }
 
 /* QMR (CSR of A and of A^T), three barriers per iteration: p, q shared
@@ -514,7 +613,7 @@ void pk_free(pk_ws *w) {
   dfree(w->rp); dfree(w->trp); dfree(w->ci); dfree(w->tci); dfree(w->va); dfree(w->tva);
   dfree(w->bv); dfree(w->Wa); dfree(w->WTa); dfree(w->D);
   dfree(w->wa); dfree(w->wb); dfree(w->wc); dfree(w->colwell);
-  dfree(w->b); dfree(w->y); dfree(w->st_d);
+  dfree(w->b); dfree(w->y); dfree(w->st_d); dfree(w->e_d);
   dfree(w->a.part); dfree(w->a.pub); dfree(w->a.count); dfree(w->a.ain); dfree(w->a.aout);
   dfree(w->a.err); dfree(w->a.hist);
   red_free(&w->red);
@@ -830,7 +929,15 @@ static odb_status pk_launch(pk_ws *w, const double *x0, const kstate *st0, int h
   if (st == ODB_OK) st = timer_stop(&t, sec);
   timer_free(&t);
   ODB_TRY(st);
+  if (a->h.on) {   /* the next launch numbers its exchanges on from there */
+    ODB_CUDA_CHECK(cudaMemcpy(&w->xchg, w->e_d, sizeof w->xchg, cudaMemcpyDeviceToHost));
+    a->h.e0 = w->xchg;
+  }
   ODB_CUDA_CHECK(cudaMemcpy(err, a->err, sizeof err, cudaMemcpyDeviceToHost));
+  if (err[0] == 2)
+    return ODB_FAIL(ODB_ERR_IO, "persistent BiCGStab on GPU ranks: another rank's GPU did not answer "
+                    "within %.3g s (the link between the GPUs); the kernel stopped",
+                    (double)a->timeout_ns * 1e-9);
   if (err[0])
     return ODB_FAIL(ODB_ERR_BACKEND, "persistent %s (%s barriers, grid %d x %d): barrier %llu at iteration "
                     "%llu waited longer than the %.3g s watchdog in block %llu; the kernel stopped",
@@ -866,12 +973,16 @@ static odb_status pk_tune_solve(pk_ws *w, const double *x0, const kstate *s0, co
 odb_status pk_run(pk_ws *w, const odb_sparse *A, odb_krylov_method m, const double *b, double *x,
                          const odb_krylov_gpu_opts *o, kout *out, odb_krylov_gpu_info *info) {
   pk_args *a = &w->a;
-  long n = A->n;
+  long n = A->n, ext = w->ext > n ? w->ext : n;
   int X = w->qmr ? 10 : 2;
   ODB_TRY(pk_upload(w, A));
   ODB_TRY(pk_shape(w, o, info, 0));
   int G = w->gmax;
-  for (int i = 0; i < w->nv; i++) ODB_TRY(dalloc(&a->g[i], (size_t)n * sizeof(double), "Krylov vectors"));
+  for (int i = 0; i < w->nv; i++) ODB_TRY(dalloc(&a->g[i], (size_t)ext * sizeof(double), "Krylov vectors"));
+  if (a->h.on) {
+    ODB_TRY(dalloc(&w->e_d, sizeof(unsigned long long), "exchange count"));
+    a->h.e_out = w->e_d;
+  }
   ODB_TRY(dupload(&w->b, b, (size_t)n * sizeof *b, "right-hand side"));
   ODB_TRY(dalloc(&a->part, (size_t)2 * G * 4 * sizeof(double), "barrier partials"));
   ODB_TRY(dalloc(&a->pub, 8 * sizeof(double), "barrier sums"));
@@ -888,14 +999,19 @@ odb_status pk_run(pk_ws *w, const odb_sparse *A, odb_krylov_method m, const doub
   a->delay_ns = o->delay_ns;
   a->timeout_ns = (unsigned long long)((o->watchdog_s > 0 ? o->watchdog_s : 10.0) * 1e9);
   if (w->ncand > 1) ODB_TRY(pk_tune_solve(w, x, &out->st, o));
+  if (w->before) ODB_TRY(w->before(w->ctx));
   ODB_TRY(pk_launch(w, x, &out->st, o->test_hang, o, &out->seconds));
   ODB_CUDA_CHECK(cudaMemcpy(&out->st, w->st_d, sizeof(kstate), cudaMemcpyDeviceToHost));
   ODB_CUDA_CHECK(cudaMemcpy(out->hist, a->hist, (size_t)out->st.nhist * sizeof(double), cudaMemcpyDeviceToHost));
   ODB_CUDA_CHECK(cudaMemcpy(x, a->g[X], (size_t)n * sizeof *x, cudaMemcpyDeviceToHost));
-  ODB_TRY(dalloc(&w->y, (size_t)n * sizeof(double), "residual"));
-  ODB_TRY(red_alloc(&w->red, n, sm_count()));
-  ODB_TRY(pk_spmv_launch(w, a->g[X], w->y));
-  ODB_TRY(diff_norm(&w->red, n, w->b, w->y, &out->rtrue));
+  if (w->ranks > 1) {
+    out->rtrue = nan("");   /* the caller's distributed SpMV */
+  } else {
+    ODB_TRY(dalloc(&w->y, (size_t)n * sizeof(double), "residual"));
+    ODB_TRY(red_alloc(&w->red, n, sm_count()));
+    ODB_TRY(pk_spmv_launch(w, a->g[X], w->y));
+    ODB_TRY(diff_norm(&w->red, n, w->b, w->y, &out->rtrue));
+  }
   if (info) {
     for (int c = 0; c < w->ncand; c++)
       if (w->cand[c].gr == w->gr && w->cand[c].st == w->st) info->max_grid = w->cand[c].g.max_grid;

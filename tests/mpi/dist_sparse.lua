@@ -145,6 +145,15 @@ for gi, gp in ipairs { { J = 6, H = 5, I = 4, k = 2, wells = 2, pattern = "h" },
       end
       local r = D:pbicgstab { b = b, tol = 1e-10, replace = 5 }
       check(r.converged and r.relres_true <= 1e-9, "pbicgstab replace=5: %s %g", r.outcome, r.relres_true)
+      -- the persistent form is the GPU ranks'; refused before the solve's
+      -- first collective, so the matrix stays usable
+      local okp, mp = pcall(D.bicgstab, D, { b = b, impl = "persistent" })
+      check(not okp and mp:find("impl persistent runs on GPU ranks (backend = \"cuda\")", 1, true),
+            "persistent on CPU ranks: %s", tostring(mp))
+      okp, mp = pcall(D.bicgstab, D, { b = b, impl = "fast" })
+      check(not okp and mp:find('D:bicgstab: impl must be "fused"', 1, true), "impl refusal: %s", tostring(mp))
+      check(D:bicgstab { b = b, tol = 1e-10, impl = "fused" }.converged, "grid %d %s %s: a solve after the refusals",
+            gi, split, f)
     end
   end
   g:close()

@@ -17,7 +17,9 @@
 -- pipelined BiCGStab and QMR converge to the same tolerance as ob.krylov's
 -- one-process solver in a number of iterations within 2 of it; info,
 -- results and D:bench name the backend and the halo path, and results
--- where the scalar work ran (control). A mismatch
+-- where the scalar work ran (control). The persistent BiCGStab (impl =
+-- "persistent") against the one-process solver on fresh random right-hand
+-- sides, with its refusals. A mismatch
 -- raises, which ends every rank with status 2.
 local ob = require "odebench"
 
@@ -155,6 +157,74 @@ for gi, gp in ipairs { { J = 6, H = 5, I = 4, k = 2, wells = 2, pattern = "h" },
     end
   end
   g:close()
+end
+
+-- the persistent form (impl = "persistent"): each rank's whole BiCGStab in
+-- one kernel, the halo and the sums over the ranks exchanged by the kernel
+-- on linked ranks (CSR), CSR or Bdia on one rank; on fresh random right-
+-- hand sides against the one-process solver; the fused solver and the
+-- SpMV of the same matrix after it still pair their exchanges (the
+-- kernel's count continues the link's)
+do
+  local seed = ob.bcast(info.rank == 0 and math.random(1, 1 << 30) or nil)
+  for gi, gp in ipairs { { J = 6, H = 5, I = 4, k = 2, wells = 2, pattern = "h" },
+                         { J = 8, H = 8, I = 2 * R, k = 4, wells = 4, pattern = "b" } } do
+    local g = ob.reservoir(gp)
+    local A = g:matrix("csr")
+    local n = A:info().n
+    local xt = ob.vector(n)
+    for i = 1, n do xt[i] = math.sin(0.37 * i + seed % 1000) + 0.5 end
+    local b = A:spmv(xt)
+    local ref = ob.krylov { A = A, b = b, method = "bicgstab", tol = 1e-10 }
+    for _, split in ipairs { "planes", "rows" } do
+      for _, f in ipairs(R == 1 and { "csr", "bdia" } or { "csr", "ell" }) do
+        local D <close> = ob.matrix { dist = split, grid = gp, format = f, backend = "cuda" }
+        local linkedD = R == 1 or D:info().halo == LINKED
+        local ok2, r, x = pcall(D.bicgstab, D, { b = b, tol = 1e-10, impl = "persistent" })
+        if f == "ell" then
+          check(not ok2 and tostring(r):find("persistent BiCGStab on " .. R .. " GPU ranks takes CSR", 1, true),
+                "persistent ell refusal: %s", tostring(r))
+        elseif not linkedD then
+          check(not ok2 and tostring(r):find("needs the link between the GPUs of one host", 1, true),
+                "persistent without the link: %s", tostring(r))
+        else
+          check(ok2, "grid %d %s %s persistent: %s", gi, split, f, tostring(r))
+          check(r.converged and r.relres <= 1e-10 and r.relres_true <= 1e-9 and r.impl == "persistent"
+                and r.control == "device",
+                "grid %d %s %s persistent: %s relres %g true %g impl %s", gi, split, f, r.outcome, r.relres,
+                r.relres_true, tostring(r.impl))
+          check(math.abs(r.iters - ref.iters) <= 2, "grid %d %s %s persistent: %d iterations, one process %d",
+                gi, split, f, r.iters, ref.iters)
+          check(#r.history == r.iters + 1 or #r.history == r.iters + 2, "persistent: history of %d for %d",
+                #r.history, r.iters)
+          local e = A:spmv(x):max_rel_err(b)
+          check(e <= 1e-8, "grid %d %s %s persistent: A x differs from b by %g", gi, split, f, e)
+          -- the fused solver and the SpMV after it: the exchanges still pair
+          local e2 = D:spmv(xt):max_rel_err(b)
+          check(e2 <= 1e-14, "grid %d %s %s: SpMV after the persistent solve differs by %g", gi, split, f, e2)
+          local r2 = D:bicgstab { b = b, tol = 1e-10 }
+          check(r2.converged and r2.impl ~= "persistent" and math.abs(r2.iters - r.iters) <= 2,
+                "grid %d %s %s: fused after persistent: %s, %d iterations against %d", gi, split, f,
+                r2.outcome, r2.iters, r.iters)
+          local r3 = D:bicgstab { b = b, tol = 1e-12, maxit = 3, impl = "persistent" }
+          check(not r3.converged and r3.outcome == "maxit" and r3.iters == 3, "persistent maxit: %s %d",
+                r3.outcome, r3.iters)
+        end
+      end
+    end
+    g:close()
+  end
+  local gp = { J = 4, H = 3, I = 2, k = 1, wells = 0, pattern = "b" }
+  local D <close> = ob.matrix { dist = "planes", grid = gp, backend = "cuda" }
+  local bb = ob.vector(D:info().n)
+  for i = 1, #bb do bb[i] = 1 end
+  local ok3, m3 = pcall(D.bicgstab, D, { b = bb, impl = "one kernel" })
+  check(not ok3 and m3:find('D:bicgstab: impl must be "fused"', 1, true), "impl refusal: %s", tostring(m3))
+  ok3, m3 = pcall(D.qmr, D, { b = bb, impl = "persistent" })
+  check(not ok3 and m3:find("impl", 1, true), "qmr takes no impl: %s", tostring(m3))
+  local Dc <close> = ob.matrix { dist = "planes", grid = gp }
+  ok3, m3 = pcall(Dc.bicgstab, Dc, { b = bb, impl = "persistent" })
+  check(not ok3 and m3:find("impl persistent runs on GPU ranks", 1, true), "CPU refusal: %s", tostring(m3))
 end
 
 -- stopping: maxit, with the one-process message
