@@ -202,7 +202,15 @@ int odbL_dmatrix(lua_State *L)
     if (split == ODB_DSPLIT_PLANES) odb_dsparse_owner_planes(b->g, size, b->own);
     else odb_dsparse_owner_rows(b->csr, size, b->own);
   }
-  odbL_gc_external(L, 2.0 * (double)odb_sparse_bytes(b->csr) / (local ? 1 : size));
+  /* a file's matrix on several ranks: every rank read it whole; it keeps
+     only the rows its part and plan read (not for Bdia on slabs, which
+     the partial path would build from the grid rather than the file) */
+  int partial = local;
+  if (has_file && size > 1 && f != ODB_FMT_BDIA && !(whole_env && *whole_env && strcmp(whole_env, "0"))) {
+    odb_dsparse_trim(b->csr, b->own, rank);
+    partial = 1;
+  }
+  odbL_gc_external(L, 2.0 * (double)odb_sparse_bytes(b->csr) / (partial ? 1 : size));
   odbL_dmat *m = lua_newuserdatauv(L, sizeof *m, 0);
   m->A = m->At = NULL;
   m->petsc = NULL;
@@ -216,18 +224,18 @@ int odbL_dmatrix(lua_State *L)
      (odb_dsparse_create's also) */
   const int slab_first = f == ODB_FMT_BDIA && size > 1;
   st = slab_first ? odb_dsparse_create_ordered(b->csr, NULL, b->own, rank, size, f, ell_width, b->g, split,
-                                               DSPARSE_TAG, 0, local, &m->A)
+                                               DSPARSE_TAG, 0, partial, &m->A)
                   : ODB_OK;
   if (st == ODB_OK && want_t) st = odb_sparse_transpose(b->csr, &b->T);
   if (st == ODB_OK && !slab_first)
     st = odb_dsparse_create_ordered(b->csr, b->T, b->own, rank, size, f, ell_width, b->g, split, DSPARSE_TAG,
-                                    0, local, &m->A);
+                                    0, partial, &m->A);
   if (st == ODB_OK && want_t) {
     /* A^T keeps CSR where A's format applies to A only (Bdia, DIA), in
        the grid order of A's rows when A is a Bdia on slabs */
     odb_sparse_format ft = f == ODB_FMT_BDIA || f == ODB_FMT_DIA ? ODB_FMT_CSR : f;
     st = odb_dsparse_create_ordered(b->T, b->csr, b->own, rank, size, ft, ell_width, NULL, split,
-                                    DSPARSE_TAG + 1, m->A->slab != NULL, local, &m->At);
+                                    DSPARSE_TAG + 1, m->A->slab != NULL, partial, &m->At);
   }
   if (st == ODB_OK && gpu) st = odb_dgpu_attach(m->A);   /* A^T at its first D:qmr */
   if (st == ODB_OK && want_petsc) st = odb_dpetsc_create(b->csr, b->own, rank, size, &m->petsc);

@@ -23,6 +23,32 @@
 #include "odb_sparse_file.h"
 #include "odb_sparse_floor.h"
 
+/* See the header. Rows are compacted in order, so a kept row's columns
+   stay ascending. */
+void odb_dsparse_trim(odb_sparse *csr, const int *own, int rank)
+{
+  long n = csr->n;
+  int64_t e = 0, a = 0;
+  for (long r = 0; r < n; r++) {
+    int64_t b = csr->rowptr[r + 1];
+    int keep = own[r] == rank;
+    for (int64_t p = a; p < b && !keep; p++) keep = own[csr->col[p]] == rank;
+    if (keep)
+      for (int64_t p = a; p < b; p++, e++) {
+        csr->col[e] = csr->col[p];
+        csr->val[e] = csr->val[p];
+      }
+    csr->rowptr[r + 1] = e;
+    a = b;
+  }
+  csr->nnz = (long)e;
+  /* smaller blocks: a failed shrink leaves the larger ones, still valid */
+  int32_t *c = realloc(csr->col, (size_t)(e ? e : 1) * sizeof *c);
+  if (c) csr->col = c;
+  double *v = realloc(csr->val, (size_t)(e ? e : 1) * sizeof *v);
+  if (v) csr->val = v;
+}
+
 /* The first row r with rowptr[r] * size >= q * nnz, for every q. */
 void odb_dsparse_owner_rows(const odb_sparse *csr, int size, int *own)
 {

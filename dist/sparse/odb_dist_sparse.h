@@ -114,6 +114,14 @@ void odb_dsparse_owner_rows(const odb_sparse *csr, int size, int *own);
    lie in that plane), so a well is never split from its cells. */
 void odb_dsparse_owner_planes(const odb_reservoir *g, int size, int *own);
 
+/* Empties, in place, every row of csr that rank `rank` needs not hold for
+   odb_dsparse_create_ordered's partial: it keeps its own rows (own[r] ==
+   rank) and the rows of other ranks that read one of its values (a column
+   it owns), and gives the rest back to the allocator: a file's matrix,
+   which every rank reads whole, is cut to about the rank's share before
+   its transpose, parts and plan are made from it. */
+void odb_dsparse_trim(odb_sparse *csr, const int *own, int rank);
+
 /* Rank `rank` of `size`'s part of the global CSR matrix csr (ascending
    columns) with row owners own, in format f (ell_width for HYB, <= 0
    automatic). grid: the matrix's grid, for Bdia on one rank (NULL:
