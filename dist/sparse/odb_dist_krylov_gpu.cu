@@ -407,13 +407,18 @@ static odb_status pk_local_csr(const odb_dsparse *A, odb_sparse *c) {
 }
 
 /* Why the persistent form does not take A (ODB_OK: it does). The same on
-   every rank (the link is every rank's or none's), and before the solve's
-   first collective, so that a refusal leaves the matrix usable. */
+   every rank (the link is every rank's or none's, the rows' condition is
+   agreed on: a collective), and before the solve's other collectives, so
+   that a refusal leaves the matrix usable. */
 static odb_status pk_refused(const odb_dsparse *A) {
   pk_halo h;
-  if (A->nloc < 1 || A->nloc + A->nghost >= INT32_MAX)
-    return ODB_FAIL(ODB_ERR_ARG, "persistent BiCGStab: rank %d holds %ld rows and %ld ghosts; the kernel "
-                    "takes 1 .. 2^31 - 1 entries a rank", A->rank, A->nloc, A->nghost);
+  /* the one condition that differs between ranks: agreed on first */
+  double bad = A->nloc < 1 || A->nloc + A->nghost >= INT32_MAX ? 1.0 : 0.0;
+  if (A->size > 1) ODB_TRY(odb_dist_allreduce_max(&bad, 1, "MPI_Allreduce (persistent BiCGStab)"));
+  if (bad != 0.0)
+    return ODB_FAIL(ODB_ERR_ARG, "persistent BiCGStab: every rank must hold 1 .. 2^31 - 1 rows and ghosts "
+                    "(rank %d holds %ld rows and %ld ghosts); use fewer ranks or impl = \"fused\"", A->rank,
+                    A->nloc, A->nghost);
   if (A->size > 1 && A->fmt != ODB_FMT_CSR)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "persistent BiCGStab on %d GPU ranks takes CSR (the kernel's SpMV "
                     "reads the rank's rows in local numbering), got %s; Bdia on one rank", A->size,
