@@ -19,9 +19,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dist_driver as D  # noqa: E402
 
-# checks of dist_sparse.lua: 403 on one rank (six formats), 297 on more
-CHECKS = {1: 403}
-CHECKS_MANY = 297
+# checks of dist_sparse.lua: 457 on one rank (six formats), 351 on more
+CHECKS = {1: 457}
+CHECKS_MANY = 351
 
 
 def checks(r):
