@@ -477,14 +477,16 @@ static void fs_run(const odb_blocktridiag *t, const fs_plan *p, double *M,
 /*
 ** The plan: T (0: automatic) threads per line, 1, 2, 4 or 8 with VL*T <=
 ** 32 (the row kernel, a warp per pack at most) or 16 or 32 with VL*T <=
-** 256 (the tile kernel). Automatic: for B >= 9 the tile kernel with T =
-** 32 (16 for VL 16), since there the row kernel's threads each carry too
-** long a serial chain and its two D buffers and stages leave few warps per
-** SM; T = 32 rather than 16 as 16 holds 4 B^2 / 16 entries a thread, which
-** spill past 255 registers from B = 13 (ptxas -v, sm_90); below, the row
-** kernel with a full warp per pack (32/VL) but no more threads than the
-** largest power of two not above B, since the rows and columns of a block
-** are what the threads of a line share. Stages (0: automatic, else
+** 256 (the tile kernel). Automatic: the row kernel with a full warp per
+** pack (32/VL threads a line) but no more threads than the largest power
+** of two not above B, since the rows and columns of a block are what the
+** threads of a line share; the tile kernel with T = 16 at VL 16 from B = 9
+** and at VL 8 from B = 13, where the row kernel's 2 or 4 threads a line
+** carry too long a serial chain. Measured on an H200 (BENCHMARKS.md, "The
+** automatic plan of the stream factor"): at VL 4 the row kernel (T 8) led
+** the tile kernel (T 32) from B = 9 to 15, by 2.3x at B = 9 and 1.55x at
+** B = 14, and tied at 16; at VL 8 the row kernel (T 4) led at B = 9 and
+** 11 and T 16 led T 32 and T 4 at 14 and 16. Stages (0: automatic, else
 ** 1..FS_MAX_STAGES): the most stages, from two (one where two do not fit),
 ** that keep the packs within the fewest waves of resident blocks, as the
 ** stream solve's plan. Refuses what does not fit the device.
@@ -500,8 +502,8 @@ static odb_status fs_plan_of(const odb_blocktridiag *t, int stages, int tpl,
   if (stages < 0 || stages > FS_MAX_STAGES)
     return ODB_FAIL(ODB_ERR_ARG, "stream factor: stages = %d, allowed "
                     "1..%d (0: automatic)", stages, FS_MAX_STAGES);
-  if (tpl == 0 && bt->b >= 9)
-    tpl = bt->vl == 16 ? 16 : 32;
+  if (tpl == 0 && bt->b >= 9 && (bt->vl == 16 || (bt->vl == 8 && bt->b >= 13)))
+    tpl = 16;
   else if (tpl == 0) {
     tpl = 32 / bt->vl;
     while (tpl > 1 && tpl > bt->b) tpl /= 2;
