@@ -471,7 +471,7 @@ static odb_status pk_solve(odb_dsparse *A, const double *b, double *x, kstate *k
   o.kry.maxit = ks->maxit;
   o.sync = ODB_KRY_SYNC_WSS;   /* block 0 adds the sums, then the ranks' */
   o.block = 256;
-  o.tune = A->size > 1 ? -1 : 0;   /* a tuning launch would make exchanges of its own */
+  o.tune = 0;   /* Bdia's candidates, on one rank (CSR has one) */
   o.watchdog_s = odb_dist_timeout() > 10.0 ? odb_dist_timeout() : 10.0;
   out.st = *ks;
   out.hist = hist;
