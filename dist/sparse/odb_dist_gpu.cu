@@ -46,6 +46,11 @@ struct odb_dgpu {
   odb_dlink *link;             /* the GPUs of one host wait for each other
                                   on the device (odb_dist_link.h); NULL:
                                   the host path */
+  /* the persistent BiCGStab's SpMV (CSR): the rank's interior and
+     boundary rows as one local CSR, made at its first solve and kept */
+  int64_t *pk_rp;
+  int32_t *pk_ci;
+  double *pk_va;
 };
 
 /* Packs x's values the neighbours need: out[i] = x[idx[i]]. */
@@ -82,6 +87,52 @@ const char *odb_dgpu_halo_path(const odb_dsparse *A) {
 
 const odb_kxsum *odb_dgpu_xsum(const odb_dsparse *A) {
   return A->gpu && A->gpu->link ? odb_dlink_xsum(A->gpu->link) : NULL;
+}
+
+odb_status odb_dgpu_pk_csr(odb_dsparse *A, const int64_t **rp, const int32_t **ci, const double **va) {
+  odb_dgpu *g = A->gpu;
+  if (!g->pk_rp) {
+    const odb_sparse *P[2] = {A->Ai, A->Ab};
+    long nnz = 0, e = 0, r = 0;
+    for (int p = 0; p < 2; p++)
+      if (P[p]) nnz += (long)P[p]->rowptr[P[p]->n];
+    int64_t *hr = (int64_t *)malloc((size_t)(A->nloc + 1) * sizeof *hr);
+    int32_t *hc = (int32_t *)malloc((size_t)(nnz ? nnz : 1) * sizeof *hc);
+    double *hv = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof *hv);
+    odb_status st = ODB_OK;
+    if (!hr || !hc || !hv) {
+      st = ODB_FAIL(ODB_ERR_NOMEM, "persistent BiCGStab: the local CSR of %ld nonzeros on rank %d", nnz, A->rank);
+    } else {
+      hr[0] = 0;
+      for (int p = 0; p < 2; p++)
+        for (long i = 0; P[p] && i < P[p]->n; i++) {
+          for (int64_t q = P[p]->rowptr[i]; q < P[p]->rowptr[i + 1]; q++) {
+            hc[e] = P[p]->col[q];
+            hv[e++] = P[p]->val[q];
+          }
+          hr[++r] = e;
+        }
+      size_t br = (size_t)(A->nloc + 1) * sizeof *hr, bc = (size_t)(nnz ? nnz : 1) * sizeof *hc,
+             bv = (size_t)(nnz ? nnz : 1) * sizeof *hv;
+      if ((st = dev_alloc((void **)&g->pk_rp, br, g, "persistent BiCGStab's row pointers")) == ODB_OK &&
+          (st = dev_alloc((void **)&g->pk_ci, bc, g, "persistent BiCGStab's columns")) == ODB_OK &&
+          (st = dev_alloc((void **)&g->pk_va, bv, g, "persistent BiCGStab's values")) == ODB_OK) {
+        cudaError_t ce = cudaMemcpy(g->pk_rp, hr, br, cudaMemcpyHostToDevice);
+        if (ce == cudaSuccess) ce = cudaMemcpy(g->pk_ci, hc, bc, cudaMemcpyHostToDevice);
+        if (ce == cudaSuccess) ce = cudaMemcpy(g->pk_va, hv, bv, cudaMemcpyHostToDevice);
+        if (ce != cudaSuccess) st = odb_cuda_fail(ce, "cudaMemcpy (persistent BiCGStab's local CSR)", __FILE__, __LINE__);
+      }
+    }
+    free(hr); free(hc); free(hv);
+    if (st != ODB_OK) {
+      cudaFree(g->pk_rp); cudaFree(g->pk_ci); cudaFree(g->pk_va);
+      (void)cudaGetLastError();
+      g->pk_rp = NULL; g->pk_ci = NULL; g->pk_va = NULL;
+      return st;
+    }
+  }
+  *rp = g->pk_rp; *ci = g->pk_ci; *va = g->pk_va;
+  return ODB_OK;
 }
 
 int odb_dgpu_pk_halo(const odb_dsparse *A, pk_halo *h) {
@@ -143,6 +194,7 @@ void odb_dgpu_free(odb_dsparse *A) {
   odb_sparse_gpu_free(g->Ab);
   odb_sparse_gpu_free(g->S);
   cudaFree(g->didx); cudaFree(g->dx); cudaFree(g->dy);
+  cudaFree(g->pk_rp); cudaFree(g->pk_ci); cudaFree(g->pk_va);
   if (g->has_stream) { (void)cudaStreamSynchronize(g->halo); cudaStreamDestroy(g->halo); }
   if (g->has_ready) cudaEventDestroy(g->ready);
   if (g->has_ghosts) cudaEventDestroy(g->ghosts);

@@ -372,39 +372,10 @@ out:
 ** blocks meet at inter-block barriers (WS-S: block 0 adds the partials),
 ** block 0 adds each group of sums over the ranks through the link's
 ** mailboxes (odb_kxsum), and before every SpMV the kernel exchanges the
-** vector's halo over the link itself (pk_halo). Several ranks: CSR, the
-** rank's interior and boundary rows as one local CSR; one rank: the
-** matrix as it is (CSR or Bdia). */
-
-/* A's rows as one CSR in local numbering (interior rows, then boundary
-   rows; columns below nloc + nghost), in arrays of its own. */
-static odb_status pk_local_csr(const odb_dsparse *A, odb_sparse *c) {
-  const odb_sparse *P[2] = {A->Ai, A->Ab};
-  long nnz = 0, e = 0, r = 0;
-  memset(c, 0, sizeof *c);
-  for (int p = 0; p < 2; p++)
-    if (P[p]) nnz += (long)P[p]->rowptr[P[p]->n];
-  c->fmt = ODB_FMT_CSR;
-  c->n = A->nloc;
-  c->nnz = nnz;
-  c->rowptr = (int64_t *)malloc((size_t)(A->nloc + 1) * sizeof *c->rowptr);
-  c->col = (int32_t *)malloc((size_t)(nnz ? nnz : 1) * sizeof *c->col);
-  c->val = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof *c->val);
-  if (!c->rowptr || !c->col || !c->val) {
-    free(c->rowptr); free(c->col); free(c->val);
-    return ODB_FAIL(ODB_ERR_NOMEM, "persistent BiCGStab: the local CSR of %ld nonzeros on rank %d", nnz, A->rank);
-  }
-  c->rowptr[0] = 0;
-  for (int p = 0; p < 2; p++)
-    for (long i = 0; P[p] && i < P[p]->n; i++) {
-      for (int64_t q = P[p]->rowptr[i]; q < P[p]->rowptr[i + 1]; q++) {
-        c->col[e] = P[p]->col[q];
-        c->val[e++] = P[p]->val[q];
-      }
-      c->rowptr[++r] = e;
-    }
-  return ODB_OK;
-}
+** vector's halo over the link itself (pk_halo). CSR: the rank's interior
+** and boundary rows as one local CSR, kept on the device with the matrix
+** (odb_dgpu_pk_csr); Bdia (one rank): the matrix as it is, uploaded at
+** each solve. */
 
 /* Why the persistent form does not take A (ODB_OK: it does). The same on
    every rank (the link is every rank's or none's, the rows' condition is
@@ -447,19 +418,24 @@ static odb_status pk_solve(odb_dsparse *A, const double *b, double *x, kstate *k
                            double *seconds) {
   pk_ws w;
   kout out;
-  odb_sparse loc;
+  odb_sparse order;   /* a borrowed CSR's order and format only */
   odb_krylov_gpu_opts o;
   const odb_sparse *M = A->Ai;
   odb_status st = ODB_OK;
   memset(&w, 0, sizeof w);
   memset(&out, 0, sizeof out);
-  memset(&loc, 0, sizeof loc);
+  memset(&order, 0, sizeof order);
   memset(&o, 0, sizeof o);
   if (A->size > 1) {
     (void)odb_dgpu_pk_halo(A, &w.a.h);   /* pk_refused checked that there is a link */
-    ODB_TRY(pk_local_csr(A, &loc));
-    M = &loc;
     w.a.xs = odb_dgpu_xsum(A);
+  }
+  if (A->fmt == ODB_FMT_CSR) {   /* kept with the matrix from its first solve */
+    ODB_TRY(odb_dgpu_pk_csr(A, &w.a.rp, &w.a.ci, &w.a.va));
+    w.borrowed = 1;
+    order.fmt = ODB_FMT_CSR;
+    order.n = A->nloc;
+    M = &order;
   }
   w.fmt = M->fmt == ODB_FMT_BDIA ? PK_BDIA : PK_CSR;
   w.nv = 7;
@@ -481,7 +457,6 @@ static odb_status pk_solve(odb_dsparse *A, const double *b, double *x, kstate *k
     *ks = out.st;
     *seconds = out.seconds;
   }
-  free(loc.rowptr); free(loc.col); free(loc.val);
   pk_free(&w);
   return st;
 }

@@ -86,6 +86,10 @@ const odb_kxsum *odb_dgpu_xsum(const odb_dsparse *A);
 /* A's link as the persistent kernel's halo: 0 (h untouched) without a
    link; after the kernel, pk_done hands the link its exchange count. */
 int odb_dgpu_pk_halo(const odb_dsparse *A, pk_halo *h);
+/* A's rows (CSR parts) as one local CSR on the device (interior rows,
+   then boundary rows; columns below nloc + nghost) for the persistent
+   kernel's SpMV: made at the first call and kept with A's device side. */
+odb_status odb_dgpu_pk_csr(odb_dsparse *A, const int64_t **rp, const int32_t **ci, const double **va);
 void odb_dgpu_pk_done(const odb_dsparse *A, unsigned long long nx);
 odb_status odb_dgpu_link_check(const odb_dsparse *A, const char *who);
 

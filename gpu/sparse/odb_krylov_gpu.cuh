@@ -359,6 +359,9 @@ typedef struct pk_ws {
   long ext;
   int ranks;
   unsigned long long *e_d, xchg;
+  /* CSR already on the device (a.rp, a.ci, a.va set, owned by the
+     caller: pk_run uploads nothing and pk_free frees none of it) */
+  int borrowed;
   /* called right before the solve's launch (NULL: nothing): the ranks
      start their kernels together, so that none times its wait for
      another's set-up */
@@ -375,7 +378,9 @@ odb_status pk_upload(pk_ws *w, const odb_sparse *A);
 odb_status pk_shape(pk_ws *w, const odb_krylov_gpu_opts *o, odb_krylov_gpu_info *info, int spmv_only);
 /* y = A x with the persistent kernel's SpMV on grid x block (no wait). */
 odb_status pk_spmv_launch(const pk_ws *w, const double *x, double *y);
-/* The solve: shape (and tuning), upload, one launch, watchdog check, results. */
+/* The solve: shape (and tuning), upload (none when w->borrowed: then A
+** gives only the order n and the format, CSR), one launch, watchdog
+** check, results. */
 odb_status pk_run(pk_ws *w, const odb_sparse *A, odb_krylov_method m, const double *b, double *x,
                          const odb_krylov_gpu_opts *o, kout *out, odb_krylov_gpu_info *info);
 

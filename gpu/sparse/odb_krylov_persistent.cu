@@ -975,7 +975,13 @@ odb_status pk_run(pk_ws *w, const odb_sparse *A, odb_krylov_method m, const doub
   pk_args *a = &w->a;
   long n = A->n, ext = w->ext > n ? w->ext : n;
   int X = w->qmr ? 10 : 2;
-  ODB_TRY(pk_upload(w, A));
+  if (w->borrowed) {   /* CSR of order n on the device: a.rp, a.ci, a.va */
+    a->n = n;
+    a->k = 1;
+    a->M = (int)n;
+  } else {
+    ODB_TRY(pk_upload(w, A));
+  }
   ODB_TRY(pk_shape(w, o, info, 0));
   int G = w->gmax;
   for (int i = 0; i < w->nv; i++) ODB_TRY(dalloc(&a->g[i], (size_t)ext * sizeof(double), "Krylov vectors"));
