@@ -114,19 +114,14 @@ odb_status odb_dgpu_pk_csr(odb_dsparse *A, const int64_t **rp, const int32_t **c
         }
       size_t br = (size_t)(A->nloc + 1) * sizeof *hr, bc = (size_t)(nnz ? nnz : 1) * sizeof *hc,
              bv = (size_t)(nnz ? nnz : 1) * sizeof *hv;
-      if ((st = dev_alloc((void **)&g->pk_rp, br, g, "persistent BiCGStab's row pointers")) == ODB_OK &&
-          (st = dev_alloc((void **)&g->pk_ci, bc, g, "persistent BiCGStab's columns")) == ODB_OK &&
-          (st = dev_alloc((void **)&g->pk_va, bv, g, "persistent BiCGStab's values")) == ODB_OK) {
-        cudaError_t ce = cudaMemcpy(g->pk_rp, hr, br, cudaMemcpyHostToDevice);
-        if (ce == cudaSuccess) ce = cudaMemcpy(g->pk_ci, hc, bc, cudaMemcpyHostToDevice);
-        if (ce == cudaSuccess) ce = cudaMemcpy(g->pk_va, hv, bv, cudaMemcpyHostToDevice);
-        if (ce != cudaSuccess) st = odb_cuda_fail(ce, "cudaMemcpy (persistent BiCGStab's local CSR)", __FILE__, __LINE__);
-      }
+      if ((st = dupload(&g->pk_rp, hr, br, "persistent BiCGStab's row pointers")) == ODB_OK &&
+          (st = dupload(&g->pk_ci, hc, bc, "persistent BiCGStab's columns")) == ODB_OK &&
+          (st = dupload(&g->pk_va, hv, bv, "persistent BiCGStab's values")) == ODB_OK)
+        g->bytes += (double)(br + bc + bv);
     }
     free(hr); free(hc); free(hv);
     if (st != ODB_OK) {
-      cudaFree(g->pk_rp); cudaFree(g->pk_ci); cudaFree(g->pk_va);
-      (void)cudaGetLastError();
+      dfree(g->pk_rp); dfree(g->pk_ci); dfree(g->pk_va);
       g->pk_rp = NULL; g->pk_ci = NULL; g->pk_va = NULL;
       return st;
     }

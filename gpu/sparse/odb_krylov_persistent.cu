@@ -194,24 +194,36 @@ __device__ static inline void pk_spmv(const pk_args &a, const double *x, double 
   else pk_spmv_csr(a.rp, a.ci, a.va, x, y, r0, r1, w, acc);
 }
 
+__device__ static inline unsigned long long ld_acquire_sys(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
 /* Spins until *p >= target; the watchdog (global timer) or another block's
-** failure ends it with 0. One thread. */
+** failure ends it with 0. One thread. PEER: *p is a word another GPU
+** writes (GPU ranks, pk_xchg), read at system scope; its watchdog sets
+** a.err 2 (a rank did not answer) and the link's fail word, so that the
+** host names the rank; else a.err 1 with the barrier, block and
+** iteration. */
+template <bool PEER = false>
 __device__ static int pk_spin(const pk_args &a, const unsigned long long *p, unsigned long long target,
                               unsigned long long ep, int it) {
   unsigned long long t0 = gtimer();
   unsigned n = 0;
-  while (ld_acquire(p) < target) {
+  while ((PEER ? ld_acquire_sys(p) : ld_acquire(p)) < target) {
     if ((++n & 63) == 0) {
       if (ld_acquire(a.err) != 0) return 0;
       if (gtimer() - t0 > a.timeout_ns) {
-        if (atomicCAS(a.err, 0ull, 1ull) == 0ull) {
+        if (atomicCAS(a.err, 0ull, PEER ? 2ull : 1ull) == 0ull) {
           a.err[1] = ep; a.err[2] = blockIdx.x; a.err[3] = (unsigned long long)it;
-          __threadfence();
         }
+        if (PEER && a.h.fail) atomicOr(a.h.fail, 1u);
+        __threadfence();
         return 0;
       }
     }
-    if (a.sync == ODB_KRY_SYNC_WSS) __nanosleep(32);
+    if (!PEER && a.sync == ODB_KRY_SYNC_WSS) __nanosleep(32);
   }
   return 1;
 }
@@ -309,32 +321,6 @@ __device__ static inline double *pk_local(const pk_args &a, double *dsm, int j, 
 
 /* {------ GPU ranks of one host: the halo inside the kernel (pk_halo) */
 
-__device__ static inline unsigned long long ld_acquire_sys(const unsigned long long *p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-/* Spins (one thread) until *p, a word another GPU writes, reaches target.
-** 0 when the watchdog fired here (a.err 2: a rank did not answer; the
-** link's fail word set, so the host names it) or elsewhere. */
-__device__ static int pk_spin_peer(const pk_args &a, const unsigned long long *p, unsigned long long target) {
-  unsigned long long t0 = gtimer();
-  unsigned n = 0;
-  while (ld_acquire_sys(p) < target) {
-    if ((++n & 63) == 0) {
-      if (ld_acquire(a.err) != 0) return 0;
-      if (gtimer() - t0 > a.timeout_ns) {
-        atomicCAS(a.err, 0ull, 2ull);
-        if (a.h.fail) atomicOr(a.h.fail, 1u);
-        __threadfence();
-        return 0;
-      }
-    }
-  }
-  return 1;
-}
-
 /* Exchange e of v's halo (v: nloc own entries, every block's written and
 ** a barrier passed since; its ghosts from nloc on): once the receivers
 ** have copied exchange e - 1, every block packs its share of the send
@@ -350,7 +336,7 @@ __device__ static int pk_xchg(const pk_args &a, unsigned long long &ep, double *
   double none[3] = {0.0, 0.0, 0.0};
   if (threadIdx.x == 0)
     for (int k = 0; k < h.nto; k++)
-      if (!pk_spin_peer(a, h.copied[k], e - 1)) { atomicExch(fail, 1); break; }
+      if (!pk_spin<true>(a, h.copied[k], e - 1, ep, it)) { atomicExch(fail, 1); break; }
   __syncthreads();
   if (*fail) return 0;
   for (long long i = first; i < h.ns; i += step) h.out[i] = v[h.idx[i]];
@@ -363,7 +349,7 @@ __device__ static int pk_xchg(const pk_args &a, unsigned long long &ep, double *
   }
   if (threadIdx.x == 0)
     for (int j = 0; j < h.nfrom; j++)
-      if (!pk_spin_peer(a, h.ready[j], e)) { atomicExch(fail, 1); break; }
+      if (!pk_spin<true>(a, h.ready[j], e, ep, it)) { atomicExch(fail, 1); break; }
   __syncthreads();
   if (*fail) return 0;
   for (int j = 0; j < h.nfrom; j++) {
@@ -491,7 +477,7 @@ __global__ void __launch_bounds__(1024) pk_bicg(const __grid_constant__ pk_args 
       /* the send buffer is free for whatever packs next once every
          receiver has copied the last exchange */
       for (int k = 0; k < a.h.nto; k++)
-        if (!pk_spin_peer(a, a.h.copied[k], e)) break;
+        if (!pk_spin<true>(a, a.h.copied[k], e, ep, st.it)) break;
       *a.h.e_out = e;
     }
   }

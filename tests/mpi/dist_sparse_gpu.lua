@@ -219,16 +219,14 @@ do
   if R > 1 then
     local g1 = { J = 3, H = 3, I = 1, k = 1, wells = 0, pattern = "b" }
     local D1 <close> = ob.matrix { dist = "planes", grid = g1, backend = "cuda" }
-    local b1 = ob.vector(D1:info().n)
-    for i = 1, #b1 do b1[i] = 1 end
+    local b1 = xvec(D1:info().n)
     local ok1, m1 = pcall(D1.bicgstab, D1, { b = b1, impl = "persistent" })
     check(not ok1 and m1:find("every rank must hold 1 .. 2^31 - 1 rows", 1, true), "no rows: %s", tostring(m1))
     check(D1:bicgstab { b = b1, tol = 1e-10 }.converged, "the fused solver after the refusal")
   end
   local gp = { J = 4, H = 3, I = 2, k = 1, wells = 0, pattern = "b" }
   local D <close> = ob.matrix { dist = "planes", grid = gp, backend = "cuda" }
-  local bb = ob.vector(D:info().n)
-  for i = 1, #bb do bb[i] = 1 end
+  local bb = xvec(D:info().n)
   local ok3, m3 = pcall(D.bicgstab, D, { b = bb, impl = "one kernel" })
   check(not ok3 and m3:find('D:bicgstab: impl must be "fused"', 1, true), "impl refusal: %s", tostring(m3))
   ok3, m3 = pcall(D.qmr, D, { b = bb, impl = "persistent" })
