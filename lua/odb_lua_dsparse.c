@@ -171,8 +171,8 @@ int odbL_dmatrix(lua_State *L)
      every rank builds or reads the whole matrix and keeps its rows.
      ODEBENCH_DSPARSE_WHOLE=1 asks for the whole matrix always (to compare). */
   const char *whole_env = getenv("ODEBENCH_DSPARSE_WHOLE");
-  const int local = !has_file && b->g && split == ODB_DSPLIT_PLANES && size > 1 &&
-                    !(whole_env && *whole_env && strcmp(whole_env, "0"));
+  const int whole = whole_env && *whole_env && strcmp(whole_env, "0");
+  const int local = !has_file && b->g && split == ODB_DSPLIT_PLANES && size > 1 && !whole;
   long n = b->g && !has_file ? b->g->n : 0;
   odb_status st = ODB_OK;
   if (local) {
@@ -206,7 +206,7 @@ int odbL_dmatrix(lua_State *L)
      only the rows its part and plan read (not for Bdia on slabs, which
      the partial path would build from the grid rather than the file) */
   int partial = local;
-  if (has_file && size > 1 && f != ODB_FMT_BDIA && !(whole_env && *whole_env && strcmp(whole_env, "0"))) {
+  if (has_file && size > 1 && f != ODB_FMT_BDIA && !whole) {
     odb_dsparse_trim(b->csr, b->own, rank);
     partial = 1;
   }
@@ -379,12 +379,10 @@ static int dmat_solve(lua_State *L, odb_dkrylov_method meth, const char *who)
   lua_pushstring(L, m->gpu ? "cuda" : "cpu"); lua_setfield(L, -2, "backend");
   if (m->gpu) {
     lua_pushstring(L, odb_dgpu_halo_path(A)); lua_setfield(L, -2, "halo");
-    lua_pushstring(L, o.persistent ? "device" : odb_dgpu_krylov_control(A, m->At, (int)meth));
-    lua_setfield(L, -2, "control");
+    const char *ctl = o.persistent ? "device" : odb_dgpu_krylov_control(A, m->At, (int)meth);
+    lua_pushstring(L, ctl); lua_setfield(L, -2, "control");
     if (meth == ODB_DKRY_BICGSTAB) {
-      lua_pushstring(L, o.persistent ? "persistent"
-                        : strcmp(odb_dgpu_krylov_control(A, m->At, (int)meth), "device") == 0 ? "fused"
-                        : "kernels");
+      lua_pushstring(L, o.persistent ? "persistent" : strcmp(ctl, "device") == 0 ? "fused" : "kernels");
       lua_setfield(L, -2, "impl");
     }
   }
