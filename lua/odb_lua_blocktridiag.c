@@ -221,16 +221,18 @@ static odb_status btd_sample(void *ud, double *sec) {
 ** right-hand side not timed); variant stream
 ** takes a plan: for the solve stages (2..16), y_on_chip (0 or 1) and
 ** threads (per line: 1, 2 or 4), each 0 (-1 for y_on_chip) or absent for
-** automatic (odb_bgpu_btd_solve_stream); for the factor stages (1..4) and
-** threads (1, 2, 4 or 8 with VL*threads <= 32, 16 or 32 with VL*threads
-** <= 256; odb_bgpu_btd_factor_stream).
+** automatic (odb_bgpu_btd_solve_stream); for the factor stages (1..4),
+** kernel ("row", "tile", "warp"; absent or "auto": chosen with threads)
+** and threads (row: 1, 2, 4 or 8 with VL*threads <= 32; tile: 16 or 32,
+** warp: 8 (B <= 12), 16 or 32, with VL*threads <= 256;
+** odb_bgpu_btd_factor_stream).
 */
 static int btd_bench(lua_State *L) {
   static const char *const keys[] = { "op", "reps", "seed", "dominance",
                                       "stages", "y_on_chip", "threads",
-                                      "measure", NULL };
+                                      "kernel", "measure", NULL };
   long long stages = 0, y_on_chip = -1, threads = 0;
-  odb_btd_plan pl = { 0, -1, 0, 1 };
+  odb_btd_plan pl = { 0, -1, 0, ODB_BTD_KERNEL_AUTO, 1 };
   odbL_btd *b = btd_check(L, 1);
   const odb_batched_ops *ops = b->ops;
   long long seed = 1;
@@ -255,15 +257,24 @@ static int btd_bench(lua_State *L) {
   int given = odbL_opt_integer(L, 2, "stages", &stages);
   given |= odbL_opt_integer(L, 2, "y_on_chip", &y_on_chip);
   given |= odbL_opt_integer(L, 2, "threads", &threads);
+  const char *kname = odbL_opt_string(L, 2, "kernel", NULL);
   int solve = strcmp(op, "solve") == 0;
+  if (kname) {
+    if (solve)
+      return luaL_error(L, "blocktridiag bench: kernel is for op \"factor\" "
+                        "(the solve takes stages, y_on_chip and threads)");
+    raise_on(L, odb_btd_kernel_parse(kname, &pl.kernel));
+    given = 1;
+  }
   if (given) {
     if (!ops->btd_plan_ok(b->variant))
-      return luaL_error(L, "blocktridiag bench: stages, y_on_chip and "
-                        "threads are for variant \"stream\" (backend "
+      return luaL_error(L, "blocktridiag bench: stages, y_on_chip, threads "
+                        "and kernel are for variant \"stream\" (backend "
                         "\"cuda\")");
     if (!solve && y_on_chip != -1)
       return luaL_error(L, "blocktridiag bench: y_on_chip is for op "
-                        "\"solve\" (the factor takes stages and threads)");
+                        "\"solve\" (the factor takes stages, threads and "
+                        "kernel)");
     if (stages < 0 || stages > 64 || y_on_chip < -1 || y_on_chip > 1 ||
         threads < 0 || threads > 64)
       return luaL_error(L, "blocktridiag bench: stages %I, y_on_chip %I or "

@@ -284,7 +284,8 @@ end
 -- shared memory with bulk copies, for the factor and for the solve.
 -- "stream auto" is the plan the variant picks by itself
 -- (odb_bgpu_btd_factor_stream, odb_bgpu_btd_solve_stream), "stream Tn"
--- fixes the threads per line.
+-- fixes the threads per line (of the factor's row kernel), "stream tile
+-- Tn" and "stream warp Tn" the factor's other kernels and their threads.
 local function gpu_lines(B)
   local lines = math.max(1, math.floor(gpu_bytes / (length * 3 * B * B * 8)))
   -- the team kernels read a row per thread: fewer lanes per pack (VL)
@@ -319,27 +320,39 @@ local function gpu_lines(B)
         record("gpu", "btdsolve", B, impl, lay, lines * length,
                t:bench { op = "solve", reps = gpu_reps })
       else
-        -- the stream factor: its automatic plan, then 1, 2, 4 and 8
-        -- threads per line (the row kernel: they share a block's rows and
-        -- columns; VL times threads at most 32, a warp per pack) and 16
-        -- and 32 (the tile kernel: a 2B x 2B elimination per step, its
-        -- entries in registers; VL times threads at most 256), the tile
-        -- kernel from B = 9 also with one stage ("S1": its stage is
-        -- refilled a step ahead, and one stage leaves room for more
-        -- packs per SM)
+        -- the stream factor: its automatic plan, then each kernel with
+        -- each of its threads per line: the row kernel 1, 2, 4 and 8
+        -- ("Tn": they share a block's rows and columns; VL times threads
+        -- at most 32, a warp per pack), the tile kernel 16 and 32 ("tile
+        -- Tn": a 2B x 2B elimination per step, its entries in registers,
+        -- a line's threads across the pack's warps) and the warp kernel
+        -- 8 (B <= 12), 16 and 32 ("warp Tn": the same elimination, a
+        -- line's threads within one warp), VL times threads at most 256;
+        -- from B = 9 also with one stage ("S1": room for more packs per
+        -- SM)
         record("gpu", "factor", B, impl .. " auto", lay, lines * length,
                t:bench { op = "factor", reps = gpu_reps })
-        for _, th in ipairs { 1, 2, 4, 8, 16, 32 } do
-          if vl * th <= (th >= 16 and 256 or 32) then
-            record("gpu", "factor", B, impl .. " T" .. th, lay,
-                   lines * length, t:bench { op = "factor", reps = gpu_reps,
-                                             threads = th })
-            if th >= 16 and B >= 9 then
-              record("gpu", "factor", B, impl .. " T" .. th .. " S1", lay,
-                     lines * length, t:bench { op = "factor",
-                                               reps = gpu_reps,
-                                               threads = th, stages = 1 })
+        local plans = {}
+        for _, th in ipairs { 1, 2, 4, 8 } do
+          if vl * th <= 32 then plans[#plans + 1] = { "row", th } end
+        end
+        for _, k in ipairs { "tile", "warp" } do
+          for _, th in ipairs { 8, 16, 32 } do
+            if vl * th <= 256 and (th > 8 or (k == "warp" and B <= 12)) then
+              plans[#plans + 1] = { k, th }
             end
+          end
+        end
+        for _, p in ipairs(plans) do
+          local k, th = p[1], p[2]
+          local name = impl .. (k == "row" and "" or " " .. k) .. " T" .. th
+          record("gpu", "factor", B, name, lay, lines * length,
+                 t:bench { op = "factor", reps = gpu_reps, kernel = k,
+                           threads = th })
+          if k ~= "row" and B >= 9 then
+            record("gpu", "factor", B, name .. " S1", lay, lines * length,
+                   t:bench { op = "factor", reps = gpu_reps, kernel = k,
+                             threads = th, stages = 1 })
           end
         end
         -- the stream solve: its automatic plan, then 1, 2 and 4 threads

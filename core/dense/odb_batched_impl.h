@@ -30,10 +30,25 @@ odb_status odb_batched_op_parse(const char *name, odb_batched_op *out);
    odb_batched_min_bytes (odb_dense_floor.h has the count per op). */
 double odb_batched_op_bytes(const odb_batch *bt, odb_batched_op op);
 
-/* A stream plan (odb_bgpu_btd_solve_stream; for the factor, stages and
-   threads: odb_bgpu_btd_factor_stream); plain: none given. */
+/* The kernels of the stream factor (odb_bgpu_btd_factor_stream): the
+   row kernel (a warp per pack, 1..8 threads a line), the tile kernel (a
+   line's 16 or 32 threads across the pack's warps) and the warp kernel (a
+   line's 8, 16 or 32 threads within one warp); AUTO lets the plan choose.
+   Names "auto", "row", "tile", "warp". */
+typedef enum odb_btd_kernel {
+  ODB_BTD_KERNEL_AUTO = 0,
+  ODB_BTD_KERNEL_ROW,
+  ODB_BTD_KERNEL_TILE,
+  ODB_BTD_KERNEL_WARP
+} odb_btd_kernel;
+const char *odb_btd_kernel_name(odb_btd_kernel k);
+odb_status odb_btd_kernel_parse(const char *name, odb_btd_kernel *out);
+
+/* A stream plan (odb_bgpu_btd_solve_stream; for the factor, stages,
+   threads and kernel: odb_bgpu_btd_factor_stream); plain: none given. */
 typedef struct odb_btd_plan {
   int stages, y_on_chip, threads;
+  odb_btd_kernel kernel;
   int plain;
 } odb_btd_plan;
 

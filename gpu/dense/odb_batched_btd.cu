@@ -945,7 +945,8 @@ static odb_status btd_factor_launch(const odb_blocktridiag *t,
   int lpt = 1;
   ODB_TRY(btd_lpt(t, v, 0, &lpt));
   if (lpt == 4)   /* odb_btd_factor_stream.cu, its automatic plan */
-    return btd_factor_stream_launch(t, 0, 0, dm, flag);
+    return btd_factor_stream_launch(t, 0, 0, ODB_BTD_KERNEL_AUTO, dm,
+                                    flag);
   SWITCH_B(odb_blocktridiag_batch(t)->b, run_btd, t, lpt, 0, dm, NULL, flag);
   return launched("block-tridiagonal factor");
 }

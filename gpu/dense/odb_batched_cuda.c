@@ -442,8 +442,8 @@ static odb_status cuda_btd_factor_fresh(odb_blocktridiag *t, odb_btd_state *s,
   }
   ODB_TRY(odb_bgpu_mark());
   if (pl && !pl->plain)
-    ODB_TRY(odb_bgpu_btd_factor_stream(t, pl->stages, pl->threads, s->dm,
-                                       NULL));
+    ODB_TRY(odb_bgpu_btd_factor_stream(t, pl->stages, pl->threads,
+                                       pl->kernel, s->dm, NULL));
   else
     ODB_TRY(odb_bgpu_btd_factor_launch(t, (odb_bgpu_variant)v, s->dm));
   ODB_TRY(odb_bgpu_elapsed(seconds));

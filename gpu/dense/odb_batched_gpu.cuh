@@ -364,11 +364,12 @@ long stream_per_sm(size_t smem);
    pivot: ODB_ERR_ARG naming the lowest line and its block row (*bad_line,
    when not NULL, gets the line; left as it is on success). */
 odb_status btd_flag_result(const odb_blocktridiag *t, long *bad_line);
-/* Launches the stream factor with stages and threads per line (0:
-   automatic) reporting refused pivots into flag (NULL: d_flag, reset);
-   does not wait. */
+/* Launches the stream factor with stages, threads per line and kernel
+   (0 and ODB_BTD_KERNEL_AUTO: automatic) reporting refused pivots into
+   flag (NULL: d_flag, reset); does not wait. */
 odb_status btd_factor_stream_launch(const odb_blocktridiag *t, int stages,
-                                    int threads_per_line, double *dm,
+                                    int threads_per_line,
+                                    odb_btd_kernel kernel, double *dm,
                                     unsigned long long *flag);
 /* }------ */
 

@@ -253,19 +253,22 @@ odb_status odb_bgpu_btd_solve_stream(const odb_blocktridiag *t, int stages,
 ** The stream factor with an explicit plan, for tuning: with bad_line
 ** (not NULL) it waits and reports a refused pivot as odb_bgpu_btd_factor
 ** does; without, it neither checks nor waits (as
-** odb_bgpu_btd_factor_launch). Stages
-** (1..4 shared-memory stages of three blocks each, besides two blocks for
-** the running Schur complement, or the pivot buffers of the tile kernel;
-** 0: automatic, the most from two that keep the packs in the fewest waves
-** of resident blocks) and threads per line, which share a block's rows
-** and columns: 1, 2, 4 or 8 with VL*threads <= 32 (the row kernel) or 16
-** or 32 with VL*threads <= 256 (the tile kernel, the running Schur
-** complement in registers); 0: automatic, for B >= 9 32 (16 for VL 16),
-** below 32/VL but at most the largest power of two not above B. Refuses
-** a plan that does not fit the device's shared memory.
+** odb_bgpu_btd_factor_launch). The kernel (odb_btd_kernel) and its
+** threads per line, which share a block's rows and columns: the row
+** kernel 1, 2, 4 or 8 with VL*threads <= 32 (the running Schur complement
+** in shared memory), the tile kernel 16 or 32 and the warp kernel 8 (B <=
+** 12), 16 or 32, with VL*threads <= 256 (the running Schur complement in
+** registers); threads 0 and kernel AUTO: the plan's choice
+** (odb_btd_factor_stream.cu, fs_plan_of), a kernel with threads 0: its
+** usual threads. Stages (1..4 shared-memory stages of three blocks each,
+** besides two blocks for the running Schur complement of the row kernel
+** or the pivot buffers of the tile kernel; 0: automatic, the most from
+** two that keep the packs in the fewest waves of resident blocks).
+** Refuses a plan that does not fit the device's shared memory.
 */
 odb_status odb_bgpu_btd_factor_stream(const odb_blocktridiag *t, int stages,
-                                      int threads_per_line, double *dm,
+                                      int threads_per_line,
+                                      odb_btd_kernel kernel, double *dm,
                                       long *bad_line);
 /* }====== */
 

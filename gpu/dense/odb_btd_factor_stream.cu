@@ -424,20 +424,227 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
 #endif
 }
 
+/*
+** The warp kernel: the tile kernel's 2B x 2B elimination (the same
+** operations on every entry, in the same order) with the T = 8, 16 or 32
+** threads of a line in consecutive lanes of one warp (thread h works on
+** line h / T), so that a pivot's u_kk, row and column travel between the
+** line's threads by warp shuffles: no shared memory and no barrier a
+** pivot. The thread grid is TR x TC (4 x 2 for T 8, 4 x 4 for T 16, 8 x
+** 4 for T 32), laid out as the tile kernel's; the tiles whose rows (or
+** columns) a pivot has left behind for every thread of the line are
+** skipped as the loop over the pivots is unrolled (B = 16, T = 16: 37% of
+** the tile kernel's multiply-adds), and the multipliers go into column k
+** after the whole update (separate loops: the faster schedule on an
+** H200). A step's stage is read into registers, its factors are written
+** back into the same places of the stage (each thread the entries it
+** read) and leave by three bulk copies of whole blocks after the step's
+** one barrier (the first rows of D_0 and of each C_r, which the factor
+** leaves as they are and the floor does not count, go out unchanged); the
+** next step's thread 0 waits until they have left, then refills that
+** stage with step r - 1 + stages, so the wait falls after a step's worth
+** of arithmetic. Shared memory: the mbarriers and the ring. At VL 4 the
+** lanes of a warp span 4 (T 8), 2 or 1 lines, so reading and writing the
+** stage take 1, 2 or 4 times the fewest shared-memory wavefronts; at VL 16
+** all lanes of a line fall into one bank, which is why the plan keeps the
+** tile kernel there from B = 13.
+*/
+template <int B, int VL, int T>
+__global__ void __launch_bounds__(VL * T)
+k_btd_factor_warp(double *M, int K, int stages, long n,
+                  unsigned long long *flag) {
+#if ODB_BULK
+  extern __shared__ __align__(128) unsigned char sm_raw[];
+  constexpr int blk = B * B * VL;
+  constexpr int TR = T >= 32 ? 8 : 4, TC = T / TR;
+  constexpr int NR = (B + TR - 1) / TR, NC = (B + TC - 1) / TC;
+  constexpr unsigned stage_bytes = 8u * 3u * blk;
+  constexpr unsigned FULL = 0xFFFFFFFFu;
+  const int l = threadIdx.x / T, t = threadIdx.x % T;
+  const int tr = t % TR, tc = t / TR;
+  const int lane0 = (int)(threadIdx.x % 32) - t;   /* the line's t = 0 */
+  const size_t pk = blockIdx.x;
+  double *pm = M + pk * 3 * (size_t)K * blk;   /* the pack's rows */
+  const long line = (long)pk * VL + l;
+  const unsigned bar0 = odb_smem_u32(sm_raw);
+  double *stg = (double *)(sm_raw + 128);      /* stages * 3 blocks */
+  const int off = (tr * B + tc) * VL + l;      /* entry (tr, tc) */
+#define FW_OFF(a, b) (off + (TR * (a) * B + TC * (b)) * VL)
+#define FW_IN(a, b) (tr + TR * (a) < B && tc + TC * (b) < B)
+  if (threadIdx.x == 0)
+    for (int s = 0; s < stages; ++s) odb_mbar_init(bar0 + 8 * s, 1);
+  __syncthreads();
+  /* step s's stage (s < K - 1), by thread 0 */
+  auto issue = [&](int s) {
+    if (threadIdx.x != 0 || s >= K - 1) return;
+    const unsigned bar = bar0 + 8 * (s % stages);
+    odb_mbar_expect(bar, stage_bytes);
+    double *dst = stg + (size_t)(s % stages) * 3 * blk;
+    const double *src = pm + ((size_t)s * 3 + 2) * blk;
+    for (int w = 0; w < 3; ++w)
+      odb_bulk_g2s(dst + (size_t)w * blk, src + (size_t)w * blk, 8u * blk,
+                   bar);
+  };
+  for (int s = 0; s < stages; ++s) issue(s);
+  double x[2 * NR][2 * NC];                    /* [D C; A D'] tiles */
+#pragma unroll
+  for (int a = 0; a < NR; ++a)
+#pragma unroll
+    for (int b = 0; b < NC; ++b)
+      x[a][b] = FW_IN(a, b) ? pm[blk + FW_OFF(a, b)] : 0.0;
+  bool reported = false;
+  for (int r = 0; r < K; ++r) {
+    const bool more = r + 1 < K;
+    double *S = stg + (size_t)(r % stages) * 3 * blk;
+    if (r > 0) {
+      if (threadIdx.x == 0) {        /* step r - 1's factors have left */
+        odb_bulk_wait_read<0>();
+        issue(r - 1 + stages);
+      }
+      /* with one stage D_r goes where they left from: wait for them */
+      if (!more && stages == 1) __syncthreads();
+    }
+    if (more) {
+      odb_mbar_wait(bar0 + 8 * (r % stages), (unsigned)(r / stages) & 1u);
+#pragma unroll
+      for (int a = 0; a < NR; ++a)
+#pragma unroll
+        for (int b = 0; b < NC; ++b) {
+          const bool in = FW_IN(a, b);
+          x[a][NC + b] = in ? S[FW_OFF(a, b)] : 0.0;
+          x[NR + a][b] = in ? S[blk + FW_OFF(a, b)] : 0.0;
+          x[NR + a][NC + b] = in ? S[2 * blk + FW_OFF(a, b)] : 0.0;
+        }
+    } else {
+#pragma unroll
+      for (int a = 0; a < NR; ++a)
+#pragma unroll
+        for (int b = 0; b < NC; ++b)
+          x[a][NC + b] = x[NR + a][b] = x[NR + a][NC + b] = 0.0;
+    }
+    double fro = 0.0;                          /* ||D_r||^2 */
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+      for (int b = 0; b < NC; ++b) fro += x[a][b] * x[a][b];
+#pragma unroll
+    for (int o = 1; o < T; o <<= 1) fro += __shfl_xor_sync(FULL, fro, o);
+    /* pivot k's u_kk, column (rl) and row (rc) as the holders have them,
+       in the tiles a thread updates */
+    double ru = 0.0, rl[2 * NR], rc[2 * NC];
+    auto fetch = [&](const int k) {
+      const int kr = k / TR, kc = k / TC, hr = k % TR, hc = k % TC;
+      ru = __shfl_sync(FULL, x[kr][kc], lane0 + hr + TR * hc);
+#pragma unroll
+      for (int a = 0; a < 2 * NR; ++a) {
+        const int i0 = (a / NR) * B + TR * (a % NR);
+        if (i0 + TR - 1 <= k) continue;        /* done */
+        rl[a] = __shfl_sync(FULL, x[a][kc], lane0 + tr + TR * hc);
+      }
+#pragma unroll
+      for (int b = 0; b < 2 * NC; ++b) {
+        const int j0 = (b / NC) * B + TC * (b % NC);
+        if (j0 + TC - 1 <= k) continue;
+        rc[b] = __shfl_sync(FULL, x[kr][b], lane0 + hr + TR * tc);
+      }
+    };
+#pragma unroll
+    for (int k = 0; k < B; ++k) {
+      /* row k lies in row tile k / TR of the threads tr = k % TR, column
+         k in column tile k / TC of the threads tc = k % TC; tile a holds
+         rows (a / NR) B + TR (a % NR) + tr, tile b columns (b / NC) B +
+         TC (b % NC) + tc. A tile is done when all its rows (columns) are
+         at most k, whole when all exceed k. */
+      const int kc = k / TC, hc = k % TC;
+      fetch(k);
+      const double u = ru, inv = __drcp_rn(u);   /* 1.0 / u, rounded alike */
+      if (t == 0 && !(u * u > TINY2 * fro) && !reported && line < n) {
+        atomicMin(flag, (unsigned long long)line * K + r);
+        reported = true;
+      }
+      double li[2 * NR], uj[2 * NC];
+#pragma unroll
+      for (int a = 0; a < 2 * NR; ++a) {
+        const int i0 = (a / NR) * B + TR * (a % NR);
+        if (i0 + TR - 1 <= k) continue;        /* done */
+        li[a] = i0 > k || i0 + tr > k ? rl[a] * inv : 0.0;
+      }
+#pragma unroll
+      for (int b = 0; b < 2 * NC; ++b) {
+        const int j0 = (b / NC) * B + TC * (b % NC);
+        if (j0 + TC - 1 <= k) continue;
+        uj[b] = j0 > k || j0 + tc > k ? rc[b] : 0.0;
+      }
+#pragma unroll
+      for (int a = 0; a < 2 * NR; ++a) {
+        const int i0 = (a / NR) * B + TR * (a % NR);
+        if (i0 + TR - 1 <= k) continue;
+#pragma unroll
+        for (int b = 0; b < 2 * NC; ++b) {
+          const int j0 = (b / NC) * B + TC * (b % NC);
+          if (j0 + TC - 1 <= k) continue;
+          x[a][b] -= li[a] * uj[b];
+        }
+      }
+      /* the multipliers l_ik into column k, by its holders */
+#pragma unroll
+      for (int a = 0; a < 2 * NR; ++a) {
+        const int i0 = (a / NR) * B + TR * (a % NR);
+        if (i0 + TR - 1 <= k) continue;
+        if (tc == hc && (i0 > k || i0 + tr > k)) x[a][kc] = li[a];
+      }
+    }
+    /* the factors out: D_r, and C_r and A_{r+1} unless r is the last */
+    double *Dg = pm + ((size_t)r * 3 + 1) * blk;
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+      for (int b = 0; b < NC; ++b)
+        if (FW_IN(a, b)) {
+          S[2 * blk + FW_OFF(a, b)] = x[a][b];
+          if (more) {
+            S[FW_OFF(a, b)] = x[a][NC + b];
+            S[blk + FW_OFF(a, b)] = x[NR + a][b];
+          }
+        }
+    odb_bulk_fence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      odb_bulk_s2g(Dg, S + 2 * blk, 8u * blk);
+      if (more) {
+        odb_bulk_s2g(Dg + blk, S, 8u * blk);
+        odb_bulk_s2g(Dg + 2 * blk, S + blk, 8u * blk);
+      }
+      odb_bulk_commit();
+    }
+    if (!more) break;
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+      for (int b = 0; b < NC; ++b) x[a][b] = x[NR + a][NC + b];
+  }
+  if (threadIdx.x == 0) odb_bulk_wait_all();
+#undef FW_OFF
+#undef FW_IN
+#endif
+}
+
 /* {====== plans and launches */
 
 typedef struct fs_plan {
+  odb_btd_kernel kernel;
   int stages, tpl;   /* stages of the ring, threads per line */
   size_t smem;       /* dynamic shared memory per block, bytes */
 } fs_plan;
 
-template <int B, int VL, int T>
+template <int B, int VL, int T, odb_btd_kernel KERN>
 static void fs_launch(const odb_blocktridiag *t, const fs_plan *p, double *M,
                       unsigned long long *flag) {
-  /* T <= 8: the row kernel; 16 and 32: the tile kernel */
   void (*k)(double *, int, int, long, unsigned long long *);
-  if constexpr (T >= 16) k = k_btd_factor_tile<B, VL, T>;
-  else k = k_btd_factor_stream<B, VL, T>;
+  if constexpr (KERN == ODB_BTD_KERNEL_ROW) k = k_btd_factor_stream<B, VL, T>;
+  else if constexpr (KERN == ODB_BTD_KERNEL_TILE)
+    k = k_btd_factor_tile<B, VL, T>;
+  else k = k_btd_factor_warp<B, VL, T>;
   static int attr_set;     /* per kernel: the opt-in shared memory, once */
   if (!attr_set)           /* a failure stays for launched() to report */
     attr_set = cudaFuncSetAttribute(
@@ -448,51 +655,87 @@ static void fs_launch(const odb_blocktridiag *t, const fs_plan *p, double *M,
     M, odb_blocktridiag_length(t), p->stages, bt->n, flag);
 }
 
-/* VL 4, 8 or 16 and T 1, 2, 4 or 8 with VL*T <= 32, or 16 or 32 with
-   VL*T <= 256 (checked by the caller); B = 0 never gets here. */
+/* The plans fs_plan_of lets through: the row kernel with VL 4, 8 or 16
+   and T 1, 2, 4 or 8, VL*T <= 32; the tile kernel with T 16 or 32 and the
+   warp kernel with T 8 (B <= FW_T8_MAX_B), 16 or 32, VL*T <= 256. B = 0
+   never gets here. */
+#define FW_T8_MAX_B 12
 template <int B>
 static void fs_run(const odb_blocktridiag *t, const fs_plan *p, double *M,
                    unsigned long long *flag) {
   if constexpr (B > 0) {
+    constexpr odb_btd_kernel R = ODB_BTD_KERNEL_ROW, TI = ODB_BTD_KERNEL_TILE,
+                             W = ODB_BTD_KERNEL_WARP;
     const int vl = odb_blocktridiag_batch(t)->vl;
-    switch (vl * 64 + p->tpl) {
-    case 4 * 64 + 1: fs_launch<B, 4, 1>(t, p, M, flag); break;
-    case 4 * 64 + 2: fs_launch<B, 4, 2>(t, p, M, flag); break;
-    case 4 * 64 + 4: fs_launch<B, 4, 4>(t, p, M, flag); break;
-    case 4 * 64 + 8: fs_launch<B, 4, 8>(t, p, M, flag); break;
-    case 4 * 64 + 16: fs_launch<B, 4, 16>(t, p, M, flag); break;
-    case 4 * 64 + 32: fs_launch<B, 4, 32>(t, p, M, flag); break;
-    case 8 * 64 + 1: fs_launch<B, 8, 1>(t, p, M, flag); break;
-    case 8 * 64 + 2: fs_launch<B, 8, 2>(t, p, M, flag); break;
-    case 8 * 64 + 4: fs_launch<B, 8, 4>(t, p, M, flag); break;
-    case 8 * 64 + 16: fs_launch<B, 8, 16>(t, p, M, flag); break;
-    case 8 * 64 + 32: fs_launch<B, 8, 32>(t, p, M, flag); break;
-    case 16 * 64 + 1: fs_launch<B, 16, 1>(t, p, M, flag); break;
-    case 16 * 64 + 16: fs_launch<B, 16, 16>(t, p, M, flag); break;
-    default: fs_launch<B, 16, 2>(t, p, M, flag); break;
+    switch ((int)p->kernel * 4096 + vl * 64 + p->tpl) {
+#define FS_CASE(K, V, T) \
+    case (int)K * 4096 + V * 64 + T: fs_launch<B, V, T, K>(t, p, M, flag); break;
+    FS_CASE(R, 4, 1) FS_CASE(R, 4, 2) FS_CASE(R, 4, 4) FS_CASE(R, 4, 8)
+    FS_CASE(R, 8, 1) FS_CASE(R, 8, 2) FS_CASE(R, 8, 4)
+    FS_CASE(R, 16, 1) FS_CASE(R, 16, 2)
+    FS_CASE(TI, 4, 16) FS_CASE(TI, 4, 32) FS_CASE(TI, 8, 16)
+    FS_CASE(TI, 8, 32) FS_CASE(TI, 16, 16)
+    FS_CASE(W, 4, 16) FS_CASE(W, 4, 32) FS_CASE(W, 8, 16)
+    FS_CASE(W, 8, 32) FS_CASE(W, 16, 16)
+#undef FS_CASE
+    default:
+      if constexpr (B <= FW_T8_MAX_B) {
+        if (p->kernel == W && p->tpl == 8) {
+          if (vl == 4) fs_launch<B, 4, 8, W>(t, p, M, flag);
+          else if (vl == 8) fs_launch<B, 8, 8, W>(t, p, M, flag);
+          else fs_launch<B, 16, 8, W>(t, p, M, flag);
+        }
+      }
+      break;
     }
   }
 }
 
 /*
-** The plan: T (0: automatic) threads per line, 1, 2, 4 or 8 with VL*T <=
-** 32 (the row kernel, a warp per pack at most) or 16 or 32 with VL*T <=
-** 256 (the tile kernel). Automatic: the row kernel with a full warp per
-** pack (32/VL threads a line) but no more threads than the largest power
-** of two not above B, since the rows and columns of a block are what the
-** threads of a line share; the tile kernel with T = 16 at VL 16 from B = 9
-** and at VL 8 from B = 13, where the row kernel's 2 or 4 threads a line
-** carry too long a serial chain. Measured on an H200 (BENCHMARKS.md, "The
-** automatic plan of the stream factor"): at VL 4 the row kernel (T 8) led
-** the tile kernel (T 32) from B = 9 to 15, by 2.3x at B = 9 and 1.55x at
-** B = 14, and tied at 16; at VL 8 the row kernel (T 4) led at B = 9 and
-** 11 and T 16 led T 32 and T 4 at 14 and 16. Stages (0: automatic, else
-** 1..FS_MAX_STAGES): the most stages, from two (one where two do not fit),
-** that keep the packs within the fewest waves of resident blocks, as the
-** stream solve's plan. Refuses what does not fit the device.
+** The automatic kernel and threads per line of B and VL: the fastest plan
+** of each measured on an H200 (BENCHMARKS.md, "The warp kernel of the
+** stream factor"; 512 MB of blocks in lines of 64): the warp kernel from
+** B = 5 at VL 4 (8 threads a line to B = 11, 16 above but 32 at B = 15),
+** from B = 8 at VL 8 (8 to B = 12, then 16) and from B = 9 at VL 16 (8 to
+** B = 12), the tile kernel (16) at VL 16 from B = 13, and the row kernel
+** elsewhere with a full warp per pack (32/VL threads a line) but no more
+** threads than the largest power of two not above B, since the rows and
+** columns of a block are what the threads of a line share.
+*/
+static void fs_auto(int b, int vl, odb_btd_kernel *k, int *tpl) {
+  *k = ODB_BTD_KERNEL_WARP;
+  if (vl == 4 && b >= 5)
+    *tpl = b <= 11 ? 8 : b == 15 ? 32 : 16;
+  else if (vl == 8 && b >= 8)
+    *tpl = b <= FW_T8_MAX_B ? 8 : 16;
+  else if (vl == 16 && b >= 9 && b <= FW_T8_MAX_B)
+    *tpl = 8;
+  else if (vl == 16 && b > FW_T8_MAX_B) {
+    *k = ODB_BTD_KERNEL_TILE;
+    *tpl = 16;
+  } else {
+    *k = ODB_BTD_KERNEL_ROW;
+    *tpl = 32 / vl;
+    while (*tpl > 1 && *tpl > b) *tpl /= 2;
+  }
+}
+
+/*
+** The plan. The kernel and its threads per line T: the row kernel with T
+** 1, 2, 4 or 8 and VL*T <= 32 (a warp per pack at most), the tile kernel
+** with T 16 or 32 and the warp kernel with T 8 (B <= FW_T8_MAX_B: the
+** registers of a line's 4B^2 entries over 8 threads), 16 or 32, VL*T <=
+** 256. ODB_BTD_KERNEL_AUTO and T 0: fs_auto; a kernel without T: fs_auto's
+** T where fs_auto picks that kernel, else 32/VL (at most the largest power
+** of two not above B) for the row kernel and 16 for the others; T without
+** a kernel: the row kernel up to 8, above it the warp kernel at VL 4 and
+** 8 and the tile kernel at VL 16. Stages (0: automatic, else
+** 1..FS_MAX_STAGES): the most stages, from two (one where two do not
+** fit), that keep the packs within the fewest waves of resident blocks,
+** as the stream solve's plan. Refuses what does not fit the device.
 */
 static odb_status fs_plan_of(const odb_blocktridiag *t, int stages, int tpl,
-                             fs_plan *p) {
+                             odb_btd_kernel kernel, fs_plan *p) {
   const odb_batch *bt = odb_blocktridiag_batch(t);
   const char *why = stream_unfit(t);
   if (why)
@@ -502,26 +745,54 @@ static odb_status fs_plan_of(const odb_blocktridiag *t, int stages, int tpl,
   if (stages < 0 || stages > FS_MAX_STAGES)
     return ODB_FAIL(ODB_ERR_ARG, "stream factor: stages = %d, allowed "
                     "1..%d (0: automatic)", stages, FS_MAX_STAGES);
-  if (tpl == 0 && bt->b >= 9 && (bt->vl == 16 || (bt->vl == 8 && bt->b >= 13)))
-    tpl = 16;
-  else if (tpl == 0) {
+  odb_btd_kernel k = kernel, ak;
+  int at;
+  fs_auto(bt->b, bt->vl, &ak, &at);
+  if (k == ODB_BTD_KERNEL_AUTO)
+    k = tpl == 0 ? ak
+      : tpl <= 8 ? ODB_BTD_KERNEL_ROW
+      : bt->vl == 16 ? ODB_BTD_KERNEL_TILE : ODB_BTD_KERNEL_WARP;
+  if (tpl == 0 && k == ak)
+    tpl = at;
+  else if (tpl == 0 && k == ODB_BTD_KERNEL_ROW) {
     tpl = 32 / bt->vl;
     while (tpl > 1 && tpl > bt->b) tpl /= 2;
+  } else if (tpl == 0)
+    tpl = 16;
+  int ok = 0;
+  switch (k) {
+  case ODB_BTD_KERNEL_ROW:
+    ok = (tpl == 1 || tpl == 2 || tpl == 4 || tpl == 8) && tpl * bt->vl <= 32;
+    break;
+  case ODB_BTD_KERNEL_TILE:
+    ok = (tpl == 16 || tpl == 32) && tpl * bt->vl <= 256;
+    break;
+  case ODB_BTD_KERNEL_WARP:
+    ok = ((tpl == 8 && bt->b <= FW_T8_MAX_B) || tpl == 16 || tpl == 32) &&
+         tpl * bt->vl <= 256;
+    break;
+  default:
+    return ODB_FAIL(ODB_ERR_ARG, "stream factor: kernel %d unknown",
+                    (int)kernel);
   }
-  if (!(((tpl == 1 || tpl == 2 || tpl == 4 || tpl == 8) &&
-         tpl * bt->vl <= 32) ||
-        ((tpl == 16 || tpl == 32) && tpl * bt->vl <= 256)))
-    return ODB_FAIL(ODB_ERR_ARG, "stream factor: %d threads per line with "
-                    "VL %d; allowed 1, 2, 4 or 8 with VL*threads <= 32, or "
-                    "16 or 32 with VL*threads <= 256 (0: automatic)", tpl,
-                    bt->vl);
+  if (!ok)
+    return ODB_FAIL(ODB_ERR_ARG, "stream factor: %d threads per line for "
+                    "the %s kernel with VL %d and B %d; allowed: row 1, 2, "
+                    "4 or 8 with VL*threads <= 32; tile 16 or 32, warp 8 "
+                    "(B <= %d), 16 or 32, with VL*threads <= 256 (0: "
+                    "automatic)", tpl, odb_btd_kernel_name(k), bt->vl, bt->b,
+                    FW_T8_MAX_B);
+  p->kernel = k;
   p->tpl = tpl;
-  /* the row kernel: two D blocks; the tile kernel: the pivot row and
-     column buffers (8 B VL doubles) and the partial sums (2 T VL) */
+  /* besides the mbarriers, the row kernel: two D blocks; the tile
+     kernel: the pivot row and column buffers (8 B VL doubles) and the
+     partial sums (2 T VL); the warp kernel: nothing */
   const size_t blk = 8 * (size_t)bt->b * bt->b * bt->vl, stage = 3 * blk;
-  const size_t fixed = tpl >= 16 ? 128 + 8 * (8 * (size_t)bt->b * bt->vl +
-                                               2 * (size_t)tpl * bt->vl)
-                                 : 128 + 2 * blk;
+  const size_t fixed =
+    128 + (k == ODB_BTD_KERNEL_ROW ? 2 * blk
+           : k == ODB_BTD_KERNEL_TILE ? 8 * (8 * (size_t)bt->b * bt->vl +
+                                             2 * (size_t)tpl * bt->vl)
+                                      : 0);
   if (stages == 0) {
     long waves = 0;
     stages = fixed + 2 * stage <= (size_t)dev_smem_optin ? 2 : 1;
@@ -551,10 +822,11 @@ static odb_status fs_plan_of(const odb_blocktridiag *t, int stages, int tpl,
 /* {====== the C interface */
 
 odb_status btd_factor_stream_launch(const odb_blocktridiag *t, int stages,
-                                    int threads_per_line, double *dm,
+                                    int threads_per_line,
+                                    odb_btd_kernel kernel, double *dm,
                                     unsigned long long *flag) {
-  fs_plan p = { 0, 0, 0 };
-  ODB_TRY(fs_plan_of(t, stages, threads_per_line, &p));
+  fs_plan p = { ODB_BTD_KERNEL_AUTO, 0, 0, 0 };
+  ODB_TRY(fs_plan_of(t, stages, threads_per_line, kernel, &p));
   if (!flag) {             /* the kernel always reports into a flag */
     ODB_TRY(flag_reset());
     flag = d_flag;
@@ -566,10 +838,12 @@ odb_status btd_factor_stream_launch(const odb_blocktridiag *t, int stages,
 extern "C" odb_status odb_bgpu_btd_factor_stream(const odb_blocktridiag *t,
                                                  int stages,
                                                  int threads_per_line,
+                                                 odb_btd_kernel kernel,
                                                  double *dm, long *bad_line) {
   if (bad_line) *bad_line = -1;
   ODB_TRY(flag_reset());
-  ODB_TRY(btd_factor_stream_launch(t, stages, threads_per_line, dm, d_flag));
+  ODB_TRY(btd_factor_stream_launch(t, stages, threads_per_line, kernel, dm,
+                                   d_flag));
   return bad_line ? btd_flag_result(t, bad_line) : ODB_OK;
 }
 

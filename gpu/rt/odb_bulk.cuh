@@ -1,6 +1,7 @@
 /* odb_bulk.cuh - the sm_90 bulk copy engine (TMA without a tensor map):
    cp.async.bulk from global to shared memory, completing on an mbarrier
-   that counts the bytes. The one home of these helpers for every kernel
+   that counts the bytes, and from shared to global memory, completing in
+   bulk groups. The one home of these helpers for every kernel
    that streams through shared memory. Below sm_90 they compile to nothing
    (ODB_BULK is 0): callers check ODB_BULK and take another path. */
 #ifndef ODB_BULK_CUH
@@ -63,6 +64,51 @@ static __device__ __forceinline__ void odb_mbar_wait(unsigned bar,
                  " selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(bar), "r"(parity) : "memory");
   } while (!done);
+#endif
+}
+
+/* Orders this thread's generic-proxy accesses to shared memory before the
+   copy engine's later ones: every thread that wrote (or read) what a bulk
+   copy will read (or overwrite) calls it, then the block synchronizes,
+   then one thread issues the copy. */
+static __device__ __forceinline__ void odb_bulk_fence(void) {
+#if ODB_BULK
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+
+/* Bulk copy of `bytes` (a multiple of 16, both ends 16-byte aligned) from
+   shared src to global dst, in the calling thread's current bulk group. */
+static __device__ __forceinline__ void odb_bulk_s2g(void *dst,
+                                                    const void *src,
+                                                    unsigned bytes) {
+#if ODB_BULK
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+               :: "l"(dst), "r"(odb_smem_u32(src)), "r"(bytes) : "memory");
+#endif
+}
+
+/* Closes the calling thread's current bulk group. */
+static __device__ __forceinline__ void odb_bulk_commit(void) {
+#if ODB_BULK
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#endif
+}
+
+/* Waits until the calling thread's bulk groups but the newest `N` have
+   read their shared memory (which may then be overwritten). */
+template <int N>
+static __device__ __forceinline__ void odb_bulk_wait_read(void) {
+#if ODB_BULK
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");
+#endif
+}
+
+/* Waits until the calling thread's bulk groups have completed (their
+   writes to global memory done). */
+static __device__ __forceinline__ void odb_bulk_wait_all(void) {
+#if ODB_BULK
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #endif
 }
 

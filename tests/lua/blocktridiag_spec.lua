@@ -79,7 +79,17 @@ describe("ob.blocktridiag", function()
     assert.matches('variant "stream"', err, 1, true)
     ok, err = pcall(t.bench, t, { op = "factor", threads = 2 })
     assert.is_false(ok)                     -- the factor's plan too
-    assert.matches('threads are for variant "stream"', err, 1, true)
+    assert.matches('threads and kernel are for variant "stream"', err, 1, true)
+    ok, err = pcall(t.bench, t, { op = "factor", kernel = "warp" })
+    assert.is_false(ok)
+    assert.matches('threads and kernel are for variant "stream"', err, 1, true)
+    ok, err = pcall(t.bench, t, { op = "factor", kernel = "fast" })
+    assert.is_false(ok)                     -- the names the factor knows
+    assert.matches("unknown stream factor kernel 'fast' (known: auto, row, "
+                   .. "tile, warp)", err, 1, true)
+    ok, err = pcall(t.bench, t, { op = "solve", kernel = "row" })
+    assert.is_false(ok)                     -- the solve has no kernels
+    assert.matches('kernel is for op "factor"', err, 1, true)
   end)
 end)
 

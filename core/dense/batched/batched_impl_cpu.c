@@ -1,6 +1,7 @@
 /* batched_impl_cpu.c - the "cpu" table of odb_batched_impl.h over the CPU
-   kernels of odb_batched.h, the family's registry, and the op names and
-   byte counts every backend shares. */
+   kernels of odb_batched.h, the family's registry, and the op names, the
+   stream factor's kernel names and the byte counts every backend
+   shares. */
 #include "odb_batched_impl.h"
 
 #include <stdlib.h>
@@ -26,6 +27,22 @@ odb_status odb_batched_op_parse(const char *name, odb_batched_op *out) {
     }
   return ODB_FAIL(ODB_ERR_NAME, "unknown batched op '%s' (known: lu, solve, "
                   "trsm, gemm, gemv)", name ? name : "(null)");
+}
+
+static const char *const kernel_names[] = { "auto", "row", "tile", "warp" };
+
+const char *odb_btd_kernel_name(odb_btd_kernel k) {
+  return (unsigned)k < 4 ? kernel_names[k] : "?";
+}
+
+odb_status odb_btd_kernel_parse(const char *name, odb_btd_kernel *out) {
+  for (int i = 0; i < 4; ++i)
+    if (name && strcmp(name, kernel_names[i]) == 0) {
+      *out = (odb_btd_kernel)i;
+      return ODB_OK;
+    }
+  return ODB_FAIL(ODB_ERR_NAME, "unknown stream factor kernel '%s' "
+                  "(known: auto, row, tile, warp)", name ? name : "(null)");
 }
 
 /* The fewest bytes of op without pivoting, read + written

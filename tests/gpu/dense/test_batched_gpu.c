@@ -537,7 +537,8 @@ static void check_btd_zero_pivot(odb_bgpu_variant v) {
 ** cannot hold (B 16 at VL 16 with many stages) are refused, not tested.
 */
 static void check_btd_factor_stream(long lines, int K, int b, int vl,
-                                    int stages, int tpl) {
+                                    int stages, int tpl,
+                                    odb_btd_kernel kern) {
   odb_blocktridiag *t = NULL, *tc = NULL;
   if (odb_blocktridiag_new(lines, K, b, ODB_LAYOUT_COMPACT, vl, &t) !=
       ODB_OK ||
@@ -560,11 +561,12 @@ static void check_btd_factor_stream(long lines, int K, int b, int vl,
   int ok = odb_blocktridiag_factor(tc, NULL) == ODB_OK &&
            odb_blocktridiag_solve(tc, x, len, NULL) == ODB_OK &&
            (dm = to_dev(odb_blocktridiag_blocks(t), bl)) != NULL;
-  odb_status st = ok ? odb_bgpu_btd_factor_stream(t, stages, tpl, dm, &bad)
+  odb_status st = ok ? odb_bgpu_btd_factor_stream(t, stages, tpl, kern, dm,
+                                                  &bad)
                      : ODB_ERR_NOMEM;
   if (st == ODB_ERR_ARG && strstr(odb_last_error(), "shared memory")) {
-    tap_diag("stream factor B=%d VL=%d stages %d: %s", b, vl, stages,
-             odb_last_error());
+    tap_diag("stream factor (%s) B=%d VL=%d stages %d: %s",
+             odb_btd_kernel_name(kern), b, vl, stages, odb_last_error());
     goto done;
   }
   ok = ok && st == ODB_OK && bad == -1 &&
@@ -584,10 +586,10 @@ static void check_btd_factor_stream(long lines, int K, int b, int vl,
   }
   if (!ok) tap_diag("failed: %s", odb_last_error());
   tap_ok(ok && dfac < 1e-13 && dsol[0] < AGREE && dsol[1] < AGREE,
-         "blocktridiag stream factor lines=%ld K=%d B=%d VL=%d stages %d, "
-         "%d threads per line: vs CPU factors %.1e; solves (stream, team) "
-         "vs CPU %.1e %.1e", lines, K, b, vl, stages, tpl, dfac, dsol[0],
-         dsol[1]);
+         "blocktridiag stream factor (%s) lines=%ld K=%d B=%d VL=%d stages "
+         "%d, %d threads per line: vs CPU factors %.1e; solves (stream, "
+         "team) vs CPU %.1e %.1e", odb_btd_kernel_name(kern), lines, K, b,
+         vl, stages, tpl, dfac, dsol[0], dsol[1]);
 done:
   odb_bgpu_free(dm);
   odb_bgpu_free(dx);
@@ -597,8 +599,10 @@ done:
 }
 
 /* The stream factor's explicit plans report a zero pivot as the others:
-   line 4 (row 2) before line 9 (row 1), whatever the threads per line. */
-static void check_btd_stream_zero_pivot(int b, int vl, int tpl) {
+   line 4 (row 2) before line 9 (row 1), whatever the kernel and threads
+   per line. */
+static void check_btd_stream_zero_pivot(int b, int vl, int tpl,
+                                        odb_btd_kernel kern) {
   odb_blocktridiag *t = NULL;
   double z[16 * 16] = { 0 }, *dm = NULL;
   long bad = -7;
@@ -608,13 +612,14 @@ static void check_btd_stream_zero_pivot(int b, int vl, int tpl) {
   size_t bl = odb_blocktridiag_blocks_len(t);
   odb_clear_error();
   int ok = (dm = to_dev(odb_blocktridiag_blocks(t), bl)) != NULL;
-  odb_status st = ok ? odb_bgpu_btd_factor_stream(t, 0, tpl, dm, &bad)
+  odb_status st = ok ? odb_bgpu_btd_factor_stream(t, 0, tpl, kern, dm, &bad)
                      : ODB_ERR_NOMEM;
   tap_ok(st == ODB_ERR_ARG && bad == 4 &&
          strstr(odb_last_error(), "line 4 has a zero or tiny pivot in the "
                 "diagonal block of row 2") != NULL,
-         "blocktridiag zero pivot stream factor B=%d VL=%d %d threads per "
-         "line: line %ld reported (%s)", b, vl, tpl, bad, odb_last_error());
+         "blocktridiag zero pivot stream factor (%s) B=%d VL=%d %d threads "
+         "per line: line %ld reported (%s)", odb_btd_kernel_name(kern), b, vl,
+         tpl, bad, odb_last_error());
   odb_bgpu_free(dm);
   odb_blocktridiag_free(t);
 }
@@ -623,9 +628,11 @@ static void check_btd_stream_zero_pivot(int b, int vl, int tpl) {
    memory): batched ops, the standard layout, B > 16, bad stage counts, a
    plan larger than shared memory; its factor runs the auto kernel. */
 static void check_stream_refusals(const odb_batch *bt) {
-  odb_blocktridiag *ts = NULL, *tc = NULL, *tb = NULL;
+  odb_blocktridiag *ts = NULL, *tc = NULL, *tb = NULL, *t13 = NULL;
   odb_bgpu_variant r = ODB_BGPU_AUTO, rf = ODB_BGPU_AUTO;
+  const odb_btd_kernel A = ODB_BTD_KERNEL_AUTO;
   odb_blocktridiag_new(5, 4, 3, ODB_LAYOUT_STANDARD, 1, &ts);
+  odb_blocktridiag_new(5, 4, 13, ODB_LAYOUT_COMPACT, 4, &t13);
   odb_blocktridiag_new(5, 4, 3, ODB_LAYOUT_COMPACT, 4, &tc);
   odb_blocktridiag_new(5, 4, 17, ODB_LAYOUT_COMPACT, 4, &tb);
   int ok = ts && tc && tb;
@@ -661,18 +668,36 @@ static void check_stream_refusals(const odb_batch *bt) {
   tap_ok(ok && odb_bgpu_btd_factor(ts, ODB_BGPU_STREAM, NULL, NULL) ==
          ODB_ERR_ARG && strstr(odb_last_error(), "GPU factor: variant stream "
                                "needs the compact layout") &&
-         odb_bgpu_btd_factor_stream(tc, 5, 0, NULL, NULL) == ODB_ERR_ARG &&
+         odb_bgpu_btd_factor_stream(tc, 5, 0, A, NULL, NULL) == ODB_ERR_ARG &&
          strstr(odb_last_error(), "stages = 5, allowed 1..4") &&
-         odb_bgpu_btd_factor_stream(tc, 0, 3, NULL, NULL) == ODB_ERR_ARG &&
-         strstr(odb_last_error(), "3 threads per line") &&
-         odb_bgpu_btd_factor_stream(tc, 0, 64, NULL, NULL) == ODB_ERR_ARG &&
-         strstr(odb_last_error(), "64 threads per line with VL 4; allowed "
-                "1, 2, 4 or 8 with VL*threads <= 32, or 16 or 32 with "
-                "VL*threads <= 256") &&
-         odb_bgpu_btd_factor_stream(tb, 0, 0, NULL, NULL) == ODB_ERR_ARG &&
+         odb_bgpu_btd_factor_stream(tc, 0, 3, A, NULL, NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "3 threads per line for the row kernel") &&
+         odb_bgpu_btd_factor_stream(tc, 0, 64, A, NULL, NULL) ==
+         ODB_ERR_ARG &&
+         strstr(odb_last_error(), "64 threads per line for the warp kernel "
+                "with VL 4 and B 3; allowed: row 1, 2, 4 or 8 with "
+                "VL*threads <= 32; tile 16 or 32, warp 8 (B <= 12), 16 or "
+                "32, with VL*threads <= 256") &&
+         odb_bgpu_btd_factor_stream(tc, 0, 16, ODB_BTD_KERNEL_ROW, NULL,
+                                    NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "16 threads per line for the row kernel") &&
+         odb_bgpu_btd_factor_stream(tc, 0, 8, ODB_BTD_KERNEL_TILE, NULL,
+                                    NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "8 threads per line for the tile kernel") &&
+         odb_bgpu_btd_factor_stream(t13, 0, 8, ODB_BTD_KERNEL_WARP, NULL,
+                                    NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "8 threads per line for the warp kernel "
+                "with VL 4 and B 13") &&
+         odb_bgpu_btd_factor_stream(tc, 0, 0, (odb_btd_kernel)9, NULL,
+                                    NULL) == ODB_ERR_ARG &&
+         strstr(odb_last_error(), "kernel 9 unknown") &&
+         odb_bgpu_btd_factor_stream(tb, 0, 0, A, NULL, NULL) == ODB_ERR_ARG &&
          strstr(odb_last_error(), "B <= 16"),
          "stream factor refused for the standard layout, stages 5, 3 and 64 "
-         "threads per line at VL 4, B 17");
+         "threads per line at VL 4, the row kernel with 16 threads, the "
+         "tile kernel with 8, the warp kernel with 8 at B 13, an unknown "
+         "kernel, B 17");
+  odb_blocktridiag_free(t13);
   odb_blocktridiag_free(tl);
   odb_blocktridiag_free(ts);
   odb_blocktridiag_free(tc);
@@ -758,7 +783,7 @@ static void check_btd_cublas(long lines, int K, int b, int vl) {
   double dfresh = ok ? btd_lines_diff(t, tc) : INFINITY;
   xp = xmalloc(wl);
   odb_blocktridiag_pack_rhs(t, rhs, xp);
-  odb_btd_plan plain = { 0, -1, 0, 1 };
+  odb_btd_plan plain = { 0, -1, 0, ODB_BTD_KERNEL_AUTO, 1 };
   ok = ok && (dx = to_dev(xp, wl)) != NULL &&
        ops->btd_solve_packed(t, s, v, &plain, dx, &sec2) == ODB_OK &&
        odb_bgpu_download(xp, dx, wl) == ODB_OK;
@@ -1041,8 +1066,11 @@ int main(int argc, char **argv) {
       }
     }
   }
-  /* the stream factor: B 2..16, every VL and threads per line, stages
-     1..4, K 1 and 2 and longer lines, line counts no multiple of VL */
+  /* the stream factor's row kernel: B 2..16, every VL and threads per
+     line, stages 1..4, K 1 and 2 and longer lines, line counts no multiple
+     of VL; the automatic plan */
+  const odb_btd_kernel KR = ODB_BTD_KERNEL_ROW, KT = ODB_BTD_KERNEL_TILE,
+                       KW = ODB_BTD_KERNEL_WARP, KA = ODB_BTD_KERNEL_AUTO;
   for (int b = 2; b <= 16; ++b) {
     static const int vl_t[][2] = { { 4, 1 }, { 4, 2 }, { 4, 4 }, { 4, 8 },
                                    { 8, 1 }, { 8, 2 }, { 8, 4 },
@@ -1051,46 +1079,57 @@ int main(int argc, char **argv) {
       if (quick && k % 3 != (b % 3)) continue;
       int vl = vl_t[k][0], tpl = vl_t[k][1];
       check_btd_factor_stream(vl + 3 + k, 1 + (k + b) % 2, b, vl,
-                              k % 5, tpl);
+                              k % 5, tpl, KR);
       if (!quick)
         check_btd_factor_stream(2 * vl + 1, 7 + b % 3, b, vl,
-                                1 + (k + b) % 4, tpl);
+                                1 + (k + b) % 4, tpl, KR);
     }
-    check_btd_factor_stream(37, 5, b, 8, 0, 0);
+    for (int vl = 4; vl <= 16; vl *= 2)
+      if (!quick || vl == 4 << b % 3)
+        check_btd_factor_stream(37, 5, b, vl, 0, 0, KA);
     if (b == 3 || b == 10 || b == 16)
-      for (int k = 0; k < 4; ++k) check_btd_stream_zero_pivot(b, 4, 1 << k);
+      for (int k = 0; k < 4; ++k)
+        check_btd_stream_zero_pivot(b, 4, 1 << k, KR);
   }
-  /* the tile kernel (16 and 32 threads per line, VL*threads <= 256):
-     B 9..16 and a few small B, every VL, stages 1..4 (0: automatic),
-     K 1, 2 and longer lines, line counts no multiple of VL; its zero
-     pivot report */
-  {
+  /* the tile and warp kernels (16 and 32 threads per line, and the warp
+     kernel's 8 up to B 12, VL*threads <= 256): B 9..16 and a few small
+     B, every VL, stages 1..4 (0: automatic), K 1, 2 and longer lines,
+     line counts no multiple of VL; their zero pivot report */
+  for (int kk = 0; kk < 2; ++kk) {
+    const odb_btd_kernel kern = kk ? KW : KT;
     static const int vl_t[][2] = { { 4, 16 }, { 4, 32 }, { 8, 16 },
-                                   { 8, 32 }, { 16, 16 } };
+                                   { 8, 32 }, { 16, 16 }, { 4, 8 },
+                                   { 8, 8 }, { 16, 8 } };
     static const int bs[] = { 2, 3, 5, 9, 10, 11, 12, 13, 14, 15, 16 };
     for (int i = 0; i < 11; ++i) {
       int b = bs[i];
-      for (int k = 0; k < 5; ++k) {
+      for (int k = 0; k < (kk ? 8 : 5); ++k) {
         if (quick && k % 2 != b % 2) continue;
         int vl = vl_t[k][0], tpl = vl_t[k][1];
+        if (tpl == 8 && b > 12) continue;
         check_btd_factor_stream(vl + 3 + k, 1 + (k + b) % 2, b, vl,
-                                (k + b) % 5, tpl);
+                                (k + b) % 5, tpl, kern);
         check_btd_factor_stream(2 * vl + 1, 7 + b % 3, b, vl,
-                                1 + (k + b) % 4, tpl);
+                                1 + (k + b) % 4, tpl, kern);
       }
       if (b == 3 || b == 10 || b == 16) {
-        check_btd_stream_zero_pivot(b, 4, 16);
-        check_btd_stream_zero_pivot(b, 4, 32);
-        check_btd_stream_zero_pivot(b, 8, 32);
-        check_btd_stream_zero_pivot(b, 16, 16);
+        check_btd_stream_zero_pivot(b, 4, 16, kern);
+        check_btd_stream_zero_pivot(b, 4, 32, kern);
+        check_btd_stream_zero_pivot(b, 8, 32, kern);
+        check_btd_stream_zero_pivot(b, 16, 16, kern);
+        if (kk && b <= 12) check_btd_stream_zero_pivot(b, 8, 8, kern);
       }
     }
   }
-  check_btd_factor_stream(45, 64, 10, 8, 0, 0);
-  check_btd_factor_stream(45, 64, 15, 4, 0, 8);
-  check_btd_factor_stream(45, 64, 15, 4, 0, 32);
-  check_btd_factor_stream(45, 64, 15, 4, 1, 32);
-  check_btd_factor_stream(61, 33, 12, 8, 2, 16);
+  check_btd_factor_stream(45, 64, 10, 8, 0, 0, KA);
+  check_btd_factor_stream(45, 64, 15, 4, 0, 8, KR);
+  check_btd_factor_stream(45, 64, 15, 4, 0, 32, KT);
+  check_btd_factor_stream(45, 64, 15, 4, 1, 32, KT);
+  check_btd_factor_stream(61, 33, 12, 8, 2, 16, KT);
+  check_btd_factor_stream(45, 64, 15, 4, 0, 16, KW);
+  check_btd_factor_stream(45, 64, 14, 4, 3, 32, KW);
+  check_btd_factor_stream(61, 33, 11, 4, 2, 8, KW);
+  check_btd_factor_stream(61, 33, 13, 8, 0, 0, KA);
   check_btd_zero_pivot(ODB_BGPU_STREAM);
   check_btd(9, 33, 3, 16, ODB_BGPU_SERIAL2);
   check_btd(21, 17, 7, 16, ODB_BGPU_TEAM);
