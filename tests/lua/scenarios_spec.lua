@@ -24,6 +24,8 @@ local QUICK = {
   mpi_krylov = { "--set V=4 --set reps=2 --set solves=1 --set formats=csr" },
   tsm_cpu = { "--set widths=1,3 --set mib=4 --set reps=1" },
   blocktridiag = { "--set blocks=3 --set rows=4096 --set reps=1 --set peers=none" },
+  blocktridiag_tune = { "--set blocks=3 --set gpu_bytes=2^20 --set reps=1 "
+                        .. "--set cache=off", skip = "no GPU" },
   peer_arkode = { "--set steps=2 --set steps_c=20", skip = "no \"arkode\" variant" },
   reservoir_spmv = { "--set k=2 --set patterns=b --set reps=2 --set tune_reps=1",
                      skip = "no GPU" },
