@@ -36,6 +36,20 @@ local reps      = ob.param("reps", 5)          -- factor runs per timing
 local cache     = ob.param("cache", "auto")    -- tuning database
 local strategy  = ob.param("strategy", "exhaustive")
 
+local function split(s)
+  local t = {}
+  for x in tostring(s):gmatch("[^,%s]+") do
+    local b = math.tointeger(tonumber(x))
+    if not b or b < 2 or b > 16 then
+      error(string.format("blocks: '%s' is not a block size of the stream "
+                          .. "factor (integers 2..16)", x), 0)
+    end
+    t[#t + 1] = b
+  end
+  return t
+end
+local bs = split(blocks)
+
 if not ob.blocktridiag then
   print("blocktridiag_tune: ob.blocktridiag is not in this build; nothing to tune")
   return
@@ -51,19 +65,9 @@ local copy = gpu.copy_gbs
 print(string.format("GPU %s (cc %s, %d SMs): copy bandwidth %.0f GB/s",
                     gpu.name, gpu.cc, gpu.sm_count, copy))
 
-local function split(s)
-  local t = {}
-  for x in tostring(s):gmatch("[^,%s]+") do t[#t + 1] = tonumber(x) end
-  return t
-end
-
 local VLS = { 4, 8, 16 }
 local csv = {}
-for _, B in ipairs(split(blocks)) do
-  if B < 2 or B > 16 then
-    error(string.format("blocks: %d is outside 2..16 (the stream factor's "
-                        .. "block sizes)", B), 0)
-  end
+for _, B in ipairs(bs) do
   local lines = math.max(1, math.floor(gpu_bytes / (length * 3 * B * B * 8)))
   local objs = {}
   for _, vl in ipairs(VLS) do
@@ -71,13 +75,16 @@ for _, B in ipairs(split(blocks)) do
                                  layout = "compact", vl = vl,
                                  backend = "cuda", variant = "stream" }
   end
-  local bytes          -- the fewest bytes of one factor (the same for all)
+  -- each VL's automatic plan first: its GB/s, and the fewest bytes of one
+  -- factor (the same at every VL), which the tuner's seconds divide
+  local auto, bytes = {}, nil
+  for _, vl in ipairs(VLS) do
+    auto[vl] = objs[vl]:bench { op = "factor", reps = reps }
+    bytes = auto[vl].gbs * 1e9 * auto[vl].seconds
+  end
   local function bench(c)
-    local r = objs[c.vl]:bench { op = "factor", reps = reps,
-                                 kernel = c.kernel, threads = c.threads,
-                                 stages = c.stages }
-    bytes = bytes or r.gbs * 1e9 * r.seconds
-    return r
+    return objs[c.vl]:bench { op = "factor", reps = reps, kernel = c.kernel,
+                              threads = c.threads, stages = c.stages }
   end
   local t = ob.tune {
     label = string.format("btd_factor B=%d length=%d lines=%d", B, length,
@@ -100,7 +107,7 @@ for _, B in ipairs(split(blocks)) do
     verify = false,
     measure = { warmup = 0, min_reps = 3, max_reps = 3 },
   }
-  local function gbs(sec) return bytes and bytes / sec / 1e9 or 0 end
+  local function gbs(sec) return bytes / sec / 1e9 end
   local best = t.best
   print(string.format("B %2d: %d lines of %d; the tuner (%s, %d evaluations, "
                       .. "%d from the database): vl=%d kernel=%s threads=%d "
@@ -115,7 +122,7 @@ for _, B in ipairs(split(blocks)) do
                 gbs = gbs(t.best_median),
                 copy_pct = 100 * gbs(t.best_median) / copy }
   for _, vl in ipairs(VLS) do
-    local r = objs[vl]:bench { op = "factor", reps = reps }
+    local r = auto[vl]
     print(string.format("      automatic plan at VL %2d: %.1f GB/s, %.1f%% of "
                         .. "copy (%.2fx the tuner's time)", vl, r.gbs,
                         100 * r.gbs / copy, r.seconds / t.best_median))
