@@ -238,6 +238,32 @@ k_btd_factor_stream(double *M, int K, int stages, long n,
 #endif
 }
 
+/* Step s's stage [C_s | A_{s+1} | D_{s+1}] (s < K - 1; none past it) into
+   slot s % stages of the ring stg, by bulk copies completing on that
+   slot's mbarrier: the tile and warp kernels (the row kernel's also brings
+   D_0). One thread calls it. */
+template <int BLK>
+static __device__ __forceinline__ void fs_stage_issue(unsigned bar0,
+                                                      double *stg,
+                                                      const double *pm,
+                                                      int s, int K,
+                                                      int stages) {
+  if (s >= K - 1) return;
+  const unsigned bar = bar0 + 8 * (s % stages);
+  odb_mbar_expect(bar, 8u * 3u * BLK);
+  double *dst = stg + (size_t)(s % stages) * 3 * BLK;
+  const double *src = pm + ((size_t)s * 3 + 2) * BLK;
+  for (int w = 0; w < 3; ++w)
+    odb_bulk_g2s(dst + (size_t)w * BLK, src + (size_t)w * BLK, 8u * BLK,
+                 bar);
+}
+
+/* The tile and warp kernels: entry (a, b) of a thread's tile of a
+   quadrant (rows tr + TR a, columns tc + TC b; off is entry (tr, tc) of
+   its line) and whether it lies inside the B x B block. */
+#define FS_OFF(a, b) (off + (TR * (a) * B + TC * (b)) * VL)
+#define FS_IN(a, b) (tr + TR * (a) < B && tc + TC * (b) < B)
+
 /*
 ** The tile kernel: T = 16 or 32 threads per line, VL*T <= 256 (two to
 ** eight warps per pack), for B where one line's rows are too few work for
@@ -274,7 +300,6 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
   constexpr int blk = B * B * VL;
   constexpr int TR = T >= 32 ? 8 : 4, TC = T / TR;
   constexpr int NR = (B + TR - 1) / TR, NC = (B + TC - 1) / TC;
-  constexpr unsigned stage_bytes = 8u * 3u * blk;
   const int l = threadIdx.x % VL, t = threadIdx.x / VL;
   const int tr = t % TR, tc = t / TR;
   const size_t pk = blockIdx.x;
@@ -286,23 +311,12 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
   double *fsm = sm + 8 * B * VL + l;           /* 2 x T partial sums */
   double *stg = sm + 8 * B * VL + 2 * T * VL;  /* stages * 3 blocks */
   const int off = (tr * B + tc) * VL + l;      /* entry (tr, tc) */
-  /* entry (a, b) of a thread's tile of a quadrant: rows tr + TR a,
-     columns tc + TC b */
-#define FT_OFF(a, b) (off + (TR * (a) * B + TC * (b)) * VL)
-#define FT_IN(a, b) (tr + TR * (a) < B && tc + TC * (b) < B)
   if (threadIdx.x == 0)
     for (int s = 0; s < stages; ++s) odb_mbar_init(bar0 + 8 * s, 1);
   __syncthreads();
   /* step s's stage (s < K - 1), by thread 0 */
   auto issue = [&](int s) {
-    if (threadIdx.x != 0 || s >= K - 1) return;
-    const unsigned bar = bar0 + 8 * (s % stages);
-    odb_mbar_expect(bar, stage_bytes);
-    double *dst = stg + (size_t)(s % stages) * 3 * blk;
-    const double *src = pm + ((size_t)s * 3 + 2) * blk;
-    for (int w = 0; w < 3; ++w)
-      odb_bulk_g2s(dst + (size_t)w * blk, src + (size_t)w * blk, 8u * blk,
-                   bar);
+    if (threadIdx.x == 0) fs_stage_issue<blk>(bar0, stg, pm, s, K, stages);
   };
   for (int s = 0; s < stages; ++s) issue(s);
   double x[2 * NR][2 * NC];                    /* [D C; A D'] tiles */
@@ -310,7 +324,7 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
   for (int a = 0; a < NR; ++a)
 #pragma unroll
     for (int b = 0; b < NC; ++b)
-      x[a][b] = FT_IN(a, b) ? pm[blk + FT_OFF(a, b)] : 0.0;
+      x[a][b] = FS_IN(a, b) ? pm[blk + FS_OFF(a, b)] : 0.0;
   bool reported = false;
   for (int r = 0; r < K; ++r) {
     const bool more = r + 1 < K;
@@ -322,10 +336,10 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
       for (int a = 0; a < NR; ++a)
 #pragma unroll
         for (int b = 0; b < NC; ++b) {
-          const bool in = FT_IN(a, b);
-          x[a][NC + b] = in ? S[FT_OFF(a, b)] : 0.0;
-          x[NR + a][b] = in ? S[blk + FT_OFF(a, b)] : 0.0;
-          x[NR + a][NC + b] = in ? S[2 * blk + FT_OFF(a, b)] : 0.0;
+          const bool in = FS_IN(a, b);
+          x[a][NC + b] = in ? S[FS_OFF(a, b)] : 0.0;
+          x[NR + a][b] = in ? S[blk + FS_OFF(a, b)] : 0.0;
+          x[NR + a][NC + b] = in ? S[2 * blk + FS_OFF(a, b)] : 0.0;
         }
       /* these generic-proxy reads before the copy engine's refill */
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -405,12 +419,12 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
     for (int a = 0; a < NR; ++a)
 #pragma unroll
       for (int b = 0; b < NC; ++b)
-        if (FT_IN(a, b)) {
+        if (FS_IN(a, b)) {
           const bool row0 = tr + TR * a == 0;
-          if (r > 0 || !row0) Dg[FT_OFF(a, b)] = x[a][b];
+          if (r > 0 || !row0) Dg[FS_OFF(a, b)] = x[a][b];
           if (more) {
-            if (!row0) Dg[blk + FT_OFF(a, b)] = x[a][NC + b];
-            Ag[FT_OFF(a, b)] = x[NR + a][b];
+            if (!row0) Dg[blk + FS_OFF(a, b)] = x[a][NC + b];
+            Ag[FS_OFF(a, b)] = x[NR + a][b];
           }
         }
     if (!more) break;
@@ -419,8 +433,6 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
 #pragma unroll
       for (int b = 0; b < NC; ++b) x[a][b] = x[NR + a][NC + b];
   }
-#undef FT_OFF
-#undef FT_IN
 #endif
 }
 
@@ -458,7 +470,6 @@ k_btd_factor_warp(double *M, int K, int stages, long n,
   constexpr int blk = B * B * VL;
   constexpr int TR = T >= 32 ? 8 : 4, TC = T / TR;
   constexpr int NR = (B + TR - 1) / TR, NC = (B + TC - 1) / TC;
-  constexpr unsigned stage_bytes = 8u * 3u * blk;
   constexpr unsigned FULL = 0xFFFFFFFFu;
   const int l = threadIdx.x / T, t = threadIdx.x % T;
   const int tr = t % TR, tc = t / TR;
@@ -469,21 +480,12 @@ k_btd_factor_warp(double *M, int K, int stages, long n,
   const unsigned bar0 = odb_smem_u32(sm_raw);
   double *stg = (double *)(sm_raw + 128);      /* stages * 3 blocks */
   const int off = (tr * B + tc) * VL + l;      /* entry (tr, tc) */
-#define FW_OFF(a, b) (off + (TR * (a) * B + TC * (b)) * VL)
-#define FW_IN(a, b) (tr + TR * (a) < B && tc + TC * (b) < B)
   if (threadIdx.x == 0)
     for (int s = 0; s < stages; ++s) odb_mbar_init(bar0 + 8 * s, 1);
   __syncthreads();
   /* step s's stage (s < K - 1), by thread 0 */
   auto issue = [&](int s) {
-    if (threadIdx.x != 0 || s >= K - 1) return;
-    const unsigned bar = bar0 + 8 * (s % stages);
-    odb_mbar_expect(bar, stage_bytes);
-    double *dst = stg + (size_t)(s % stages) * 3 * blk;
-    const double *src = pm + ((size_t)s * 3 + 2) * blk;
-    for (int w = 0; w < 3; ++w)
-      odb_bulk_g2s(dst + (size_t)w * blk, src + (size_t)w * blk, 8u * blk,
-                   bar);
+    if (threadIdx.x == 0) fs_stage_issue<blk>(bar0, stg, pm, s, K, stages);
   };
   for (int s = 0; s < stages; ++s) issue(s);
   double x[2 * NR][2 * NC];                    /* [D C; A D'] tiles */
@@ -491,7 +493,7 @@ k_btd_factor_warp(double *M, int K, int stages, long n,
   for (int a = 0; a < NR; ++a)
 #pragma unroll
     for (int b = 0; b < NC; ++b)
-      x[a][b] = FW_IN(a, b) ? pm[blk + FW_OFF(a, b)] : 0.0;
+      x[a][b] = FS_IN(a, b) ? pm[blk + FS_OFF(a, b)] : 0.0;
   bool reported = false;
   for (int r = 0; r < K; ++r) {
     const bool more = r + 1 < K;
@@ -510,10 +512,10 @@ k_btd_factor_warp(double *M, int K, int stages, long n,
       for (int a = 0; a < NR; ++a)
 #pragma unroll
         for (int b = 0; b < NC; ++b) {
-          const bool in = FW_IN(a, b);
-          x[a][NC + b] = in ? S[FW_OFF(a, b)] : 0.0;
-          x[NR + a][b] = in ? S[blk + FW_OFF(a, b)] : 0.0;
-          x[NR + a][NC + b] = in ? S[2 * blk + FW_OFF(a, b)] : 0.0;
+          const bool in = FS_IN(a, b);
+          x[a][NC + b] = in ? S[FS_OFF(a, b)] : 0.0;
+          x[NR + a][b] = in ? S[blk + FS_OFF(a, b)] : 0.0;
+          x[NR + a][NC + b] = in ? S[2 * blk + FS_OFF(a, b)] : 0.0;
         }
     } else {
 #pragma unroll
@@ -600,11 +602,11 @@ k_btd_factor_warp(double *M, int K, int stages, long n,
     for (int a = 0; a < NR; ++a)
 #pragma unroll
       for (int b = 0; b < NC; ++b)
-        if (FW_IN(a, b)) {
-          S[2 * blk + FW_OFF(a, b)] = x[a][b];
+        if (FS_IN(a, b)) {
+          S[2 * blk + FS_OFF(a, b)] = x[a][b];
           if (more) {
-            S[FW_OFF(a, b)] = x[a][NC + b];
-            S[blk + FW_OFF(a, b)] = x[NR + a][b];
+            S[FS_OFF(a, b)] = x[a][NC + b];
+            S[blk + FS_OFF(a, b)] = x[NR + a][b];
           }
         }
     odb_bulk_fence();
@@ -624,10 +626,11 @@ k_btd_factor_warp(double *M, int K, int stages, long n,
       for (int b = 0; b < NC; ++b) x[a][b] = x[NR + a][NC + b];
   }
   if (threadIdx.x == 0) odb_bulk_wait_all();
-#undef FW_OFF
-#undef FW_IN
 #endif
 }
+
+#undef FS_OFF
+#undef FS_IN
 
 /* {====== plans and launches */
 
