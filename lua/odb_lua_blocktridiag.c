@@ -220,7 +220,7 @@ static odb_status btd_sample(void *ud, double *sec) {
 ** of its cuBLAS calls, the copies to and from its column-major blocks and
 ** right-hand side not timed); variant stream
 ** takes a plan: for the solve stages (2..16), y_on_chip (0 or 1) and
-** threads (per line: 1, 2 or 4), each 0 (-1 for y_on_chip) or absent for
+** threads (per line: 1, 2, 4 or 8), each 0 (-1 for y_on_chip) or absent for
 ** automatic (odb_bgpu_btd_solve_stream); for the factor stages (1..4),
 ** kernel ("row", "tile", "warp"; absent or "auto": chosen with threads)
 ** and threads (row: 1, 2, 4 or 8 with VL*threads <= 32; tile: 16 or 32,

@@ -368,14 +368,14 @@ local function gpu_lines(B)
                              threads = th, stages = 1 })
           end
         end
-        -- the stream solve: its automatic plan, then 1, 2 and 4 threads
-        -- per line (they share the block-vector products; 2 needs B >= 5
-        -- and VL 8 or 16, 4 needs B >= 5 and VL 8), on the same factored
-        -- lines
+        -- the stream solve: its automatic plan, then 1, 2, 4 and 8
+        -- threads per line (they share the block-vector products; more
+        -- than one needs B >= 5 and VL times threads at most 32), on the
+        -- same factored lines
         record("gpu", "btdsolve", B, impl .. " auto", lay, lines * length,
                t:bench { op = "solve", reps = gpu_reps })
-        for _, th in ipairs { 1, 2, 4 } do
-          if th == 1 or (B >= 5 and vl >= 8 and (th == 2 or vl == 8)) then
+        for _, th in ipairs { 1, 2, 4, 8 } do
+          if th == 1 or (B >= 5 and vl * th <= 32) then
             record("gpu", "btdsolve", B, impl .. " T" .. th, lay,
                    lines * length, t:bench { op = "solve", reps = gpu_reps,
                                              threads = th })

@@ -409,7 +409,8 @@ k_btd_factor_team(double *M, long nlanes, int vl, int K, long n,
 
 /*
 ** Stream variant of the solve (sm_90): a block of VL*T threads per pack,
-** T threads per line (T = 1, 2 or 4; with T > 1 thread t computes rows t,
+** T threads per line (T = 1, 2, 4 or 8, VL*T <= 32: a warp per pack at
+** most; with T > 1 thread t computes rows t,
 ** t+T, ... of the block-vector products A_r y and C_r x and the rows are
 ** gathered through shuffles, the triangular solves running on every
 ** thread). Row r of a pack's blocks is contiguous ([A_r | D_r |
@@ -704,7 +705,7 @@ static void run_btd(const odb_blocktridiag *t, int lpt, int solve, double *M,
 /* Plan of a stream solve. */
 typedef struct stream_plan {
   int stages, ysm;
-  int tpl;           /* threads per line: 1, 2 or 4 */
+  int tpl;           /* threads per line: 1, 2, 4 or 8 */
   size_t smem;       /* dynamic shared memory per block, bytes */
 } stream_plan;
 
@@ -722,20 +723,23 @@ static void launch_stream(const odb_blocktridiag *t, const stream_plan *p,
       M, X, odb_blocktridiag_length(t), p->stages, p->ysm);
 }
 
-/* VL 4, 8 or 16; T 2 only for B >= 5 and VL 8 or 16, T 4 only for B >= 5
-   and VL 8 (checked by the caller); B = 0 never gets here. */
+/* VL 4, 8 or 16; T > 1 only for B >= 5 with VL*T <= 32 (checked by the
+   caller); B = 0 never gets here. */
 template <int B>
 static void run_btd_stream(const odb_blocktridiag *t, const stream_plan *p,
                            int smem_max, const double *M, double *X) {
   if constexpr (B > 0) {
     int vl = odb_blocktridiag_batch(t)->vl;
     if constexpr (B >= 5) {
-      if (p->tpl == 2 && vl == 8)
-        return launch_stream<B, 8, 2>(t, p, smem_max, M, X);
-      if (p->tpl == 2)
-        return launch_stream<B, 16, 2>(t, p, smem_max, M, X);
-      if (p->tpl == 4)
-        return launch_stream<B, 8, 4>(t, p, smem_max, M, X);
+      switch (vl * 64 + p->tpl) {
+      case 4 * 64 + 2: return launch_stream<B, 4, 2>(t, p, smem_max, M, X);
+      case 4 * 64 + 4: return launch_stream<B, 4, 4>(t, p, smem_max, M, X);
+      case 4 * 64 + 8: return launch_stream<B, 4, 8>(t, p, smem_max, M, X);
+      case 8 * 64 + 2: return launch_stream<B, 8, 2>(t, p, smem_max, M, X);
+      case 8 * 64 + 4: return launch_stream<B, 8, 4>(t, p, smem_max, M, X);
+      case 16 * 64 + 2: return launch_stream<B, 16, 2>(t, p, smem_max, M, X);
+      default: break;
+      }
     }
     switch (vl) {
     case 4: launch_stream<B, 4, 1>(t, p, smem_max, M, X); break;
@@ -804,12 +808,22 @@ const char *stream_unfit(const odb_blocktridiag *t) {
 ** not fit is refused.
 */
 #define STREAM_STAGES 4
-/* Two threads per line from this B up (VL 8 and 16): they share the
+/* The automatic threads per line of the solve: they share the
    block-vector products, whose per-step instruction chains limit a single
-   thread per line (H200, scenarios/blocktridiag.lua: B = 9 and 10 at VL 16
-   87.6 and 77.0% of the copy bandwidth with one thread, 88.3 and 85.7%
-   with two; B = 5 and 7 within 1% either way). */
-#define STREAM_T2_B 9
+   thread per line, and at VL 4 they also fill the block's warp. At VL 16
+   and 8 two from B = 8 (and four from B = 14 at VL 8), at VL 4 four from
+   B = 7 and eight from B = 13; one below. Measured on an H200, % of the
+   copy bandwidth, one thread against the plan's (BENCHMARKS.md, "More
+   threads a line for the stream solve"): VL 4 B = 8 65.1 -> 79.3, B = 10
+   60.8 -> 77.8, B = 12 43.5 -> 65.6, B = 13 44.4 -> 73.7, B = 15 43.7 ->
+   65.9; VL 8 B = 14 and 15 at two threads 62.8 and 61.2, at four 67.6 and
+   66.6; VL 16 B = 8 73.9 -> 85.6; B = 5 and 6 within 1% either way. */
+#define STREAM_T2_B 8
+static int stream_auto_tpl(int b, int vl) {
+  if (vl == 4) return b >= 13 ? 8 : b >= 7 ? 4 : 1;
+  if (vl == 8 && b >= 14) return 4;
+  return b >= STREAM_T2_B ? 2 : 1;
+}
 
 /* Blocks of smem bytes resident per SM (at most 32). */
 long stream_per_sm(size_t smem) {
@@ -828,13 +842,12 @@ static odb_status stream_plan_of(const odb_blocktridiag *t, int stages,
   if (stages != 0 && (stages < 2 || stages > STREAM_BARS))
     return ODB_FAIL(ODB_ERR_ARG, "stream solve: stages = %d, allowed 2..%d "
                     "(0: automatic)", stages, STREAM_BARS);
-  if (tpl == 0)
-    tpl = bt->b >= STREAM_T2_B && bt->vl >= 8 ? 2 : 1;
-  if (!(tpl == 1 || (tpl == 2 && bt->b >= 5 && bt->vl >= 8) ||
-        (tpl == 4 && bt->b >= 5 && bt->vl == 8)))
+  if (tpl == 0) tpl = stream_auto_tpl(bt->b, bt->vl);
+  if (!(tpl == 1 || ((tpl == 2 || tpl == 4 || tpl == 8) && bt->b >= 5 &&
+                     tpl * bt->vl <= 32)))
     return ODB_FAIL(ODB_ERR_ARG, "stream solve: %d threads per line on B "
-                    "%d, VL %d; allowed 1, 2 (B >= 5, VL 8 or 16) and 4 "
-                    "(B >= 5, VL 8), 0: automatic", tpl, bt->b, bt->vl);
+                    "%d, VL %d; allowed 1, and 2, 4 or 8 for B >= 5 with "
+                    "VL*threads <= 32 (0: automatic)", tpl, bt->b, bt->vl);
   p->tpl = tpl;
   size_t b = (size_t)bt->b, vl = (size_t)bt->vl;
   size_t stage = 8 * (2 * b * b + b) * vl;

@@ -242,9 +242,10 @@ odb_status odb_bgpu_btd_resolve(const odb_blocktridiag *t, odb_bgpu_variant v,
 ** where 2 do) shared-memory stages of one block row each, and whether the
 ** intermediate y of the forward sweep stays in shared memory (y_on_chip
 ** 1) or goes through dxp (0, and -1: automatic), and the threads per line
-** (1; 2 for B >= 5 and VL 8 or 16; 4 for B >= 5 and VL 8; 0: automatic,
-** 2 from B = 9 with VL 8 or 16, else 1), which share the block-vector
-** products. Refuses a plan that does not fit the device's shared memory.
+** (1, and 2, 4 or 8 for B >= 5 with VL*threads <= 32; 0: automatic, by
+** B and VL: odb_batched_btd.cu, stream_auto_tpl), which share the
+** block-vector products. Refuses a plan that does not fit the device's
+** shared memory.
 */
 odb_status odb_bgpu_btd_solve_stream(const odb_blocktridiag *t, int stages,
                                      int y_on_chip, int threads_per_line,

@@ -1055,9 +1055,16 @@ int main(int argc, char **argv) {
       check_btd_plan(5, 1, b, 16, ODB_BGPU_STREAM, (splan){ 3, 1, 0 });
       check_btd_plan(21, 3, b, 4, ODB_BGPU_STREAM, (splan){ 5, -1, 1 });
     }
-    if (b >= 5 && b <= 16) {       /* threads per line 2 and 4 */
+    if (b >= 5 && b <= 16) {       /* threads per line 2, 4 and 8 */
       check_btd_plan(37, 5, b, 8, ODB_BGPU_STREAM, (splan){ 0, -1, 2 });
       check_btd_plan(29, 6, b, 8, ODB_BGPU_STREAM, (splan){ 3, 0, 4 });
+      check_btd_plan(23, 6, b, 4, ODB_BGPU_STREAM,
+                     (splan){ 0, -1, 2 << b % 3 });
+      if (!quick) {
+        check_btd_plan(9, 7, b, 4, ODB_BGPU_STREAM, (splan){ 3, 1, 2 });
+        check_btd_plan(14, 3, b, 4, ODB_BGPU_STREAM, (splan){ 2, 0, 4 });
+        check_btd_plan(30, 1, b, 4, ODB_BGPU_STREAM, (splan){ 0, 0, 8 });
+      }
       if (!quick) {
         check_btd_plan(35, 4, b, 16, ODB_BGPU_STREAM, (splan){ 2, 1, 2 });
         check_btd_plan(11, 1, b, 8, ODB_BGPU_STREAM, (splan){ 0, 1, 4 });
