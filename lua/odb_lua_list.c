@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "odb_batched_impl.h"
 #include "odb_kernels.h"
 #include "odb_tsm.h"
 
@@ -150,11 +151,42 @@ static const struct { odb_tsm_op op; const char *doc; } kernels[] = {
                   "dtypes and backends" },
 };
 
-/* problems, methods, variants, kernels, backends (registered) and notes
-   (missing). */
+/* Calls fn for every variant of the batched dense family (ob.batched,
+   ob.blocktridiag), backend by backend ("cpu", then "cuda" where this
+   build registers it): its name ("auto" for the CPU's one), backend and
+   what it runs with the file of its code. */
+static void each_dense(void (*fn)(void *ud, const char *name,
+                                  const char *backend, const char *doc),
+                       void *ud) {
+  static const char *const backends[] = { "cpu", "cuda" };
+  for (int b = 0; b < 2; ++b) {
+    const odb_batched_ops *ops = NULL;
+    if (odb_batched_impl_find(backends[b], &ops) != ODB_OK || !ops) {
+      odb_clear_error();
+      continue;
+    }
+    for (int v = 0; ops->variant_doc && ops->variant_doc(v); ++v)
+      fn(ud, b == 0 ? "auto" : ops->variant_name(v), ops->backend,
+         ops->variant_doc(v));
+  }
+}
+
+/* each_dense's rows into the table at the top of L. */
+static void push_dense_row(void *ud, const char *name, const char *backend,
+                           const char *doc) {
+  lua_State *L = ud;
+  lua_createtable(L, 0, 3);
+  set_str(L, "name", name);
+  set_str(L, "backend", backend);
+  set_str(L, "doc", doc);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+}
+
+/* problems, methods, variants, kernels, dense (the batched family's
+   variants), backends (registered) and notes (missing). */
 void odbL_push_list(lua_State *L, odb_ctx *c) {
   int n;
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 7);
   n = odb_problem_type_count();
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
@@ -190,6 +222,9 @@ void odbL_push_list(lua_State *L, odb_ctx *c) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "kernels");
+  lua_newtable(L);
+  each_dense(push_dense_row, L);
+  lua_setfield(L, -2, "dense");
   lua_createtable(L, c->nbackends, 0);
   for (int i = 0; i < c->nbackends; ++i) {
     odb_device_info d;
@@ -276,6 +311,20 @@ static void print_kernels(FILE *f) {
             kernels[i].doc);
 }
 
+/* each_dense's rows as lines of f. */
+static void print_dense_row(void *ud, const char *name, const char *backend,
+                            const char *doc) {
+  fprintf((FILE *)ud, "  %-12s %-8s %s\n", name, backend, doc);
+}
+
+/* One line per variant of the batched dense family (ob.batched,
+   ob.blocktridiag): name, backend, what it runs and where. */
+static void print_dense(FILE *f) {
+  fprintf(f, "\ndense variants (ob.batched, ob.blocktridiag)\n  %-12s %-8s "
+          "%s\n", "name", "backend", "what it does");
+  each_dense(print_dense_row, f);
+}
+
 /* Registered backends with their device, then the notes on missing ones. */
 static void print_backends(odb_ctx *c, FILE *f) {
   fprintf(f, "\nbackends\n");
@@ -295,6 +344,7 @@ void odbL_print_list(odb_ctx *c, FILE *f) {
   print_methods(f);
   print_variants(f);
   print_kernels(f);
+  print_dense(f);
   print_backends(c, f);
 }
 

@@ -63,9 +63,12 @@ typedef struct odb_batched_ops {
 
   /* ODB_OK when this run can use the backend; else why not. */
   odb_status (*ready)(struct odb_ctx *ctx);
-  /* Variants (0 is "auto" everywhere): parse a name; the name of one. */
+  /* Variants (0 is "auto" everywhere): parse a name; the name of one;
+     what variant v runs and the file of its code, for odebench --list
+     (NULL past the last; the CPU lists its one, v = 0). */
   odb_status (*variant_parse)(const char *name, int *out);
   const char *(*variant_name)(int v);
+  const char *(*variant_doc)(int v);
 
   /* {====== batches of matrices */
   odb_status (*batch_init)(odb_batch *bt, odb_batched_layout layout, long n,

@@ -64,6 +64,30 @@ static const char *cuda_variant_name(int v) {
   return odb_bgpu_variant_name((odb_bgpu_variant)v);
 }
 
+/* What each variant runs and where, for odebench --list. */
+static const char *cuda_variant_doc(int v) {
+  static const char *const docs[] = {
+    "the one picked for the op, layout and B: stream for the lines where it "
+    "runs (gpu/dense/odb_batched_gpu.cu, odb_bgpu_pick; lines: "
+    "gpu/dense/odb_batched_btd.cu, odb_bgpu_btd_pick)",
+    "a thread per matrix, or per line (gpu/dense/odb_batched_compact.cu; "
+    "lines: gpu/dense/odb_batched_btd.cu)",
+    "a thread per two adjacent lanes, 16-byte accesses (compact layout, "
+    "even VL; LU and solve: gpu/dense/odb_batched_compact.cu; lines: "
+    "gpu/dense/odb_batched_btd.cu)",
+    "B threads per matrix, thread i owning row i (gpu/dense/"
+    "odb_batched_compact.cu; lines, B <= 16: gpu/dense/odb_batched_btd.cu)",
+    "lines only (compact, VL 4, 8 or 16, B <= 16, compute capability 9.0): "
+    "a block of threads per pack fed by bulk copies into shared memory; the "
+    "factor's row, tile and warp kernels (t:bench{kernel = ...}: "
+    "gpu/dense/odb_btd_factor_stream.cu), the solve "
+    "(gpu/dense/odb_batched_btd.cu)",
+    "lines only: the same block LU and solve as cuBLAS batched calls per "
+    "block row, the peer (gpu/dense/odb_batched_cublas.cu)",
+  };
+  return v >= 0 && v < (int)(sizeof docs / sizeof docs[0]) ? docs[v] : NULL;
+}
+
 static odb_status cuda_resolve(const odb_batch *bt, odb_batched_op op, int v,
                                int *out) {
   odb_bgpu_variant r = ODB_BGPU_AUTO;
@@ -520,6 +544,7 @@ const odb_batched_ops odb_batched_cuda_ops = {
   .backend = "cuda", .memory = "device", .says_why = 1,
   .ready = cuda_ready,
   .variant_parse = cuda_variant_parse, .variant_name = cuda_variant_name,
+  .variant_doc = cuda_variant_doc,
   .batch_init = odb_bgpu_batch_init, .resolve = cuda_resolve,
   .check_memory = cuda_check_memory,
   .alloc = odb_bgpu_alloc, .free = cuda_free, .copy = odb_bgpu_copy,

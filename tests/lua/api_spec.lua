@@ -396,6 +396,27 @@ describe("the run", function()
       assert.is_true(kk:check() <= 1e-12, k.name)
       kk:close()
     end
+    -- the dense family's variants: the CPU's first, each naming the file
+    -- of its code; every GPU one is a variant ob.blocktridiag accepts
+    assert.are.equal("auto", l.dense[1].name)
+    assert.are.equal("cpu", l.dense[1].backend)
+    local src = os.getenv("ODEBENCH_SRC")
+    for _, d in ipairs(l.dense) do
+      assert.is_truthy(d.doc:match("[%w_/]+%.cu?%f[^%w]"), d.name)
+      for path in d.doc:gmatch("%a+/[%w_/]+%.cu?%f[^%w]") do
+        if src then   -- every file named is in the tree
+          local f = io.open(src .. "/" .. path)
+          assert.is_truthy(f, path)
+          if f then f:close() end
+        end
+      end
+      if d.backend == "cuda" then
+        local ok, err = pcall(ob.blocktridiag, { lines = 1, length = 2,
+                                                 block = 3, backend = "cuda",
+                                                 variant = d.name })
+        assert.is_true(ok or not err:find("unknown", 1, true), err)
+      end
+    end
   end)
 
   it("describes the machine", function()

@@ -64,7 +64,23 @@ describe("odebench", function()
     assert.are.equal(0, code)
     for _, name in ipairs { "problems", "methods", "variants", "kernels", "backends",
                             "bruss2d", "heun_euler", "bs3", "rk4", "dopri5",
-                            "verner65", "plain", "fused", "tsmttsm", "tsmm", "cpu" } do
+                            "verner65", "plain", "fused", "tsmttsm", "tsmm", "cpu",
+                            "dense variants (ob.batched, ob.blocktridiag)",
+                            "core/dense/batched/blocktridiag.c" } do
+      has(out, name)
+    end
+  end)
+
+  it("--list names each dense GPU variant with the file of its code", function()
+    local code, out = run { "--list" }
+    assert.are.equal(0, code)
+    if not out:find("cuda     a thread per matrix", 1, true) then
+      return   -- a build without CUDA lists the CPU's alone
+    end
+    for _, name in ipairs { "serial2", "team", "cublas",
+                            "gpu/dense/odb_btd_factor_stream.cu",
+                            "gpu/dense/odb_batched_btd.cu",
+                            "gpu/dense/odb_batched_cublas.cu" } do
       has(out, name)
     end
   end)

@@ -73,6 +73,15 @@ static const char *cpu_variant_name(int v) {
   return "cpu";
 }
 
+static const char *cpu_variant_doc(int v) {
+  return v == 0 ? "one kernel per layout on the host: batched LU, solve, "
+                  "TRSM/TRSV and GEMM/GEMV of B x B matrices, a pack of VL "
+                  "at a time (core/dense/batched/batched_ops.c, "
+                  "batched_kernels.inc); the block-tridiagonal lines' block "
+                  "LU and solve (core/dense/batched/blocktridiag.c)"
+                : NULL;
+}
+
 static odb_status cpu_resolve(const odb_batch *bt, odb_batched_op op, int v,
                               int *out) {
   (void)bt; (void)op;
@@ -285,6 +294,7 @@ const odb_batched_ops odb_batched_cpu_ops = {
   .backend = "cpu", .memory = "host", .says_why = 0,
   .ready = cpu_ready,
   .variant_parse = cpu_variant_parse, .variant_name = cpu_variant_name,
+  .variant_doc = cpu_variant_doc,
   .batch_init = odb_batch_init, .resolve = cpu_resolve,
   .check_memory = odb_topo_check_memory,
   .alloc = cpu_alloc, .free = cpu_free, .copy = cpu_copy,
