@@ -5,10 +5,12 @@
    written out once; its plan and the C interface of odb_batched_gpu.h for
    it. The compact layout of "Designing vector-friendly compact BLAS and
    LAPACK kernels" (K. Kim et al., SC17) makes a block row of a pack one
-   contiguous run, so a copy per block moves it whole. Two kernels: the
+   contiguous run, so a copy per block moves it whole. Three kernels: the
    row kernel (up to a warp per pack, the running Schur complement in
-   shared memory) and the tile kernel (up to eight warps per pack, the
-   running Schur complement in registers) for the larger B. */
+   shared memory), and for the larger B the tile kernel (a line's threads
+   across up to eight warps, the running Schur complement in registers)
+   and the warp kernel (the same elimination with a line's threads in one
+   warp, the pivots by shuffles). */
 #include <cuda_runtime.h>
 
 #include "odb_batched_gpu.cuh"
@@ -445,21 +447,21 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
 ** pivot. The thread grid is TR x TC (4 x 2 for T 8, 4 x 4 for T 16, 8 x
 ** 4 for T 32), laid out as the tile kernel's; the tiles whose rows (or
 ** columns) a pivot has left behind for every thread of the line are
-** skipped as the loop over the pivots is unrolled (B = 16, T = 16: 37% of
-** the tile kernel's multiply-adds), and the multipliers go into column k
-** after the whole update (separate loops: the faster schedule on an
-** H200). A step's stage is read into registers, its factors are written
-** back into the same places of the stage (each thread the entries it
-** read) and leave by three bulk copies of whole blocks after the step's
-** one barrier (the first rows of D_0 and of each C_r, which the factor
-** leaves as they are and the floor does not count, go out unchanged); the
-** next step's thread 0 waits until they have left, then refills that
-** stage with step r - 1 + stages, so the wait falls after a step's worth
-** of arithmetic. Shared memory: the mbarriers and the ring. At VL 4 the
-** lanes of a warp span 4 (T 8), 2 or 1 lines, so reading and writing the
-** stage take 1, 2 or 4 times the fewest shared-memory wavefronts; at VL 16
-** all lanes of a line fall into one bank, which is why the plan keeps the
-** tile kernel there from B = 13.
+** skipped as the loop over the pivots is unrolled (B = 16, T = 16: 37%
+** fewer multiply-adds issued than the tile kernel's), and the multipliers
+** go into column k after the whole update (separate loops: the faster
+** schedule on an H200). A step's stage is read into registers, its
+** factors are written back into the same places of the stage (each thread
+** the entries it read) and leave by three bulk copies of whole blocks
+** after the step's one barrier (the first rows of D_0 and of each C_r,
+** which the factor leaves as they are and the floor does not count, go
+** out unchanged); the next step's thread 0 waits until they have left,
+** then refills that stage with step r - 1 + stages, so the wait falls
+** after a step's worth of arithmetic. Shared memory: the mbarriers and
+** the ring. At VL 4 the lanes of a warp span 4 (T 8), 2 or 1 lines, so
+** reading and writing the stage take 1, 2 or 4 times the fewest
+** shared-memory wavefronts; at VL 16 all lanes of a line fall into one
+** bank, which is why the plan keeps the tile kernel there from B = 13.
 */
 template <int B, int VL, int T>
 __global__ void __launch_bounds__(VL * T)
