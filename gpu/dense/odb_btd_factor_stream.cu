@@ -234,7 +234,7 @@ k_btd_factor_stream(double *M, int K, int stages, long n,
        step r + stages (its generic-proxy writes ordered before the copy
        engine's) */
     __syncwarp(mask);
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    odb_bulk_fence();
     issue(r + stages);
   }
 #endif
@@ -344,7 +344,7 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
           x[NR + a][NC + b] = in ? S[2 * blk + FS_OFF(a, b)] : 0.0;
         }
       /* these generic-proxy reads before the copy engine's refill */
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      odb_bulk_fence();
     } else {
 #pragma unroll
       for (int a = 0; a < NR; ++a)
@@ -696,6 +696,14 @@ static void fs_run(const odb_blocktridiag *t, const fs_plan *p, double *M,
   }
 }
 
+/* The row kernel's usual threads per line: a full warp per pack (32/VL)
+   but no more than the largest power of two not above B. */
+static int fs_row_tpl(int b, int vl) {
+  int tpl = 32 / vl;
+  while (tpl > 1 && tpl > b) tpl /= 2;
+  return tpl;
+}
+
 /*
 ** The automatic kernel and threads per line of B and VL: the fastest plan
 ** of each measured on an H200 (BENCHMARKS.md, "The warp kernel of the
@@ -720,8 +728,7 @@ static void fs_auto(int b, int vl, odb_btd_kernel *k, int *tpl) {
     *tpl = 16;
   } else {
     *k = ODB_BTD_KERNEL_ROW;
-    *tpl = 32 / vl;
-    while (*tpl > 1 && *tpl > b) *tpl /= 2;
+    *tpl = fs_row_tpl(b, vl);
   }
 }
 
@@ -759,10 +766,9 @@ static odb_status fs_plan_of(const odb_blocktridiag *t, int stages, int tpl,
       : bt->vl == 16 ? ODB_BTD_KERNEL_TILE : ODB_BTD_KERNEL_WARP;
   if (tpl == 0 && k == ak)
     tpl = at;
-  else if (tpl == 0 && k == ODB_BTD_KERNEL_ROW) {
-    tpl = 32 / bt->vl;
-    while (tpl > 1 && tpl > bt->b) tpl /= 2;
-  } else if (tpl == 0)
+  else if (tpl == 0 && k == ODB_BTD_KERNEL_ROW)
+    tpl = fs_row_tpl(bt->b, bt->vl);
+  else if (tpl == 0)
     tpl = 16;
   int ok = 0;
   switch (k) {
