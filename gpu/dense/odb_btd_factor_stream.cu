@@ -159,10 +159,12 @@ k_btd_factor_stream(double *M, int K, int stages, long n,
       double x[G][B];
 #pragma unroll
       for (int g = 0; g < G; ++g) {
-        int c = t + T * (m0 + g);
-        c = c < B ? c : B - 1;                 /* computed, not stored */
+        /* a column past B is computed on zeros and not stored: reading
+           column B - 1 instead would race with its owner's store below */
+        const int c = t + T * (m0 + g);
 #pragma unroll
-        for (int i = 0; i < B; ++i) x[g][i] = Cs[(i * B + c) * VL];
+        for (int i = 0; i < B; ++i)
+          x[g][i] = c < B ? Cs[(i * B + c) * VL] : 0.0;
       }
 #pragma unroll
       for (int i = 1; i < B; ++i)
@@ -266,6 +268,60 @@ static __device__ __forceinline__ void fs_stage_issue(unsigned bar0,
 #define FS_OFF(a, b) (off + (TR * (a) * B + TC * (b)) * VL)
 #define FS_IN(a, b) (tr + TR * (a) < B && tc + TC * (b) < B)
 
+/* The tile and warp kernels share their start and their reads of a
+   stage. Thread (tr, tc) of a line holds the entries of its tiles of the
+   quadrants [D C; A D']: x[a][b] of D, x[a][NC + b] of C, x[NR + a][b] of
+   A and x[NR + a][NC + b] of D' (FS_IN: inside the B x B block; FS_OFF:
+   the entry's offset in a block of the pack, off being entry (tr, tc)).
+   Entries past B hold 0. */
+
+/* The ring's mbarriers (by thread 0), a barrier, then the copies of the
+   first `stages` steps' stages. */
+template <int BLK>
+static __device__ __forceinline__ void fs_ring_start(unsigned bar0,
+                                                     double *stg,
+                                                     const double *pm,
+                                                     int K, int stages) {
+  if (threadIdx.x == 0)
+    for (int s = 0; s < stages; ++s) odb_mbar_init(bar0 + 8 * s, 1);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int s = 0; s < stages; ++s)
+      fs_stage_issue<BLK>(bar0, stg, pm, s, K, stages);
+}
+
+/* D_0 (block 1 of the pack's rows pm) into the D tiles, from global
+   memory directly. */
+template <int B, int VL, int TR, int TC, int NR, int NC>
+static __device__ __forceinline__ void fs_tiles_d0(
+    double (&x)[2 * NR][2 * NC], const double *pm, int tr, int tc,
+    int off) {
+  constexpr int blk = B * B * VL;
+#pragma unroll
+  for (int a = 0; a < NR; ++a)
+#pragma unroll
+    for (int b = 0; b < NC; ++b)
+      x[a][b] = FS_IN(a, b) ? pm[blk + FS_OFF(a, b)] : 0.0;
+}
+
+/* A stage S = [C_r | A_{r+1} | D_{r+1}] into the C, A and D' tiles; zeros
+   where S is NULL (the last step has no next block row). */
+template <int B, int VL, int TR, int TC, int NR, int NC>
+static __device__ __forceinline__ void fs_tiles_stage(
+    double (&x)[2 * NR][2 * NC], const double *S, int tr, int tc,
+    int off) {
+  constexpr int blk = B * B * VL;
+#pragma unroll
+  for (int a = 0; a < NR; ++a)
+#pragma unroll
+    for (int b = 0; b < NC; ++b) {
+      const bool in = S && FS_IN(a, b);
+      x[a][NC + b] = in ? S[FS_OFF(a, b)] : 0.0;
+      x[NR + a][b] = in ? S[blk + FS_OFF(a, b)] : 0.0;
+      x[NR + a][NC + b] = in ? S[2 * blk + FS_OFF(a, b)] : 0.0;
+    }
+}
+
 /*
 ** The tile kernel: T = 16 or 32 threads per line, VL*T <= 256 (two to
 ** eight warps per pack), for B where one line's rows are too few work for
@@ -313,44 +369,25 @@ k_btd_factor_tile(double *M, int K, int stages, long n,
   double *fsm = sm + 8 * B * VL + l;           /* 2 x T partial sums */
   double *stg = sm + 8 * B * VL + 2 * T * VL;  /* stages * 3 blocks */
   const int off = (tr * B + tc) * VL + l;      /* entry (tr, tc) */
-  if (threadIdx.x == 0)
-    for (int s = 0; s < stages; ++s) odb_mbar_init(bar0 + 8 * s, 1);
-  __syncthreads();
   /* step s's stage (s < K - 1), by thread 0 */
   auto issue = [&](int s) {
     if (threadIdx.x == 0) fs_stage_issue<blk>(bar0, stg, pm, s, K, stages);
   };
-  for (int s = 0; s < stages; ++s) issue(s);
+  fs_ring_start<blk>(bar0, stg, pm, K, stages);
   double x[2 * NR][2 * NC];                    /* [D C; A D'] tiles */
-#pragma unroll
-  for (int a = 0; a < NR; ++a)
-#pragma unroll
-    for (int b = 0; b < NC; ++b)
-      x[a][b] = FS_IN(a, b) ? pm[blk + FS_OFF(a, b)] : 0.0;
+  fs_tiles_d0<B, VL, TR, TC, NR, NC>(x, pm, tr, tc, off);
   bool reported = false;
   for (int r = 0; r < K; ++r) {
     const bool more = r + 1 < K;
     double *fs = fsm + (r & 1) * T * VL;
     if (more) {
       odb_mbar_wait(bar0 + 8 * (r % stages), (unsigned)(r / stages) & 1u);
-      const double *S = stg + (size_t)(r % stages) * 3 * blk;
-#pragma unroll
-      for (int a = 0; a < NR; ++a)
-#pragma unroll
-        for (int b = 0; b < NC; ++b) {
-          const bool in = FS_IN(a, b);
-          x[a][NC + b] = in ? S[FS_OFF(a, b)] : 0.0;
-          x[NR + a][b] = in ? S[blk + FS_OFF(a, b)] : 0.0;
-          x[NR + a][NC + b] = in ? S[2 * blk + FS_OFF(a, b)] : 0.0;
-        }
+      fs_tiles_stage<B, VL, TR, TC, NR, NC>(
+          x, stg + (size_t)(r % stages) * 3 * blk, tr, tc, off);
       /* these generic-proxy reads before the copy engine's refill */
       odb_bulk_fence();
     } else {
-#pragma unroll
-      for (int a = 0; a < NR; ++a)
-#pragma unroll
-        for (int b = 0; b < NC; ++b)
-          x[a][NC + b] = x[NR + a][b] = x[NR + a][NC + b] = 0.0;
+      fs_tiles_stage<B, VL, TR, TC, NR, NC>(x, nullptr, tr, tc, off);
     }
     double fro = 0.0;                          /* ||D_r||^2, this tile */
 #pragma unroll
@@ -482,20 +519,13 @@ k_btd_factor_warp(double *M, int K, int stages, long n,
   const unsigned bar0 = odb_smem_u32(sm_raw);
   double *stg = (double *)(sm_raw + 128);      /* stages * 3 blocks */
   const int off = (tr * B + tc) * VL + l;      /* entry (tr, tc) */
-  if (threadIdx.x == 0)
-    for (int s = 0; s < stages; ++s) odb_mbar_init(bar0 + 8 * s, 1);
-  __syncthreads();
   /* step s's stage (s < K - 1), by thread 0 */
   auto issue = [&](int s) {
     if (threadIdx.x == 0) fs_stage_issue<blk>(bar0, stg, pm, s, K, stages);
   };
-  for (int s = 0; s < stages; ++s) issue(s);
+  fs_ring_start<blk>(bar0, stg, pm, K, stages);
   double x[2 * NR][2 * NC];                    /* [D C; A D'] tiles */
-#pragma unroll
-  for (int a = 0; a < NR; ++a)
-#pragma unroll
-    for (int b = 0; b < NC; ++b)
-      x[a][b] = FS_IN(a, b) ? pm[blk + FS_OFF(a, b)] : 0.0;
+  fs_tiles_d0<B, VL, TR, TC, NR, NC>(x, pm, tr, tc, off);
   bool reported = false;
   for (int r = 0; r < K; ++r) {
     const bool more = r + 1 < K;
@@ -508,24 +538,10 @@ k_btd_factor_warp(double *M, int K, int stages, long n,
       /* with one stage D_r goes where they left from: wait for them */
       if (!more && stages == 1) __syncthreads();
     }
-    if (more) {
+    if (more)
       odb_mbar_wait(bar0 + 8 * (r % stages), (unsigned)(r / stages) & 1u);
-#pragma unroll
-      for (int a = 0; a < NR; ++a)
-#pragma unroll
-        for (int b = 0; b < NC; ++b) {
-          const bool in = FS_IN(a, b);
-          x[a][NC + b] = in ? S[FS_OFF(a, b)] : 0.0;
-          x[NR + a][b] = in ? S[blk + FS_OFF(a, b)] : 0.0;
-          x[NR + a][NC + b] = in ? S[2 * blk + FS_OFF(a, b)] : 0.0;
-        }
-    } else {
-#pragma unroll
-      for (int a = 0; a < NR; ++a)
-#pragma unroll
-        for (int b = 0; b < NC; ++b)
-          x[a][NC + b] = x[NR + a][b] = x[NR + a][NC + b] = 0.0;
-    }
+    fs_tiles_stage<B, VL, TR, TC, NR, NC>(x, more ? S : nullptr, tr, tc,
+                                          off);
     double fro = 0.0;                          /* ||D_r||^2 */
 #pragma unroll
     for (int a = 0; a < NR; ++a)
