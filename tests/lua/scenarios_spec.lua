@@ -38,6 +38,8 @@ local QUICK = {
                       skip = "no GPU" },
   gpu_access_distance = { "--set n=2000 --set d=32 --set methods=bs3 "
                           .. "--set variants=gpu_stream2d", skip = "no GPU" },
+  gpu_stream2d_tune = { "--set N=64 --set methods=bs3 --set steps=2 --set threads=64 "
+                        .. "--set rows=0 --set cluster=1 --set cache=off", skip = "no GPU" },
   gpu_user_problem = { "--set n=2000 --set steps=1", skip = "no GPU" },
 }
 
