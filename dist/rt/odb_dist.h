@@ -49,7 +49,10 @@ double odb_dist_timeout(void);     /* seconds a collective may wait: ODEBENCH_MP
 /* Collectives over all ranks, each with the timeout; `what` names the call
    in errors ("MPI_Allreduce (error norm)"). On timeout: ODB_ERR_IO whose
    message names the collective, the timeout and, where it can be known,
-   the ranks that did not arrive (those that have already left the run). */
+   the ranks that did not arrive (those that have already left the run).
+   MPI works on a staging copy of the caller's data, so after any failure
+   the caller's buffers are its own again (a stack variable, an array it
+   frees at once). */
 odb_status odb_dist_allreduce_sum(double *v, int count, const char *what);
 odb_status odb_dist_allreduce_max(double *v, int count, const char *what);
 odb_status odb_dist_bcast(void *buf, size_t bytes, int root, const char *what);

@@ -17,7 +17,15 @@
      other rank before MPI_Finalize, and a timed-out collective lists the
      ranks whose message has come.
    - MPI errors return (MPI_ERRORS_RETURN) and become ODB_ERR_IO with MPI's
-     own text. */
+     own text.
+   - A collective's data goes through a staging buffer of this file, never
+     the caller's memory: a stop signal or the timeout leaves its request
+     open, and MPI_Finalize's progress may still complete it, writing
+     into that buffer. A buffer whose request is left open is kept for
+     the life of the process (stage_done), so callers may pass stack
+     variables and free their arrays at will. The copies cost what the
+     collective moves; none of these collectives is on a hot path (the
+     halo exchanges post their own requests into buffers they own). */
 #include <limits.h>
 #include <math.h>
 #include <sched.h>
@@ -238,15 +246,42 @@ static odb_status wait_for(int n, MPI_Request *reqs, double limit,
                   odb_dist_what(what), dist_timeout, dist_rank, dist_size);
 }
 
+/* A staging buffer of bytes (at least 1) into *b; ODB_ERR_NOMEM naming
+   the call. */
+static odb_status stage_new(size_t bytes, const char *what, void **b) {
+  *b = malloc(bytes ? bytes : 1);
+  if (*b == NULL)
+    return ODB_FAIL(ODB_ERR_NOMEM, "%s: a staging buffer of %zu bytes",
+                    odb_dist_what(what), bytes);
+  return ODB_OK;
+}
+
+/* The end of a staging buffer's collective: freed when its wait succeeded
+   or its request never started (posted 0); kept when a failed wait left
+   its request open (MPI may still write it). */
+static void stage_done(void *b, odb_status st, int posted) {
+  if (st == ODB_OK || !posted) free(b);
+}
+
 static odb_status allreduce(double *v, int count, MPI_Op op, const char *what) {
   MPI_Request req;
+  double *w;
+  odb_status st;
   int rc;
   ODB_TRY(odb_dist_check_reduce(v, count, what));
   if (!dist_on) return ODB_OK;
-  rc = MPI_Iallreduce(MPI_IN_PLACE, v, count, MPI_DOUBLE, op, MPI_COMM_WORLD,
+  ODB_TRY(stage_new(sizeof *w * (size_t)count, what, (void **)&w));
+  memcpy(w, v, sizeof *w * (size_t)count);
+  rc = MPI_Iallreduce(MPI_IN_PLACE, w, count, MPI_DOUBLE, op, MPI_COMM_WORLD,
                       &req);
-  if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
-  return odb_dist_waitall(1, &req, what);
+  if (rc != MPI_SUCCESS) {
+    free(w);
+    return mpi_fail(rc, what);
+  }
+  st = odb_dist_waitall(1, &req, what);
+  if (st == ODB_OK) memcpy(v, w, sizeof *w * (size_t)count);
+  stage_done(w, st, 1);
+  return st;
 }
 
 odb_status odb_dist_allreduce_sum(double *v, int count, const char *what) {
@@ -257,28 +292,40 @@ odb_status odb_dist_allreduce_max(double *v, int count, const char *what) {
   return allreduce(v, count, MPI_MAX, what);
 }
 
-/* Broadcasts in chunks of at most 1 GiB: MPI counts are int. */
+/* Broadcasts in chunks of at most 1 GiB (MPI counts are int), each
+   through the staging buffer. */
 odb_status odb_dist_bcast(void *buf, size_t bytes, int root, const char *what) {
   MPI_Request req;
   size_t off, n;
+  unsigned char *w;
+  odb_status st = ODB_OK;
   int rc;
   ODB_TRY(odb_dist_check_bcast(buf, bytes, root, odb_dist_size(), what));
   if (!dist_on) return ODB_OK;
-  for (off = 0; off < bytes; off += n) {
+  ODB_TRY(stage_new(bytes < DIST_BCAST_CHUNK ? bytes : DIST_BCAST_CHUNK, what,
+                    (void **)&w));
+  for (off = 0; off < bytes && st == ODB_OK; off += n) {
     n = bytes - off < DIST_BCAST_CHUNK ? bytes - off : DIST_BCAST_CHUNK;
-    rc = MPI_Ibcast((char *)buf + off, (int)n, MPI_BYTE, root, MPI_COMM_WORLD,
-                    &req);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
-    ODB_TRY(odb_dist_waitall(1, &req, what));
+    if (dist_rank == root) memcpy(w, (char *)buf + off, n);
+    rc = MPI_Ibcast(w, (int)n, MPI_BYTE, root, MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS) {
+      free(w);
+      return mpi_fail(rc, what);
+    }
+    st = odb_dist_waitall(1, &req, what);
+    if (st == ODB_OK && dist_rank != root) memcpy((char *)buf + off, w, n);
   }
-  return ODB_OK;
+  stage_done(w, st, 1);
+  return st;
 }
 
 odb_status odb_dist_allgatherv(const double *mine, long nmine, double *all,
                                const long *counts, const long *displs,
                                const char *what) {
   MPI_Request req;
-  int *ic = NULL, *id = NULL, r, rc;
+  int *ic = NULL, *id = NULL, r, rc, posted = 0;
+  double *w = NULL;
+  size_t extent = 0;
   odb_status st;
   if (!dist_on)
     return odb_dist_one_allgatherv(mine, nmine, all, counts, displs, what);
@@ -294,18 +341,26 @@ odb_status odb_dist_allgatherv(const double *mine, long nmine, double *all,
   for (r = 0; r < dist_size; r++) {   /* checked <= INT_MAX above */
     ic[r] = (int)counts[r];
     id[r] = (int)displs[r];
+    if ((size_t)(displs[r] + counts[r]) > extent)
+      extent = (size_t)(displs[r] + counts[r]);
   }
-  /* In place when this rank's block already sits in all (MPI forbids
-     aliased send and receive buffers). */
-  rc = MPI_Iallgatherv(mine == all + displs[dist_rank] ? MPI_IN_PLACE : mine,
-                       (int)nmine, MPI_DOUBLE, all, ic, id, MPI_DOUBLE,
-                       MPI_COMM_WORLD, &req);
+  /* the staging buffer spans every rank's block; this rank's goes in
+     place (MPI forbids aliased send and receive buffers) */
+  if ((st = stage_new(sizeof *w * extent, what, (void **)&w)) != ODB_OK)
+    goto fail;
+  memcpy(w + displs[dist_rank], mine, sizeof *w * (size_t)nmine);
+  rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, w, ic, id,
+                       MPI_DOUBLE, MPI_COMM_WORLD, &req);
   if (rc != MPI_SUCCESS) {
     st = mpi_fail(rc, what);
     goto fail;
   }
+  posted = 1;
   st = odb_dist_waitall(1, &req, what);
+  for (r = 0; st == ODB_OK && r < dist_size; r++)
+    memcpy(all + displs[r], w + displs[r], sizeof *w * (size_t)counts[r]);
 fail:
+  if (w != NULL) stage_done(w, st, posted);
   free(ic);
   free(id);
   return st;
