@@ -997,6 +997,10 @@ done:
     remove_created(created, ncreated);
   }
   catch_signals(0);
+  /* a wait that a stop or the timeout cut short left MPI requests open on
+     buffers of the scenario's objects: MPI ends first, while they live
+     (MPI_Finalize's progress may still complete those requests) */
+  if (!r.fail_msg && odb_dist_requests_open()) odb_dist_finalize();
   lua_close(L);
   free((char *)r.chunk);
   if (r.fail_msg) odb_dist_abort(code, r.fail_msg);   /* ends every rank */

@@ -302,7 +302,9 @@ odb_status dist_halo_plan_active(dist_halo *h, dist_kind kind, MPI_Comm comm,
 }
 
 void dist_halo_free(dist_halo *h) {
-  if (h->xcomm != h->comm && h->xcomm != MPI_COMM_NULL)
+  /* after MPI_Finalize (a run stopped inside an exchange ends MPI before
+     it frees its objects: odb_dist_requests_open) no MPI call is allowed */
+  if (h->xcomm != h->comm && h->xcomm != MPI_COMM_NULL && odb_dist_active())
     MPI_Comm_free(&h->xcomm);
   free(h->lo);
   free(h->round);

@@ -79,6 +79,11 @@ double odb_dist_wait_seconds(void);
    no rank failed. A rank that fails instead ends the run (odb_dist_abort)
    and this wait with it. ODB_INTERRUPTED when the stop flag is raised. */
 odb_status odb_dist_done(const char *what);
+/* 1 when a wait of this file failed (the timeout, the stop flag) and so
+   left its requests open: MPI_Finalize's progress may still complete
+   them, reading and writing their buffers, so the program then ends MPI
+   before it frees the scenario's objects (0 without MPI). */
+int odb_dist_requests_open(void);
 /* The flag a signal handler raises to stop the run: every wait of this
    file returns ODB_INTERRUPTED ("<what>: interrupted") once *flag != 0,
    instead of waiting for ranks that are stopping too. NULL: none. */

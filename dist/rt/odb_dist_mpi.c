@@ -55,6 +55,7 @@ static double dist_timeout = 60.0;
 static MPI_Comm dist_ctl = MPI_COMM_NULL;   /* leave messages only */
 static unsigned char *dist_left;            /* dist_size flags */
 static double dist_waited;                  /* odb_dist_wait_seconds */
+static int dist_open;            /* a failed wait left requests open */
 
 /* Turns an MPI error code into ODB_ERR_IO naming the call. */
 static odb_status mpi_fail(int rc, const char *what) {
@@ -169,6 +170,7 @@ int odb_dist_size(void) { return dist_on ? dist_size : 1; }
 int odb_dist_local_rank(void) { return dist_on ? dist_local_rank : 0; }
 int odb_dist_local_size(void) { return dist_on ? dist_local_size : 1; }
 int odb_dist_active(void) { return dist_on; }
+int odb_dist_requests_open(void) { return dist_open; }
 double odb_dist_timeout(void) { return dist_timeout; }
 MPI_Comm odb_dist_comm(void) { return dist_on ? MPI_COMM_WORLD : MPI_COMM_NULL; }
 
@@ -228,11 +230,14 @@ static odb_status wait_for(int n, MPI_Request *reqs, double limit,
     rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
     if (done) return ODB_OK;
-    if (dist_stop != NULL && *dist_stop)
+    if (dist_stop != NULL && *dist_stop) {
+      dist_open = 1;
       return ODB_FAIL(ODB_INTERRUPTED, "%s: interrupted", odb_dist_what(what));
+    }
     if (odb_clock_since(t0) > limit) break;
     pause_waited(odb_clock_since(t0));
   }
+  dist_open = 1;
   if (!dist_on || dist_left == NULL) left[0] = '\0';
   else ranks_left(left, sizeof left);
   if (left[0] != '\0')

@@ -121,6 +121,7 @@ int odb_dist_size(void) { return 1; }
 int odb_dist_local_rank(void) { return 0; }
 int odb_dist_local_size(void) { return 1; }
 int odb_dist_active(void) { return 0; }
+int odb_dist_requests_open(void) { return 0; }
 double odb_dist_timeout(void) { return one_timeout; }
 
 odb_status odb_dist_allreduce_sum(double *v, int count, const char *what) {

@@ -1,6 +1,7 @@
 /* erk_plain.c - variant "plain": one full sweep per stage and operation. */
 #include "erk_common.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /*
@@ -13,8 +14,11 @@
 
 static int plain_applies(const odb_problem *p, const odb_method *m,
                          char *why, size_t nwhy) {
-  (void)p; (void)why; (void)nwhy;
-  return m->kind == ODB_METHOD_ERK;
+  (void)p;
+  if (m->kind == ODB_METHOD_ERK) return 1;
+  snprintf(why, nwhy, "plain runs explicit RK methods only; '%s' is a PIRK "
+           "corrector (variants A, D and their kin take it)", m->name);
+  return 0;
 }
 
 static odb_status plain_init(odb_solver *s) {
