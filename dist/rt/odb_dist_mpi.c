@@ -353,7 +353,7 @@ odb_status odb_dist_allgatherv(const double *mine, long nmine, double *all,
      place (MPI forbids aliased send and receive buffers) */
   if ((st = stage_new(sizeof *w * extent, what, (void **)&w)) != ODB_OK)
     goto fail;
-  memcpy(w + displs[dist_rank], mine, sizeof *w * (size_t)nmine);
+  if (nmine > 0) memcpy(w + displs[dist_rank], mine, sizeof *w * (size_t)nmine);
   rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, w, ic, id,
                        MPI_DOUBLE, MPI_COMM_WORLD, &req);
   if (rc != MPI_SUCCESS) {
@@ -363,7 +363,8 @@ odb_status odb_dist_allgatherv(const double *mine, long nmine, double *all,
   posted = 1;
   st = odb_dist_waitall(1, &req, what);
   for (r = 0; st == ODB_OK && r < dist_size; r++)
-    memcpy(all + displs[r], w + displs[r], sizeof *w * (size_t)counts[r]);
+    if (counts[r] > 0)
+      memcpy(all + displs[r], w + displs[r], sizeof *w * (size_t)counts[r]);
 fail:
   if (w != NULL) stage_done(w, st, posted);
   free(ic);
