@@ -31,6 +31,7 @@
 -- the automatic plan's and the tuner's time a step and configuration).
 -- Without a GPU it says so and stops.
 local ob = require "odebench"
+local ranges = require "odebench.ranges"
 
 local Ns       = ob.param("N", "1024,2896")
 local methods  = ob.param("methods", "bs3,dopri5,verner65")
@@ -42,17 +43,10 @@ local rowsl    = ob.param("rows", "0,32,64,128")
 local cache    = ob.param("cache", "auto")
 local strategy = ob.param("strategy", "exhaustive")
 
--- A list of integers from "a,b,c" (or one number), each checked.
+-- A parameter's list of whole numbers (odebench.ranges: "1,8,32" or
+-- "1-4"), at least one.
 local function ints(name, s, lo, hi)
-  local t = {}
-  for x in tostring(s):gmatch("[^,%s]+") do
-    local v = math.tointeger(tonumber(x))
-    if not v or v < lo or v > hi then
-      error(string.format("%s: '%s' is not an integer in %d..%d", name, x,
-                          lo, hi), 0)
-    end
-    t[#t + 1] = v
-  end
+  local t = ranges.integers(name, s, lo, hi)
   if #t == 0 then error(name .. ": give at least one value", 0) end
   return t
 end
@@ -66,7 +60,7 @@ local NL = ints("N", Ns, 16, 65536)
 local TL = ints("threads", threads, 32, 1024)
 local CL = ints("carry", carry1, 1, 3)
 local KL = ints("cluster", clusters, 1, 8)
-local RL = ints("rows", rowsl, 0, 1 << 20)
+local RL = ints("rows", rowsl, 0, 65536)
 steps = ints("steps", steps, 1, 100000)[1]
 
 local info = ob.info()
