@@ -28,6 +28,7 @@
 -- <outdir>/blocktridiag_tune.csv (one per B: the tuner's plan and each
 -- VL's automatic plan). Without a GPU it says so and stops.
 local ob = require "odebench"
+local ranges = require "odebench.ranges"
 
 local blocks    = ob.param("blocks", "9,12,15")
 local length    = ob.param("length", 64)       -- block rows per line
@@ -36,19 +37,9 @@ local reps      = ob.param("reps", 5)          -- factor runs per timing
 local cache     = ob.param("cache", "auto")    -- tuning database
 local strategy  = ob.param("strategy", "exhaustive")
 
-local function split(s)
-  local t = {}
-  for x in tostring(s):gmatch("[^,%s]+") do
-    local b = math.tointeger(tonumber(x))
-    if not b or b < 2 or b > 16 then
-      error(string.format("blocks: '%s' is not a block size of the stream "
-                          .. "factor (integers 2..16)", x), 0)
-    end
-    t[#t + 1] = b
-  end
-  return t
-end
-local bs = split(blocks)
+-- the stream factor's block sizes, 2..16 ("9,12,15" or "9-15")
+local bs = ranges.integers("blocks", blocks, 2, 16)
+if #bs == 0 then error("blocks: give at least one block size (2..16)", 0) end
 
 if not ob.blocktridiag then
   print("blocktridiag_tune: ob.blocktridiag is not in this build; nothing to tune")
