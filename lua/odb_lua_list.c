@@ -393,16 +393,23 @@ static void print_gpu_reason(const odb_ctx *c, FILE *f) {
 ** tensor cores where the device has them.
 */
 static void print_gpu_peak(odb_backend *b, FILE *f) {
-  double pk = 0, tpk = 0;
-  if (odb_backend_fp64_peak(b, &pk, &tpk) != ODB_OK) {
+  odb_fp64_peaks pk;
+  char clk[32] = "";
+  if (odb_backend_fp64_peak(b, &pk) != ODB_OK) {
     fprintf(f, "%-10s FP64 peak unknown: %s\n", "", odb_last_error());
     return;
   }
-  fprintf(f, "%-10s %-5s %-12s %8.0f GFLOP/s  (FP64 multiply-add peak, "
-          "measured now)\n", "compute", "peak", "gpu DFMA", pk / 1e9);
-  if (tpk > 0)
-    fprintf(f, "%-10s %-5s %-12s %8.0f GFLOP/s  (tensor cores)\n", "", "peak",
-            "gpu DMMA", tpk / 1e9);
+  if (pk.mhz > 0) snprintf(clk, sizeof clk, " at %.0f MHz", pk.mhz);
+  fprintf(f, "%-10s %-5s %-12s %8.0f GFLOP/s  (FP64 multiply-add peak%s, "
+          "measured now)\n", "compute", "peak", "gpu DFMA", pk.flops / 1e9,
+          clk);
+  if (pk.tensor_flops > 0) {
+    clk[0] = '\0';
+    if (pk.tensor_mhz > 0)
+      snprintf(clk, sizeof clk, " at %.0f MHz", pk.tensor_mhz);
+    fprintf(f, "%-10s %-5s %-12s %8.0f GFLOP/s  (tensor cores%s)\n", "",
+            "peak", "gpu DMMA", pk.tensor_flops / 1e9, clk);
+  }
 }
 
 /* The "cuda" backend's device, or why there is none. */

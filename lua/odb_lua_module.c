@@ -360,7 +360,8 @@ static void push_bandwidth(lua_State *L, const odb_bandwidth *bw) {
 ** read and device-to-device copy bandwidth (read_gbs, copy_gbs: this
 ** process's figures, odbL_state_gpu_bandwidth) and its FP64 peaks in
 ** GFLOP/s (fp64_gflops through DFMA, fp64_tensor_gflops through DMMA,
-** where the device has it: odb_cuda_fp64_peak, measured once a process).
+** where the device has it: odb_cuda_fp64_peak, measured once a process)
+** with the SM clocks in MHz they ran at (fp64_mhz, fp64_tensor_mhz).
 */
 static void push_gpu(lua_State *L, odbL_state *S, int bw) {
   const odb_gpu_bandwidth *g;
@@ -388,13 +389,21 @@ static void push_gpu(lua_State *L, odbL_state *S, int bw) {
     lua_setfield(L, -2, "read_gbs");
   }
   if (bw) {
-    double pk = 0, tpk = 0;
-    if (odb_backend_fp64_peak(b, &pk, &tpk) == ODB_OK && pk > 0) {
-      lua_pushnumber(L, pk / 1e9);
+    odb_fp64_peaks pk;
+    if (odb_backend_fp64_peak(b, &pk) == ODB_OK && pk.flops > 0) {
+      lua_pushnumber(L, pk.flops / 1e9);
       lua_setfield(L, -2, "fp64_gflops");
-      if (tpk > 0) {
-        lua_pushnumber(L, tpk / 1e9);
+      if (pk.mhz > 0) {
+        lua_pushnumber(L, pk.mhz);
+        lua_setfield(L, -2, "fp64_mhz");
+      }
+      if (pk.tensor_flops > 0) {
+        lua_pushnumber(L, pk.tensor_flops / 1e9);
         lua_setfield(L, -2, "fp64_tensor_gflops");
+      }
+      if (pk.tensor_flops > 0 && pk.tensor_mhz > 0) {
+        lua_pushnumber(L, pk.tensor_mhz);
+        lua_setfield(L, -2, "fp64_tensor_mhz");
       }
     }
   }

@@ -467,17 +467,18 @@ static void put_roof(row_out *w, const odb_solver *s,
                      const odb_solve_stats *st, double sec) {
   double f1 = s->variant->fp64 ? s->variant->fp64(s, 1) : 0;
   double f0 = s->variant->fp64 ? s->variant->fp64(s, 0) : 0;
-  double pk = 0, tpk = 0, n0, per, floor_s, mem = 0;
+  odb_fp64_peaks pk;
+  double n0, per, floor_s, mem = 0;
   if (!(f1 > 0) || st->steps <= 0) return;
   n0 = (double)st->nfev - (double)st->steps * (s->method->s - 1);
   n0 = n0 < 0 ? 0 : n0 > (double)st->steps ? (double)st->steps : n0;
   per = (f1 * n0 + f0 * ((double)st->steps - n0)) / (double)st->steps;
   put_num(w, "fp64_per_step", per);
-  if (!(sec > 0) || odb_backend_fp64_peak(s->backend, &pk, &tpk) != ODB_OK ||
-      !(pk > 0))
+  if (!(sec > 0) || odb_backend_fp64_peak(s->backend, &pk) != ODB_OK ||
+      !(pk.flops > 0))
     return;
-  floor_s = per / (pk / 2);
-  put_num(w, "fp64_peak_gflops", pk / 1e9);
+  floor_s = per / (pk.flops / 2);
+  put_num(w, "fp64_peak_gflops", pk.flops / 1e9);
   put_num(w, "fp64_floor_s", floor_s);
   if (lua_getfield(w->L, w->tidx, "floor_pct") == LUA_TNUMBER)
     mem = lua_tonumber(w->L, -1) / 100 * sec;

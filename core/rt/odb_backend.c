@@ -64,13 +64,12 @@ odb_status odb_backend_read_bandwidth(odb_backend *b, double *gbs) {
 }
 
 /* The backend measures once and keeps the figures (see ops->fp64_peak). */
-odb_status odb_backend_fp64_peak(odb_backend *b, double *flops,
-                                 double *tensor_flops) {
-  *flops = *tensor_flops = 0;
+odb_status odb_backend_fp64_peak(odb_backend *b, odb_fp64_peaks *out) {
+  memset(out, 0, sizeof *out);
   if (!b->ops->fp64_peak)
     return ODB_FAIL(ODB_ERR_UNSUPPORTED, "backend '%s' does not measure its "
                     "FP64 peak", b->ops->name);
-  return b->ops->fp64_peak(b, flops, tensor_flops);
+  return b->ops->fp64_peak(b, out);
 }
 
 /* Allocates the struct and the backend memory; contents are undefined. */

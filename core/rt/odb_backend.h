@@ -8,6 +8,16 @@
 typedef struct odb_ctx odb_ctx;
 typedef struct odb_backend odb_backend;
 
+/* A device's measured FP64 peaks in FLOP/s (a fused multiply-add counts
+   2): through the vector pipes (flops) and the tensor cores (tensor_flops,
+   0 where it has none), each with the SM clock in MHz it ran at (0: not
+   known). A kernel that runs at another clock has the peak times its clock
+   over this one as its roof: the pipes' rate a cycle is fixed. */
+typedef struct odb_fp64_peaks {
+  double flops, mhz;
+  double tensor_flops, tensor_mhz;
+} odb_fp64_peaks;
+
 /* What a backend says about the device behind it (GPU name, memory, ...). */
 typedef struct odb_device_info {
   char name[128];        /* "cpu" or the GPU's product name */
@@ -57,12 +67,10 @@ typedef struct odb_backend_ops {
   /* Read bandwidth of the device's memory in GB/s (a streaming sum of a
      large buffer). NULL: not measured. */
   odb_status (*read_bandwidth)(odb_backend *b, double *gbs);
-  /* Measured FP64 peaks of the device in FLOP/s: *flops through the
-     vector pipes (independent FMA chains), *tensor_flops through the
-     tensor cores (0 where it has none). NULL: not measured (the CPU's
-     compute roof is flops_1t in odb_bandwidth.h). */
-  odb_status (*fp64_peak)(odb_backend *b, double *flops,
-                          double *tensor_flops);
+  /* Measured FP64 peaks of the device and the clocks they ran at
+     (odb_fp64_peaks). NULL: not measured (the CPU's compute roof is
+     flops_1t in odb_bandwidth.h). */
+  odb_status (*fp64_peak)(odb_backend *b, odb_fp64_peaks *out);
 } odb_backend_ops;
 
 struct odb_backend {
@@ -101,8 +109,7 @@ odb_status odb_backend_copy_bandwidth(odb_backend *b, double *gbs);
 odb_status odb_backend_read_bandwidth(odb_backend *b, double *gbs);
 /* The backend's FP64 peaks (ops->fp64_peak; the backend keeps them once
    measured); ODB_ERR_UNSUPPORTED for a backend that does not measure them. */
-odb_status odb_backend_fp64_peak(odb_backend *b, double *flops,
-                                 double *tensor_flops);
+odb_status odb_backend_fp64_peak(odb_backend *b, odb_fp64_peaks *out);
 
 /* Buffers: created zeroed? No: contents are undefined after create. */
 odb_status odb_buffer_create(odb_backend *b, size_t bytes, odb_buffer **out);

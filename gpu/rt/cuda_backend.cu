@@ -504,11 +504,10 @@ static odb_status cuda_read_bandwidth(odb_backend *b, double *gbs) {
 
 /* The peaks of odb_fp64_peak.cu on the backend's device (measured once a
    device and process there). */
-static odb_status cuda_fp64_peak(odb_backend *b, double *flops,
-                                 double *tensor_flops) {
-  *flops = *tensor_flops = 0;
+static odb_status cuda_fp64_peak(odb_backend *b, odb_fp64_peaks *out) {
+  memset(out, 0, sizeof *out);
   ODB_TRY(cuda_use(b));
-  return odb_cuda_fp64_peak(flops, tensor_flops);
+  return odb_cuda_fp64_peak(out);
 }
 
 /* }====== */

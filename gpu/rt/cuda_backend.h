@@ -46,15 +46,16 @@ odb_status odb_cuda_read_bandwidth(double *bytes_per_s);
 
 /*
 ** FP64 peaks of the current device in FLOP/s (a fused multiply-add counts
-** 2), measured (gpu/rt/odb_fp64_peak.cu): *flops through the FP64 pipes,
-** independent DFMA chains on every thread of 64 warps an SM;
-** *tensor_flops through the tensor cores, chains of DMMA (mma.sync
-** m8n8k4 f64) on every warp, 0 below compute capability 8.0. The median
-** of 9 timed launches each, after a warm-up. Measured once per device and
-** process (about 50 ms on an H100) and cached; thread-safe. The compute
-** roof of the GPU RK kernels (docs/gpu.md, "the compute roof").
+** 2) and their SM clocks, measured (gpu/rt/odb_fp64_peak.cu): flops
+** through the FP64 pipes, independent DFMA chains on every thread of 64
+** warps an SM; tensor_flops through the tensor cores, chains of DMMA
+** (mma.sync m16n8k16 f64 from 9.0, m8n8k4 on 8.x) on every warp, 0 below
+** compute capability 8.0. The median of 9 timed launches each, after a
+** warm-up. Measured once per device and process (about 0.25 s on an H200)
+** and cached; thread-safe. The compute roof of the GPU RK kernels
+** (docs/gpu.md, "the compute roof") and of the tall & skinny products.
 */
-odb_status odb_cuda_fp64_peak(double *flops, double *tensor_flops);
+odb_status odb_cuda_fp64_peak(odb_fp64_peaks *out);
 
 #ifdef __cplusplus
 }

@@ -72,6 +72,45 @@ static void test_query(odb_backend *gpu) {
            info.clock_mhz, info.mem_clock_mhz, info.mem_bus_bits);
 }
 
+/*
+** The measured FP64 peaks and their clocks: both clocks positive and at
+** most the device's maximum, and each peak's FLOP a cycle and SM within
+** what the hardware issues (64 FP64 FMA a clock and SM at most, 256 FLOP
+** through the FP64 tensor cores of a Hopper SM); a second call gives the
+** figures the first one measured.
+*/
+static void test_peaks(odb_backend *gpu) {
+  odb_device_info info;
+  odb_fp64_peaks a, b;
+  double sms, vec, ten;
+  odb_status st = odb_backend_query(gpu, &info);
+  if (st == ODB_OK) st = odb_backend_fp64_peak(gpu, &a);
+  tap_ok(st == ODB_OK, "fp64 peaks: %s",
+         st == ODB_OK ? "measured" : odb_last_error());
+  if (st != ODB_OK) return;
+  sms = info.sm_count > 0 ? info.sm_count : 1;
+  if (!(info.clock_mhz > 0)) info.clock_mhz = 1e9;   /* not known */
+  tap_ok(a.flops > 0 && a.mhz > 0 && a.mhz <= 1.02 * info.clock_mhz,
+         "DFMA %.0f GFLOP/s at %.0f MHz (device maximum %.0f)",
+         a.flops / 1e9, a.mhz, info.clock_mhz);
+  vec = a.mhz > 0 ? a.flops / (sms * a.mhz * 1e6) : 0;
+  tap_ok(vec > 0 && vec <= 128 * 1.02, "DFMA %.1f FLOP a cycle and SM "
+         "(at most 128)", vec);
+  if (info.cc_major >= 8) {
+    ten = a.tensor_mhz > 0 ? a.tensor_flops / (sms * a.tensor_mhz * 1e6) : 0;
+    tap_ok(a.tensor_mhz > 0 && a.tensor_mhz <= 1.02 * info.clock_mhz,
+           "DMMA %.0f GFLOP/s at %.0f MHz", a.tensor_flops / 1e9,
+           a.tensor_mhz);
+    tap_ok(ten > 0 && ten <= 256 * 1.02, "DMMA %.1f FLOP a cycle and SM "
+           "(at most 256)", ten);
+  } else {
+    tap_ok(a.tensor_flops == 0, "no FP64 tensor cores below 8.0");
+  }
+  st = odb_backend_fp64_peak(gpu, &b);
+  tap_ok(st == ODB_OK && memcmp(&a, &b, sizeof a) == 0,
+         "a second call gives the same figures");
+}
+
 /* axpy on fresh random data, GPU against CPU. */
 static void test_axpy(odb_backend *gpu, odb_backend *cpu, odb_rng *r) {
   size_t bytes = N * sizeof(double), exact = 0;
@@ -214,6 +253,7 @@ int main(void) {
   tap_diag("seed %llu", (unsigned long long)seed);
   odb_rng_seed(&r, seed);
   test_query(gpu);
+  test_peaks(gpu);
   test_axpy(gpu, cpu, &r);
   test_copy(gpu, &r);
   test_oom(gpu);
