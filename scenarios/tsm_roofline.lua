@@ -15,7 +15,7 @@
 -- I * b_read with I = flops / bytes), P the FP64 tensor-core peak measured
 -- in this run (ob.info().gpu.fp64_tensor_gflops: DMMA chains at the clock
 -- the card holds during those few milliseconds, gpu/rt/odb_fp64_peak.cu;
--- about 63.5 TFLOP/s on an H200 against the 67 of the data sheet; --set
+-- about 66.0 TFLOP/s on an H200 against the 67 of the data sheet; --set
 -- fp64_peak=GFLOP/s gives another), and the speedup over cuBLAS (the
 -- tuned kernel and cuBLAS run in turn, reps rounds, medians; a shape is
 -- slower when cuBLAS wins more than three rounds in four, tied when it is
