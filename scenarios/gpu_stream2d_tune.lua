@@ -11,7 +11,9 @@
 --   carry    1, 3 (lag 1), 0, 3 (lag 2)  centre rows kept in registers
 --   cluster  1, 2              blocks that hand each other edge columns
 --   rows     0 (automatic), 32, 64, 128  rows a block streams
--- (lists: --set threads=, carry=, cluster=, rows=; what the variant
+--   wg       0 (the kernel's own)  the kernel's minimum resident blocks an
+--            SM (__launch_bounds__): more blocks, fewer registers a thread
+-- (lists: --set threads=, carry=, cluster=, rows=, wg=; what the variant
 -- refuses, such as lag 1 without a centre row kept or a cluster at lag 2,
 -- is skipped with its reason). Each configuration takes `steps` fixed
 -- steps of h = 1/(8c + 10) with one synchronisation a run (sync = "call"),
@@ -40,6 +42,7 @@ local threads  = ob.param("threads", "128,256")
 local carry1   = ob.param("carry", "1,3")      -- lag 1; lag 2 takes 0 and 3
 local clusters = ob.param("cluster", "1,2")
 local rowsl    = ob.param("rows", "0,32,64,128")
+local wgl      = ob.param("wg", "0")
 local cache    = ob.param("cache", "auto")
 local strategy = ob.param("strategy", "exhaustive")
 
@@ -61,6 +64,7 @@ local TL = ints("threads", threads, 32, 1024)
 local CL = ints("carry", carry1, 1, 3)
 local KL = ints("cluster", clusters, 1, 8)
 local RL = ints("rows", rowsl, 0, 65536)
+local WL = ints("wg", wgl, 0, 64)
 steps = ints("steps", steps, 1, 100000)[1]
 
 local info = ob.info()
@@ -100,7 +104,8 @@ for _, N in ipairs(NL) do
     s:close()
     local spread = {}
     local function key(c)
-      return string.format("%d %s %d %d", c.threads, c.lc, c.cluster, c.rows)
+      return string.format("%d %s %d %d %d", c.threads, c.lc, c.cluster,
+                           c.rows, c.wg)
     end
     local t = ob.tune {
       label = string.format("gpu_stream2d %s bruss2d N=%d steps=%d", m, N,
@@ -110,6 +115,7 @@ for _, N in ipairs(NL) do
         local tiling = { threads = c.threads, lag = tonumber(lag),
                          carry = tonumber(carry), cluster = c.cluster }
         if c.rows > 0 then tiling.rows = c.rows end
+        if c.wg > 0 then tiling.wg_per_sm = c.wg end
         local ok, sv = pcall(solver, tiling)
         if not ok then return nil, tostring(sv) end   -- refused: skipped
         local okr, r = pcall(function()
@@ -132,7 +138,8 @@ for _, N in ipairs(NL) do
         spread[key(c)] = r.spread
         return r.time_per_step
       end,
-      space = { threads = TL, lc = lag_carry, cluster = KL, rows = RL },
+      space = { threads = TL, lc = lag_carry, cluster = KL, rows = RL,
+                wg = WL },
       where = function(c) return c.cluster == 1 or c.lc:sub(1, 1) == "1" end,
       strategy = strategy,
       cache = cache,
@@ -147,11 +154,12 @@ for _, N in ipairs(NL) do
                         .. "%.1f%%)", m, N, aus, 100 * (auto.spread or 0)))
     print(string.format("%-9s %-7s tuner (%s, %d evaluations, %d from the "
                         .. "database, %d skipped): threads=%d lag=%s carry=%s "
-                        .. "cluster=%d rows=%s %8.1f us a step (spread %s), "
-                        .. "%.3fx the automatic plan's speed", "", "",
+                        .. "cluster=%d rows=%s wg=%s %8.1f us a step (spread "
+                        .. "%s), %.3fx the automatic plan's speed", "", "",
                         strategy, t.stats.evals, t.stats.cached, skipped,
                         b.threads, lag, carry, b.cluster,
-                        b.rows > 0 and tostring(b.rows) or "auto", us,
+                        b.rows > 0 and tostring(b.rows) or "auto",
+                        b.wg > 0 and tostring(b.wg) or "auto", us,
                         spread[key(b)] and string.format("%.1f%%",
                           100 * spread[key(b)]) or "from the database",
                         aus / us))
@@ -159,7 +167,7 @@ for _, N in ipairs(NL) do
     ob.metric(string.format("stream2d %s N%d tuned us", m, N), us, "us")
     csv[#csv + 1] = { method = m, N = N, auto_us = aus, tuned_us = us,
                       threads = b.threads, lag = lag, carry = carry,
-                      cluster = b.cluster, rows = b.rows,
+                      cluster = b.cluster, rows = b.rows, wg = b.wg,
                       evals = t.stats.evals }
     ref:close()
   end
@@ -167,7 +175,7 @@ for _, N in ipairs(NL) do
 end
 
 local cols = { "method", "N", "auto_us", "tuned_us", "threads", "lag", "carry",
-               "cluster", "rows", "evals" }
+               "cluster", "rows", "wg", "evals" }
 local f = assert(io.open(ob.outdir() .. "/gpu_stream2d_tune.csv", "w"))
 f:write(table.concat(cols, ","), "\n")
 for _, r in ipairs(csv) do
