@@ -85,8 +85,10 @@ io.write(string.format("%s (cc %s, %d SMs), read bandwidth %.0f GB/s, copy "
   n * 8 / 1e6, h, steps))
 if gpu.fp64_gflops then
   io.write(string.format("FP64 peak (measured): %.0f GFLOP/s DFMA = %.0f G "
-    .. "instructions/s%s; fp64 us: a step's counted FP64 instructions at it\n",
-    gpu.fp64_gflops, gpu.fp64_gflops / 2, gpu.fp64_tensor_gflops
+    .. "instructions/s%s%s; fp64 us: a step's counted FP64 instructions at "
+    .. "it\n", gpu.fp64_gflops, gpu.fp64_gflops / 2, gpu.fp64_mhz
+      and string.format(" at %.0f MHz", gpu.fp64_mhz) or "",
+    gpu.fp64_tensor_gflops
       and string.format(" (tensor cores, unused here: %.0f GFLOP/s)",
                         gpu.fp64_tensor_gflops) or ""))
 end
