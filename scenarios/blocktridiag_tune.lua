@@ -127,14 +127,5 @@ end
 
 local cols = { "B", "lines", "vl", "kernel", "threads", "stages", "gbs",
                "copy_pct", "auto_vl4_gbs", "auto_vl8_gbs", "auto_vl16_gbs" }
-local f = assert(io.open(ob.outdir() .. "/blocktridiag_tune.csv", "w"))
-f:write(table.concat(cols, ","), "\n")
-for _, r in ipairs(csv) do
-  local v = {}
-  for i, c in ipairs(cols) do
-    local x = r[c]
-    v[i] = type(x) == "number" and string.format("%.6g", x) or tostring(x)
-  end
-  f:write(table.concat(v, ","), "\n")
-end
-f:close()
+require("odebench.report").write_csv(ob.outdir() .. "/blocktridiag_tune.csv",
+                                      cols, csv, "%.6g")

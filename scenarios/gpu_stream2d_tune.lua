@@ -176,11 +176,5 @@ end
 
 local cols = { "method", "N", "auto_us", "tuned_us", "threads", "lag", "carry",
                "cluster", "rows", "wg", "evals" }
-local f = assert(io.open(ob.outdir() .. "/gpu_stream2d_tune.csv", "w"))
-f:write(table.concat(cols, ","), "\n")
-for _, r in ipairs(csv) do
-  local v = {}
-  for i, c in ipairs(cols) do v[i] = tostring(r[c]) end
-  f:write(table.concat(v, ","), "\n")
-end
-f:close()
+require("odebench.report").write_csv(ob.outdir() .. "/gpu_stream2d_tune.csv",
+                                      cols, csv)

@@ -230,4 +230,23 @@ function M.format(list)
   return table.concat(lines, "\n") .. "\n"
 end
 
+-- A scenario's own table as a CSV file: a header of cols, then one line
+-- per row of rows with row[col] for each column (tostring; fmt, when
+-- given, formats the numbers, e.g. "%.6g"). Assumes no value holds a
+-- comma or a newline (column names and numbers, as the scenarios write).
+function M.write_csv(path, cols, rows, fmt)
+  local f = assert(io.open(path, "w"))
+  f:write(table.concat(cols, ","), "\n")
+  for _, r in ipairs(rows) do
+    local v = {}
+    for i, c in ipairs(cols) do
+      local x = r[c]
+      v[i] = fmt and type(x) == "number" and string.format(fmt, x)
+             or tostring(x)
+    end
+    f:write(table.concat(v, ","), "\n")
+  end
+  f:close()
+end
+
 return M

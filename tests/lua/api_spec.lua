@@ -456,6 +456,24 @@ describe("the run", function()
     assert.are.equal("", report.format {})
   end)
 
+  it("writes a scenario's table as CSV, numbers through the format given", function()
+    local report = require "odebench.report"
+    local path = os.tmpname()
+    local rows = { { B = 3, gbs = 1234.56789, kernel = "row" },
+                   { B = 10, gbs = 2 / 3, kernel = "warp" } }
+    report.write_csv(path, { "B", "kernel", "gbs" }, rows, "%.6g")
+    local f = assert(io.open(path))
+    local text = f:read("a")
+    f:close()
+    assert.are.equal("B,kernel,gbs\n3,row,1234.57\n10,warp,0.666667\n", text)
+    report.write_csv(path, { "B", "gbs" }, { { B = 3, gbs = 0.5 } })
+    f = assert(io.open(path))
+    text = f:read("a")
+    f:close()
+    os.remove(path)
+    assert.are.equal("B,gbs\n3,0.5\n", text)
+  end)
+
   it("prints ob.report and writes results with ob.finish", function()
     local out = tmpdir() .. "/out"
     local rc, text = child("ODEBENCH_OUT=" .. q(out) .. " ODEBENCH_SEED=7", [[
