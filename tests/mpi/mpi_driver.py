@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from stop_runs import signal_when
+
 results = []
 
 
@@ -135,22 +137,9 @@ def main():
     p = subprocess.Popen(base + ["--out", out, os.path.join(sdir, "stop.lua")],
                          env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    seen = ""
-    while "running\n" not in seen:
-        line = p.stderr.readline()
-        if not line:
-            break
-        seen += line
-    time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
-    try:
-        so, se = p.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        so, se = p.communicate()
-    se = seen + se
+    rc, so, se = signal_when(p, "running\n", signal.SIGINT, 0.5, 60)
     check("SIGINT to mpirun ends the run with a nonzero status",
-          p.returncode != 0, "rc=%d" % p.returncode)
+          rc != 0, "rc=%d" % rc)
     csv = os.path.join(out, "results.csv")
     rows = data_rows(csv) if os.path.exists(csv) else []
     steps = [r for r in rows[1:]]

@@ -1,6 +1,7 @@
 """stop_runs.py - the runs of dist_sparse_stop.py and dist_ode_stop.py: a
 scenario under mpirun stopped with SIGTERM inside its exchanges, and the
-TAP checks that no rank crashed.
+TAP checks that no rank crashed; signal_when, the stop itself, also serves
+mpi_driver.py's SIGINT case.
 
 A scenario for these prints "<name>: N checks passed on R rank(s)" on rank
 0's stdout, then "looping" on stderr, and repeats its sequence until
@@ -27,25 +28,32 @@ def stop_env():
     return env
 
 
+def signal_when(p, marker, sig, delay, timeout, give_up=200):
+    """Reads p's stderr (a text pipe) until a line holds marker, it ends or
+    give_up s pass; waits delay s, sends sig and collects the rest (timeout
+    s, then a kill). Returns (returncode, stdout, the whole stderr)."""
+    err_lines = []
+    t0 = time.time()
+    for line in p.stderr:
+        err_lines.append(line)
+        if marker in line or time.time() - t0 > give_up:
+            break
+    time.sleep(delay)
+    p.send_signal(sig)
+    try:
+        so, se = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        so, se = p.communicate()
+    return p.returncode, so, "".join(err_lines) + se
+
+
 def stopped_run(mpirun, ranks, odebench, scen, out, env, delay):
     """Runs scen until rank 0 says "looping", waits delay s, sends SIGTERM."""
     cmd = [mpirun, "--oversubscribe", "--mca", "btl_vader_single_copy_mechanism", "none",
            "-n", ranks, odebench, "--ui", "none", "--out", out, scen]
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err_lines = []
-    t0 = time.time()
-    for line in p.stderr:
-        err_lines.append(line)
-        if "looping" in line or time.time() - t0 > 200:
-            break
-    time.sleep(delay)
-    p.send_signal(signal.SIGTERM)
-    try:
-        so, se = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        so, se = p.communicate()
-    return p.returncode, so, "".join(err_lines) + se
+    return signal_when(p, "looping", signal.SIGTERM, delay, 120)
 
 
 class Tap:
