@@ -130,6 +130,10 @@ end
 print(string.format("%-7s %s %3s %3s %10s %9s %6s %6s %9s %6s %6s %6s  %s",
                     "op", "t", "M", "N", "K", "GFLOP/s", "roof", "at sm",
                     "cuBLAS", "roof", "at sm", "speedup", "configuration"))
+-- x as a percentage of roof r, or a dash where r is unknown
+local function pct(x, r)
+  return r and string.format("%5.1f%%", 100 * x / r) or "     -"
+end
 local n, i = #shapes * #split(ops) * #split(dtypes), 0
 local met, missed, slower, ties, notes = 0, {}, {}, {}, {}
 ob.progress(0, n, "shapes")
@@ -157,14 +161,15 @@ for _, s in ipairs(shapes) do
       -- the roof as a time: the row's memory floor or the compute floor,
       -- at the peak's clock and (roof_sm) at the clock this row held
       local mem_s = (row.floor_pct or 0) / 100 * row.median
-      local function roof_at(p)
-        return info.flops / math.max(mem_s, info.flops / (p * 1e9)) * 1e-9
+      local function roof_time(p)                -- seconds at compute peak p
+        return math.max(mem_s, info.flops / (p * 1e9))
       end
-      local roof_s = math.max(mem_s, info.flops / (peak * 1e9))
+      local roof_s = roof_time(peak)
       local roof = info.flops / roof_s * 1e-9       -- GFLOP/s
       local roof_sm
       if peak_mhz and clk and clk.samples > 0 then
-        roof_sm = roof_at(peak * clk.sm_mean / peak_mhz)
+        roof_sm = info.flops / roof_time(peak * clk.sm_mean / peak_mhz)
+                  * 1e-9
       end
       local tag = string.format("%s_%s_%dx%d", op, dt, M, N)
       ob.metric(tag .. "_gflops", g, "GFLOP/s")
@@ -200,9 +205,6 @@ for _, s in ipairs(shapes) do
       end
       local mark = (row.floor_note and mem_s >= roof_s) and "*" or " "
       notes[#notes + 1] = mem_s >= roof_s and row or nil
-      local function pct(x, r)
-        return r and string.format("%5.1f%%", 100 * x / r) or "     -"
-      end
       print(string.format("%-7s %s %3d %3d %10d %9.1f %5.1f%%%s%s %9.1f "
                           .. "%5.1f%% %s %6.2f  %s (%d evals, %d cached%s; "
                           .. "sm %s)", op,
